@@ -1,0 +1,78 @@
+// status.c - status names, per-thread last error, log callback.
+#include "tg/status.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char * const status_names[TG_STATUS_COUNT] = {
+    [TG_OK]               = "ok",
+    [TG_ERR_INVALID_ARG]  = "invalid argument",
+    [TG_ERR_SHAPE]        = "shape error",
+    [TG_ERR_TYPE]         = "type error",
+    [TG_ERR_NOMEM]        = "out of memory",
+    [TG_ERR_NO_BUFFER]    = "tensor has no buffer",
+    [TG_ERR_IO]           = "i/o error",
+    [TG_ERR_FORMAT]       = "malformed file",
+    [TG_ERR_UNSUPPORTED]  = "unsupported",
+    [TG_ERR_ABORTED]      = "aborted",
+    [TG_ERR_INTERNAL]     = "internal error",
+};
+
+const char * tg_status_str(enum tg_status st) {
+    if ((int) st < 0 || st >= TG_STATUS_COUNT) return "unknown status";
+    return status_names[st];
+}
+
+static _Thread_local char last_msg[1024];
+static _Thread_local enum tg_status last_st;
+
+enum tg_status tg_verror(enum tg_status st, const char * fmt, va_list ap) {
+    vsnprintf(last_msg, sizeof(last_msg), fmt, ap);
+    last_st = st;
+    return st;
+}
+
+enum tg_status tg_error(enum tg_status st, const char * fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    tg_verror(st, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+const char * tg_last_error(void) { return last_msg; }
+enum tg_status tg_last_status(void) { return last_st; }
+void tg_clear_error(void) { last_msg[0] = '\0'; last_st = TG_OK; }
+
+static void default_log(enum tg_log_level level, const char * msg, void * user) {
+    (void) user;
+    if (level == TG_LOG_DEBUG) return;
+    fputs(msg, stderr);
+    size_t n = strlen(msg);
+    if (n == 0 || msg[n - 1] != '\n') fputc('\n', stderr);
+}
+
+static tg_log_fn log_fn = default_log;
+static void *    log_user;
+
+void tg_log_set(tg_log_fn fn, void * user) {
+    log_fn = fn ? fn : default_log;
+    log_user = fn ? user : NULL;
+}
+
+void tg_log(enum tg_log_level level, const char * fmt, ...) {
+    char buf[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    log_fn(level, buf, log_user);
+}
+
+void tg_assert_fail(const char * file, int line, const char * expr) {
+    // Internal invariant broken: this is a bug in tgdb, not bad input.
+    fprintf(stderr, "tgdb: internal assertion failed at %s:%d: %s\n", file, line, expr);
+    fflush(stderr);
+    abort();
+}

@@ -1,0 +1,327 @@
+// tg/core.h - contexts, tensors, op constructors and compute graphs.
+//
+// The ggml model: a context is an arena holding tensor metadata (and tensor
+// data unless created with no_alloc). Op constructors build a lazy graph: each
+// result tensor records its op, op params and sources; nothing is computed
+// until a graph of it is computed by a backend (tg/cpu.h, tg/backend.h).
+//
+// Shapes: ne[0] is the innermost (fastest varying) dimension, nb[i] the byte
+// stride of dimension i. Comments give shapes as [ne0, ne1, ne2, ne3].
+//
+// Error contract: every constructor returns NULL on bad input (shapes, types,
+// NULL arguments, context full) and sets tg_last_error() to a message naming
+// the op and the shapes. It never aborts on user input.
+#ifndef TG_CORE_H
+#define TG_CORE_H
+
+#include "tg/status.h"
+#include "tg/types.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TG_MAX_DIMS       4
+#define TG_MAX_SRC        6
+#define TG_MAX_OP_PARAMS  16   // int32 slots
+#define TG_MAX_NAME       64
+#define TG_MEM_ALIGN      64
+
+// Ops. Append-only; the names (tg_op_name) follow ggml's spelling so traces
+// line up with other engines' per-node dumps.
+enum tg_op {
+    TG_OP_NONE = 0,
+    TG_OP_DUP, TG_OP_CPY, TG_OP_CONT,
+    TG_OP_ADD, TG_OP_SUB, TG_OP_MUL, TG_OP_DIV,
+    TG_OP_SCALE, TG_OP_SQR, TG_OP_SQRT, TG_OP_LOG, TG_OP_NEG, TG_OP_ABS,
+    TG_OP_SUM, TG_OP_SUM_ROWS, TG_OP_MEAN, TG_OP_ARGMAX,
+    TG_OP_REPEAT, TG_OP_CONCAT, TG_OP_GET_ROWS, TG_OP_SET_ROWS,
+    TG_OP_MUL_MAT, TG_OP_OUT_PROD,
+    TG_OP_RMS_NORM, TG_OP_NORM, TG_OP_SOFT_MAX, TG_OP_ROPE,
+    TG_OP_SILU, TG_OP_GELU, TG_OP_RELU, TG_OP_GLU,
+    TG_OP_DIAG_MASK_INF,
+    TG_OP_VIEW, TG_OP_RESHAPE, TG_OP_PERMUTE, TG_OP_TRANSPOSE,
+    TG_OP_CROSS_ENTROPY_LOSS, TG_OP_SET, TG_OP_ACC,
+    TG_OP_COUNT
+};
+
+// Tensor flags.
+enum tg_tensor_flag {
+    TG_FLAG_INPUT  = 1 << 0,  // set by the host before compute; never reused by the allocator
+    TG_FLAG_OUTPUT = 1 << 1,  // read by the host after compute; never reused by the allocator
+    TG_FLAG_PARAM  = 1 << 2,  // trainable parameter
+    TG_FLAG_LOSS   = 1 << 3,  // loss value
+};
+
+// Variants of TG_OP_GLU (op_params[0]); op_params[1] = swapped (gate in 2nd half).
+enum tg_glu_op { TG_GLU_SWIGLU = 0, TG_GLU_GEGLU, TG_GLU_REGLU, TG_GLU_COUNT };
+
+// Rope modes (op_params[1] of TG_OP_ROPE).
+enum tg_rope_mode { TG_ROPE_NORMAL = 0, TG_ROPE_NEOX = 2 };
+
+struct tg_context;
+struct tg_buffer;     // backend buffer (tg/backend.h)
+
+struct tg_tensor {
+    enum tg_type type;
+    int64_t      ne[TG_MAX_DIMS];   // elements per dimension
+    size_t       nb[TG_MAX_DIMS];   // byte strides: nb[0] = type size, nb[1] = row bytes ...
+    enum tg_op   op;
+    int32_t      op_params[TG_MAX_OP_PARAMS];  // layout per op: see the constructors
+    int32_t      flags;             // enum tg_tensor_flag
+    struct tg_tensor * src[TG_MAX_SRC];
+    struct tg_tensor * view_src;    // tensor whose memory this one views (NULL if none)
+    size_t       view_offs;         // byte offset into view_src
+    void *       data;              // host address of element 0, or NULL (no memory / device)
+    struct tg_buffer * buffer;      // backend buffer holding the data, or NULL
+    char         name[TG_MAX_NAME];
+    void *       extra;             // backend-specific (e.g. a device pointer)
+    void *       user;              // free for the application
+    struct tg_context * ctx;        // owning context
+    int32_t      id;                // creation index within the context
+};
+
+// ---- contexts -------------------------------------------------------------
+
+struct tg_context_params {
+    size_t mem_size;    // arena bytes for tensor structs (+ data unless no_alloc)
+    void * mem_buffer;  // caller-owned arena, or NULL to allocate one
+    bool   no_alloc;    // if true, tensors get no data (a backend allocates them)
+};
+
+// Creates a context. Returns NULL (TG_ERR_NOMEM / TG_ERR_INVALID_ARG) on failure.
+struct tg_context * tg_context_new(struct tg_context_params params);
+// Frees the context and, unless caller-owned, its arena. NULL is a no-op.
+void   tg_context_free(struct tg_context * ctx);
+// Bytes of arena one tensor's metadata takes (for sizing no_alloc contexts).
+size_t tg_tensor_overhead(void);
+// Bytes of arena a graph of `size` nodes takes.
+size_t tg_graph_overhead(int size);
+size_t tg_context_used(const struct tg_context * ctx);
+bool   tg_context_no_alloc(const struct tg_context * ctx);
+// Iterate the tensors of a context in creation order (NULL at the end).
+struct tg_tensor * tg_context_first_tensor(const struct tg_context * ctx);
+struct tg_tensor * tg_context_next_tensor(const struct tg_context * ctx, const struct tg_tensor * t);
+// First tensor of the context with this name, or NULL.
+struct tg_tensor * tg_context_get_tensor(const struct tg_context * ctx, const char * name);
+
+// ---- tensors --------------------------------------------------------------
+
+// New tensor with contiguous strides. n_dims in 1..4, every ne >= 1 (ne0 a
+// multiple of the type's block size). NULL + last error on failure.
+struct tg_tensor * tg_new_tensor(struct tg_context * ctx, enum tg_type type, int n_dims, const int64_t * ne);
+struct tg_tensor * tg_new_tensor_1d(struct tg_context * ctx, enum tg_type type, int64_t ne0);
+struct tg_tensor * tg_new_tensor_2d(struct tg_context * ctx, enum tg_type type, int64_t ne0, int64_t ne1);
+struct tg_tensor * tg_new_tensor_3d(struct tg_context * ctx, enum tg_type type, int64_t ne0, int64_t ne1, int64_t ne2);
+struct tg_tensor * tg_new_tensor_4d(struct tg_context * ctx, enum tg_type type, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3);
+// Same type and shape as src, new memory (no op).
+struct tg_tensor * tg_dup_tensor(struct tg_context * ctx, const struct tg_tensor * src);
+
+// Name (truncated to TG_MAX_NAME-1). Returns t.
+struct tg_tensor * tg_set_name(struct tg_tensor * t, const char * name);
+struct tg_tensor * tg_format_name(struct tg_tensor * t, const char * fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+const char * tg_get_name(const struct tg_tensor * t);
+void tg_set_input(struct tg_tensor * t);
+void tg_set_output(struct tg_tensor * t);
+void tg_set_param(struct tg_tensor * t);
+void tg_set_loss(struct tg_tensor * t);
+
+int64_t tg_nelements(const struct tg_tensor * t);
+int64_t tg_nrows(const struct tg_tensor * t);          // ne1*ne2*ne3
+size_t  tg_nbytes(const struct tg_tensor * t);         // bytes spanned, strides included
+int     tg_n_dims(const struct tg_tensor * t);         // 1 + index of the last ne > 1
+bool    tg_is_contiguous(const struct tg_tensor * t);  // dense row-major, no gaps
+bool    tg_is_contiguous_rows(const struct tg_tensor * t); // nb0 == type size (rows dense)
+bool    tg_is_transposed(const struct tg_tensor * t);  // nb0 > nb1
+bool    tg_is_permuted(const struct tg_tensor * t);
+bool    tg_is_view(const struct tg_tensor * t);
+bool    tg_are_same_shape(const struct tg_tensor * a, const struct tg_tensor * b);
+bool    tg_can_repeat(const struct tg_tensor * a, const struct tg_tensor * b); // b's shape multiple of a's
+// Formats "[ne0,ne1,ne2,ne3] type" into buf (always NUL-terminated); returns buf.
+char *  tg_shape_str(const struct tg_tensor * t, char * buf, size_t n);
+
+const char * tg_op_name(enum tg_op op);       // "MUL_MAT"; "UNKNOWN" if out of range
+// Ops whose result aliases their first source's memory (VIEW, RESHAPE, PERMUTE, TRANSPOSE).
+bool    tg_op_is_view(enum tg_op op);
+int32_t tg_get_op_param_i32(const struct tg_tensor * t, int i);
+float   tg_get_op_param_f32(const struct tg_tensor * t, int i);
+
+// Element access for host tensors with data (contiguous or not; any
+// supported type, converted). For tests and tools, not for hot loops.
+float tg_get_f32_nd(const struct tg_tensor * t, int64_t i0, int64_t i1, int64_t i2, int64_t i3);
+void  tg_set_f32_nd(struct tg_tensor * t, int64_t i0, int64_t i1, int64_t i2, int64_t i3, float v);
+
+// ---- ops (results are new tensors unless noted "view" / "in place") -------
+// Unless stated otherwise elementwise ops take F32 (F16/BF16 where noted) and
+// the result has a's type and shape.
+
+struct tg_tensor * tg_dup(struct tg_context * ctx, struct tg_tensor * a);            // contiguous copy
+struct tg_tensor * tg_cpy(struct tg_context * ctx, struct tg_tensor * a, struct tg_tensor * b); // a -> b (converting; same nelements); result views b
+struct tg_tensor * tg_cont(struct tg_context * ctx, struct tg_tensor * a);           // contiguous copy, same shape
+struct tg_tensor * tg_cont_4d(struct tg_context * ctx, struct tg_tensor * a, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3);
+
+// Binary ops: b is broadcast to a (a->ne[i] % b->ne[i] == 0).
+struct tg_tensor * tg_add(struct tg_context * ctx, struct tg_tensor * a, struct tg_tensor * b);
+struct tg_tensor * tg_sub(struct tg_context * ctx, struct tg_tensor * a, struct tg_tensor * b);
+struct tg_tensor * tg_mul(struct tg_context * ctx, struct tg_tensor * a, struct tg_tensor * b);
+struct tg_tensor * tg_div(struct tg_context * ctx, struct tg_tensor * a, struct tg_tensor * b);
+struct tg_tensor * tg_add_inplace(struct tg_context * ctx, struct tg_tensor * a, struct tg_tensor * b);
+struct tg_tensor * tg_sub_inplace(struct tg_context * ctx, struct tg_tensor * a, struct tg_tensor * b);
+struct tg_tensor * tg_mul_inplace(struct tg_context * ctx, struct tg_tensor * a, struct tg_tensor * b);
+struct tg_tensor * tg_div_inplace(struct tg_context * ctx, struct tg_tensor * a, struct tg_tensor * b);
+
+// op_params[0] = s (f32 bits).
+struct tg_tensor * tg_scale(struct tg_context * ctx, struct tg_tensor * a, float s);
+struct tg_tensor * tg_scale_inplace(struct tg_context * ctx, struct tg_tensor * a, float s);
+
+// Unary elementwise ops (F32).
+struct tg_tensor * tg_sqr (struct tg_context * ctx, struct tg_tensor * a);
+struct tg_tensor * tg_sqrt(struct tg_context * ctx, struct tg_tensor * a);
+struct tg_tensor * tg_log (struct tg_context * ctx, struct tg_tensor * a);
+struct tg_tensor * tg_neg (struct tg_context * ctx, struct tg_tensor * a);
+struct tg_tensor * tg_abs (struct tg_context * ctx, struct tg_tensor * a);
+struct tg_tensor * tg_silu(struct tg_context * ctx, struct tg_tensor * a);
+struct tg_tensor * tg_gelu(struct tg_context * ctx, struct tg_tensor * a);  // tanh approximation
+struct tg_tensor * tg_relu(struct tg_context * ctx, struct tg_tensor * a);
+struct tg_tensor * tg_sqr_inplace (struct tg_context * ctx, struct tg_tensor * a);
+struct tg_tensor * tg_sqrt_inplace(struct tg_context * ctx, struct tg_tensor * a);
+struct tg_tensor * tg_log_inplace (struct tg_context * ctx, struct tg_tensor * a);
+struct tg_tensor * tg_neg_inplace (struct tg_context * ctx, struct tg_tensor * a);
+struct tg_tensor * tg_abs_inplace (struct tg_context * ctx, struct tg_tensor * a);
+struct tg_tensor * tg_silu_inplace(struct tg_context * ctx, struct tg_tensor * a);
+struct tg_tensor * tg_gelu_inplace(struct tg_context * ctx, struct tg_tensor * a);
+struct tg_tensor * tg_relu_inplace(struct tg_context * ctx, struct tg_tensor * a);
+
+// Reductions (F32 in, F32 out).
+struct tg_tensor * tg_sum(struct tg_context * ctx, struct tg_tensor * a);        // [*] -> [1]
+struct tg_tensor * tg_sum_rows(struct tg_context * ctx, struct tg_tensor * a);   // [n,a,b,c] -> [1,a,b,c]
+struct tg_tensor * tg_mean(struct tg_context * ctx, struct tg_tensor * a);       // [n,a,b,c] -> [1,a,b,c]
+struct tg_tensor * tg_argmax(struct tg_context * ctx, struct tg_tensor * a);     // [n,r] -> [r] I32 (a 2-D)
+
+// Tiles a to b's shape (b->ne[i] % a->ne[i] == 0); b supplies only the shape.
+struct tg_tensor * tg_repeat(struct tg_context * ctx, struct tg_tensor * a, struct tg_tensor * b);
+// Concatenates along dim (op_params[0]); other dims equal. Same types.
+struct tg_tensor * tg_concat(struct tg_context * ctx, struct tg_tensor * a, struct tg_tensor * b, int dim);
+
+// Rows of a picked by I32 ids: a [n,r,x,y] (any supported type), b [m,x,y] I32 -> F32 [n,m,x,y].
+struct tg_tensor * tg_get_rows(struct tg_context * ctx, struct tg_tensor * a, struct tg_tensor * b);
+// Writes rows of b (F32 [n,m,x,y]) into a ([n,r,x,y], any type, converted) at
+// rows c (I32 or I64 [m,x,y]); result views a (in place).
+struct tg_tensor * tg_set_rows(struct tg_context * ctx, struct tg_tensor * a, struct tg_tensor * b, struct tg_tensor * c);
+
+// Matrix product, the ggml convention: a [k,m,p,q] (weights; any supported
+// type), b [k,n,r,s] (F32, F16 or BF16), r % p == 0, s % q == 0 ->
+// F32 [m,n,r,s] with result[i,j] = dot(a row i, b row j).
+struct tg_tensor * tg_mul_mat(struct tg_context * ctx, struct tg_tensor * a, struct tg_tensor * b);
+// Outer-product sum: a [m,k,p,q], b [n,k,r,s] (F32) -> F32 [m,n,r,s] with
+// result[i,j] = sum_l a[i,l] * b[j,l].
+struct tg_tensor * tg_out_prod(struct tg_context * ctx, struct tg_tensor * a, struct tg_tensor * b);
+
+// Row normalisation over ne0 (F32): op_params[0] = eps (f32 bits).
+struct tg_tensor * tg_rms_norm(struct tg_context * ctx, struct tg_tensor * a, float eps);
+struct tg_tensor * tg_norm(struct tg_context * ctx, struct tg_tensor * a, float eps);
+struct tg_tensor * tg_rms_norm_inplace(struct tg_context * ctx, struct tg_tensor * a, float eps);
+struct tg_tensor * tg_norm_inplace(struct tg_context * ctx, struct tg_tensor * a, float eps);
+
+// softmax(a*scale + mask) over ne0. a F32 [n,m,x,y]; mask NULL or F32/F16
+// [n,m',x',y'] with m' >= m, broadcast over dims 2,3 (x % x' == 0, y % y' == 0).
+// op_params[0] = scale, [1] = max_bias (ALiBi; 0 = off), f32 bits.
+struct tg_tensor * tg_soft_max(struct tg_context * ctx, struct tg_tensor * a);
+struct tg_tensor * tg_soft_max_inplace(struct tg_context * ctx, struct tg_tensor * a);
+struct tg_tensor * tg_soft_max_ext(struct tg_context * ctx, struct tg_tensor * a, struct tg_tensor * mask, float scale, float max_bias);
+
+// Rotary embedding. a F32 [d,h,n,1] (head dim, heads, tokens), pos I32 [n].
+// Rotates the first n_dims (even, <= d) of each row; mode TG_ROPE_NORMAL
+// pairs (2i, 2i+1), TG_ROPE_NEOX pairs (i, i + n_dims/2).
+// theta = pos * freq_scale * freq_base^(-2i/n_dims).
+// op_params: [0] n_dims, [1] mode, [2] n_ctx_orig, [3] freq_base (f32 bits),
+// [4] freq_scale (f32 bits).
+struct tg_tensor * tg_rope(struct tg_context * ctx, struct tg_tensor * a, struct tg_tensor * pos,
+                           int n_dims, int mode, float freq_base, float freq_scale);
+struct tg_tensor * tg_rope_inplace(struct tg_context * ctx, struct tg_tensor * a, struct tg_tensor * pos,
+                           int n_dims, int mode, float freq_base, float freq_scale);
+
+// Gated linear units (F32). With b == NULL, a [2n,...] is split in halves
+// (x = first half, gate = second half, or swapped); with b, x = a and gate = b
+// (same shape). Result [n,...]: act(x) * gate. op_params[0] = enum tg_glu_op,
+// [1] = swapped.
+struct tg_tensor * tg_glu(struct tg_context * ctx, struct tg_tensor * a, struct tg_tensor * b, enum tg_glu_op op, bool swapped);
+struct tg_tensor * tg_swiglu(struct tg_context * ctx, struct tg_tensor * a);
+struct tg_tensor * tg_swiglu_split(struct tg_context * ctx, struct tg_tensor * a, struct tg_tensor * b);
+struct tg_tensor * tg_geglu(struct tg_context * ctx, struct tg_tensor * a);
+struct tg_tensor * tg_reglu(struct tg_context * ctx, struct tg_tensor * a);
+
+// Sets a[i,j] = -INF for i > n_past + j (causal mask), F32. op_params[0] = n_past.
+struct tg_tensor * tg_diag_mask_inf(struct tg_context * ctx, struct tg_tensor * a, int n_past);
+struct tg_tensor * tg_diag_mask_inf_inplace(struct tg_context * ctx, struct tg_tensor * a, int n_past);
+
+// Views (no copy; result->view_src is a's memory owner, view_offs the byte offset).
+struct tg_tensor * tg_view_1d(struct tg_context * ctx, struct tg_tensor * a, int64_t ne0, size_t offset);
+struct tg_tensor * tg_view_2d(struct tg_context * ctx, struct tg_tensor * a, int64_t ne0, int64_t ne1, size_t nb1, size_t offset);
+struct tg_tensor * tg_view_3d(struct tg_context * ctx, struct tg_tensor * a, int64_t ne0, int64_t ne1, int64_t ne2, size_t nb1, size_t nb2, size_t offset);
+struct tg_tensor * tg_view_4d(struct tg_context * ctx, struct tg_tensor * a, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3, size_t nb1, size_t nb2, size_t nb3, size_t offset);
+struct tg_tensor * tg_view_tensor(struct tg_context * ctx, struct tg_tensor * a); // same shape/strides
+// Reshape a contiguous tensor (same nelements).
+struct tg_tensor * tg_reshape(struct tg_context * ctx, struct tg_tensor * a, struct tg_tensor * b); // to b's shape
+struct tg_tensor * tg_reshape_1d(struct tg_context * ctx, struct tg_tensor * a, int64_t ne0);
+struct tg_tensor * tg_reshape_2d(struct tg_context * ctx, struct tg_tensor * a, int64_t ne0, int64_t ne1);
+struct tg_tensor * tg_reshape_3d(struct tg_context * ctx, struct tg_tensor * a, int64_t ne0, int64_t ne1, int64_t ne2);
+struct tg_tensor * tg_reshape_4d(struct tg_context * ctx, struct tg_tensor * a, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3);
+// Axis i of a becomes axis axis_i of the result (ggml semantics). op_params[0..3] = axes.
+struct tg_tensor * tg_permute(struct tg_context * ctx, struct tg_tensor * a, int axis0, int axis1, int axis2, int axis3);
+struct tg_tensor * tg_transpose(struct tg_context * ctx, struct tg_tensor * a); // swap dims 0 and 1
+
+// Mean over rows of -sum(b * log_softmax(a)) -> F32 [1]. a, b F32 [n,m] same shape.
+struct tg_tensor * tg_cross_entropy_loss(struct tg_context * ctx, struct tg_tensor * a, struct tg_tensor * b);
+
+// Result is a copy of a (a view of a if in place) in which the view of it with
+// strides nb1, nb2, nb3 at byte offset `offset` and b's shape is set to b (SET)
+// or has b added (ACC). F32. op_params: [0] nb1, [1] nb2, [2] nb3, [3] offset, [4] inplace.
+struct tg_tensor * tg_set(struct tg_context * ctx, struct tg_tensor * a, struct tg_tensor * b, size_t nb1, size_t nb2, size_t nb3, size_t offset);
+struct tg_tensor * tg_set_inplace(struct tg_context * ctx, struct tg_tensor * a, struct tg_tensor * b, size_t nb1, size_t nb2, size_t nb3, size_t offset);
+struct tg_tensor * tg_acc(struct tg_context * ctx, struct tg_tensor * a, struct tg_tensor * b, size_t nb1, size_t nb2, size_t nb3, size_t offset);
+struct tg_tensor * tg_acc_inplace(struct tg_context * ctx, struct tg_tensor * a, struct tg_tensor * b, size_t nb1, size_t nb2, size_t nb3, size_t offset);
+
+// True when op t may overwrite its src[0]'s memory in place (the graph
+// allocator uses this): elementwise ops and norms with identical layouts.
+bool tg_op_can_inplace(const struct tg_tensor * t);
+
+// ---- graphs ---------------------------------------------------------------
+
+struct tg_graph {
+    int size;                    // capacity of nodes and leafs
+    int n_nodes;                 // tensors with an op, in execution order
+    int n_leafs;                 // tensors without op (weights, inputs, constants)
+    struct tg_tensor ** nodes;
+    struct tg_tensor ** leafs;
+    // visited set (open addressing over tensor pointers); private
+    size_t hash_size;
+    struct tg_tensor ** hash_keys;
+};
+
+#define TG_DEFAULT_GRAPH_SIZE 2048
+
+// New empty graph of capacity `size` in ctx's arena. NULL on failure.
+struct tg_graph * tg_graph_new(struct tg_context * ctx, int size);
+// Appends t and, first, all its not yet visited sources (and view sources),
+// depth first: nodes in execution order, leafs separately. Returns
+// TG_ERR_NOMEM (graph full, message says the capacity) on failure.
+enum tg_status tg_graph_build_forward(struct tg_graph * g, struct tg_tensor * t);
+// A graph over nodes [i0, i1) of g sharing its arrays (no leafs, no hash).
+struct tg_graph tg_graph_view(struct tg_graph * g, int i0, int i1);
+void tg_graph_reset_visited(struct tg_graph * g);
+// Node with that name, or NULL.
+struct tg_tensor * tg_graph_get_tensor(const struct tg_graph * g, const char * name);
+// Writes a printable summary (one line per node: index, op, name, shape,
+// sources) into buf; returns the length it needed (like snprintf).
+size_t tg_graph_summary(const struct tg_graph * g, char * buf, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif // TG_CORE_H

@@ -1,0 +1,58 @@
+// tg/cpu.h - the CPU compute engine: kernels for every op, a persistent thread
+// pool, SIMD paths chosen by CPU feature detection.
+//
+// Determinism contract: a node's result is bitwise identical for any thread
+// count and across runs. Work is split by rows (or blocks of output) and each
+// output element is computed by exactly one thread with a fixed reduction order.
+#ifndef TG_CPU_H
+#define TG_CPU_H
+
+#include "tg/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct tg_cpu_features {
+    bool sse3, avx, avx2, fma, f16c, avx512f;
+};
+// Features of this CPU (cpuid + OS support), detected once.
+struct tg_cpu_features tg_cpu_features(void);
+// SIMD level in use: "avx512", "avx2", "avx", "scalar".
+const char * tg_cpu_simd_name(void);
+// Forces the scalar paths (true) or restores detection (false); for tests
+// comparing the two. Also set by the environment variable TG_NO_SIMD=1.
+void tg_cpu_force_scalar(bool on);
+
+// Per-node hooks, called on the calling thread (never from workers) right
+// before and after each node is computed. Either may be NULL. `before`
+// returning false skips the rest of the graph (TG_ERR_ABORTED).
+struct tg_cpu_hooks {
+    bool (*before)(struct tg_tensor * node, int index, void * user);
+    void (*after)(struct tg_tensor * node, int index, void * user);
+    void * user;
+};
+
+struct tg_cpu_pool;
+// Creates a pool of n_threads (>= 1; the caller's thread is one of them).
+// NULL on failure. Workers sleep between graphs.
+struct tg_cpu_pool * tg_cpu_pool_new(int n_threads);
+void tg_cpu_pool_free(struct tg_cpu_pool * pool);
+int  tg_cpu_pool_n_threads(const struct tg_cpu_pool * pool);
+
+// Computes the nodes of g in order on host memory (every node and source
+// must have data). Returns TG_OK, TG_ERR_NO_BUFFER (names the tensor with no
+// data), TG_ERR_UNSUPPORTED (op/type combination the CPU lacks, named),
+// TG_ERR_ABORTED (a hook stopped it) or TG_ERR_NOMEM.
+enum tg_status tg_cpu_graph_compute(struct tg_cpu_pool * pool, struct tg_graph * g,
+                                    const struct tg_cpu_hooks * hooks);
+// Convenience: temporary pool of n_threads.
+enum tg_status tg_cpu_compute(struct tg_graph * g, int n_threads);
+
+// True when the CPU kernels implement this node (op and type combination).
+bool tg_cpu_supports_op(const struct tg_tensor * node);
+
+#ifdef __cplusplus
+}
+#endif
+#endif // TG_CPU_H

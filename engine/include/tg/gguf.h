@@ -1,0 +1,102 @@
+// tg/gguf.h - GGUF reader and writer (versions 2 and 3).
+//
+// The reader validates everything before use: a malformed file yields NULL
+// and a last-error message naming the field and the file offset. It never
+// crashes, aborts, reads out of bounds or allocates more than the file could
+// justify. Tensor data is not copied: it is addressed in the mmapped file (or
+// the caller's buffer).
+#ifndef TG_GGUF_H
+#define TG_GGUF_H
+
+#include "tg/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum tg_gguf_type {
+    TG_GGUF_UINT8 = 0, TG_GGUF_INT8 = 1, TG_GGUF_UINT16 = 2, TG_GGUF_INT16 = 3,
+    TG_GGUF_UINT32 = 4, TG_GGUF_INT32 = 5, TG_GGUF_FLOAT32 = 6, TG_GGUF_BOOL = 7,
+    TG_GGUF_STRING = 8, TG_GGUF_ARRAY = 9, TG_GGUF_UINT64 = 10, TG_GGUF_INT64 = 11,
+    TG_GGUF_FLOAT64 = 12, TG_GGUF_TYPE_COUNT
+};
+
+struct tg_gguf;  // opaque
+
+// Opens and validates a file (mmap). NULL + last error on failure.
+struct tg_gguf * tg_gguf_open(const char * path);
+// Parses a caller-owned memory image (kept, not copied: must outlive the handle).
+struct tg_gguf * tg_gguf_open_memory(const void * data, size_t size);
+void tg_gguf_close(struct tg_gguf * g);
+
+uint32_t tg_gguf_version(const struct tg_gguf * g);
+size_t   tg_gguf_alignment(const struct tg_gguf * g);
+size_t   tg_gguf_data_offset(const struct tg_gguf * g);   // file offset of the data section
+const void * tg_gguf_data(const struct tg_gguf * g);      // base of the data section (NULL if cut short)
+bool     tg_gguf_data_complete(const struct tg_gguf * g); // false when the data section is cut short
+
+// Key/values. Index-based; -1 when not found.
+int64_t      tg_gguf_n_kv(const struct tg_gguf * g);
+int64_t      tg_gguf_find_key(const struct tg_gguf * g, const char * key);
+const char * tg_gguf_key(const struct tg_gguf * g, int64_t i);
+enum tg_gguf_type tg_gguf_kv_type(const struct tg_gguf * g, int64_t i);
+enum tg_gguf_type tg_gguf_arr_type(const struct tg_gguf * g, int64_t i);   // element type of an array
+int64_t      tg_gguf_arr_n(const struct tg_gguf * g, int64_t i);
+const void * tg_gguf_arr_data(const struct tg_gguf * g, int64_t i);        // numeric arrays (file byte order = LE)
+const char * tg_gguf_arr_str(const struct tg_gguf * g, int64_t i, int64_t j, size_t * len); // string arrays
+// Scalar getters; the value is converted if the stored type differs but is
+// numeric. Return false (with last error) on missing key / wrong type.
+bool tg_gguf_get_u32(const struct tg_gguf * g, const char * key, uint32_t * out);
+bool tg_gguf_get_i32(const struct tg_gguf * g, const char * key, int32_t * out);
+bool tg_gguf_get_u64(const struct tg_gguf * g, const char * key, uint64_t * out);
+bool tg_gguf_get_f32(const struct tg_gguf * g, const char * key, float * out);
+bool tg_gguf_get_bool(const struct tg_gguf * g, const char * key, bool * out);
+// String value (not NUL-terminated in the file: a NUL-terminated copy is
+// kept by the handle). NULL if missing or not a string.
+const char * tg_gguf_get_str(const struct tg_gguf * g, const char * key);
+// Formats any value (arrays elided after max_elems) into buf; returns buf.
+char * tg_gguf_value_str(const struct tg_gguf * g, int64_t i, size_t max_elems, char * buf, size_t n);
+const char * tg_gguf_type_name(enum tg_gguf_type t);
+
+// Tensor infos.
+struct tg_gguf_tensor_info {
+    const char *  name;       // NUL-terminated, owned by the handle
+    enum tg_type  type;
+    int           n_dims;
+    int64_t       ne[TG_MAX_DIMS];  // unused dims are 1
+    uint64_t      offset;     // relative to the data section
+    size_t        size;       // bytes
+};
+int64_t tg_gguf_n_tensors(const struct tg_gguf * g);
+int64_t tg_gguf_find_tensor(const struct tg_gguf * g, const char * name);
+const struct tg_gguf_tensor_info * tg_gguf_tensor(const struct tg_gguf * g, int64_t i);
+// Address of tensor i's data in the mapping, or NULL if the data section is cut short.
+const void * tg_gguf_tensor_data(const struct tg_gguf * g, int64_t i);
+
+// Writer: builds a file in memory-light streaming fashion.
+struct tg_gguf_writer;
+struct tg_gguf_writer * tg_gguf_writer_new(void);
+void tg_gguf_writer_free(struct tg_gguf_writer * w);
+enum tg_status tg_gguf_set_u32 (struct tg_gguf_writer * w, const char * key, uint32_t v);
+enum tg_status tg_gguf_set_i32 (struct tg_gguf_writer * w, const char * key, int32_t v);
+enum tg_status tg_gguf_set_u64 (struct tg_gguf_writer * w, const char * key, uint64_t v);
+enum tg_status tg_gguf_set_f32 (struct tg_gguf_writer * w, const char * key, float v);
+enum tg_status tg_gguf_set_bool(struct tg_gguf_writer * w, const char * key, bool v);
+enum tg_status tg_gguf_set_str (struct tg_gguf_writer * w, const char * key, const char * v);
+// Numeric array of n elements of type t (copied).
+enum tg_status tg_gguf_set_arr (struct tg_gguf_writer * w, const char * key, enum tg_gguf_type t, const void * data, int64_t n);
+enum tg_status tg_gguf_set_arr_str(struct tg_gguf_writer * w, const char * key, const char * const * strs, int64_t n);
+// Copies every key/value of an open file (e.g. a vocabulary) into the writer.
+enum tg_status tg_gguf_set_kv_from(struct tg_gguf_writer * w, const struct tg_gguf * src);
+// Adds a tensor; `data` (tg_row_size * rows bytes) is referenced, not copied,
+// until tg_gguf_write returns.
+enum tg_status tg_gguf_add_tensor(struct tg_gguf_writer * w, const char * name, enum tg_type type,
+                                  int n_dims, const int64_t * ne, const void * data);
+enum tg_status tg_gguf_set_alignment(struct tg_gguf_writer * w, uint32_t alignment);
+// Writes a GGUF v3 file. TG_ERR_IO with the path and errno text on failure.
+enum tg_status tg_gguf_write(struct tg_gguf_writer * w, const char * path);
+
+#ifdef __cplusplus
+}
+#endif
+#endif // TG_GGUF_H

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# tests/run.sh - installs missing build dependencies (as root), builds tgdb,
+# runs the whole CTest suite, then the suite again under ASan+UBSan, then
+# each fuzz harness for a bounded time.
+#   TG_FUZZ_SECONDS=N   seconds per fuzz harness (default 20; 0 skips fuzzing)
+#   TG_SKIP_ASAN=1      skip the sanitizer run (local iteration only)
+set -euo pipefail
+TG_ROOT=$(cd "$(dirname "$0")/.." && pwd)
+export TG_ROOT
+cd "$TG_ROOT"
+. tests/deps.sh
+tg_install_deps
+jobs=$(nproc 2>/dev/null || echo 2)
+
+echo "== build (release)"
+tg_build build
+echo "== tests (release)"
+ctest --test-dir build --output-on-failure -j "$jobs"
+
+if [ "${TG_SKIP_ASAN:-0}" != 1 ]; then
+    echo "== build (ASan+UBSan)"
+    tg_build build-asan -DTG_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+    echo "== tests (ASan+UBSan)"
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        ctest --test-dir build-asan --output-on-failure -j "$jobs"
+fi
+
+fuzz_secs=${TG_FUZZ_SECONDS:-20}
+if [ "$fuzz_secs" != 0 ] && ls tests/fuzz/fuzz_*.c >/dev/null 2>&1; then
+    if command -v clang >/dev/null && echo 'int LLVMFuzzerTestOneInput(const char*d,long n){return 0;}' \
+            | clang -x c -fsanitize=fuzzer -o /tmp/tg-fuzz-probe - >/dev/null 2>&1; then
+        echo "== fuzzing (${fuzz_secs}s per harness)"
+        CC=clang tg_build build-fuzz -DTG_FUZZ=ON -DTG_SANITIZE=ON -DTG_BLAS=OFF
+        for f in build-fuzz/tests/fuzz_*; do
+            name=$(basename "$f"); short=${name#fuzz_}
+            work=$(mktemp -d)
+            cp -r "tests/fuzz/corpus_$short/." "$work/" 2>/dev/null || true
+            echo "-- $name"
+            "$f" -max_total_time="$fuzz_secs" -artifact_prefix="tests/fuzz/$short-crash-" "$work" 2>&1 | tail -n 3
+            rm -rf "$work"
+        done
+    else
+        echo "== fuzzing skipped: clang with libFuzzer not available"
+    fi
+fi
+echo "== all tests passed"

@@ -1,0 +1,47 @@
+#include "check.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int n_pass, n_fail;
+
+static bool check_v(bool ok, bool quiet, const char * file, int line, const char * fmt, va_list ap) {
+    if (ok) n_pass++; else n_fail++;
+    if (ok && quiet) return ok;
+    fputs(ok ? "ok   " : "FAIL ", stdout);
+    vprintf(fmt, ap);
+    if (!ok) printf("  (%s:%d)", file, line);
+    putchar('\n');
+    fflush(stdout);
+    return ok;
+}
+
+bool tg_check_at(bool ok, const char * file, int line, const char * fmt, ...) {
+    va_list ap; va_start(ap, fmt);
+    check_v(ok, false, file, line, fmt, ap);
+    va_end(ap);
+    return ok;
+}
+
+bool tg_check_quiet_at(bool ok, const char * file, int line, const char * fmt, ...) {
+    va_list ap; va_start(ap, fmt);
+    check_v(ok, true, file, line, fmt, ap);
+    va_end(ap);
+    return ok;
+}
+
+int tg_check_failures(void) { return n_fail; }
+
+int tg_check_finish(const char * name) {
+    printf("%s: %d passed, %d failed\n", name, n_pass, n_fail);
+    return n_fail == 0 && n_pass > 0 ? 0 : 1;
+}
+
+char * tg_test_data(const char * rel) {
+    size_t n = strlen(TG_TEST_DATA) + strlen(rel) + 2;
+    char * p = malloc(n);
+    if (p) snprintf(p, n, "%s/%s", TG_TEST_DATA, rel);
+    return p;
+}

@@ -1,0 +1,25 @@
+// check.h - minimal assertion helpers for tgdb's test executables.
+// Every check prints what it checked; tg_check_finish() prints the totals as
+// "N passed, N failed" and returns the process exit status.
+#ifndef TG_CHECK_H
+#define TG_CHECK_H
+
+#include <stdbool.h>
+
+// Records one check. Prints "ok   <msg>" or "FAIL <msg> (file:line)". Returns ok.
+bool tg_check_at(bool ok, const char * file, int line, const char * fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+#define CHECK(cond, ...) tg_check_at((cond), __FILE__, __LINE__, __VA_ARGS__)
+// Silent on success (for checks in big loops); prints on failure.
+bool tg_check_quiet_at(bool ok, const char * file, int line, const char * fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+#define CHECKQ(cond, ...) tg_check_quiet_at((cond), __FILE__, __LINE__, __VA_ARGS__)
+// Prints "<name>: N passed, N failed" and returns 0 if none failed, else 1.
+int  tg_check_finish(const char * name);
+int  tg_check_failures(void);
+
+// Path of a file under tests/data (static buffer per call site is NOT used:
+// returns a malloc'd string the caller frees).
+char * tg_test_data(const char * rel);
+
+#endif
