@@ -61,7 +61,7 @@ void tg_log_set(tg_log_fn fn, void * user) {
     log_user = fn ? user : NULL;
 }
 
-void tg_log(enum tg_log_level level, const char * fmt, ...) {
+void tg_log_printf(enum tg_log_level level, const char * fmt, ...) {
     char buf[2048];
     va_list ap;
     va_start(ap, fmt);

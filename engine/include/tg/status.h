@@ -51,7 +51,7 @@ typedef void (*tg_log_fn)(enum tg_log_level level, const char * msg, void * user
 // Installs a log callback (NULL restores the default, which drops DEBUG and
 // writes the rest to stderr). Not thread-safe against concurrent logging.
 void tg_log_set(tg_log_fn fn, void * user);
-void tg_log(enum tg_log_level level, const char * fmt, ...)
+void tg_log_printf(enum tg_log_level level, const char * fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 // Internal invariant check, always on. Never use it for user input.
