@@ -170,6 +170,13 @@ static void test_views(void) {
     CHECK(st && st->op == TG_OP_SET && st->op_params[3] == 32 && st->op_params[4] == 0 && st->view_src == NULL, "set: params, new memory");
     struct tg_tensor * ac = tg_acc_inplace(ctx, a, tg_new_tensor_1d(ctx, TG_TYPE_F32, 8), a->nb[1], a->nb[2], a->nb[3], 0);
     CHECK(ac && ac->op == TG_OP_ACC && ac->op_params[4] == 1 && ac->view_src == a, "acc_inplace views a");
+    struct tg_tensor * kv = tg_set_name(tg_new_tensor_2d(ctx, TG_TYPE_F16, 8, 10), "kv");
+    struct tg_tensor * kview = tg_view_2d(ctx, kv, 8, 5, kv->nb[1], 5 * kv->nb[1]);
+    struct tg_tensor * rows = tg_new_tensor_2d(ctx, TG_TYPE_F32, 8, 3), * ids = tg_new_tensor_1d(ctx, TG_TYPE_I64, 3);
+    struct tg_tensor * sr2 = tg_set_rows(ctx, kview, rows, ids);
+    CHECK(sr2 && sr2->op == TG_OP_SET_ROWS && sr2->src[0] == kview && sr2->src[1] == rows && sr2->src[2] == ids &&
+          sr2->view_src == kv && sr2->view_offs == 80 && sr2->ne[1] == 5 && sr2->data == (char *) kv->data + 80,
+          "set_rows into a view of kv: src a,b,c; views kv at offset 80");
     struct tg_tensor * am = tg_argmax(ctx, tg_new_tensor_2d(ctx, TG_TYPE_F32, 10, 3));
     CHECK(am && am->type == TG_TYPE_I32 && am->ne[0] == 3, "argmax [10,3] -> i32 [3]");
     struct tg_tensor * sr = tg_sum_rows(ctx, a);

@@ -215,8 +215,8 @@ struct tg_tensor * tg_concat(struct tg_context * ctx, struct tg_tensor * a, stru
 struct tg_tensor * tg_get_rows(struct tg_context * ctx, struct tg_tensor * a, struct tg_tensor * b);
 // Writes rows of b (F32 [n,m,x,y]) into a ([n,r,x,y], any type, converted) at
 // rows c (I32 or I64 [m,x,y]); result views a (in place).
-// Sources as in ggml: src[0] = b (the rows), src[1] = c (the ids); a is the
-// result's view_src (its memory), not a source.
+// Sources: src[0] = a (also the result's view_src), src[1] = b (the rows),
+// src[2] = c (the ids).
 struct tg_tensor * tg_set_rows(struct tg_context * ctx, struct tg_tensor * a, struct tg_tensor * b, struct tg_tensor * c);
 
 // Matrix product, the ggml convention: a [k,m,p,q] (weights; any supported
