@@ -508,7 +508,10 @@ int32_t tg_vocab_detokenize(const struct tg_vocab * v, const int32_t * ids, int3
             r = tg_vocab_token_to_piece(v, ids[i], piece, piece_cap, special);
         }
         const char * p = piece;
-        if (r > 0 && strip) {
+        enum tg_token_type t = (enum tg_token_type) v->types[ids[i]];
+        if (t == TG_TOKEN_CONTROL || t == TG_TOKEN_UNKNOWN || t == TG_TOKEN_USER_DEFINED) {
+            strip = v->add_space_prefix;   // the tokenizer prefixes the text after a special token
+        } else if (r > 0 && strip) {
             if (p[0] == ' ') { p++; r--; }
             strip = false;
         }

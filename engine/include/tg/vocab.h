@@ -138,11 +138,13 @@ int32_t tg_vocab_token_to_piece(const struct tg_vocab * v, int32_t id, char * bu
 
 // Writes the text of a whole sequence into buf[0..cap) (no NUL terminator):
 // the pieces of tg_vocab_token_to_piece concatenated, except that when
-// add_space_prefix one leading ' ' is removed from the first non-empty piece
-// (the space the tokenizer added), so detokenize(tokenize(text)) == text for
-// texts without special tokens, with or without BOS. (llama.cpp removes it
-// from the first token only, so [BOS, "▁Hello"] gives " Hello" there and
-// "Hello" here.)
+// add_space_prefix one leading ' ' is removed from the first normal/byte
+// piece of the sequence and from the first one after each control, unknown
+// or user-defined token: the spaces the tokenizer adds there. So
+// detokenize(tokenize(text)) == text, with or without BOS, and with special
+// and parse_special also for texts holding "<s>"... llama.cpp removes the
+// space from the first token only, so there [BOS, "▁Hello"] gives "<s> Hello"
+// with special (here "<s>Hello"); without special both give "Hello".
 // Returns the number of bytes, -(bytes needed) when cap is too small, or
 // TG_VOCAB_ERROR (+ last error) for an out-of-range id.
 int32_t tg_vocab_detokenize(const struct tg_vocab * v, const int32_t * ids, int32_t n,
