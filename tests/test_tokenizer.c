@@ -236,7 +236,7 @@ static void test_parse_special(const struct tg_vocab * v) {
 // A small in-memory vocabulary: tie-breaking, byte fallback to unk, a
 // user-defined token, invalid UTF-8, unsupported models.
 static void test_memory_vocab(void) {
-    const char * texts[] = {"<unk>", "<s>", "</s>", "a", "b", "ab", "ba", "\xE2\x96\x81", "\xE2\x96\x81" "a",
+    const char * texts[] = {"<unk>", "<s>", "</s>", "a", "b", "ab", "ba", "\xE2\x96\x81", "\xE2\x96\x81\x61",
                             "<tool>", "\xC3\xA9"};
     const float scores[] = {0, 0, 0, -1, -1, -5, -5, -2, -3, 0, -4};
     const int32_t types[] = {2, 3, 3, 1, 1, 1, 1, 1, 1, 4, 1};
