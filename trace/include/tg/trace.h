@@ -76,11 +76,13 @@ uint32_t tg_trace_writer_n_records(const struct tg_trace_writer * w);
 // Bytes written so far.
 uint64_t tg_trace_writer_size(const struct tg_trace_writer * w);
 
-// RUN: metadata plus the engine's op and type name tables (op_names[i] is
-// the name of op id i; type_names[i] of type id i, NULL or "" if unused).
+// RUN: metadata plus the engine's name tables: op_names[i] names op id i,
+// type_names[i] type id i, cause_names[i] placement cause i (tg/sched.h);
+// NULL or "" for unused ids.
 enum tg_status tg_trace_write_run(struct tg_trace_writer * w, const struct tg_trace_run * run,
                                   const char * const * op_names, int n_ops,
-                                  const char * const * type_names, int n_types);
+                                  const char * const * type_names, int n_types,
+                                  const char * const * cause_names, int n_causes);
 enum tg_status tg_trace_write_sched(struct tg_trace_writer * w, const struct tg_trace_sched * s);
 // GRAPH: tensors[n_nodes + n_leafs] (nodes first). g->structure_hash is
 // computed by the writer when 0.
@@ -132,11 +134,6 @@ bool tg_trace_summarize_data(const void * data, int type, const int64_t ne[4], c
 size_t tg_trace_gather_data(const void * data, int type, const int64_t ne[4], const size_t nb[4],
                             void * dst, size_t cap);
 
-// True when `name` (node name) or `op_name` matches the contents pattern
-// list (see the top of this file). NULL or "" pattern matches nothing.
-bool tg_trace_pattern_match(const char * patterns, const char * name, const char * op_name);
-// Glob match of one pattern (`*`, `?`).
-bool tg_trace_glob(const char * pattern, const char * s);
 
 // ============================================================================
 // Recorder (engine observer)
