@@ -154,6 +154,29 @@ struct tg_trace_options {
 // Defaults: hashes, summaries and host hashes on, no contents, zstd level 3.
 struct tg_trace_options tg_trace_default_options(void);
 
+// Creates `path` and attaches a recorder to `sched`, or to every scheduler
+// and all host tensor access when sched is NULL (global). opt NULL: defaults
+// (the strings are copied). Returns NULL + last error (TG_ERR_IO: cannot
+// create the file; TG_ERR_NOMEM: too many observers). The caller owns the
+// recorder: tg_trace_detach() it before freeing the scheduler.
+struct tg_trace_recorder * tg_trace_attach(struct tg_sched * sched, const char * path,
+                                           const struct tg_trace_options * opt);
+// Detaches, writes the index and footer, closes the file and frees rec.
+// Returns the first write error met while recording (TG_OK if none). NULL: TG_OK.
+enum tg_status tg_trace_detach(struct tg_trace_recorder * rec);
+// The recorder attached by TGDB_TRACE (tg_observe_env_hook), or NULL.
+struct tg_trace_recorder * tg_trace_env_recorder(void);
+// Writes a DECODE marker (before computing a batch): n_tokens tokens from
+// position pos of sequence seq_id; ids may be NULL. Engine markers
+// (tg_observe_marker(sched, "decode", "n_tokens=%d pos=%d", ...)) are
+// recorded too; this call adds the token ids.
+enum tg_status tg_trace_mark_decode(struct tg_trace_recorder * rec, int n_tokens, int pos, int seq_id,
+                                    const int32_t * ids);
+// Writes a USER marker with free text.
+enum tg_status tg_trace_mark(struct tg_trace_recorder * rec, const char * text);
+// The recorder's writer (to add custom records), or NULL.
+struct tg_trace_writer * tg_trace_recorder_writer(struct tg_trace_recorder * rec);
+
 #ifdef __cplusplus
 }
 #endif
