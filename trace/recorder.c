@@ -57,11 +57,11 @@ static void write_run(struct tg_trace_recorder * r) {
     for (int i = 0; i < TG_CAUSE_COUNT; i++) causes[i] = tg_cause_name((enum tg_cause) i);
     char cmd[2048], backends[256] = "";
     read_cmdline(cmd, sizeof(cmd));
-    if (r->sched) {
-        for (int b = 0; b < tg_sched_n_backends(r->sched); b++) {
-            size_t l = strlen(backends);
-            snprintf(backends + l, sizeof(backends) - l, "%s%s", b ? "," : "", tg_backend_name(tg_sched_get_backend(r->sched, b)));
-        }
+    int nb = r->sched ? tg_sched_n_backends(r->sched) : tg_device_count();
+    for (int b = 0; b < nb; b++) {   // the scheduler's backends, or every device of the build
+        size_t l = strlen(backends);
+        const char * name = r->sched ? tg_backend_name(tg_sched_get_backend(r->sched, b)) : tg_device_name(tg_device_get(b));
+        snprintf(backends + l, sizeof(backends) - l, "%s%s", b ? "," : "", name ? name : "?");
     }
     struct timespec rt;
     clock_gettime(CLOCK_REALTIME, &rt);
