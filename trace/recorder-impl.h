@@ -36,6 +36,7 @@ struct rec_sched {                 // what the recorder knows of one scheduler
     struct pmap         index;     // tensor pointer -> trace index
     uint32_t            compute_seq;
     uint64_t            t_node_begin;
+    int                 next_node;  // first node of the current computation not yet recorded
 };
 
 struct tg_trace_recorder {
@@ -45,6 +46,7 @@ struct tg_trace_recorder {
     char *                   note;
     struct tg_sched *        sched;      // NULL: global
     struct tg_observer       obs;
+    struct tg_observer       host_obs;   // per-scheduler recorders: host access (global events)
     pthread_mutex_t          mu;
     uint32_t                 next_graph_id;
     uint32_t                 n_computes;      // computations begun

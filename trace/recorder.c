@@ -94,6 +94,7 @@ static void compute_begin(struct tg_trace_recorder * r, const struct tg_obs_comp
     struct rec_sched * s = rec_sched_state(r, ev->sched, ev->sched_id);
     if (!s) return;
     s->compute_seq = r->n_computes++;
+    s->next_node = 0;
     struct tg_trace_compute c = { s->graph_id, s->compute_seq, TG_TRACE_BEGIN, 0, ev->t_ns, 0 };
     tg_trace_write_compute(r->w, &c);
 }
@@ -103,10 +104,16 @@ static void on_compute_begin(const struct tg_obs_compute_event * ev, void * user
     LOCKED(r, compute_begin(r, ev));
 }
 
+static void record_skipped(struct tg_trace_recorder * r, struct rec_sched * s, int end);
+
+// Node events flow only while hashes, summaries or contents are wanted.
+static bool node_events_on(const struct tg_trace_recorder * r) { return r->obs.on_node_end != NULL; }
+
 static void compute_end(struct tg_trace_recorder * r, const struct tg_obs_compute_event * ev) {
     struct rec_sched * s = rec_sched_state(r, ev->sched, ev->sched_id);
     if (!s) return;
     r->n_computes_done++;
+    if (ev->status == TG_OK && node_events_on(r)) record_skipped(r, s, s->graph ? s->graph->n_nodes : 0);
     struct tg_trace_compute c = { s->graph_id, s->compute_seq, TG_TRACE_END, (int32_t) ev->status, ev->t_ns, 0 };
     tg_trace_write_compute(r->w, &c);
 }
@@ -120,7 +127,10 @@ static void on_node_begin(const struct tg_obs_node_event * ev, void * user) {
     struct tg_trace_recorder * r = user;
     LOCKED(r, {
         struct rec_sched * s = rec_sched_state(r, ev->sched, ev->sched_id);
-        if (s) s->t_node_begin = ev->t_ns;
+        if (s) {
+            record_skipped(r, s, ev->index);   // views before it: their bytes are still intact
+            s->t_node_begin = tg_observe_now_ns();
+        }
     });
 }
 
@@ -151,14 +161,14 @@ static void write_contents(struct tg_trace_recorder * r, const struct tg_trace_e
     free(buf);
 }
 
-static void node_end(struct tg_trace_recorder * r, const struct tg_obs_node_event * ev) {
-    struct rec_sched * s = rec_sched_state(r, ev->sched, ev->sched_id);
-    struct tg_tensor * t = ev->node;
-    if (!s || !t) return;
+// Records node `index` (tensor t) of s's current graph. t_begin == t_end == 0
+// for nodes the backend skipped (views: no computation, no node event).
+static void record_eval(struct tg_trace_recorder * r, struct rec_sched * s, struct tg_tensor * t, int index,
+                        int split, int backend, uint64_t t_begin, uint64_t t_end) {
     struct tg_buffer * b = tg_tensor_buffer(t);
-    struct tg_trace_eval e = { s->graph_id, s->compute_seq, ev->index, TG_TRACE_EVAL_TIME, s->t_node_begin, ev->t_ns,
+    struct tg_trace_eval e = { s->graph_id, s->compute_seq, index, t_end ? TG_TRACE_EVAL_TIME : 0, t_begin, t_end,
                                0, (uint64_t) (uintptr_t) t, rec_root_uid(t), b ? b->id : 0, buffer_offset(b, t->data),
-                               tg_nbytes(t), ev->backend, ev->split, { 0, 0, 0, 0, 0, 0, 0, 0 }, 0 };
+                               tg_nbytes(t), backend, split, { 0, 0, 0, 0, 0, 0, 0, 0 }, 0 };
     bool want_contents = r->contents && tg_trace_pattern_match(r->contents, t->name, tg_op_name(t->op));
     if (r->opt.hashes || r->opt.summaries || want_contents) {
         const void * data = host_view(r, t);
@@ -180,6 +190,26 @@ static void node_end(struct tg_trace_recorder * r, const struct tg_obs_node_even
     tg_trace_write_eval(r->w, &e);
 }
 
+// Records the nodes [s->next_node, end) that ran without node events.
+static void record_skipped(struct tg_trace_recorder * r, struct rec_sched * s, int end) {
+    if (!s->graph || s->sched == NULL) return;
+    if (end > s->graph->n_nodes) end = s->graph->n_nodes;
+    for (int j = s->next_node; j < end; j++) {
+        int k = tg_sched_node_split(s->sched, j);
+        const struct tg_sched_split * sp = k >= 0 ? tg_sched_get_split(s->sched, k) : NULL;
+        record_eval(r, s, s->graph->nodes[j], j, k, sp ? sp->backend : -1, 0, 0);
+    }
+    if (end > s->next_node) s->next_node = end;
+}
+
+static void node_end(struct tg_trace_recorder * r, const struct tg_obs_node_event * ev) {
+    struct rec_sched * s = rec_sched_state(r, ev->sched, ev->sched_id);
+    if (!s || !ev->node) return;
+    record_skipped(r, s, ev->index);   // normally done at its begin already
+    record_eval(r, s, ev->node, ev->index, ev->split, ev->backend, s->t_node_begin, ev->t_ns);
+    if (ev->index + 1 > s->next_node) s->next_node = ev->index + 1;
+}
+
 static void on_node_end(const struct tg_obs_node_event * ev, void * user) {
     struct tg_trace_recorder * r = user;
     LOCKED(r, node_end(r, ev));
@@ -199,13 +229,15 @@ static void host_access(struct tg_trace_recorder * r, const struct tg_obs_tensor
         tg_trace_write_event(r->w, &e);
         return;
     }
+    uint64_t gv;
+    bool known = pmap_get(&r->uid_graph, (uint64_t) (uintptr_t) t, &gv);
+    if (r->sched && !known) return;   // a per-scheduler recorder keeps to its graphs' tensors
     struct tg_trace_host h = { kind, r->n_computes_done, ev->t_ns, (uint64_t) (uintptr_t) t, rec_root_uid(t),
                                ev->buffer ? ev->buffer->id : 0, buffer_offset(ev->buffer, t->data) + ev->offset,
                                ev->size, 0, -1, -1, "", 0 };
     snprintf(h.name, sizeof(h.name), "%s", t->name);
     if (r->opt.host_hashes && ev->data && ev->size) h.hash = XXH64(ev->data, ev->size, 0);
-    uint64_t gv;
-    if (pmap_get(&r->uid_graph, h.uid, &gv)) { h.graph_id = (int32_t) (gv >> 32); h.tensor = (int32_t) (uint32_t) gv; }
+    if (known) { h.graph_id = (int32_t) (gv >> 32); h.tensor = (int32_t) (uint32_t) gv; }
     tg_trace_write_host(r->w, &h);
 }
 
@@ -252,6 +284,7 @@ struct tg_trace_recorder * tg_trace_attach(struct tg_sched * sched, const char *
     r->opt.contents = r->contents;
     r->opt.note = r->note;
     r->sched = sched;
+    r->next_graph_id = 1;   // graph ids count from 1, like the schedulers' graph_seq
     pthread_mutex_init(&r->mu, NULL);
     r->w = tg_trace_writer_open(path);
     if (!r->w) { free(r->contents); free(r->note); pthread_mutex_destroy(&r->mu); free(r); return NULL; }
@@ -260,6 +293,11 @@ struct tg_trace_recorder * tg_trace_attach(struct tg_sched * sched, const char *
     r->obs = (struct tg_observer) { r, on_sched, on_graph_split, on_graph_alloc, on_compute_begin, on_compute_end,
                                     on_node_begin, on_node_end, on_tensor_set, on_tensor_get, on_marker };
     enum tg_status st = sched ? tg_sched_add_observer(sched, &r->obs) : tg_observe_attach_global(&r->obs);
+    if (st == TG_OK && sched) {
+        r->host_obs = (struct tg_observer) { .user = r, .on_tensor_set = on_tensor_set, .on_tensor_get = on_tensor_get };
+        st = tg_observe_attach_global(&r->host_obs);
+        if (st != TG_OK) tg_sched_remove_observer(sched, &r->obs);
+    }
     if (st != TG_OK) {
         char msg[512];
         snprintf(msg, sizeof(msg), "%s", tg_last_error());
@@ -273,7 +311,10 @@ struct tg_trace_recorder * tg_trace_attach(struct tg_sched * sched, const char *
 
 enum tg_status tg_trace_detach(struct tg_trace_recorder * r) {
     if (!r) return TG_OK;
-    if (r->sched) tg_sched_remove_observer(r->sched, &r->obs);
+    if (r->sched) {
+        tg_sched_remove_observer(r->sched, &r->obs);
+        tg_observe_detach_global(&r->host_obs);
+    }
     else tg_observe_detach_global(&r->obs);
     pthread_mutex_lock(&r->mu);
     enum tg_status st = tg_trace_writer_close(r->w);
