@@ -277,10 +277,10 @@ static enum tg_status make_plan(struct tg_cpu_pool * pool, struct tg_graph * g, 
             return tg_error(TG_ERR_INVALID_ARG, "tg_cpu_graph_compute: node %d has invalid op %d", i, (int) node->op);
         }
         if (is_noop(node->op)) continue;
-        if (!node->data) return no_data_error(node, i, node, -1);
         for (int s = 0; s < TG_MAX_SRC; s++) {
             if (node->src[s] && !node->src[s]->data) return no_data_error(node, i, node->src[s], s);
         }
+        if (!node->data) return no_data_error(node, i, node, -1);
         const struct op_desc * d = &g_ops[node->op];
         if (!d->fn || !d->supported(node)) return unsupported_error(node, i);
         int64_t t = d->tasks(node);

@@ -67,6 +67,9 @@ void tg_cpu_set_task_grain(int64_t elems);
 void tg_cpu_fail(const struct tg_cpu_params * p, enum tg_status st, const char * fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+// A tensor's name for messages ("(unnamed)" when empty).
+static inline const char * tg_cpu_tname(const struct tg_tensor * t) { return t->name[0] ? t->name : "(unnamed)"; }
+
 // Per-thread scratch inside wdata: `bytes` rounded up to 64 per thread.
 static inline size_t tg_cpu_pad64(size_t bytes) { return (bytes + 63) & ~(size_t) 63; }
 static inline size_t tg_cpu_scratch_size(size_t bytes, int nth) { return tg_cpu_pad64(bytes) * (size_t) nth; }

@@ -127,7 +127,7 @@ void tg_cpu_op_get_rows(const struct tg_cpu_params * p, struct tg_tensor * dst) 
         int64_t id = read_index(ids, i1, i2 % ids->ne[1], i3 % ids->ne[2]);
         if (id < 0 || id >= a->ne[1]) {
             tg_cpu_fail(p, TG_ERR_INVALID_ARG, "GET_ROWS '%s': row id %lld at [%lld,%lld,%lld] of '%s' is out of range [0, %lld)",
-                        dst->name, (long long) id, (long long) i1, (long long) i2, (long long) i3, ids->name, (long long) a->ne[1]);
+                        tg_cpu_tname(dst), (long long) id, (long long) i1, (long long) i2, (long long) i3, tg_cpu_tname(ids), (long long) a->ne[1]);
             return;
         }
         float * y = tg_cpu_dst_row(dst, i1, i2, i3, tmp);
@@ -151,7 +151,7 @@ void tg_cpu_op_set_rows(const struct tg_cpu_params * p, struct tg_tensor * dst) 
         int64_t id = read_index(ids, i1, i2 % ids->ne[1], i3 % ids->ne[2]);
         if (id < 0 || id >= dst->ne[1]) {
             tg_cpu_fail(p, TG_ERR_INVALID_ARG, "SET_ROWS '%s': row id %lld at [%lld,%lld,%lld] of '%s' is out of range [0, %lld)",
-                        dst->name, (long long) id, (long long) i1, (long long) i2, (long long) i3, ids->name, (long long) dst->ne[1]);
+                        tg_cpu_tname(dst), (long long) id, (long long) i1, (long long) i2, (long long) i3, tg_cpu_tname(ids), (long long) dst->ne[1]);
             return;
         }
         const float * x = tg_cpu_load_row(b, i1, i2, i3, tmp);

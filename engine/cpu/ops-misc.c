@@ -61,7 +61,7 @@ void tg_cpu_op_set_acc(const struct tg_cpu_params * p, struct tg_tensor * dst) {
                         (size_t) (b->ne[2] - 1) * nb2 + (size_t) (b->ne[3] - 1) * nb3 + sizeof(float);
     if (last > tg_nbytes(dst) || !tg_is_contiguous(dst)) {
         tg_cpu_fail(p, TG_ERR_SHAPE, "%s '%s': view of b (ends at byte %zu) does not fit in the %zu-byte result%s",
-                    tg_op_name(dst->op), dst->name, last, tg_nbytes(dst), tg_is_contiguous(dst) ? "" : " (not contiguous)");
+                    tg_op_name(dst->op), tg_cpu_tname(dst), last, tg_nbytes(dst), tg_is_contiguous(dst) ? "" : " (not contiguous)");
         return;
     }
     const int64_t stride = tg_cpu_row_stride(dst);
