@@ -4,8 +4,9 @@
 // MUL_MAT: dst F32 [m,n,r,s] = a [k,m,p,q] x b [k,n,r,s]; dst[i,j] = dot(a row
 // i, b row j), a's matrix broadcast over dims 2/3 (i2 / (r/p), i3 / (s/q)).
 // Phase 1 converts b's rows into wdata as dense rows of the dot type (f32 for
-// f32/bf16 weights, f16 for f16 weights, Q8_0 blocks for quantized weights),
-// unless b's rows already are that; phase 2 cuts every dst matrix into blocks
+// f32/bf16 weights, Q8_0 blocks for quantized weights, and for f16 weights
+// the f16 values - the f16 dot product's rounding - held as f32 so that the
+// kernels convert only the weights), unless b's rows already are that; phase 2 cuts every dst matrix into blocks
 // of RB rows x CB columns, hands contiguous ranges of blocks to the threads,
 // and runs the block kernel of the SIMD level. Each element is one dot
 // product with a fixed order (vec-impl.h), whatever the cut.
@@ -14,7 +15,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
-enum { TG_MM_RB = 16, TG_MM_CB = 64 };  // rows of a, columns of b per block
+enum { TG_MM_RB = 24, TG_MM_CB = 64 };  // rows of a, columns of b per block
 
 // ---- SIMD level used by the kernels ------------------------------------------
 
@@ -54,7 +55,7 @@ static bool mm_make_plan(const struct tg_tensor * dst, struct mm_plan * pl) {
     if (!a || !b || dst->type != TG_TYPE_F32 || !mm_float_src(b->type)) return false;
     switch (a->type) {
     case TG_TYPE_F32:  pl->kind = TG_MM_F32_F32;  pl->vec_type = TG_TYPE_F32;  break;
-    case TG_TYPE_F16:  pl->kind = TG_MM_F16_F16;  pl->vec_type = TG_TYPE_F16;  break;
+    case TG_TYPE_F16:  pl->kind = TG_MM_F16_F32;  pl->vec_type = TG_TYPE_F32;  break;
     case TG_TYPE_BF16: pl->kind = TG_MM_BF16_F32; pl->vec_type = TG_TYPE_F32;  break;
     case TG_TYPE_Q8_0: pl->kind = TG_MM_Q8_Q8;    pl->vec_type = TG_TYPE_Q8_0; break;
     case TG_TYPE_Q4_0: pl->kind = TG_MM_Q4_Q8;    pl->vec_type = TG_TYPE_Q8_0; break;
@@ -68,7 +69,8 @@ static bool mm_make_plan(const struct tg_tensor * dst, struct mm_plan * pl) {
     if (a->nb[0] != tg_type_size(a->type) || dst->nb[0] != sizeof(float) ||
         dst->nb[1] % sizeof(float) != 0) return false;
     pl->k = k;
-    pl->convert = !(b->type == pl->vec_type && b->nb[0] == tg_type_size(b->type));
+    pl->convert = !(b->type == pl->vec_type && b->nb[0] == tg_type_size(b->type)) ||
+                  (a->type == TG_TYPE_F16 && b->type == TG_TYPE_F32);
     pl->row_bytes = tg_row_size(pl->vec_type, k);
     pl->rows_bytes = pl->convert ? align64(pl->row_bytes * (size_t) (b->ne[1] * b->ne[2] * b->ne[3])) : 0;
     return true;
@@ -82,7 +84,7 @@ bool tg_cpu_mul_mat_supported(const struct tg_tensor * dst) {
 size_t tg_cpu_mul_mat_work_size(const struct tg_tensor * dst, int nth) {
     struct mm_plan pl;
     if (!dst || !mm_make_plan(dst, &pl) || !pl.convert) return 0;
-    size_t tmp = pl.vec_type != TG_TYPE_F32 ? align64((size_t) pl.k * sizeof(float)) : 0;
+    size_t tmp = align64((size_t) pl.k * sizeof(float));
     return pl.rows_bytes + (size_t) (nth > 0 ? nth : 1) * tmp;
 }
 
@@ -126,15 +128,9 @@ static void mm_convert_b(const struct tg_cpu_params * p, const struct tg_tensor 
         switch (pl->vec_type) {
         case TG_TYPE_F32:
             mm_row_to_f32(b, src, k, (float *) out);
-            break;
-        case TG_TYPE_F16:
-            if (b->type == TG_TYPE_F16) {   // only strided rows get here
-                for (int64_t i = 0; i < k; i++) {
-                    ((tg_fp16_t *) out)[i] = *(const tg_fp16_t *) (src + i * b->nb[0]);
-                }
-            } else {
-                mm_row_to_f32(b, src, k, tmp);
-                tg_fp32_to_fp16_row(tmp, (tg_fp16_t *) out, k);
+            if (pl->kind == TG_MM_F16_F32 && b->type != TG_TYPE_F16) {  // round to f16
+                tg_fp32_to_fp16_row((const float *) out, (tg_fp16_t *) tmp, k);
+                tg_fp16_to_fp32_row((const tg_fp16_t *) tmp, (float *) out, k);
             }
             break;
         default:  // Q8_0

@@ -27,7 +27,7 @@ typedef void (*tg_mm_block_fn)(const struct tg_mm_args * g);
 // Weight x activation row types a block kernel handles.
 enum tg_mm_kind {
     TG_MM_F32_F32,    // f32 weights, f32 activations
-    TG_MM_F16_F16,    // f16 weights, f16 activations
+    TG_MM_F16_F32,    // f16 weights, activations rounded to f16 but held as f32
     TG_MM_BF16_F32,   // bf16 weights, f32 activations
     TG_MM_Q8_Q8,      // q8_0 weights, q8_0 activations
     TG_MM_Q4_Q8,      // q4_0 weights, q8_0 activations
