@@ -632,6 +632,10 @@ int tg_gallocr_find_overlapping(const struct tg_gallocr * ga, const struct tg_bu
     return count;
 }
 
+bool tg_gallocr_owns_buffer(const struct tg_gallocr * ga, const struct tg_buffer * buf) {
+    return ga && is_our_buffer(ga, buf);
+}
+
 uint64_t tg_gallocr_graph_seq(const struct tg_gallocr * ga) { return ga ? ga->graph_seq : 0; }
 int tg_gallocr_n_plans(const struct tg_gallocr * ga) { return ga ? ga->n_plans : 0; }
 int tg_gallocr_n_inplace(const struct tg_gallocr * ga) { return ga ? ga->n_inplace : 0; }

@@ -257,3 +257,21 @@ enum tg_status tg_backend_tensor_copy(const struct tg_tensor * src, struct tg_te
     if (__builtin_expect(tg_obs_n_global != 0, 0)) tg_obs_emit_io(TG_OBS_IO_COPY, dst, db, 0, n, src->data);
     return TG_OK;
 }
+
+#ifndef TG_HAVE_BLAS
+// ---- BLAS backend stubs (built without OpenBLAS) ----------------------------------
+struct tg_backend * tg_backend_blas_init(void) {
+    tg_error(TG_ERR_UNSUPPORTED, "the BLAS backend is not in this build (configure with TG_BLAS=ON and OpenBLAS installed)");
+    return NULL;
+}
+bool tg_backend_is_blas(const struct tg_backend * b) { (void) b; return false; }
+enum tg_status tg_backend_blas_set_n_threads(struct tg_backend * b, int n) {
+    (void) b; (void) n;
+    return tg_error(TG_ERR_UNSUPPORTED, "the BLAS backend is not in this build");
+}
+enum tg_status tg_backend_blas_set_batch_limits(struct tg_backend * b, int m, int o) {
+    (void) b; (void) m; (void) o;
+    return tg_error(TG_ERR_UNSUPPORTED, "the BLAS backend is not in this build");
+}
+void tg_backend_blas_clear_cache(struct tg_backend * b) { (void) b; }
+#endif

@@ -118,6 +118,8 @@ const struct tg_alloc_tensor_info * tg_gallocr_find(const struct tg_gallocr * ga
 int    tg_gallocr_find_overlapping(const struct tg_gallocr * galloc, const struct tg_buffer * buffer,
                                    size_t offset, size_t size,
                                    const struct tg_alloc_tensor_info ** out, int max);
+// True when buf is (or was, before a reallocation) one of this allocator's buffers.
+bool   tg_gallocr_owns_buffer(const struct tg_gallocr * galloc, const struct tg_buffer * buf);
 // Number of graphs placed so far (1 after the first alloc_graph) and of plans made.
 uint64_t tg_gallocr_graph_seq(const struct tg_gallocr * galloc);
 int    tg_gallocr_n_plans(const struct tg_gallocr * galloc);
