@@ -137,6 +137,12 @@ static void test_views(void) {
     struct tg_tensor * t = tg_transpose(ctx, a);
     CHECK(t && t->ne[0] == 6 && t->ne[1] == 8 && t->nb[0] == 32 && t->nb[1] == 4 && tg_is_transposed(t) &&
           t->op == TG_OP_TRANSPOSE && strcmp(t->name, "a (transposed)") == 0, "transpose swaps ne/nb 0 and 1");
+    CHECK(tg_nbytes(t) == tg_nbytes(a) && tg_nbytes(p) == tg_nbytes(a), "nbytes of transposed/permuted a = a's %zu bytes", tg_nbytes(a));
+    struct tg_tensor * tv = tg_view_1d(ctx, t, 3, 0);
+    CHECK(tv && tv->nb[0] == 4 && tg_nbytes(tv) == 12, "view of a transposed tensor has dense elements (nb0 4)");
+    struct tg_tensor * q = tg_new_tensor_2d(ctx, TG_TYPE_Q8_0, 64, 3);
+    CHECK(tg_permute(ctx, q, 0, 2, 1, 3) != NULL && tg_transpose(ctx, q) == NULL && tg_last_status() == TG_ERR_TYPE,
+          "quantized tensors permute only dims 1..3 (transpose refused: %s)", tg_last_error());
     struct tg_tensor * r = tg_reshape_2d(ctx, a, 48, 4);
     CHECK(r && r->ne[0] == 48 && r->ne[1] == 4 && r->nb[1] == 192 && r->view_src == a && r->data == a->data &&
           r->op == TG_OP_RESHAPE && strcmp(r->name, "a (reshaped)") == 0, "reshape_2d [48,4] views a");
@@ -185,7 +191,7 @@ static void test_views(void) {
 }
 
 static void test_graph(void) {
-    struct tg_context * ctx = new_ctx(1 << 20, true);
+    struct tg_context * ctx = new_ctx(32 << 20, true);
     struct tg_tensor * w = tg_set_name(tg_new_tensor_2d(ctx, TG_TYPE_F32, 4, 3), "w");
     struct tg_tensor * x = tg_set_name(tg_new_tensor_2d(ctx, TG_TYPE_F32, 4, 2), "x");
     struct tg_tensor * y = tg_set_name(tg_mul_mat(ctx, w, x), "y");           // [3,2]
@@ -221,9 +227,10 @@ static void test_graph(void) {
     CHECK(st == TG_ERR_NOMEM && strstr(tg_last_error(), "capacity 2"), "graph full: TG_ERR_NOMEM naming capacity 2");
     // a long chain
     struct tg_tensor * c = x;
-    for (int i = 0; i < 1000; i++) c = tg_scale(ctx, c, 1.0f);
-    struct tg_graph * g3 = tg_graph_new(ctx, 1024);
-    CHECK(tg_graph_build_forward(g3, c) == TG_OK && g3->n_nodes == 1000 && g3->n_leafs == 1 && g3->nodes[999] == c, "chain of 1000 scales");
+    for (int i = 0; i < 20000; i++) c = tg_scale(ctx, c, 1.0f);
+    struct tg_graph * g3 = tg_graph_new(ctx, 20000);
+    CHECK(tg_graph_build_forward(g3, c) == TG_OK && g3->n_nodes == 20000 && g3->n_leafs == 1 && g3->nodes[19999] == c &&
+          g3->nodes[0]->src[0] == x, "chain of 20000 scales (deep graph, no recursion)");
     tg_context_free(ctx);
 }
 
