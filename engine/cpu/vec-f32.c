@@ -279,7 +279,7 @@ void tg_mm_axpy_f32(int level, int64_t n, float a, const float * x, float * y) {
 }
 
 float tg_vec_dot_f32(int64_t n, const float * x, const float * y) {
-    int level = tg_mm_level();
+    int level = tg_cpu_simd_level();
 #ifdef TG_X86
     if (level >= TG_SIMD_AVX512) return dot_f32_f32_avx512(n, x, y);
     if (level >= TG_SIMD_AVX)    return dot_f32_f32_avx(n, x, y);
@@ -289,7 +289,7 @@ float tg_vec_dot_f32(int64_t n, const float * x, const float * y) {
 }
 
 float tg_vec_dot_f16(int64_t n, const tg_fp16_t * x, const tg_fp16_t * y) {
-    int level = tg_mm_level();
+    int level = tg_cpu_simd_level();
 #ifdef TG_X86
     if (level >= TG_SIMD_AVX512) return dot_f16_f16_avx512(n, x, y);
     if (level >= TG_SIMD_AVX)    return dot_f16_f16_avx(n, x, y);
@@ -299,7 +299,7 @@ float tg_vec_dot_f16(int64_t n, const tg_fp16_t * x, const tg_fp16_t * y) {
 }
 
 float tg_vec_dot_bf16(int64_t n, const tg_bf16_t * x, const tg_bf16_t * y) {
-    int level = tg_mm_level();
+    int level = tg_cpu_simd_level();
 #ifdef TG_X86
     if (level >= TG_SIMD_AVX512) return dot_bf16_bf16_avx512(n, x, y);
     if (level >= TG_SIMD_AVX)    return dot_bf16_bf16_avx(n, x, y);

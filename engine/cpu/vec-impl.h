@@ -42,11 +42,4 @@ tg_mm_block_fn tg_mm_quant_block(enum tg_mm_kind kind, int level);  // vec-quant
 // y[i] += a * x[i] for i < n, one multiply-add per element (fixed per level).
 void tg_mm_axpy_f32(int level, int64_t n, float a, const float * x, float * y);
 
-// SIMD level used by the matrix kernels: tg_cpu_simd_level() capped by
-// tg_mm_set_level_cap (for tests and benchmarks comparing paths).
-int  tg_mm_level(void);
-// Caps the level (TG_SIMD_*); a negative cap removes the cap. Not thread-safe
-// against running kernels: call between computations.
-void tg_mm_set_level_cap(int cap);
-
 #endif
