@@ -1,0 +1,53 @@
+// render.c - in-process Graphviz layout and rendering (libgvc + libcgraph).
+#include "tg/dot.h"
+
+#include <graphviz/cgraph.h>
+#include <graphviz/gvc.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+// Graphviz reports errors through its own callback; keep the last one so the
+// caller gets a message instead of text on stderr.
+static char gv_msg[512];
+static int gv_error_cb(char * msg) {
+    size_t n = strlen(gv_msg);
+    if (n + 1 < sizeof(gv_msg)) snprintf(gv_msg + n, sizeof(gv_msg) - n, "%s", msg);
+    return 0;
+}
+
+enum tg_status tg_dot_render(struct tg_dot * d, const char * format, const char * path) {
+    if (!d || !format || !path) return tg_error(TG_ERR_INVALID_ARG, "dot: render needs a format and a path");
+    size_t len;
+    const char * text = tg_dot_text(d, &len);
+    if (!text) return tg_last_status();
+    gv_msg[0] = '\0';
+    agseterrf(gv_error_cb);
+    agseterr(AGERR);
+    GVC_t * gvc = gvContext();
+    if (!gvc) return tg_error(TG_ERR_NOMEM, "graphviz: cannot create a context");
+    Agraph_t * g = agmemread(text);
+    if (!g) {
+        gvFreeContext(gvc);
+        return tg_error(TG_ERR_INTERNAL, "graphviz: cannot parse the generated DOT: %s", gv_msg);
+    }
+    enum tg_status st = TG_OK;
+    if (gvLayout(gvc, g, "dot") != 0) {
+        st = tg_error(TG_ERR_INTERNAL, "graphviz: layout failed: %s", gv_msg);
+    } else {
+        FILE * f = fopen(path, "wb");
+        if (!f) {
+            st = tg_error(TG_ERR_IO, "%s: cannot open for writing: %s", path, strerror(errno));
+        } else {
+            if (gvRender(gvc, g, format, f) != 0)
+                st = tg_error(TG_ERR_UNSUPPORTED, "graphviz: cannot render format '%s' (plugin missing?): %s", format, gv_msg);
+            if (fclose(f) != 0 && st == TG_OK)
+                st = tg_error(TG_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+        }
+        gvFreeLayout(gvc, g);
+    }
+    agclose(g);
+    gvFreeContext(gvc);
+    return st;
+}

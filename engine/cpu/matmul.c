@@ -1,0 +1,255 @@
+// matmul.c - MUL_MAT and OUT_PROD on the CPU: work sizes, support checks and
+// the two-phase drivers (convert activations, barrier, blocks of output).
+//
+// MUL_MAT: dst F32 [m,n,r,s] = a [k,m,p,q] x b [k,n,r,s]; dst[i,j] = dot(a row
+// i, b row j), a's matrix broadcast over dims 2/3 (i2 / (r/p), i3 / (s/q)).
+// Phase 1 converts b's rows into wdata as dense rows of the dot type (f32 for
+// f32/bf16 weights, f16 for f16 weights, Q8_0 blocks for quantized weights),
+// unless b's rows already are that; phase 2 cuts every dst matrix into blocks
+// of RB rows x CB columns, hands contiguous ranges of blocks to the threads,
+// and runs the block kernel of the SIMD level. Each element is one dot
+// product with a fixed order (vec-impl.h), whatever the cut.
+#include "vec-impl.h"
+
+#include <stdatomic.h>
+#include <string.h>
+
+enum { TG_MM_RB = 16, TG_MM_CB = 64 };  // rows of a, columns of b per block
+
+// ---- SIMD level used by the kernels ------------------------------------------
+
+static atomic_int mm_level_cap = -1;
+
+int tg_mm_level(void) {
+    int level = tg_cpu_simd_level();
+    int cap = atomic_load_explicit(&mm_level_cap, memory_order_relaxed);
+    return cap >= 0 && cap < level ? cap : level;
+}
+
+void tg_mm_set_level_cap(int cap) {
+    atomic_store_explicit(&mm_level_cap, cap, memory_order_relaxed);
+}
+
+// ---- MUL_MAT -------------------------------------------------------------------
+
+struct mm_plan {
+    enum tg_mm_kind kind;
+    enum tg_type    vec_type;   // type of the activation rows the kernel reads
+    bool            convert;    // b must be converted into wdata first
+    size_t          row_bytes;  // bytes of one converted b row
+    size_t          rows_bytes; // bytes of all converted rows (64-aligned)
+    int64_t         k;
+};
+
+static bool mm_float_src(enum tg_type t) {
+    return t == TG_TYPE_F32 || t == TG_TYPE_F16 || t == TG_TYPE_BF16;
+}
+
+static size_t align64(size_t n) { return (n + 63) & ~(size_t) 63; }
+
+// Fills *pl for dst; false when the combination is not supported.
+static bool mm_make_plan(const struct tg_tensor * dst, struct mm_plan * pl) {
+    const struct tg_tensor * a = dst->src[0];
+    const struct tg_tensor * b = dst->src[1];
+    if (!a || !b || dst->type != TG_TYPE_F32 || !mm_float_src(b->type)) return false;
+    switch (a->type) {
+    case TG_TYPE_F32:  pl->kind = TG_MM_F32_F32;  pl->vec_type = TG_TYPE_F32;  break;
+    case TG_TYPE_F16:  pl->kind = TG_MM_F16_F16;  pl->vec_type = TG_TYPE_F16;  break;
+    case TG_TYPE_BF16: pl->kind = TG_MM_BF16_F32; pl->vec_type = TG_TYPE_F32;  break;
+    case TG_TYPE_Q8_0: pl->kind = TG_MM_Q8_Q8;    pl->vec_type = TG_TYPE_Q8_0; break;
+    case TG_TYPE_Q4_0: pl->kind = TG_MM_Q4_Q8;    pl->vec_type = TG_TYPE_Q8_0; break;
+    default: return false;
+    }
+    const int64_t k = a->ne[0];
+    if (k != b->ne[0] || k <= 0 || k % tg_blck_size(a->type) != 0) return false;
+    if (dst->ne[0] != a->ne[1] || dst->ne[1] != b->ne[1] ||
+        dst->ne[2] != b->ne[2] || dst->ne[3] != b->ne[3]) return false;
+    if (a->ne[2] <= 0 || a->ne[3] <= 0 || b->ne[2] % a->ne[2] != 0 || b->ne[3] % a->ne[3] != 0) return false;
+    if (a->nb[0] != tg_type_size(a->type) || dst->nb[0] != sizeof(float) ||
+        dst->nb[1] % sizeof(float) != 0) return false;
+    pl->k = k;
+    pl->convert = !(b->type == pl->vec_type && b->nb[0] == tg_type_size(b->type));
+    pl->row_bytes = tg_row_size(pl->vec_type, k);
+    pl->rows_bytes = pl->convert ? align64(pl->row_bytes * (size_t) (b->ne[1] * b->ne[2] * b->ne[3])) : 0;
+    return true;
+}
+
+bool tg_cpu_mul_mat_supported(const struct tg_tensor * dst) {
+    struct mm_plan pl;
+    return dst && dst->op == TG_OP_MUL_MAT && mm_make_plan(dst, &pl);
+}
+
+size_t tg_cpu_mul_mat_work_size(const struct tg_tensor * dst, int nth) {
+    struct mm_plan pl;
+    if (!dst || !mm_make_plan(dst, &pl) || !pl.convert) return 0;
+    size_t tmp = pl.vec_type != TG_TYPE_F32 ? align64((size_t) pl.k * sizeof(float)) : 0;
+    return pl.rows_bytes + (size_t) (nth > 0 ? nth : 1) * tmp;
+}
+
+// Element i of a row of a float type with element stride st, as f32.
+static inline float mm_load(enum tg_type t, const char * row, size_t st, int64_t i) {
+    const char * p = row + i * st;
+    switch (t) {
+    case TG_TYPE_F16:  return tg_fp16_to_fp32(*(const tg_fp16_t *) p);
+    case TG_TYPE_BF16: return tg_bf16_to_fp32(*(const tg_bf16_t *) p);
+    default:           return *(const float *) p;
+    }
+}
+
+// Row of b (k elements, element stride st) as f32 into out.
+static void mm_row_to_f32(const struct tg_tensor * b, const char * row, int64_t k, float * out) {
+    const size_t st = b->nb[0];
+    if (st == tg_type_size(b->type)) {
+        switch (b->type) {
+        case TG_TYPE_F32:  memcpy(out, row, (size_t) k * sizeof(float)); return;
+        case TG_TYPE_F16:  tg_fp16_to_fp32_row((const tg_fp16_t *) row, out, k); return;
+        case TG_TYPE_BF16: tg_bf16_to_fp32_row((const tg_bf16_t *) row, out, k); return;
+        default: break;
+        }
+    }
+    for (int64_t i = 0; i < k; i++) out[i] = mm_load(b->type, row, st, i);
+}
+
+// Phase 1: this thread's share of b's rows, converted into wdata.
+static void mm_convert_b(const struct tg_cpu_params * p, const struct tg_tensor * b,
+                         const struct mm_plan * pl) {
+    const int64_t n = b->ne[1], r = b->ne[2], k = pl->k;
+    const int64_t nrows = n * r * b->ne[3];
+    int64_t t0, t1;
+    tg_cpu_range(nrows, p->ith, p->nth, &t0, &t1);
+    char * wbase = (char *) p->wdata;
+    float * tmp = (float *) (wbase + pl->rows_bytes + (size_t) p->ith * align64((size_t) k * sizeof(float)));
+    for (int64_t t = t0; t < t1; t++) {
+        const int64_t j = t % n, i2 = (t / n) % r, i3 = t / (n * r);
+        const char * src = (const char *) b->data + j * b->nb[1] + i2 * b->nb[2] + i3 * b->nb[3];
+        char * out = wbase + (size_t) t * pl->row_bytes;
+        switch (pl->vec_type) {
+        case TG_TYPE_F32:
+            mm_row_to_f32(b, src, k, (float *) out);
+            break;
+        case TG_TYPE_F16:
+            if (b->type == TG_TYPE_F16) {   // only strided rows get here
+                for (int64_t i = 0; i < k; i++) {
+                    ((tg_fp16_t *) out)[i] = *(const tg_fp16_t *) (src + i * b->nb[0]);
+                }
+            } else {
+                mm_row_to_f32(b, src, k, tmp);
+                tg_fp32_to_fp16_row(tmp, (tg_fp16_t *) out, k);
+            }
+            break;
+        default:  // Q8_0
+            mm_row_to_f32(b, src, k, tmp);
+            tg_quantize_row_q8_0(tmp, (tg_block_q8_0 *) out, k);
+            break;
+        }
+    }
+}
+
+void tg_cpu_mul_mat(const struct tg_cpu_params * p, struct tg_tensor * dst) {
+    const struct tg_tensor * a = dst->src[0];
+    const struct tg_tensor * b = dst->src[1];
+    struct mm_plan pl;
+    if (!mm_make_plan(dst, &pl)) return;  // the dispatcher checks support first
+    if (pl.convert) {
+        mm_convert_b(p, b, &pl);
+        tg_cpu_barrier(p);
+    }
+    const int level = tg_mm_level();
+    const tg_mm_block_fn fn = pl.kind >= TG_MM_Q8_Q8 ? tg_mm_quant_block(pl.kind, level)
+                                                     : tg_mm_float_block(pl.kind, level);
+    const int64_t m = dst->ne[0], n = dst->ne[1], r = dst->ne[2], s = dst->ne[3];
+    const int64_t br2 = r / a->ne[2], br3 = s / a->ne[3];
+    const int64_t nrb = (m + TG_MM_RB - 1) / TG_MM_RB, ncb = (n + TG_MM_CB - 1) / TG_MM_CB;
+    int64_t u0, u1;
+    tg_cpu_range(r * s * nrb * ncb, p->ith, p->nth, &u0, &u1);
+    for (int64_t u = u0; u < u1; u++) {
+        const int64_t mat = u / (nrb * ncb), ib = (u / ncb) % nrb, jb = u % ncb;
+        const int64_t i2 = mat % r, i3 = mat / r;
+        const int64_t i0 = ib * TG_MM_RB, j0 = jb * TG_MM_CB;
+        struct tg_mm_args g;
+        g.k = pl.k;
+        g.a = (const char *) a->data + i0 * a->nb[1] + (i2 / br2) * a->nb[2] + (i3 / br3) * a->nb[3];
+        g.lda = a->nb[1];
+        if (pl.convert) {
+            g.b = (const char *) p->wdata + (size_t) ((i3 * r + i2) * n + j0) * pl.row_bytes;
+            g.ldb = pl.row_bytes;
+        } else {
+            g.b = (const char *) b->data + j0 * b->nb[1] + i2 * b->nb[2] + i3 * b->nb[3];
+            g.ldb = b->nb[1];
+        }
+        g.c = (float *) ((char *) dst->data + j0 * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3]) + i0;
+        g.ldc = dst->nb[1] / sizeof(float);
+        g.ni = m - i0 < TG_MM_RB ? m - i0 : TG_MM_RB;
+        g.nj = n - j0 < TG_MM_CB ? n - j0 : TG_MM_CB;
+        fn(&g);
+    }
+}
+
+// ---- OUT_PROD --------------------------------------------------------------------
+// dst F32 [m,n,r,s] = a [m,k,p,q] (f32, f16, bf16, q8_0, q4_0) x b [n,k,r,s] (f32):
+// dst[i,j] = sum over l = 0..k-1, in that order, of a[i,l] * b[j,l]. Phase 1
+// converts a's rows (length m) to dense f32 rows in wdata unless they already
+// are; phase 2 gives each thread whole dst columns j (per matrix).
+
+static bool op_a_dense(const struct tg_tensor * a) {
+    return a->type == TG_TYPE_F32 && a->nb[0] == sizeof(float);
+}
+
+static bool op_check(const struct tg_tensor * dst) {
+    const struct tg_tensor * a = dst->src[0];
+    const struct tg_tensor * b = dst->src[1];
+    if (!a || !b || dst->type != TG_TYPE_F32 || b->type != TG_TYPE_F32) return false;
+    if (!tg_type_traits(a->type) || !tg_type_traits(a->type)->to_float) return false;
+    if (a->nb[0] != tg_type_size(a->type)) return false;
+    if (a->ne[1] != b->ne[1] || dst->ne[0] != a->ne[0] || dst->ne[1] != b->ne[0] ||
+        dst->ne[2] != b->ne[2] || dst->ne[3] != b->ne[3]) return false;
+    if (a->ne[2] <= 0 || a->ne[3] <= 0 || b->ne[2] % a->ne[2] != 0 || b->ne[3] % a->ne[3] != 0) return false;
+    return dst->nb[0] == sizeof(float);
+}
+
+bool tg_cpu_out_prod_supported(const struct tg_tensor * dst) {
+    return dst && dst->op == TG_OP_OUT_PROD && op_check(dst);
+}
+
+size_t tg_cpu_out_prod_work_size(const struct tg_tensor * dst, int nth) {
+    if (!dst || !op_check(dst) || op_a_dense(dst->src[0])) return 0;
+    const struct tg_tensor * a = dst->src[0];
+    return align64((size_t) tg_nelements(a) * sizeof(float));
+}
+
+void tg_cpu_out_prod(const struct tg_cpu_params * p, struct tg_tensor * dst) {
+    const struct tg_tensor * a = dst->src[0];
+    const struct tg_tensor * b = dst->src[1];
+    if (!op_check(dst)) return;
+    const int64_t m = a->ne[0], k = a->ne[1], pa = a->ne[2], qa = a->ne[3];
+    const bool dense = op_a_dense(a);
+    if (!dense) {
+        tg_to_float_fn to_float = tg_type_traits(a->type)->to_float;
+        int64_t t0, t1;
+        tg_cpu_range(k * pa * qa, p->ith, p->nth, &t0, &t1);
+        for (int64_t t = t0; t < t1; t++) {
+            const int64_t l = t % k, i2 = (t / k) % pa, i3 = t / (k * pa);
+            to_float((const char *) a->data + l * a->nb[1] + i2 * a->nb[2] + i3 * a->nb[3],
+                     (float *) p->wdata + t * m, m);
+        }
+        tg_cpu_barrier(p);
+    }
+    const int level = tg_mm_level();
+    const int64_t n = dst->ne[1], r = dst->ne[2], s = dst->ne[3];
+    const int64_t br2 = r / pa, br3 = s / qa;
+    int64_t u0, u1;
+    tg_cpu_range(n * r * s, p->ith, p->nth, &u0, &u1);
+    for (int64_t u = u0; u < u1; u++) {
+        const int64_t j = u % n, i2 = (u / n) % r, i3 = u / (n * r);
+        const int64_t a2 = i2 / br2, a3 = i3 / br3;
+        float * out = (float *) ((char *) dst->data + j * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3]);
+        const char * brow = (const char *) b->data + j * b->nb[0] + i2 * b->nb[2] + i3 * b->nb[3];
+        memset(out, 0, (size_t) m * sizeof(float));
+        for (int64_t l = 0; l < k; l++) {
+            const float * arow = dense
+                ? (const float *) ((const char *) a->data + l * a->nb[1] + a2 * a->nb[2] + a3 * a->nb[3])
+                : (const float *) p->wdata + ((a3 * pa + a2) * k + l) * m;
+            tg_mm_axpy_f32(level, m, *(const float *) (brow + l * b->nb[1]), arow, out);
+        }
+    }
+}

@@ -1,0 +1,302 @@
+// vec-f32.c - dot products of float rows (f32, f16, bf16): the single dots of
+// cpu-impl.h and the register-blocked block kernels used by matmul.c.
+//
+// Per SIMD level (see vec-impl.h for the reduction contract):
+//   scalar: 8 lane sums (lane = index % 8) over the full chunks of 8, the tree
+//           ((l0+l4)+(l2+l6))+((l1+l5)+(l3+l7)), then the tail in order;
+//   avx (also used at avx2): the same with a __m256 accumulator and FMA;
+//   avx512: a __m512 accumulator over chunks of 16, folded to 8 lanes
+//           (l + l+8), the same 8-lane tree, then the tail in order.
+#include "vec-impl.h"
+
+#include <math.h>
+#include <string.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define TG_X86 1
+#endif
+
+// ---- scalar ------------------------------------------------------------
+
+static inline float ld_f32(const float * p, int64_t i)      { return p[i]; }
+static inline float ld_f16(const tg_fp16_t * p, int64_t i)  { return tg_fp16_to_fp32(p[i]); }
+static inline float ld_bf16(const tg_bf16_t * p, int64_t i) { return tg_bf16_to_fp32(p[i]); }
+
+static inline float tree8(const float * s) {
+    return ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]));
+}
+
+// One dot product of k elements, scalar reference of the 8-lane order.
+#define TG_SCALAR_DOT(NAME, TA, TB, LA, LB)                                   \
+static float NAME(int64_t k, const TA * x, const TB * y) {                   \
+    float s[8] = {0};                                                         \
+    int64_t i = 0;                                                            \
+    for (; i + 8 <= k; i += 8) {                                              \
+        for (int l = 0; l < 8; l++) s[l] += LA(x, i + l) * LB(y, i + l);      \
+    }                                                                         \
+    float r = tree8(s);                                                       \
+    for (; i < k; i++) r += LA(x, i) * LB(y, i);                              \
+    return r;                                                                 \
+}
+
+TG_SCALAR_DOT(dot_f32_f32_scalar,  float,     float,     ld_f32,  ld_f32)
+TG_SCALAR_DOT(dot_f16_f16_scalar,  tg_fp16_t, tg_fp16_t, ld_f16,  ld_f16)
+TG_SCALAR_DOT(dot_bf16_f32_scalar, tg_bf16_t, float,     ld_bf16, ld_f32)
+TG_SCALAR_DOT(dot_bf16_bf16_scalar, tg_bf16_t, tg_bf16_t, ld_bf16, ld_bf16)
+
+#define TG_SCALAR_BLOCK(NAME, DOT, TA, TB)                                    \
+static void NAME(const struct tg_mm_args * g) {                               \
+    for (int64_t i = 0; i < g->ni; i++) {                                     \
+        const TA * x = (const TA *) (g->a + i * g->lda);                      \
+        for (int64_t j = 0; j < g->nj; j++) {                                 \
+            g->c[j * g->ldc + i] = DOT(g->k, x, (const TB *) (g->b + j * g->ldb)); \
+        }                                                                     \
+    }                                                                         \
+}
+
+TG_SCALAR_BLOCK(block_f32_f32_scalar,  dot_f32_f32_scalar,  float,     float)
+TG_SCALAR_BLOCK(block_f16_f16_scalar,  dot_f16_f16_scalar,  tg_fp16_t, tg_fp16_t)
+TG_SCALAR_BLOCK(block_bf16_f32_scalar, dot_bf16_f32_scalar, tg_bf16_t, float)
+
+static void axpy_scalar(int64_t n, float a, const float * x, float * y) {
+    for (int64_t i = 0; i < n; i++) y[i] += a * x[i];
+}
+
+#ifdef TG_X86
+// ---- avx (+fma, f16c) -----------------------------------------------------
+#define TG_AVX __attribute__((target("avx,fma,f16c")))
+#define TG_AVX_INLINE static inline __attribute__((always_inline, target("avx,fma,f16c")))
+
+TG_AVX_INLINE __m256 v8_f32(const float * p) { return _mm256_loadu_ps(p); }
+TG_AVX_INLINE __m256 v8_f16(const tg_fp16_t * p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) p));
+}
+TG_AVX_INLINE __m256 v8_bf16(const tg_bf16_t * p) {
+    __m128i h = _mm_loadu_si128((const __m128i *) p);
+    __m128i z = _mm_setzero_si128();
+    __m128i lo = _mm_unpacklo_epi16(z, h), hi = _mm_unpackhi_epi16(z, h);
+    return _mm256_castsi256_ps(_mm256_set_m128i(hi, lo));
+}
+TG_AVX_INLINE float s_f32(const float * p, int64_t i) { return p[i]; }
+TG_AVX_INLINE float s_f16(const tg_fp16_t * p, int64_t i) { return _cvtsh_ss(p[i]); }
+TG_AVX_INLINE float s_bf16(const tg_bf16_t * p, int64_t i) {
+    uint32_t u = (uint32_t) p[i] << 16; float f; memcpy(&f, &u, 4); return f;
+}
+
+TG_AVX_INLINE float hsum8(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+// RI x RJ tile: RI rows of a against RJ rows of b, one accumulator per pair.
+#define TG_AVX_TILE(NAME, TA, TB, VA, VB, SA, SB)                             \
+TG_AVX_INLINE void NAME(const int RI, const int RJ, int64_t k,                \
+        const char * a, size_t lda, const char * b, size_t ldb,              \
+        float * c, size_t ldc) {                                              \
+    __m256 acc[4][4];                                                         \
+    _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++)                      \
+    _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++) acc[i][j] = _mm256_setzero_ps(); \
+    int64_t kk = 0;                                                           \
+    for (; kk + 8 <= k; kk += 8) {                                            \
+        __m256 va[4];                                                         \
+        _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++)                  \
+            va[i] = VA((const TA *) (a + i * lda) + kk);                      \
+        _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++) {                \
+            __m256 vb = VB((const TB *) (b + j * ldb) + kk);                  \
+            _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++)              \
+                acc[i][j] = _mm256_fmadd_ps(va[i], vb, acc[i][j]);            \
+        }                                                                     \
+    }                                                                         \
+    _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++)                      \
+    _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++) {                    \
+        const TA * x = (const TA *) (a + i * lda);                            \
+        const TB * y = (const TB *) (b + j * ldb);                            \
+        float s = hsum8(acc[i][j]);                                           \
+        for (int64_t t = kk; t < k; t++) s = fmaf(SA(x, t), SB(y, t), s);     \
+        c[j * ldc + i] = s;                                                   \
+    }                                                                         \
+}
+
+// Block of ni x nj: TI x TJ tiles, then the row and column edges.
+#define TG_BLOCK(NAME, ATTR, TILE, TI, TJ)                                    \
+ATTR static void NAME(const struct tg_mm_args * g) {                          \
+    const int64_t ni = g->ni, nj = g->nj, k = g->k;                           \
+    int64_t i = 0;                                                            \
+    for (; i + TI <= ni; i += TI) {                                           \
+        const char * a = g->a + i * g->lda;                                   \
+        int64_t j = 0;                                                        \
+        for (; j + TJ <= nj; j += TJ)                                         \
+            TILE(TI, TJ, k, a, g->lda, g->b + j * g->ldb, g->ldb, g->c + j * g->ldc + i, g->ldc); \
+        for (; j < nj; j++)                                                   \
+            TILE(TI, 1, k, a, g->lda, g->b + j * g->ldb, g->ldb, g->c + j * g->ldc + i, g->ldc); \
+    }                                                                         \
+    for (; i < ni; i++) {                                                     \
+        const char * a = g->a + i * g->lda;                                   \
+        int64_t j = 0;                                                        \
+        for (; j + TJ <= nj; j += TJ)                                         \
+            TILE(1, TJ, k, a, g->lda, g->b + j * g->ldb, g->ldb, g->c + j * g->ldc + i, g->ldc); \
+        for (; j < nj; j++)                                                   \
+            TILE(1, 1, k, a, g->lda, g->b + j * g->ldb, g->ldb, g->c + j * g->ldc + i, g->ldc); \
+    }                                                                         \
+}
+
+TG_AVX_TILE(tile_f32_f32_avx,   float,     float,     v8_f32,  v8_f32,  s_f32,  s_f32)
+TG_AVX_TILE(tile_f16_f16_avx,   tg_fp16_t, tg_fp16_t, v8_f16,  v8_f16,  s_f16,  s_f16)
+TG_AVX_TILE(tile_bf16_f32_avx,  tg_bf16_t, float,     v8_bf16, v8_f32,  s_bf16, s_f32)
+TG_AVX_TILE(tile_bf16_bf16_avx, tg_bf16_t, tg_bf16_t, v8_bf16, v8_bf16, s_bf16, s_bf16)
+
+TG_BLOCK(block_f32_f32_avx,  TG_AVX, tile_f32_f32_avx,  4, 3)
+TG_BLOCK(block_f16_f16_avx,  TG_AVX, tile_f16_f16_avx,  4, 3)
+TG_BLOCK(block_bf16_f32_avx, TG_AVX, tile_bf16_f32_avx, 4, 3)
+
+#define TG_AVX_DOT(NAME, TILE, TA, TB)                                        \
+TG_AVX static float NAME(int64_t k, const TA * x, const TB * y) {            \
+    float r;                                                                  \
+    TILE(1, 1, k, (const char *) x, 0, (const char *) y, 0, &r, 0);           \
+    return r;                                                                 \
+}
+TG_AVX_DOT(dot_f32_f32_avx,   tile_f32_f32_avx,   float,     float)
+TG_AVX_DOT(dot_f16_f16_avx,   tile_f16_f16_avx,   tg_fp16_t, tg_fp16_t)
+TG_AVX_DOT(dot_bf16_bf16_avx, tile_bf16_bf16_avx, tg_bf16_t, tg_bf16_t)
+
+TG_AVX static void axpy_avx(int64_t n, float a, const float * x, float * y) {
+    const __m256 va = _mm256_set1_ps(a);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
+    }
+    for (; i < n; i++) y[i] = fmaf(a, x[i], y[i]);
+}
+
+// ---- avx512f ----------------------------------------------------------------
+#define TG_AVX512 __attribute__((target("avx512f,avx,fma,f16c")))
+#define TG_AVX512_INLINE static inline __attribute__((always_inline, target("avx512f,avx,fma,f16c")))
+
+TG_AVX512_INLINE __m512 v16_f32(const float * p) { return _mm512_loadu_ps(p); }
+TG_AVX512_INLINE __m512 v16_f16(const tg_fp16_t * p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) p));
+}
+TG_AVX512_INLINE __m512 v16_bf16(const tg_bf16_t * p) {
+    __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *) p));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+}
+TG_AVX512_INLINE float hsum16(__m512 v) {
+    __m256 lo = _mm512_castps512_ps256(v);
+    __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+    return hsum8(_mm256_add_ps(lo, hi));
+}
+
+#define TG_AVX512_TILE(NAME, TA, TB, VA, VB, SA, SB)                          \
+TG_AVX512_INLINE void NAME(const int RI, const int RJ, int64_t k,             \
+        const char * a, size_t lda, const char * b, size_t ldb,              \
+        float * c, size_t ldc) {                                              \
+    __m512 acc[4][6];                                                         \
+    _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++)                      \
+    _Pragma("GCC unroll 6") for (int j = 0; j < RJ; j++) acc[i][j] = _mm512_setzero_ps(); \
+    int64_t kk = 0;                                                           \
+    for (; kk + 16 <= k; kk += 16) {                                          \
+        __m512 va[4];                                                         \
+        _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++)                  \
+            va[i] = VA((const TA *) (a + i * lda) + kk);                      \
+        _Pragma("GCC unroll 6") for (int j = 0; j < RJ; j++) {                \
+            __m512 vb = VB((const TB *) (b + j * ldb) + kk);                  \
+            _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++)              \
+                acc[i][j] = _mm512_fmadd_ps(va[i], vb, acc[i][j]);            \
+        }                                                                     \
+    }                                                                         \
+    _Pragma("GCC unroll 6") for (int j = 0; j < RJ; j++)                      \
+    _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++) {                    \
+        const TA * x = (const TA *) (a + i * lda);                            \
+        const TB * y = (const TB *) (b + j * ldb);                            \
+        float s = hsum16(acc[i][j]);                                          \
+        for (int64_t t = kk; t < k; t++) s = fmaf(SA(x, t), SB(y, t), s);     \
+        c[j * ldc + i] = s;                                                   \
+    }                                                                         \
+}
+
+TG_AVX512_TILE(tile_f32_f32_avx512,   float,     float,     v16_f32,  v16_f32,  s_f32,  s_f32)
+TG_AVX512_TILE(tile_f16_f16_avx512,   tg_fp16_t, tg_fp16_t, v16_f16,  v16_f16,  s_f16,  s_f16)
+TG_AVX512_TILE(tile_bf16_f32_avx512,  tg_bf16_t, float,     v16_bf16, v16_f32,  s_bf16, s_f32)
+TG_AVX512_TILE(tile_bf16_bf16_avx512, tg_bf16_t, tg_bf16_t, v16_bf16, v16_bf16, s_bf16, s_bf16)
+
+TG_BLOCK(block_f32_f32_avx512,  TG_AVX512, tile_f32_f32_avx512,  4, 6)
+TG_BLOCK(block_f16_f16_avx512,  TG_AVX512, tile_f16_f16_avx512,  4, 6)
+TG_BLOCK(block_bf16_f32_avx512, TG_AVX512, tile_bf16_f32_avx512, 4, 6)
+
+#define TG_AVX512_DOT(NAME, TILE, TA, TB)                                     \
+TG_AVX512 static float NAME(int64_t k, const TA * x, const TB * y) {         \
+    float r;                                                                  \
+    TILE(1, 1, k, (const char *) x, 0, (const char *) y, 0, &r, 0);           \
+    return r;                                                                 \
+}
+TG_AVX512_DOT(dot_f32_f32_avx512,   tile_f32_f32_avx512,   float,     float)
+TG_AVX512_DOT(dot_f16_f16_avx512,   tile_f16_f16_avx512,   tg_fp16_t, tg_fp16_t)
+TG_AVX512_DOT(dot_bf16_bf16_avx512, tile_bf16_bf16_avx512, tg_bf16_t, tg_bf16_t)
+#endif // TG_X86
+
+// ---- dispatch ---------------------------------------------------------------
+
+tg_mm_block_fn tg_mm_float_block(enum tg_mm_kind kind, int level) {
+#ifdef TG_X86
+    if (level >= TG_SIMD_AVX512) {
+        switch (kind) {
+        case TG_MM_F32_F32:  return block_f32_f32_avx512;
+        case TG_MM_F16_F16:  return block_f16_f16_avx512;
+        case TG_MM_BF16_F32: return block_bf16_f32_avx512;
+        default: break;
+        }
+    } else if (level >= TG_SIMD_AVX) {
+        switch (kind) {
+        case TG_MM_F32_F32:  return block_f32_f32_avx;
+        case TG_MM_F16_F16:  return block_f16_f16_avx;
+        case TG_MM_BF16_F32: return block_bf16_f32_avx;
+        default: break;
+        }
+    }
+#endif
+    switch (kind) {
+    case TG_MM_F16_F16:  return block_f16_f16_scalar;
+    case TG_MM_BF16_F32: return block_bf16_f32_scalar;
+    default:             return block_f32_f32_scalar;
+    }
+}
+
+void tg_mm_axpy_f32(int level, int64_t n, float a, const float * x, float * y) {
+#ifdef TG_X86
+    if (level >= TG_SIMD_AVX) { axpy_avx(n, a, x, y); return; }
+#endif
+    axpy_scalar(n, a, x, y);
+}
+
+float tg_vec_dot_f32(int64_t n, const float * x, const float * y) {
+    int level = tg_mm_level();
+#ifdef TG_X86
+    if (level >= TG_SIMD_AVX512) return dot_f32_f32_avx512(n, x, y);
+    if (level >= TG_SIMD_AVX)    return dot_f32_f32_avx(n, x, y);
+#endif
+    (void) level;
+    return dot_f32_f32_scalar(n, x, y);
+}
+
+float tg_vec_dot_f16(int64_t n, const tg_fp16_t * x, const tg_fp16_t * y) {
+    int level = tg_mm_level();
+#ifdef TG_X86
+    if (level >= TG_SIMD_AVX512) return dot_f16_f16_avx512(n, x, y);
+    if (level >= TG_SIMD_AVX)    return dot_f16_f16_avx(n, x, y);
+#endif
+    (void) level;
+    return dot_f16_f16_scalar(n, x, y);
+}
+
+float tg_vec_dot_bf16(int64_t n, const tg_bf16_t * x, const tg_bf16_t * y) {
+    int level = tg_mm_level();
+#ifdef TG_X86
+    if (level >= TG_SIMD_AVX512) return dot_bf16_bf16_avx512(n, x, y);
+    if (level >= TG_SIMD_AVX)    return dot_bf16_bf16_avx(n, x, y);
+#endif
+    (void) level;
+    return dot_bf16_bf16_scalar(n, x, y);
+}

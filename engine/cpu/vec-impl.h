@@ -1,0 +1,52 @@
+// vec-impl.h - private interface between the matrix driver (matmul.c) and the
+// SIMD dot-product kernels (vec-f32.c: float types, vec-quant.c: Q8_0/Q4_0).
+//
+// Reduction contract: within one SIMD level, every output element of every
+// kernel below (any tile shape, the single dot products of cpu-impl.h
+// included) is computed with the same sequence of floating-point operations:
+// one vector accumulator per element over k in chunks of the level's width,
+// a fixed horizontal-sum tree, then the scalar tail in order. So results never
+// depend on how the output was cut into tiles or threads.
+#ifndef TG_VEC_IMPL_H
+#define TG_VEC_IMPL_H
+
+#include "cpu-impl.h"
+
+// What a block kernel computes: for i < ni, j < nj
+//   c[j*ldc + i] = dot(row i of a, row j of b)   (k elements per row)
+// Row i of a starts at a + i*lda, row j of b at b + j*ldb (bytes).
+struct tg_mm_args {
+    int64_t      k;
+    const char * a; size_t lda;
+    const char * b; size_t ldb;
+    float *      c; size_t ldc;   // ldc in floats
+    int64_t      ni, nj;
+};
+typedef void (*tg_mm_block_fn)(const struct tg_mm_args * g);
+
+// Weight x activation row types a block kernel handles.
+enum tg_mm_kind {
+    TG_MM_F32_F32,    // f32 weights, f32 activations
+    TG_MM_F16_F16,    // f16 weights, f16 activations
+    TG_MM_BF16_F32,   // bf16 weights, f32 activations
+    TG_MM_Q8_Q8,      // q8_0 weights, q8_0 activations
+    TG_MM_Q4_Q8,      // q4_0 weights, q8_0 activations
+    TG_MM_KIND_COUNT
+};
+
+// Block kernel for a kind at a SIMD level (TG_SIMD_*); never NULL for a
+// valid kind (levels without a dedicated path fall back to a lower one).
+tg_mm_block_fn tg_mm_float_block(enum tg_mm_kind kind, int level);  // vec-f32.c
+tg_mm_block_fn tg_mm_quant_block(enum tg_mm_kind kind, int level);  // vec-quant.c
+
+// y[i] += a * x[i] for i < n, one multiply-add per element (fixed per level).
+void tg_mm_axpy_f32(int level, int64_t n, float a, const float * x, float * y);
+
+// SIMD level used by the matrix kernels: tg_cpu_simd_level() capped by
+// tg_mm_set_level_cap (for tests and benchmarks comparing paths).
+int  tg_mm_level(void);
+// Caps the level (TG_SIMD_*); a negative cap removes the cap. Not thread-safe
+// against running kernels: call between computations.
+void tg_mm_set_level_cap(int cap);
+
+#endif

@@ -1,0 +1,256 @@
+// vec-quant.c - dot products of Q8_0 / Q4_0 weight rows against Q8_0
+// activation rows: the single dots of cpu-impl.h and the register-blocked
+// block kernels used by matmul.c.
+//
+// Reduction order (every level, see vec-impl.h): per block of 32, the exact
+// int32 sums of the 8 groups of 4 consecutive products (lane u = elements
+// 4u..4u+3) are converted to f32 and multiply-added with d = dx*dy into 8 f32
+// lane accumulators; after the last block the lanes are summed with the tree
+// ((l0+l4)+(l2+l6))+((l1+l5)+(l3+l7)). The avx and avx2 paths therefore give
+// the same bits; the scalar path differs only where the compiler does not
+// fuse the multiply-add.
+//
+// The int8 products use maddubs(|x|, sign(y, x)), exact for the values a
+// Q8_0/Q4_0 quantizer produces (-127..127 and -8..7): it saturates only when
+// x and y are both -128.
+#include "vec-impl.h"
+
+#include <math.h>
+#include <string.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define TG_X86 1
+#endif
+
+// ---- scalar ---------------------------------------------------------------
+
+static inline float tree8(const float * s) {
+    return ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]));
+}
+
+// Element e (0..31) of a block, as a signed integer.
+static inline int q8_at(const tg_block_q8_0 * b, int e) { return b->qs[e]; }
+static inline int q4_at(const tg_block_q4_0 * b, int e) {
+    return e < 16 ? (b->qs[e] & 0x0F) - 8 : (b->qs[e - 16] >> 4) - 8;
+}
+
+#define TG_SCALAR_QDOT(NAME, BX, AT)                                          \
+static float NAME(int64_t nb, const BX * x, const tg_block_q8_0 * y) {       \
+    float s[8] = {0};                                                         \
+    for (int64_t b = 0; b < nb; b++) {                                        \
+        const float d = tg_fp16_to_fp32(x[b].d) * tg_fp16_to_fp32(y[b].d);    \
+        for (int u = 0; u < 8; u++) {                                         \
+            int p = 0;                                                        \
+            for (int t = 4 * u; t < 4 * u + 4; t++) p += AT(&x[b], t) * y[b].qs[t]; \
+            s[u] += (float) p * d;                                            \
+        }                                                                     \
+    }                                                                         \
+    return tree8(s);                                                          \
+}
+TG_SCALAR_QDOT(dot_q8_q8_scalar, tg_block_q8_0, q8_at)
+TG_SCALAR_QDOT(dot_q4_q8_scalar, tg_block_q4_0, q4_at)
+
+#define TG_SCALAR_QBLOCK(NAME, DOT, BX)                                       \
+static void NAME(const struct tg_mm_args * g) {                               \
+    const int64_t nb = g->k / TG_QK8_0;                                       \
+    for (int64_t i = 0; i < g->ni; i++) {                                     \
+        const BX * x = (const BX *) (g->a + i * g->lda);                      \
+        for (int64_t j = 0; j < g->nj; j++) {                                 \
+            g->c[j * g->ldc + i] = DOT(nb, x, (const tg_block_q8_0 *) (g->b + j * g->ldb)); \
+        }                                                                     \
+    }                                                                         \
+}
+TG_SCALAR_QBLOCK(block_q8_q8_scalar, dot_q8_q8_scalar, tg_block_q8_0)
+TG_SCALAR_QBLOCK(block_q4_q8_scalar, dot_q4_q8_scalar, tg_block_q4_0)
+
+#ifdef TG_X86
+// Block of ni x nj: TI x TJ tiles, then the row and column edges. TILE takes
+// (RI, RJ, number of blocks, a, lda, b, ldb, c, ldc).
+#define TG_QBLOCK(NAME, ATTR, TILE, TI, TJ)                                   \
+ATTR static void NAME(const struct tg_mm_args * g) {                          \
+    const int64_t ni = g->ni, nj = g->nj, nb = g->k / TG_QK8_0;               \
+    int64_t i = 0;                                                            \
+    for (; i + TI <= ni; i += TI) {                                           \
+        const char * a = g->a + i * g->lda;                                   \
+        int64_t j = 0;                                                        \
+        for (; j + TJ <= nj; j += TJ)                                         \
+            TILE(TI, TJ, nb, a, g->lda, g->b + j * g->ldb, g->ldb, g->c + j * g->ldc + i, g->ldc); \
+        for (; j < nj; j++)                                                   \
+            TILE(TI, 1, nb, a, g->lda, g->b + j * g->ldb, g->ldb, g->c + j * g->ldc + i, g->ldc); \
+    }                                                                         \
+    for (; i < ni; i++) {                                                     \
+        const char * a = g->a + i * g->lda;                                   \
+        int64_t j = 0;                                                        \
+        for (; j + TJ <= nj; j += TJ)                                         \
+            TILE(1, TJ, nb, a, g->lda, g->b + j * g->ldb, g->ldb, g->c + j * g->ldc + i, g->ldc); \
+        for (; j < nj; j++)                                                   \
+            TILE(1, 1, nb, a, g->lda, g->b + j * g->ldb, g->ldb, g->c + j * g->ldc + i, g->ldc); \
+    }                                                                         \
+}
+
+// ---- avx (+fma, f16c): 128-bit integer halves -------------------------------
+#define TG_AVX __attribute__((target("avx,fma,f16c")))
+#define TG_AVX_INLINE static inline __attribute__((always_inline, target("avx,fma,f16c")))
+
+TG_AVX_INLINE float hsum8(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+// Signed bytes of a block as two halves (elements 0..15, 16..31).
+TG_AVX_INLINE void q8_avx(const tg_block_q8_0 * b, __m128i * lo, __m128i * hi) {
+    *lo = _mm_loadu_si128((const __m128i *) b->qs);
+    *hi = _mm_loadu_si128((const __m128i *) (b->qs + 16));
+}
+TG_AVX_INLINE void q4_avx(const tg_block_q4_0 * b, __m128i * lo, __m128i * hi) {
+    const __m128i m = _mm_set1_epi8(0x0F), off = _mm_set1_epi8(8);
+    __m128i t = _mm_loadu_si128((const __m128i *) b->qs);
+    *lo = _mm_sub_epi8(_mm_and_si128(t, m), off);
+    *hi = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(t, 4), m), off);
+}
+// 4 int32 sums of 4 consecutive products of 16 signed bytes.
+TG_AVX_INLINE __m128i dot16_avx(__m128i ax, __m128i x, __m128i y) {
+    __m128i p = _mm_maddubs_epi16(ax, _mm_sign_epi8(y, x));
+    return _mm_madd_epi16(p, _mm_set1_epi16(1));
+}
+
+#define TG_AVX_QTILE(NAME, BX, LOADX)                                         \
+TG_AVX_INLINE void NAME(const int RI, const int RJ, int64_t nb,               \
+        const char * a, size_t lda, const char * b, size_t ldb,              \
+        float * c, size_t ldc) {                                              \
+    __m256 acc[4][4];                                                         \
+    _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++)                      \
+    _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++) acc[i][j] = _mm256_setzero_ps(); \
+    for (int64_t blk = 0; blk < nb; blk++) {                                  \
+        __m128i xl[4], xh[4], al[4], ah[4];                                   \
+        float dx[4];                                                          \
+        _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++) {                \
+            const BX * bx = (const BX *) (a + i * lda) + blk;                 \
+            LOADX(bx, &xl[i], &xh[i]);                                        \
+            al[i] = _mm_sign_epi8(xl[i], xl[i]);                              \
+            ah[i] = _mm_sign_epi8(xh[i], xh[i]);                              \
+            dx[i] = _cvtsh_ss(bx->d);                                         \
+        }                                                                     \
+        _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++) {                \
+            const tg_block_q8_0 * by = (const tg_block_q8_0 *) (b + j * ldb) + blk; \
+            __m128i yl, yh;                                                   \
+            q8_avx(by, &yl, &yh);                                             \
+            const float dy = _cvtsh_ss(by->d);                                \
+            _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++) {            \
+                __m128i pl = dot16_avx(al[i], xl[i], yl);                     \
+                __m128i ph = dot16_avx(ah[i], xh[i], yh);                     \
+                __m256 p = _mm256_cvtepi32_ps(_mm256_set_m128i(ph, pl));      \
+                acc[i][j] = _mm256_fmadd_ps(p, _mm256_set1_ps(dx[i] * dy), acc[i][j]); \
+            }                                                                 \
+        }                                                                     \
+    }                                                                         \
+    _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++)                      \
+    _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++)                      \
+        c[j * ldc + i] = hsum8(acc[i][j]);                                    \
+}
+
+TG_AVX_QTILE(tile_q8_q8_avx, tg_block_q8_0, q8_avx)
+TG_AVX_QTILE(tile_q4_q8_avx, tg_block_q4_0, q4_avx)
+TG_QBLOCK(block_q8_q8_avx, TG_AVX, tile_q8_q8_avx, 4, 2)
+TG_QBLOCK(block_q4_q8_avx, TG_AVX, tile_q4_q8_avx, 4, 2)
+
+// ---- avx2 (+fma, f16c): 256-bit integer ops ---------------------------------
+#define TG_AVX2 __attribute__((target("avx2,avx,fma,f16c")))
+#define TG_AVX2_INLINE static inline __attribute__((always_inline, target("avx2,avx,fma,f16c")))
+
+TG_AVX2_INLINE __m256i q8_avx2(const tg_block_q8_0 * b) {
+    return _mm256_loadu_si256((const __m256i *) b->qs);
+}
+TG_AVX2_INLINE __m256i q4_avx2(const tg_block_q4_0 * b) {
+    const __m128i m = _mm_set1_epi8(0x0F);
+    __m128i t = _mm_loadu_si128((const __m128i *) b->qs);
+    __m256i v = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(t, 4), m), _mm_and_si128(t, m));
+    return _mm256_sub_epi8(v, _mm256_set1_epi8(8));
+}
+
+#define TG_AVX2_QTILE(NAME, BX, LOADX)                                        \
+TG_AVX2_INLINE void NAME(const int RI, const int RJ, int64_t nb,              \
+        const char * a, size_t lda, const char * b, size_t ldb,              \
+        float * c, size_t ldc) {                                              \
+    __m256 acc[4][4];                                                         \
+    const __m256i ones = _mm256_set1_epi16(1);                                \
+    _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++)                      \
+    _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++) acc[i][j] = _mm256_setzero_ps(); \
+    for (int64_t blk = 0; blk < nb; blk++) {                                  \
+        __m256i x[4], ax[4];                                                  \
+        __m256 dx[4];                                                         \
+        _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++) {                \
+            const BX * bx = (const BX *) (a + i * lda) + blk;                 \
+            x[i] = LOADX(bx);                                                 \
+            ax[i] = _mm256_sign_epi8(x[i], x[i]);                             \
+            dx[i] = _mm256_set1_ps(_cvtsh_ss(bx->d));                         \
+        }                                                                     \
+        _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++) {                \
+            const tg_block_q8_0 * by = (const tg_block_q8_0 *) (b + j * ldb) + blk; \
+            const __m256i y = q8_avx2(by);                                    \
+            const __m256 dy = _mm256_set1_ps(_cvtsh_ss(by->d));               \
+            _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++) {            \
+                __m256i p = _mm256_maddubs_epi16(ax[i], _mm256_sign_epi8(y, x[i])); \
+                __m256 s = _mm256_cvtepi32_ps(_mm256_madd_epi16(p, ones));    \
+                acc[i][j] = _mm256_fmadd_ps(s, _mm256_mul_ps(dx[i], dy), acc[i][j]); \
+            }                                                                 \
+        }                                                                     \
+    }                                                                         \
+    _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++)                      \
+    _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++)                      \
+        c[j * ldc + i] = hsum8(acc[i][j]);                                    \
+}
+
+TG_AVX2_QTILE(tile_q8_q8_avx2, tg_block_q8_0, q8_avx2)
+TG_AVX2_QTILE(tile_q4_q8_avx2, tg_block_q4_0, q4_avx2)
+TG_QBLOCK(block_q8_q8_avx2, TG_AVX2, tile_q8_q8_avx2, 4, 2)
+TG_QBLOCK(block_q4_q8_avx2, TG_AVX2, tile_q4_q8_avx2, 4, 2)
+
+#define TG_QDOT(NAME, ATTR, TILE, BX)                                         \
+ATTR static float NAME(int64_t nb, const BX * x, const tg_block_q8_0 * y) {  \
+    float r;                                                                  \
+    TILE(1, 1, nb, (const char *) x, 0, (const char *) y, 0, &r, 0);          \
+    return r;                                                                 \
+}
+TG_QDOT(dot_q8_q8_avx,  TG_AVX,  tile_q8_q8_avx,  tg_block_q8_0)
+TG_QDOT(dot_q4_q8_avx,  TG_AVX,  tile_q4_q8_avx,  tg_block_q4_0)
+TG_QDOT(dot_q8_q8_avx2, TG_AVX2, tile_q8_q8_avx2, tg_block_q8_0)
+TG_QDOT(dot_q4_q8_avx2, TG_AVX2, tile_q4_q8_avx2, tg_block_q4_0)
+#endif // TG_X86
+
+// ---- dispatch ---------------------------------------------------------------
+
+tg_mm_block_fn tg_mm_quant_block(enum tg_mm_kind kind, int level) {
+    const bool q4 = kind == TG_MM_Q4_Q8;
+#ifdef TG_X86
+    if (level >= TG_SIMD_AVX2) return q4 ? block_q4_q8_avx2 : block_q8_q8_avx2;
+    if (level >= TG_SIMD_AVX)  return q4 ? block_q4_q8_avx  : block_q8_q8_avx;
+#endif
+    (void) level;
+    return q4 ? block_q4_q8_scalar : block_q8_q8_scalar;
+}
+
+float tg_vec_dot_q8_0_q8_0(int64_t n, const tg_block_q8_0 * x, const tg_block_q8_0 * y) {
+    const int64_t nb = n / TG_QK8_0;
+    const int level = tg_mm_level();
+#ifdef TG_X86
+    if (level >= TG_SIMD_AVX2) return dot_q8_q8_avx2(nb, x, y);
+    if (level >= TG_SIMD_AVX)  return dot_q8_q8_avx(nb, x, y);
+#endif
+    (void) level;
+    return dot_q8_q8_scalar(nb, x, y);
+}
+
+float tg_vec_dot_q4_0_q8_0(int64_t n, const tg_block_q4_0 * x, const tg_block_q8_0 * y) {
+    const int64_t nb = n / TG_QK8_0;
+    const int level = tg_mm_level();
+#ifdef TG_X86
+    if (level >= TG_SIMD_AVX2) return dot_q4_q8_avx2(nb, x, y);
+    if (level >= TG_SIMD_AVX)  return dot_q4_q8_avx(nb, x, y);
+#endif
+    (void) level;
+    return dot_q4_q8_scalar(nb, x, y);
+}
