@@ -154,6 +154,9 @@ float   tg_get_op_param_f32(const struct tg_tensor * t, int i);
 // Element access for host tensors with data (contiguous or not; any
 // supported type, converted). For tests and tools, not for hot loops.
 float tg_get_f32_nd(const struct tg_tensor * t, int64_t i0, int64_t i1, int64_t i2, int64_t i3);
+// tg_get_f32_nd returns NaN (and sets the last error) without data or out of
+// range; quantized types are dequantized. tg_set_f32_nd cannot write quantized
+// types: it leaves them unchanged and sets TG_ERR_UNSUPPORTED.
 void  tg_set_f32_nd(struct tg_tensor * t, int64_t i0, int64_t i1, int64_t i2, int64_t i3, float v);
 
 // ---- ops (results are new tensors unless noted "view" / "in place") -------
@@ -161,7 +164,7 @@ void  tg_set_f32_nd(struct tg_tensor * t, int64_t i0, int64_t i1, int64_t i2, in
 // the result has a's type and shape.
 
 struct tg_tensor * tg_dup(struct tg_context * ctx, struct tg_tensor * a);            // contiguous copy
-struct tg_tensor * tg_cpy(struct tg_context * ctx, struct tg_tensor * a, struct tg_tensor * b); // a -> b (converting; same nelements); result views b
+struct tg_tensor * tg_cpy(struct tg_context * ctx, struct tg_tensor * a, struct tg_tensor * b); // a -> b (converting; same nelements); result views b; src[0] = a, src[1] = b
 struct tg_tensor * tg_cont(struct tg_context * ctx, struct tg_tensor * a);           // contiguous copy, same shape
 struct tg_tensor * tg_cont_4d(struct tg_context * ctx, struct tg_tensor * a, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3);
 
@@ -212,6 +215,8 @@ struct tg_tensor * tg_concat(struct tg_context * ctx, struct tg_tensor * a, stru
 struct tg_tensor * tg_get_rows(struct tg_context * ctx, struct tg_tensor * a, struct tg_tensor * b);
 // Writes rows of b (F32 [n,m,x,y]) into a ([n,r,x,y], any type, converted) at
 // rows c (I32 or I64 [m,x,y]); result views a (in place).
+// Sources: src[0] = a (also the result's view_src), src[1] = b (the rows),
+// src[2] = c (the ids).
 struct tg_tensor * tg_set_rows(struct tg_context * ctx, struct tg_tensor * a, struct tg_tensor * b, struct tg_tensor * c);
 
 // Matrix product, the ggml convention: a [k,m,p,q] (weights; any supported
@@ -261,6 +266,8 @@ struct tg_tensor * tg_diag_mask_inf(struct tg_context * ctx, struct tg_tensor * 
 struct tg_tensor * tg_diag_mask_inf_inplace(struct tg_context * ctx, struct tg_tensor * a, int n_past);
 
 // Views (no copy; result->view_src is a's memory owner, view_offs the byte offset).
+// op VIEW, src[0] = a; op_params[0..1] hold the size_t offset relative to a.
+// In-place variants of other ops are views too (view_src set, op the op's).
 struct tg_tensor * tg_view_1d(struct tg_context * ctx, struct tg_tensor * a, int64_t ne0, size_t offset);
 struct tg_tensor * tg_view_2d(struct tg_context * ctx, struct tg_tensor * a, int64_t ne0, int64_t ne1, size_t nb1, size_t offset);
 struct tg_tensor * tg_view_3d(struct tg_context * ctx, struct tg_tensor * a, int64_t ne0, int64_t ne1, int64_t ne2, size_t nb1, size_t nb2, size_t offset);
@@ -314,6 +321,7 @@ struct tg_graph * tg_graph_new(struct tg_context * ctx, int size);
 enum tg_status tg_graph_build_forward(struct tg_graph * g, struct tg_tensor * t);
 // A graph over nodes [i0, i1) of g sharing its arrays (no leafs, no hash).
 struct tg_graph tg_graph_view(struct tg_graph * g, int i0, int i1);
+// Empties g (no nodes, no leafs, visited set cleared; capacity kept) for a rebuild.
 void tg_graph_reset_visited(struct tg_graph * g);
 // Node with that name, or NULL.
 struct tg_tensor * tg_graph_get_tensor(const struct tg_graph * g, const char * name);
