@@ -5,6 +5,13 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+double tg_llama_time_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec * 1e3 + (double) ts.tv_nsec * 1e-6;
+}
 
 struct tg_llama_context {
     struct tg_llama_model * model;
@@ -49,6 +56,28 @@ static enum tg_status check_params(const struct tg_llama_model * m, struct tg_ll
     return TG_OK;
 }
 
+// Plans compute memory for the largest micro-batch (n_ubatch tokens over
+// every cell, every token an output) and for one generated token.
+static enum tg_status reserve(struct tg_llama_context * c) {
+    const int32_t shapes[2][3] = {  // tokens, cells, outputs
+        { c->params.n_ubatch, c->params.n_ctx, c->params.n_ubatch },
+        { 1, c->params.n_ctx, 1 },
+    };
+    for (int i = 0; i < 2; i++) {
+        struct tg_context_params cp = { .mem_size = c->gctx_size, .no_alloc = true };
+        struct tg_context * gctx = tg_context_new(cp);
+        if (!gctx) return tg_last_status();
+        struct tg_llama_ubatch_graph ug;
+        enum tg_status st = tg_llama_build_graph(gctx, c->model, &c->kv, shapes[i][0], c->params.n_ctx - shapes[i][0],
+                                                 shapes[i][1], shapes[i][2], &ug);
+        if (!st) st = tg_llama_exec_reserve(c->exec, ug.graph);
+        tg_llama_exec_reset(c->exec);
+        tg_context_free(gctx);
+        if (st) return st;
+    }
+    return TG_OK;
+}
+
 struct tg_llama_context * tg_llama_context_new(struct tg_llama_model * model, const struct tg_llama_context_params * params) {
     if (!model) { tg_error(TG_ERR_INVALID_ARG, "tg_llama_context_new: model is NULL"); return NULL; }
     struct tg_llama_context * c = calloc(1, sizeof *c);
@@ -69,11 +98,13 @@ struct tg_llama_context * tg_llama_context_new(struct tg_llama_model * model, co
         return NULL;
     }
     c->stats.kv_bytes = c->kv.bytes;
+    if (reserve(c) != TG_OK) { tg_llama_context_free(c); return NULL; }
     return c;
 }
 
 void tg_llama_context_free(struct tg_llama_context * c) {
     if (!c) return;
+    if (c->exec) tg_llama_exec_reset(c->exec);
     tg_context_free(c->gctx);
     tg_llama_exec_free(c->exec);
     tg_llama_kv_free(&c->kv);
@@ -183,6 +214,7 @@ static enum tg_status decode_ubatch(struct tg_llama_context * c, const struct tg
     if (n_out == 0) n_out = 1;
     const int32_t p0 = b->pos0 + u0;
     double t0 = tg_llama_time_ms();
+    tg_llama_exec_reset(c->exec);
     tg_context_free(c->gctx);
     memset(&c->ug, 0, sizeof c->ug);
     struct tg_context_params cp = { .mem_size = c->gctx_size, .no_alloc = true };

@@ -18,8 +18,8 @@ enum tg_status tg_llama_kv_init(struct tg_llama_kv * kv, const struct tg_llama_m
     int n_layer = h->n_layer;
     size_t bytes = (size_t) n_layer * (tg_row_size(type_k, n_embd_kv) + tg_row_size(type_v, n_embd_kv)) * (size_t) n_ctx;
     struct tg_context_params cp = {
-        .mem_size = bytes + (size_t) (2 * n_layer + 2) * (tg_tensor_overhead() + TG_MEM_ALIGN),
-        .no_alloc = false,
+        .mem_size = (size_t) (2 * n_layer + 2) * tg_tensor_overhead(),
+        .no_alloc = true,
     };
     kv->k = calloc((size_t) n_layer, sizeof *kv->k);
     kv->v = calloc((size_t) n_layer, sizeof *kv->v);
@@ -39,6 +39,11 @@ enum tg_status tg_llama_kv_init(struct tg_llama_kv * kv, const struct tg_llama_m
         tg_format_name(kv->k[il], "cache_k_l%d", il);
         tg_format_name(kv->v[il], "cache_v_l%d", il);
     }
+    if (tg_llama_kv_alloc(kv) != TG_OK) {
+        enum tg_status st = tg_last_status();
+        tg_llama_kv_free(kv);
+        return st;
+    }
     kv->n_ctx = n_ctx;
     kv->bytes = bytes;
     tg_llama_kv_zero(kv);
@@ -47,6 +52,7 @@ enum tg_status tg_llama_kv_init(struct tg_llama_kv * kv, const struct tg_llama_m
 
 void tg_llama_kv_free(struct tg_llama_kv * kv) {
     if (!kv) return;
+    tg_llama_kv_release(kv);
     tg_context_free(kv->ctx);
     free(kv->k);
     free(kv->v);
@@ -54,9 +60,7 @@ void tg_llama_kv_free(struct tg_llama_kv * kv) {
 }
 
 void tg_llama_kv_zero(struct tg_llama_kv * kv) {
-    if (!kv->ctx) return;
-    for (struct tg_tensor * t = tg_context_first_tensor(kv->ctx); t; t = tg_context_next_tensor(kv->ctx, t))
-        if (t->data) memset(t->data, 0, tg_nbytes(t));
+    tg_llama_kv_clear_memory(kv);
     kv->used = 0;
 }
 

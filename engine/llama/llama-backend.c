@@ -1,20 +1,16 @@
 // llama-backend.c - where the llama runtime meets the compute engine:
 // weights' placement, memory for a graph, inputs, compute, results.
 //
-// This version computes on the CPU directly (tg_cpu_graph_compute) with a
+// This is the fallback used while the engine has no scheduler (TG_LLAMA_SCHED
+// 0; llama-sched.c is the real one): it computes on the CPU directly (tg_cpu_graph_compute) with a
 // simple bump allocator over one host buffer that grows to the largest graph
 // seen (no reuse between a graph's tensors).
 #include "llama-impl.h"
 
+#if !TG_LLAMA_SCHED
+
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-double tg_llama_time_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec * 1e3 + (double) ts.tv_nsec * 1e-6;
-}
 
 enum tg_status tg_llama_model_place_weights(struct tg_llama_model * m) {
     (void) m;  // weights are used in place: their data already points into the mapping
@@ -22,6 +18,34 @@ enum tg_status tg_llama_model_place_weights(struct tg_llama_model * m) {
 }
 
 void tg_llama_model_release_weights(struct tg_llama_model * m) { (void) m; }
+
+enum tg_status tg_llama_kv_alloc(struct tg_llama_kv * kv) {
+    size_t need = 0;
+    for (struct tg_tensor * t = tg_context_first_tensor(kv->ctx); t; t = tg_context_next_tensor(kv->ctx, t))
+        need += (tg_nbytes(t) + TG_MEM_ALIGN - 1) / TG_MEM_ALIGN * TG_MEM_ALIGN;
+    char * mem = NULL;
+    if (posix_memalign((void **) &mem, TG_MEM_ALIGN, need ? need : TG_MEM_ALIGN) != 0 || !mem)
+        return tg_error(TG_ERR_NOMEM, "KV cache: cannot allocate %zu bytes", need);
+    size_t off = 0;
+    for (struct tg_tensor * t = tg_context_first_tensor(kv->ctx); t; t = tg_context_next_tensor(kv->ctx, t)) {
+        t->data = mem + off;
+        off += (tg_nbytes(t) + TG_MEM_ALIGN - 1) / TG_MEM_ALIGN * TG_MEM_ALIGN;
+    }
+    memset(mem, 0, need);
+    kv->mem = mem;
+    return TG_OK;
+}
+
+void tg_llama_kv_release(struct tg_llama_kv * kv) {
+    free(kv->mem);
+    kv->mem = NULL;
+}
+
+void tg_llama_kv_clear_memory(struct tg_llama_kv * kv) {
+    if (!kv->ctx) return;
+    for (struct tg_tensor * t = tg_context_first_tensor(kv->ctx); t; t = tg_context_next_tensor(kv->ctx, t))
+        if (t->data) memset(t->data, 0, tg_nbytes(t));
+}
 
 struct tg_llama_exec {
     struct tg_cpu_pool * pool;
@@ -46,6 +70,9 @@ void tg_llama_exec_free(struct tg_llama_exec * e) {
 }
 
 size_t tg_llama_exec_bytes(const struct tg_llama_exec * e) { return e ? e->cap : 0; }
+
+enum tg_status tg_llama_exec_reserve(struct tg_llama_exec * e, struct tg_graph * g) { (void) e; (void) g; return TG_OK; }
+void tg_llama_exec_reset(struct tg_llama_exec * e) { (void) e; }
 
 static size_t pad_up(size_t n) { return (n + TG_MEM_ALIGN - 1) / TG_MEM_ALIGN * TG_MEM_ALIGN; }
 
@@ -138,3 +165,5 @@ enum tg_status tg_llama_exec_compute(struct tg_llama_exec * e, struct tg_graph *
 void tg_llama_exec_marker(struct tg_llama_exec * e, const char * what, int32_t n_tokens, int32_t pos0, int32_t ubatch) {
     (void) e; (void) what; (void) n_tokens; (void) pos0; (void) ubatch;  // no observer in this engine build yet
 }
+
+#endif  // !TG_LLAMA_SCHED

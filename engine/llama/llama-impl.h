@@ -9,6 +9,12 @@
 #include "tg/gguf.h"
 
 #include <stddef.h>
+
+// 1: compute through the backend scheduler (llama-sched.c); 0: directly on
+// the CPU with a bump allocator (llama-backend.c).
+#ifndef TG_LLAMA_SCHED
+#define TG_LLAMA_SCHED 0
+#endif
 #include <stdint.h>
 
 struct tg_llama_layer {
@@ -49,6 +55,7 @@ struct tg_llama_kv {
     struct tg_tensor ** k;          // [n_layer]
     struct tg_tensor ** v;          // [n_layer]
     size_t bytes;
+    void * mem;                     // the memory holding them (llama-backend.c's business)
 };
 
 enum tg_status tg_llama_kv_init(struct tg_llama_kv * kv, const struct tg_llama_model * m,
@@ -84,6 +91,10 @@ int tg_llama_graph_size(const struct tg_llama_model * m);
 // buffer of usage WEIGHTS when the engine has backends; a no-op otherwise.
 enum tg_status tg_llama_model_place_weights(struct tg_llama_model * m);
 void tg_llama_model_release_weights(struct tg_llama_model * m);
+// Memory for the KV cache tensors (in kv->ctx, no_alloc), zeroed; release; zero.
+enum tg_status tg_llama_kv_alloc(struct tg_llama_kv * kv);
+void tg_llama_kv_release(struct tg_llama_kv * kv);
+void tg_llama_kv_clear_memory(struct tg_llama_kv * kv);
 
 // The compute side (llama-backend.c): memory for a graph's tensors, inputs
 // set, the graph computed (eval callback, profile), results read back.
@@ -101,6 +112,10 @@ enum tg_status tg_llama_exec_set(struct tg_llama_exec * e, struct tg_tensor * t,
 enum tg_status tg_llama_exec_get(struct tg_llama_exec * e, const struct tg_tensor * t, void * data, size_t offset, size_t size);
 enum tg_status tg_llama_exec_compute(struct tg_llama_exec * e, struct tg_graph * g, const struct tg_llama_exec_hooks * hooks);
 size_t tg_llama_exec_bytes(const struct tg_llama_exec * e);
+// Reserves compute memory for the worst case (the given graphs); may be a no-op.
+enum tg_status tg_llama_exec_reserve(struct tg_llama_exec * e, struct tg_graph * g);
+// Forgets the last graph (before its metadata is freed).
+void tg_llama_exec_reset(struct tg_llama_exec * e);
 // Marks the start of a decode step in the engine's observer stream (if any).
 void tg_llama_exec_marker(struct tg_llama_exec * e, const char * what, int32_t n_tokens, int32_t pos0, int32_t ubatch);
 
