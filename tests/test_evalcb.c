@@ -41,7 +41,9 @@ static bool eval_cb(struct tg_tensor * t, bool ask, void * user) {
     if (n_ours < MAX_NODES && t->data) {
         struct stat_row * r = &ours[n_ours++];
         snprintf(r->name, sizeof r->name, "%s", t->name);
-        snprintf(r->op, sizeof r->op, "%s", tg_op_name(t->op));
+        // llama.cpp's dump names a GLU node by its variant (SWIGLU)
+        bool swiglu = t->op == TG_OP_GLU && tg_get_op_param_i32(t, 0) == TG_GLU_SWIGLU;
+        snprintf(r->op, sizeof r->op, "%s", swiglu ? "SWIGLU" : tg_op_name(t->op));
         for (int i = 0; i < 4; i++) r->ne[i] = t->ne[i];
         tensor_sums(t, &r->sum, &r->sumsq);
     }
@@ -94,10 +96,12 @@ int main(void) {
     static const int32_t p1[] = { 1, 9038, 2501, 263, 931, 29892, 727, 471, 263, 2217, 19964 };
     enum tg_status st = c ? tg_llama_decode(c, p1, 11, 0) : tg_last_status();
     CHECK(st == TG_OK, "decode p1 with the eval callback (%s)", tg_last_error());
-    CHECK(n_ours > 50, "callback observed %d F32 nodes", n_ours);
-    int matched = 0, j = 0, bad = 0;
+    CHECK(n_ours > 40, "callback observed %d F32 nodes", n_ours);
+    int matched = 0, j = 0, bad = 0, n_compute = 0, matched_compute = 0;
     for (int i = 0; i < n_ref; i++) {
         const struct stat_row * r = &ref[i];
+        bool is_view = !strcmp(r->op, "RESHAPE") || !strcmp(r->op, "VIEW") || !strcmp(r->op, "PERMUTE") || !strcmp(r->op, "TRANSPOSE");
+        n_compute += !is_view;
         int k = j;
         bool anon = strncmp(r->name, "node_", 5) == 0;  // unnamed there: match by op and shape
         while (k < n_ours && (strcmp(ours[k].op, r->op) ||
@@ -106,6 +110,7 @@ int main(void) {
         const struct stat_row * o = &ours[k];
         j = k + 1;
         matched++;
+        matched_compute += !is_view;
         double scale = 1e-2 * sqrt(r->sumsq);
         double es = rel(o->sum, r->sum, scale), eq = rel(o->sumsq, r->sumsq, 0);
         bool shape = memcmp(o->ne, r->ne, sizeof o->ne) == 0;
@@ -115,7 +120,10 @@ int main(void) {
               r->name, o->name, r->op, (long long) r->ne[0], (long long) r->ne[1], (long long) r->ne[2], (long long) r->ne[3],
               o->sum, r->sum, es, o->sumsq, r->sumsq, eq, shape ? "" : " SHAPE DIFFERS");
     }
-    CHECK(matched >= n_ref - 2, "%d of %d reference nodes matched by name and op", matched, n_ref);
+    // view nodes (RESHAPE ...) are observed only when the engine reports no-op nodes
+    CHECK(matched_compute == n_compute, "%d of %d computing reference nodes matched by name and op (%d of %d with views)",
+          matched_compute, n_compute, matched, n_ref);
+    CHECK(bad == 0, "%d matched nodes differ", bad);
     tg_llama_context_free(c);
     tg_llama_model_free(m);
     return tg_check_finish("test_evalcb");

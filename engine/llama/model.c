@@ -221,7 +221,13 @@ struct tg_llama_model * tg_llama_model_load(const char * path, const struct tg_l
     struct tg_llama_model * m = calloc(1, sizeof *m);
     if (!m) { tg_error(TG_ERR_NOMEM, "out of memory loading %s", path); return NULL; }
     m->gguf = tg_gguf_open(path);
-    if (!m->gguf) { free(m); return NULL; }
+    if (!m->gguf) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", tg_last_error());
+        if (!strstr(msg, path)) tg_error(tg_last_status(), "%s: %s", path, msg);
+        free(m);
+        return NULL;
+    }
     tg_clear_error();
     if (read_hparams(m->gguf, &m->hparams) != TG_OK) {
         tg_error(tg_last_status(), "%s: %s", path, tg_last_error());
