@@ -98,12 +98,16 @@ static int cmd_perplexity(int argc, char ** argv) {
     cp.n_ubatch = cp.n_batch;
     cp.n_threads = n_threads;
     if (kv_f32) cp.type_k = cp.type_v = TG_TYPE_F32;
+    if (n < n_ctx) {
+        tg_cli_err("perplexity: %s has %d tokens, fewer than the context size %d (-c)", text_path, n, n_ctx);
+        goto done;
+    }
     ctx = tg_llama_context_new(model, &cp);
     if (!ctx) { tg_cli_err("perplexity: %s", tg_last_error()); goto done; }
     fprintf(stderr, "perplexity: %d tokens, %d chunks of %d\n", n, n / n_ctx, n_ctx);
     struct tg_llama_ppl_result res;
     if (tg_llama_perplexity(ctx, ids, n, progress, NULL, &res) != TG_OK) {
-        tg_cli_err("perplexity: %s", tg_last_error());
+        tg_cli_err("%s", tg_last_error());
         goto done;
     }
     printf("perplexity: %.6f chunks %d tokens %d\n", res.ppl, res.n_chunks, res.n_tokens);
