@@ -317,7 +317,8 @@ struct tg_graph {
 struct tg_graph * tg_graph_new(struct tg_context * ctx, int size);
 // Appends t and, first, all its not yet visited sources (and view sources),
 // depth first: nodes in execution order, leafs separately. Returns
-// TG_ERR_NOMEM (graph full, message says the capacity) on failure.
+// TG_ERR_NOMEM (graph full, message says the capacity) on failure; the graph
+// is then incomplete (tg_graph_reset_visited and rebuild in a larger one).
 enum tg_status tg_graph_build_forward(struct tg_graph * g, struct tg_tensor * t);
 // A graph over nodes [i0, i1) of g sharing its arrays (no leafs, no hash).
 struct tg_graph tg_graph_view(struct tg_graph * g, int i0, int i1);
