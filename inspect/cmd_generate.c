@@ -3,6 +3,7 @@
 // and decode one token at a time; print the text, or JSON, and optionally the
 // last prompt position's logits and a graph summary with timings.
 #include "cli.h"
+#include "json.h"
 #include "tg/gguf.h"
 #include "tg/llama.h"
 #include "tg/vocab.h"
@@ -76,27 +77,6 @@ static int parse_gen(int argc, char ** argv, struct gen_opts * o) {
     if (o->trace || o->trace_dump)
         return tg_cli_err("generate: --trace/--trace-dump need the trace recorder, which this build does not have yet");
     return 0;
-}
-
-// Minimal JSON string escaping (quotes, backslash, control characters).
-static void json_str(FILE * f, const char * s, size_t n) {
-    fputc('"', f);
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char) s[i];
-        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-        else if (c == '\n') fputs("\\n", f);
-        else if (c == '\r') fputs("\\r", f);
-        else if (c == '\t') fputs("\\t", f);
-        else if (c < 0x20) fprintf(f, "\\u%04x", c);
-        else fputc(c, f);
-    }
-    fputc('"', f);
-}
-
-static void json_ids(FILE * f, const int32_t * v, int n) {
-    fputc('[', f);
-    for (int i = 0; i < n; i++) fprintf(f, "%s%d", i ? ", " : "", v[i]);
-    fputc(']', f);
 }
 
 static int write_logits(const char * path, const float * logits, int n) {
@@ -181,11 +161,11 @@ static int print_json(struct run * r) {
     if (!text) return tg_cli_err("generate: out of memory");
     n = tg_vocab_detokenize(r->vocab, r->ids + r->n_prompt, r->n_gen, text, (size_t) n + 1, false);
     printf("{\"prompt_ids\": ");
-    json_ids(stdout, r->ids, r->n_prompt);
+    tg_json_write_ints(stdout, r->ids, (size_t) r->n_prompt);
     printf(", \"generated_ids\": ");
-    json_ids(stdout, r->ids + r->n_prompt, r->n_gen);
+    tg_json_write_ints(stdout, r->ids + r->n_prompt, (size_t) r->n_gen);
     printf(", \"text\": ");
-    json_str(stdout, text, n > 0 ? (size_t) n : 0);
+    tg_json_write_string(stdout, text, n > 0 ? (size_t) n : 0);
     printf("}\n");
     free(text);
     return 0;
