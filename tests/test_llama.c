@@ -272,12 +272,12 @@ int main(void) {
     int n = read_rows(rows, 32);
     CHECK(n == 12, "logits.tsv has %d rows", n);
     struct tg_llama_model * m = NULL;
-    char cur[64] = "";
+    const char * cur = "";
     for (int i = 0; i < n; i++) {
         if (strcmp(cur, rows[i].model) != 0) {
             tg_llama_model_free(m);
             m = load(rows[i].model);
-            snprintf(cur, sizeof cur, "%s", rows[i].model);
+            cur = rows[i].model;
             CHECK(m != NULL, "load %s", cur);
         }
         if (m) check_row(m, &rows[i]);
