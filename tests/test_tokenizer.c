@@ -333,6 +333,48 @@ static void test_load_errors(void) {
     remove(path);
 }
 
+// The JSON Lines reader/writer of `tgdb tokenize`.
+static void test_json(void) {
+    struct tg_json_object o;
+    char err[128];
+    const char * ok = " {\"s\": \"q\\\" b\\\\ s\\/ \\b\\f\\n\\r\\t \\u00e9 \\ud83e\\udd99\", \"n\": -1.5e2, "
+                      "\"a\": [1, -2, 30000], \"e\": [], \"t\": true, \"z\": null} ";
+    bool parsed = tg_json_parse_object(ok, strlen(ok), &o, err, sizeof(err));
+    CHECK(parsed, "parse an object with every kind of value %s", err);
+    if (parsed) {
+        const struct tg_json_field * f = tg_json_get(&o, "s");
+        const char want[] = "q\" b\\ s/ \b\f\n\r\t \xC3\xA9 \xF0\x9F\xA6\x99";
+        CHECK(f && f->kind == TG_JSON_STRING && f->str_len == sizeof(want) - 1 && memcmp(f->str, want, f->str_len) == 0,
+              "string escapes decode (\\u00e9 -> C3 A9, surrogate pair -> F0 9F A6 99)");
+        f = tg_json_get(&o, "n");
+        CHECK(f && f->kind == TG_JSON_NUMBER && f->num == -150.0, "number -1.5e2");
+        f = tg_json_get(&o, "a");
+        CHECK(f && f->kind == TG_JSON_INT_ARRAY && f->n_ints == 3 && f->ints[1] == -2 && f->ints[2] == 30000,
+              "int array [1, -2, 30000]");
+        f = tg_json_get(&o, "e");
+        CHECK(f && f->kind == TG_JSON_INT_ARRAY && f->n_ints == 0, "empty array");
+        CHECK(tg_json_get(&o, "t")->kind == TG_JSON_BOOL && tg_json_get(&o, "z")->kind == TG_JSON_NULL &&
+              !tg_json_get(&o, "missing"), "true, null, missing key");
+        tg_json_object_free(&o);
+    }
+    const char * bad[] = {"", "[]", "{\"a\": 1", "{\"a\": 1} x", "{\"a\": {\"b\": 1}}", "{\"a\": [1.5]}",
+                          "{\"a\": \"\\x\"}", "{\"a\": \"\\udc00\"}", "{\"a\": 01}", "{a: 1}", "{\"a\": tru}"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        bool r = tg_json_parse_object(bad[i], strlen(bad[i]), &o, err, sizeof(err));
+        CHECK(!r && o.n == 0 && err[0], "reject '%s': %s", bad[i], err);
+    }
+    char * mem = NULL;
+    size_t mem_n = 0;
+    FILE * f = open_memstream(&mem, &mem_n);
+    tg_json_write_string(f, "a\"\\\n\x01\x7f\xC3\xA9", 8);
+    fputc(' ', f);
+    tg_json_write_ints(f, (const int32_t[3]) {1, -2, 3}, 3);
+    fclose(f);
+    const char * wexp = "\"a\\\"\\\\\\n\\u0001\x7f\xC3\xA9\" [1, -2, 3]";
+    CHECK(mem && strcmp(mem, wexp) == 0, "writer escapes like json.dumps(ensure_ascii=False)");
+    free(mem);
+}
+
 int main(void) {
     char * path = tg_test_data("llama-spm-vocab.gguf");
     struct tg_gguf * g = tg_gguf_open(path);
@@ -351,6 +393,7 @@ int main(void) {
         test_perf(v);
     }
     test_memory_vocab();
+    test_json();
     test_load_errors();
     tg_vocab_free(v);
     return tg_check_finish("test_tokenizer");

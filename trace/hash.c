@@ -1,0 +1,204 @@
+// hash.c - content hashes (xxh64 over logical element order), numeric
+// summaries and logical-order gathering of strided host data.
+#include "tg/trace.h"
+
+#include <math.h>
+#include <string.h>
+#define XXH_STATIC_LINKING_ONLY
+#include <xxhash.h>
+
+#define CHUNK 1024   // elements converted at a time (stack buffers)
+
+struct layout {
+    int64_t bs;        // elements per block
+    size_t  ts;        // bytes per block
+    int64_t nblk0;     // blocks per row
+    size_t  row_bytes; // bytes of a dense row
+    bool    dense_rows;
+    bool    contiguous;
+};
+
+static bool get_layout(int type, const int64_t ne[4], const size_t nb[4], struct layout * L) {
+    if (!tg_type_supported(type)) return false;
+    L->bs = tg_blck_size((enum tg_type) type);
+    L->ts = tg_type_size((enum tg_type) type);
+    if (L->bs <= 0 || L->ts == 0) return false;
+    for (int d = 0; d < 4; d++) if (ne[d] < 0) return false;
+    if (ne[0] % L->bs != 0) return false;
+    L->nblk0 = ne[0] / L->bs;
+    L->row_bytes = (size_t) L->nblk0 * L->ts;
+    L->dense_rows = nb[0] == L->ts;
+    L->contiguous = L->dense_rows && (ne[1] <= 1 || nb[1] == L->row_bytes) &&
+                    (ne[2] <= 1 || nb[2] == L->row_bytes * (size_t) ne[1]) &&
+                    (ne[3] <= 1 || nb[3] == L->row_bytes * (size_t) ne[1] * (size_t) ne[2]);
+    return true;
+}
+
+// Calls fn(row bytes in logical order, len, user) for every row; rows with
+// strided blocks are gathered through a stack buffer in pieces.
+typedef void (*row_fn)(const uint8_t * p, size_t n, void * user);
+
+static void for_each_row(const uint8_t * data, const int64_t ne[4], const size_t nb[4],
+                         const struct layout * L, row_fn fn, void * user) {
+    if (L->contiguous) {
+        size_t total = L->row_bytes * (size_t) ne[1] * (size_t) ne[2] * (size_t) ne[3];
+        if (total) fn(data, total, user);
+        return;
+    }
+    uint8_t tmp[4096];
+    for (int64_t i3 = 0; i3 < ne[3]; i3++)
+    for (int64_t i2 = 0; i2 < ne[2]; i2++)
+    for (int64_t i1 = 0; i1 < ne[1]; i1++) {
+        const uint8_t * row = data + i1 * nb[1] + i2 * nb[2] + i3 * nb[3];
+        if (L->dense_rows) { fn(row, L->row_bytes, user); continue; }
+        size_t per = sizeof(tmp) / L->ts;
+        for (int64_t b = 0; b < L->nblk0; ) {
+            size_t k = 0;
+            for (; k < per && b < L->nblk0; k++, b++) memcpy(tmp + k * L->ts, row + b * nb[0], L->ts);
+            fn(tmp, k * L->ts, user);
+        }
+    }
+}
+
+static void hash_row(const uint8_t * p, size_t n, void * user) { XXH64_update(user, p, n); }
+
+uint64_t tg_trace_hash_data(const void * data, int type, const int64_t ne[4], const size_t nb[4]) {
+    struct layout L;
+    if (!data || !ne || !nb || !get_layout(type, ne, nb, &L)) return 0;
+    if (L.contiguous) {
+        size_t total = L.row_bytes * (size_t) ne[1] * (size_t) ne[2] * (size_t) ne[3];
+        return XXH64(data, total, 0);
+    }
+    XXH64_state_t st;
+    XXH64_reset(&st, 0);
+    for_each_row(data, ne, nb, &L, hash_row, &st);
+    return XXH64_digest(&st);
+}
+
+uint64_t tg_trace_hash_tensor(const struct tg_tensor * t) {
+    if (!t || !t->data) return 0;
+    return tg_trace_hash_data(t->data, t->type, t->ne, t->nb);
+}
+
+// ---- summaries --------------------------------------------------------------
+
+struct acc {
+    int     type;
+    int64_t bs;
+    size_t  ts;
+    double  min, max, sum, sumsq;
+    uint64_t n_nan, n_inf, n_zero, n;
+};
+
+static void acc_floats(struct acc * a, const float * x, size_t n) {
+    float mn = (float) a->min, mx = (float) a->max;
+    uint64_t nan = 0, inf = 0, zero = 0;
+    for (size_t i0 = 0; i0 < n; i0 += 256) {
+        size_t i1 = i0 + 256 < n ? i0 + 256 : n;
+        float s = 0, ss = 0;
+        for (size_t i = i0; i < i1; i++) {
+            float v = x[i];
+            bool is_nan = v != v;
+            bool is_inf = fabsf(v) == INFINITY;
+            bool fin = !is_nan && !is_inf;
+            nan += is_nan; inf += is_inf; zero += v == 0.0f;
+            mn = v < mn ? v : mn;
+            mx = v > mx ? v : mx;
+            float f = fin ? v : 0.0f;
+            s += f; ss += f * f;
+        }
+        a->sum += s; a->sumsq += ss;
+    }
+    a->min = mn; a->max = mx;
+    a->n_nan += nan; a->n_inf += inf; a->n_zero += zero; a->n += n;
+}
+
+static void acc_double(struct acc * a, double v) {
+    a->n++;
+    if (v != v) { a->n_nan++; return; }
+    if (v < a->min) a->min = v;
+    if (v > a->max) a->max = v;
+    if (isinf(v)) { a->n_inf++; return; }
+    if (v == 0) a->n_zero++;
+    a->sum += v; a->sumsq += v * v;
+}
+
+static void summary_row(const uint8_t * p, size_t nbytes, void * user) {
+    struct acc * a = user;
+    size_t nblk = nbytes / a->ts;
+    int64_t n = (int64_t) nblk * a->bs;
+    switch (a->type) {
+    case TG_TYPE_F32: {
+        float tmp[CHUNK];   // p may be unaligned
+        for (int64_t i = 0; i < n; i += CHUNK) {
+            size_t k = (size_t) (n - i < CHUNK ? n - i : CHUNK);
+            memcpy(tmp, p + i * 4, k * 4);
+            acc_floats(a, tmp, k);
+        }
+        return;
+    }
+    case TG_TYPE_F64: for (int64_t i = 0; i < n; i++) { double v; memcpy(&v, p + 8 * i, 8); acc_double(a, v); } return;
+    case TG_TYPE_I8:  for (int64_t i = 0; i < n; i++) acc_double(a, (int8_t) p[i]); return;
+    case TG_TYPE_I16: for (int64_t i = 0; i < n; i++) { int16_t v; memcpy(&v, p + 2 * i, 2); acc_double(a, v); } return;
+    case TG_TYPE_I32: for (int64_t i = 0; i < n; i++) { int32_t v; memcpy(&v, p + 4 * i, 4); acc_double(a, v); } return;
+    case TG_TYPE_I64: for (int64_t i = 0; i < n; i++) { int64_t v; memcpy(&v, p + 8 * i, 8); acc_double(a, (double) v); } return;
+    default: break;
+    }
+    const struct tg_type_traits * tt = tg_type_traits((enum tg_type) a->type);
+    if (!tt || !tt->to_float) return;
+    // convert whole blocks, CHUNK elements at a time
+    int64_t blk_per = CHUNK / a->bs > 0 ? CHUNK / a->bs : 1;
+    float tmp[CHUNK > 256 ? CHUNK : 256];
+    uint8_t src[CHUNK * 2 + 64];
+    for (size_t b = 0; b < nblk; b += (size_t) blk_per) {
+        size_t k = nblk - b < (size_t) blk_per ? nblk - b : (size_t) blk_per;
+        if (k * a->ts > sizeof(src) || (int64_t) k * a->bs > (int64_t) (sizeof(tmp) / sizeof(float))) return;
+        memcpy(src, p + b * a->ts, k * a->ts);   // aligned copy for the converter
+        tt->to_float(src, tmp, (int64_t) k * a->bs);
+        acc_floats(a, tmp, (size_t) k * (size_t) a->bs);
+    }
+}
+
+bool tg_trace_summarize_data(const void * data, int type, const int64_t ne[4], const size_t nb[4],
+                             struct tg_trace_summary * s) {
+    if (!s) return false;
+    memset(s, 0, sizeof(*s));
+    struct layout L;
+    if (!data || !ne || !nb || !get_layout(type, ne, nb, &L)) return false;
+    struct acc a = { type, L.bs, L.ts, INFINITY, -INFINITY, 0, 0, 0, 0, 0, 0 };
+    if (type != TG_TYPE_F32 && type != TG_TYPE_F64 && type != TG_TYPE_I8 && type != TG_TYPE_I16 &&
+        type != TG_TYPE_I32 && type != TG_TYPE_I64) {
+        const struct tg_type_traits * tt = tg_type_traits((enum tg_type) type);
+        if (!tt || !tt->to_float || L.bs > 256 || L.ts > 2 * CHUNK) return false;
+    }
+    for_each_row(data, ne, nb, &L, summary_row, &a);
+    uint64_t fin = a.n - a.n_nan - a.n_inf;
+    s->n_elem = a.n;
+    s->n_nan = a.n_nan; s->n_inf = a.n_inf; s->n_zero = a.n_zero;
+    s->min = a.n > a.n_nan ? a.min : NAN;
+    s->max = a.n > a.n_nan ? a.max : NAN;
+    s->mean = fin ? a.sum / (double) fin : 0.0;
+    s->rms = fin ? sqrt(a.sumsq / (double) fin) : 0.0;
+    return true;
+}
+
+// ---- gather -----------------------------------------------------------------
+
+struct gather { uint8_t * dst; size_t at; };
+
+static void gather_row(const uint8_t * p, size_t n, void * user) {
+    struct gather * g = user;
+    memcpy(g->dst + g->at, p, n);
+    g->at += n;
+}
+
+size_t tg_trace_gather_data(const void * data, int type, const int64_t ne[4], const size_t nb[4],
+                            void * dst, size_t cap) {
+    struct layout L;
+    if (!data || !ne || !nb || !get_layout(type, ne, nb, &L)) return 0;
+    size_t total = L.row_bytes * (size_t) ne[1] * (size_t) ne[2] * (size_t) ne[3];
+    if (total > cap || !dst) return total;
+    struct gather g = { dst, 0 };
+    for_each_row(data, ne, nb, &L, gather_row, &g);
+    return total;
+}

@@ -1,0 +1,163 @@
+// tg/trace.h - recording traces: the low-level record writer, content hashing
+// and summaries, and the recorder (an engine observer writing everything a
+// run does into a trace file).
+//
+// The file format is specified in trace/FORMAT.md; the reader is
+// tg/trace-read.h; the analyses (stale reads, NaN origin) are tg/trace-check.h.
+//
+// ---- Tracing a program -----------------------------------------------------
+//
+// With no code change: link the program with tgtrace and run it with
+//
+//     TGDB_TRACE=run.tgt ./prog              record everything (hashes + summaries)
+//     TGDB_TRACE_DUMP='attn_norm-3' ...      also store full contents of matching nodes
+//     TGDB_TRACE_DUMP='op=MUL_MAT,*-3' ...   (comma-separated patterns, see below)
+//     TGDB_TRACE_HASH=0 ...                  times only (no hashes, no summaries)
+//
+// The engine calls tg_observe_env_hook() when it creates its first scheduler;
+// tgtrace defines it: it attaches a global recorder to every scheduler and
+// closes the file at exit (atexit). A crash (SIGKILL, abort) leaves every
+// complete record readable: each record is written with one write(2).
+//
+// From code (e.g. `tgdb generate --trace FILE`):
+//
+//     struct tg_trace_options opt = tg_trace_default_options();
+//     opt.contents = "op=MUL_MAT,result_output";   // NULL: no full contents
+//     struct tg_trace_recorder * rec = tg_trace_attach(sched, "run.tgt", &opt);
+//     if (!rec) fprintf(stderr, "%s\n", tg_last_error());
+//     tg_trace_mark_decode(rec, n_tokens, pos, ids);     // optional markers
+//     ... compute graphs with sched ...
+//     tg_trace_detach(rec);                              // writes the index, closes
+//
+// Pass sched = NULL to record every scheduler of the process (global).
+//
+// Contents patterns: a comma-separated list; each item is either a node name
+// glob (`*` any run of characters, `?` one character: "blk.3.*", "*-3",
+// "attn_norm-?") or `op=NAME` (an op name, e.g. op=MUL_MAT, also globbed).
+// A node's contents are stored when any item matches.
+#ifndef TG_TRACE_H
+#define TG_TRACE_H
+
+#include "tg/core.h"
+#include "tg/status.h"
+#include "tg/trace-types.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TG_TRACE_FORMAT_MAJOR 1
+#define TG_TRACE_FORMAT_MINOR 0
+
+// ============================================================================
+// Record writer: one call = one framed record, written with write(2) at once.
+// Thread-safe (an internal mutex orders records). Every tg_trace_write_*
+// returns TG_OK or TG_ERR_IO / TG_ERR_NOMEM / TG_ERR_INVALID_ARG (last error
+// set); after an I/O error the writer stays in error and writes nothing more.
+// ============================================================================
+
+struct tg_trace_writer;
+
+// Creates (truncates) `path` and writes the file header. NULL + last error
+// (TG_ERR_IO naming the path) on failure. The caller owns the writer.
+struct tg_trace_writer * tg_trace_writer_open(const char * path);
+// Writes the INDEX and FOOTER records, closes the file and frees w. Returns
+// the first error the writer met (the file is closed in any case). NULL: TG_OK.
+enum tg_status tg_trace_writer_close(struct tg_trace_writer * w);
+// Closes the file WITHOUT index and footer (as if the process had died) and
+// frees w. For tests of the recovery path.
+void tg_trace_writer_abandon(struct tg_trace_writer * w);
+// Records written so far (the next record's ordinal).
+uint32_t tg_trace_writer_n_records(const struct tg_trace_writer * w);
+// Bytes written so far.
+uint64_t tg_trace_writer_size(const struct tg_trace_writer * w);
+
+// RUN: metadata plus the engine's op and type name tables (op_names[i] is
+// the name of op id i; type_names[i] of type id i, NULL or "" if unused).
+enum tg_status tg_trace_write_run(struct tg_trace_writer * w, const struct tg_trace_run * run,
+                                  const char * const * op_names, int n_ops,
+                                  const char * const * type_names, int n_types);
+enum tg_status tg_trace_write_sched(struct tg_trace_writer * w, const struct tg_trace_sched * s);
+// GRAPH: tensors[n_nodes + n_leafs] (nodes first). g->structure_hash is
+// computed by the writer when 0.
+enum tg_status tg_trace_write_graph(struct tg_trace_writer * w, const struct tg_trace_graph * g,
+                                    const struct tg_trace_tensor * tensors);
+// PLACEMENT: p[n_tensors], entry i for tensor index i (text may be NULL).
+enum tg_status tg_trace_write_placement(struct tg_trace_writer * w, uint32_t graph_id,
+                                        const struct tg_trace_placement * p, int n_tensors);
+enum tg_status tg_trace_write_splits(struct tg_trace_writer * w, uint32_t graph_id,
+                                     const struct tg_trace_split * splits, int n_splits,
+                                     const struct tg_trace_split_input * inputs, int n_inputs);
+// ALLOC: buffers[n_buffers]; allocs[n_tensors], entry i for tensor index i.
+enum tg_status tg_trace_write_alloc(struct tg_trace_writer * w, uint32_t graph_id, uint32_t sched_id,
+                                    const struct tg_trace_buffer * buffers, int n_buffers,
+                                    const struct tg_trace_alloc * allocs, int n_tensors);
+enum tg_status tg_trace_write_compute(struct tg_trace_writer * w, const struct tg_trace_compute * c);
+enum tg_status tg_trace_write_eval(struct tg_trace_writer * w, const struct tg_trace_eval * e);
+// CONTENTS: data = c->raw_size bytes, the elements in logical order in the
+// tensor's own type. zstd_level > 0 compresses (codec ZSTD), 0 stores raw.
+// c->hash is computed when 0.
+enum tg_status tg_trace_write_contents(struct tg_trace_writer * w, const struct tg_trace_contents * c,
+                                       const void * data, int zstd_level);
+enum tg_status tg_trace_write_host(struct tg_trace_writer * w, const struct tg_trace_host * h);
+// MARKER: ids[m->n_ids] token ids (may be NULL when n_ids == 0).
+enum tg_status tg_trace_write_marker(struct tg_trace_writer * w, const struct tg_trace_marker * m,
+                                     const int32_t * ids);
+enum tg_status tg_trace_write_event(struct tg_trace_writer * w, const struct tg_trace_event * e);
+// A record of any type with an opaque payload (extensions, tests).
+enum tg_status tg_trace_write_raw(struct tg_trace_writer * w, uint16_t type,
+                                  const void * payload, uint32_t len);
+
+// ============================================================================
+// Content hashes and numeric summaries
+// ============================================================================
+
+// xxh64 (seed 0) over the tensor's element bytes in LOGICAL order (ne0
+// fastest, then ne1, ne2, ne3), in the tensor's own type (quantized types:
+// whole blocks). A view and its contiguous copy hash the same. `data` is the
+// host address of element 0; nb are byte strides. Returns 0 for bad input.
+uint64_t tg_trace_hash_data(const void * data, int type, const int64_t ne[4], const size_t nb[4]);
+// Same for a tensor with host data (t->data != NULL). 0 if it has none.
+uint64_t tg_trace_hash_tensor(const struct tg_tensor * t);
+// Numeric summary (see struct tg_trace_summary) of host data in logical order.
+// Returns false (s zeroed) for unsupported types or bad input.
+bool tg_trace_summarize_data(const void * data, int type, const int64_t ne[4], const size_t nb[4],
+                             struct tg_trace_summary * s);
+// Copies the elements in logical order into dst (capacity cap bytes).
+// Returns the bytes needed (a larger value than cap means nothing copied).
+size_t tg_trace_gather_data(const void * data, int type, const int64_t ne[4], const size_t nb[4],
+                            void * dst, size_t cap);
+
+// True when `name` (node name) or `op_name` matches the contents pattern
+// list (see the top of this file). NULL or "" pattern matches nothing.
+bool tg_trace_pattern_match(const char * patterns, const char * name, const char * op_name);
+// Glob match of one pattern (`*`, `?`).
+bool tg_trace_glob(const char * pattern, const char * s);
+
+// ============================================================================
+// Recorder (engine observer)
+// ============================================================================
+
+struct tg_sched;
+struct tg_trace_recorder;
+
+struct tg_trace_options {
+    bool         hashes;      // content hash of every evaluated node (default true)
+    bool         summaries;   // numeric summary of every evaluated node (default true)
+    const char * contents;    // pattern list of nodes whose full contents are stored (NULL: none)
+    int          zstd_level;  // compression of contents (default 3; 0 = raw)
+    bool         host_hashes; // hash the bytes of host reads/writes (default true)
+    const char * note;        // free text stored in the RUN record (NULL: none)
+};
+
+// Defaults: hashes, summaries and host hashes on, no contents, zstd level 3.
+struct tg_trace_options tg_trace_default_options(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif // TG_TRACE_H

@@ -1,0 +1,392 @@
+// reader.c - opening a trace: header check, record listing from the index or
+// by a linear scan with truncation/corruption recovery, per-kind lists.
+// Accessors are in reader-get.c.
+#include "reader-impl.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+const char * tg_trace_stop_str(enum tg_trace_stop why) {
+    switch (why) {
+    case TG_TRACE_STOP_NONE:         return "complete";
+    case TG_TRACE_STOP_CUT:          return "cut mid-record";
+    case TG_TRACE_STOP_BAD_SYNC:     return "bad sync word";
+    case TG_TRACE_STOP_BAD_CHECKSUM: return "bad checksum";
+    case TG_TRACE_STOP_BAD_LENGTH:   return "bad record length";
+    case TG_TRACE_STOP_BAD_RECORD:   return "inconsistent record";
+    }
+    return "unknown";
+}
+
+const char * trace_read_str(const uint8_t ** pp, const uint8_t * end) {
+    const uint8_t * p = *pp;
+    if (end - p < 4) return NULL;
+    uint32_t n = rd_u32(p);
+    if (n == 0) { *pp = p + 4; return ""; }
+    if ((uint64_t) n > (uint64_t) (end - p - 4) || p[4 + n - 1] != 0) return NULL;
+    *pp = p + 4 + n;
+    return (const char *) (p + 4);
+}
+
+// ---- record list ----------------------------------------------------------
+
+static bool push_rec(struct tg_trace * tr, uint64_t off, uint32_t len, uint32_t type) {
+    if (tr->n_recs == tr->cap_recs) {
+        uint32_t cap = tr->cap_recs ? tr->cap_recs * 2 : 1024;
+        struct trace_rec * r = realloc(tr->recs, (size_t) cap * sizeof(*r));
+        if (!r) return false;
+        tr->recs = r; tr->cap_recs = cap;
+    }
+    tr->recs[tr->n_recs++] = (struct trace_rec) { off, len, type };
+    return true;
+}
+
+static bool list_push(struct trace_list * l, uint32_t ord) {
+    if (l->n == l->cap) {
+        int cap = l->cap ? l->cap * 2 : 64;
+        uint32_t * v = realloc(l->v, (size_t) cap * sizeof(*v));
+        if (!v) return false;
+        l->v = v; l->cap = cap;
+    }
+    l->v[l->n++] = ord;
+    return true;
+}
+
+// Checks the frame at off: returns NONE when a complete record with a good
+// checksum is there (sets *type, *len), else why not.
+static enum tg_trace_stop check_frame(const struct tg_trace * tr, uint64_t off, bool verify,
+                                      uint32_t * type, uint32_t * len) {
+    uint64_t left = tr->size - off;
+    if (left < TRACE_FRAME_HEAD) return TG_TRACE_STOP_CUT;
+    const uint8_t * p = tr->base + off;
+    if (rd_u32(p) != TRACE_SYNC) return TG_TRACE_STOP_BAD_SYNC;
+    *type = rd_u16(p + 4);
+    *len = rd_u32(p + 8);
+    if (*len > TRACE_MAX_PAYLOAD) return TG_TRACE_STOP_BAD_LENGTH;
+    if ((uint64_t) *len + TRACE_FRAME_OVERHEAD > left) return TG_TRACE_STOP_CUT;
+    if (verify && rd_u32(p + TRACE_FRAME_HEAD + *len) != tg_trace_frame_checksum(p + 4, 8 + (size_t) *len))
+        return TG_TRACE_STOP_BAD_CHECKSUM;
+    return TG_TRACE_STOP_NONE;
+}
+
+static void scan_message(struct tg_trace * tr) {
+    struct tg_trace_status * st = &tr->st;
+    if (st->stop == TG_TRACE_STOP_NONE) {
+        snprintf(st->message, sizeof(st->message),
+                 "trace not closed (no index): %u complete records end cleanly at offset %llu; "
+                 "the writer stopped between records", st->n_records, (unsigned long long) st->valid_end);
+        return;
+    }
+    const char * what = "";
+    switch (st->stop) {
+    case TG_TRACE_STOP_CUT:          what = "is cut mid-record"; break;
+    case TG_TRACE_STOP_BAD_SYNC:     what = "does not start with a record sync word"; break;
+    case TG_TRACE_STOP_BAD_CHECKSUM: what = "has a bad checksum"; break;
+    case TG_TRACE_STOP_BAD_LENGTH:   what = "claims an impossible length"; break;
+    default:                         what = "is damaged"; break;
+    }
+    snprintf(st->message, sizeof(st->message),
+             "trace %s: %u complete records; record %u at offset %llu %s (file size %llu)",
+             st->stop == TG_TRACE_STOP_CUT ? "truncated" : "damaged", st->n_records, st->n_records,
+             (unsigned long long) st->stop_offset, what, (unsigned long long) st->file_size);
+}
+
+// Linear scan from the header: every complete, checksummed record; stops at
+// the first bad or cut one.
+static enum tg_status scan_records(struct tg_trace * tr) {
+    uint64_t off = TRACE_HEADER_SIZE;
+    tr->n_recs = 0;
+    tr->st.stop = TG_TRACE_STOP_NONE;
+    while (off < tr->size) {
+        uint32_t type = 0, len = 0;
+        enum tg_trace_stop why = check_frame(tr, off, true, &type, &len);
+        if (why != TG_TRACE_STOP_NONE) { tr->st.stop = why; break; }
+        if (!push_rec(tr, off, len, type)) return tg_error(TG_ERR_NOMEM, "trace: no memory for the record list");
+        off += (uint64_t) len + TRACE_FRAME_OVERHEAD;
+    }
+    tr->st.valid_end = off;
+    tr->st.stop_offset = off;
+    tr->st.n_records = tr->n_recs;
+    tr->st.indexed = false;
+    // a clean scan ending with a footer means the index itself was bad
+    tr->st.complete = false;
+    tr->st.truncated = true;
+    scan_message(tr);
+    return TG_OK;
+}
+
+// Uses the index when the footer and index are intact and consistent. Returns
+// true when every record was listed from it.
+static bool load_index(struct tg_trace * tr) {
+    if (tr->size < TRACE_HEADER_SIZE + TRACE_FOOTER_SIZE) return false;
+    uint64_t foff = tr->size - TRACE_FOOTER_SIZE;
+    uint32_t type, len;
+    if (check_frame(tr, foff, true, &type, &len) != TG_TRACE_STOP_NONE) return false;
+    const uint8_t * fp = tr->base + foff + TRACE_FRAME_HEAD;
+    if (type != TG_TRACE_REC_FOOTER || len != TRACE_FOOTER_PAYLOAD || memcmp(fp + 16, TRACE_FOOTER_MAGIC, 8) != 0)
+        return false;
+    uint64_t ioff = rd_u64(fp);
+    uint64_t n = rd_u64(fp + 8);
+    if (ioff < TRACE_HEADER_SIZE || ioff >= foff) return false;
+    if (check_frame(tr, ioff, true, &type, &len) != TG_TRACE_STOP_NONE || type != TG_TRACE_REC_INDEX) return false;
+    if (ioff + len + TRACE_FRAME_OVERHEAD != foff || len < TRACE_INDEX_HEAD) return false;
+    const uint8_t * ip = tr->base + ioff + TRACE_FRAME_HEAD;
+    uint32_t esz = rd_u32(ip + 4);
+    if (rd_u32(ip) != n || esz < TRACE_INDEX_ENTRY || n > (len - TRACE_INDEX_HEAD) / esz) return false;
+    uint64_t expect = TRACE_HEADER_SIZE;
+    for (uint64_t i = 0; i < n; i++) {
+        const uint8_t * e = ip + TRACE_INDEX_HEAD + i * esz;
+        uint64_t off = rd_u64(e);
+        uint32_t t2, l2;
+        if (off != expect) return false;   // records are contiguous; the index must say so
+        // large contents are verified when read (tg_trace_read_contents)
+        bool verify = rd_u32(e + 8) != TG_TRACE_REC_CONTENTS || rd_u32(e + 12) <= TRACE_LAZY_VERIFY;
+        if (check_frame(tr, off, verify, &t2, &l2) != TG_TRACE_STOP_NONE) return false;
+        if (t2 != rd_u32(e + 8) || l2 != rd_u32(e + 12)) return false;
+        if (!push_rec(tr, off, l2, t2)) return false;
+        expect = off + l2 + TRACE_FRAME_OVERHEAD;
+    }
+    if (expect != ioff) return false;
+    // the index and the footer are records too
+    if (!push_rec(tr, ioff, len, TG_TRACE_REC_INDEX) ||
+        !push_rec(tr, foff, TRACE_FOOTER_PAYLOAD, TG_TRACE_REC_FOOTER)) return false;
+    tr->st.complete = true;
+    tr->st.indexed = true;
+    tr->st.truncated = false;
+    tr->st.stop = TG_TRACE_STOP_NONE;
+    tr->st.valid_end = tr->size;
+    tr->st.stop_offset = tr->size;
+    tr->st.n_records = tr->n_recs;
+    snprintf(tr->st.message, sizeof(tr->st.message), "complete: %u records, indexed", tr->n_recs);
+    return true;
+}
+
+// ---- per-kind lists and graph metadata --------------------------------------
+
+static bool parse_run_tables(struct tg_trace * tr, uint32_t ord) {
+    const uint8_t * p = trace_payload(tr, ord);
+    const uint8_t * end = p + tr->recs[ord].len;
+    if (end - p < 24) return false;
+    p += 24;
+    for (int k = 0; k < 4; k++) if (!trace_read_str(&p, end)) return false;
+    for (int tab = 0; tab < 2; tab++) {
+        if (end - p < 4) return false;
+        uint32_t n = rd_u32(p); p += 4;
+        if (n > (uint32_t) (end - p) / 4) return false;
+        const char ** names = calloc(n ? n : 1, sizeof(*names));
+        if (!names) return false;
+        for (uint32_t i = 0; i < n; i++) {
+            names[i] = trace_read_str(&p, end);
+            if (!names[i]) { free(names); return false; }
+        }
+        if (tab == 0) { tr->op_names = names; tr->n_op_names = (int) n; }
+        else          { tr->type_names = names; tr->n_type_names = (int) n; }
+    }
+    return true;
+}
+
+static bool add_graph(struct tg_trace * tr, uint32_t ord) {
+    const uint8_t * p = trace_payload(tr, ord);
+    uint32_t len = tr->recs[ord].len;
+    if (len < TRACE_GRAPH_HEAD) return false;
+    int32_t nn = rd_i32(p + 8), nl = rd_i32(p + 12);
+    uint32_t esz = rd_u32(p + 16);
+    if (nn < 0 || nl < 0 || esz < TRACE_TENSOR_ENTRY) return false;
+    if ((uint64_t) nn + (uint64_t) nl > (uint64_t) (len - TRACE_GRAPH_HEAD) / esz) return false;
+    struct trace_gmeta * g = &tr->graphs[tr->n_graphs++];
+    *g = (struct trace_gmeta) { ord, rd_u32(p), rd_u32(p + 4), nn, nl, esz, -1, -1, -1 };
+    return true;
+}
+
+static int cmp_graph_id(const void * a, const void * b, void * arg) {
+    const struct tg_trace * tr = arg;
+    int32_t x = *(const int32_t *) a, y = *(const int32_t *) b;
+    uint32_t ix = tr->graphs[x].graph_id, iy = tr->graphs[y].graph_id;
+    if (ix != iy) return ix < iy ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+// Graph-attached records must agree with their graph's tensor count.
+static bool attach_to_graph(struct tg_trace * tr, uint32_t ord, uint32_t type) {
+    const uint8_t * p = trace_payload(tr, ord);
+    uint32_t len = tr->recs[ord].len;
+    if (len < 16) return false;
+    int gi = tg_trace_find_graph(tr, rd_u32(p));
+    if (gi < 0) return false;
+    struct trace_gmeta * g = &tr->graphs[gi];
+    uint64_t nt = (uint64_t) g->n_nodes + (uint64_t) g->n_leafs;
+    if (type == TG_TRACE_REC_PLACEMENT) {
+        uint32_t n = rd_u32(p + 4), esz = rd_u32(p + 8), text = rd_u32(p + 12);
+        if (n != nt || esz < TRACE_PLACE_ENTRY) return false;
+        if (TRACE_PLACE_HEAD + (uint64_t) n * esz + text > len) return false;
+        g->place_ord = (int32_t) ord;
+    } else if (type == TG_TRACE_REC_SPLITS) {
+        if (len < TRACE_SPLITS_HEAD) return false;
+        uint32_t ns = rd_u32(p + 4), ni = rd_u32(p + 8), es = rd_u32(p + 12), ei = rd_u32(p + 16);
+        if (es < TRACE_SPLIT_ENTRY || ei < TRACE_INPUT_ENTRY) return false;
+        if (TRACE_SPLITS_HEAD + (uint64_t) ns * es + (uint64_t) ni * ei > len) return false;
+        g->splits_ord = (int32_t) ord;
+    } else {
+        if (len < TRACE_ALLOC_HEAD) return false;
+        uint32_t nb = rd_u32(p + 8), n = rd_u32(p + 12), eb = rd_u32(p + 16), ea = rd_u32(p + 20);
+        if (n != nt || eb < TRACE_BUFFER_ENTRY || ea < TRACE_ALLOC_ENTRY) return false;
+        if (TRACE_ALLOC_HEAD + (uint64_t) nb * eb + (uint64_t) n * ea > len) return false;
+        g->alloc_ord = (int32_t) ord;
+    }
+    return true;
+}
+
+static enum tg_status build_lists(struct tg_trace * tr) {
+    uint32_t n_graph_recs = 0;
+    for (uint32_t o = 0; o < tr->n_recs; o++) n_graph_recs += tr->recs[o].type == TG_TRACE_REC_GRAPH;
+    tr->graphs = calloc(n_graph_recs ? n_graph_recs : 1, sizeof(*tr->graphs));
+    tr->graph_by_id = calloc(n_graph_recs ? n_graph_recs : 1, sizeof(*tr->graph_by_id));
+    if (!tr->graphs || !tr->graph_by_id) return tg_error(TG_ERR_NOMEM, "trace: no memory");
+    for (uint32_t o = 0; o < tr->n_recs; o++) {
+        uint32_t t = tr->recs[o].type;
+        if (t == TG_TRACE_REC_INDEX || t == TG_TRACE_REC_FOOTER) continue;
+        if (t == 0 || t >= TRACE_N_KINDS) { tr->st.n_unknown++; continue; }
+        bool ok = true;
+        if (t == TG_TRACE_REC_GRAPH) ok = add_graph(tr, o);
+        else if (t == TG_TRACE_REC_RUN && tr->kind[t].n == 0) ok = parse_run_tables(tr, o);
+        if (!ok) { tr->st.n_invalid++; continue; }
+        if (!list_push(&tr->kind[t], o)) return tg_error(TG_ERR_NOMEM, "trace: no memory");
+    }
+    for (int i = 0; i < tr->n_graphs; i++) tr->graph_by_id[i] = i;
+    qsort_r(tr->graph_by_id, (size_t) tr->n_graphs, sizeof(int32_t), cmp_graph_id, tr);
+    static const uint32_t attached[] = { TG_TRACE_REC_PLACEMENT, TG_TRACE_REC_SPLITS, TG_TRACE_REC_ALLOC };
+    for (int a = 0; a < 3; a++) {
+        struct trace_list * l = &tr->kind[attached[a]];
+        int keep = 0;
+        for (int i = 0; i < l->n; i++) {
+            if (attach_to_graph(tr, l->v[i], attached[a])) l->v[keep++] = l->v[i];
+            else tr->st.n_invalid++;
+        }
+        l->n = keep;
+    }
+    return TG_OK;
+}
+
+// ---- open / close -----------------------------------------------------------
+
+static enum tg_status check_header(struct tg_trace * tr) {
+    if (tr->size < TRACE_HEADER_SIZE || memcmp(tr->base, TRACE_MAGIC, 8) != 0)
+        return tg_error(TG_ERR_FORMAT, "not a tgdb trace (bad magic)");
+    const uint8_t * h = tr->base;
+    if (rd_u32(h + 28) != XXH32(h, 28, 0))
+        return tg_error(TG_ERR_FORMAT, "trace header checksum mismatch (damaged header)");
+    tr->st.version_major = rd_u16(h + 8);
+    tr->st.version_minor = rd_u16(h + 10);
+    if (tr->st.version_major != TRACE_VERSION_MAJOR)
+        return tg_error(TG_ERR_FORMAT, "trace format version %u.%u is not supported (this reader reads %u.x)",
+                        tr->st.version_major, tr->st.version_minor, TRACE_VERSION_MAJOR);
+    if (rd_u32(h + 16) != TRACE_HEADER_SIZE)
+        return tg_error(TG_ERR_FORMAT, "trace header size %u unexpected", rd_u32(h + 16));
+    return TG_OK;
+}
+
+static struct tg_trace * open_common(struct tg_trace * tr) {
+    tr->st.file_size = tr->size;
+    if (check_header(tr) != TG_OK) { tg_trace_close(tr); return NULL; }
+    if (!load_index(tr)) {
+        tr->n_recs = 0;   // drop what a partly valid index listed
+        if (scan_records(tr) != TG_OK) { tg_trace_close(tr); return NULL; }
+        // a scan that ends exactly after an intact footer: the index was damaged
+        if (tr->st.stop == TG_TRACE_STOP_NONE && tr->n_recs > 0 &&
+            tr->recs[tr->n_recs - 1].type == TG_TRACE_REC_FOOTER)
+            snprintf(tr->st.message, sizeof(tr->st.message),
+                     "index unusable (damaged or inconsistent); %u records recovered by a linear scan",
+                     tr->n_recs);
+    }
+    if (build_lists(tr) != TG_OK) { tg_trace_close(tr); return NULL; }
+    return tr;
+}
+
+struct tg_trace * tg_trace_open(const char * path) {
+    if (!path) { tg_error(TG_ERR_INVALID_ARG, "trace: NULL path"); return NULL; }
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) { tg_error(TG_ERR_IO, "cannot open '%s': %s", path, strerror(errno)); return NULL; }
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        tg_error(TG_ERR_IO, "'%s' is not a regular file", path);
+        return NULL;
+    }
+    struct tg_trace * tr = calloc(1, sizeof(*tr));
+    if (!tr) { close(fd); tg_error(TG_ERR_NOMEM, "trace: no memory"); return NULL; }
+    tr->path = strdup(path);
+    tr->size = (size_t) sb.st_size;
+    if (tr->size > 0) {
+        void * m = mmap(NULL, tr->size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (m == MAP_FAILED) {
+            close(fd);
+            tg_error(TG_ERR_IO, "cannot map '%s': %s", path, strerror(errno));
+            free(tr->path); free(tr);
+            return NULL;
+        }
+        tr->base = m;
+        tr->mapped = true;
+    }
+    close(fd);
+    if (tr->size < TRACE_HEADER_SIZE) {
+        tg_trace_close(tr);
+        tg_error(TG_ERR_FORMAT, "'%s' is not a tgdb trace (%zu bytes, shorter than a trace header)", path,
+                 (size_t) sb.st_size);
+        return NULL;
+    }
+    struct tg_trace * r = open_common(tr);
+    if (!r) {
+        char msg[512];
+        snprintf(msg, sizeof(msg), "%s", tg_last_error());
+        tg_error(tg_last_status(), "'%s': %s", path, msg);
+    }
+    return r;
+}
+
+struct tg_trace * tg_trace_open_mem(const void * data, size_t size) {
+    if (!data && size) { tg_error(TG_ERR_INVALID_ARG, "trace: NULL data"); return NULL; }
+    struct tg_trace * tr = calloc(1, sizeof(*tr));
+    if (!tr) { tg_error(TG_ERR_NOMEM, "trace: no memory"); return NULL; }
+    tr->base = data;
+    tr->size = size;
+    return open_common(tr);
+}
+
+void tg_trace_close(struct tg_trace * tr) {
+    if (!tr) return;
+    if (tr->mapped) munmap((void *) tr->base, tr->size);
+    free(tr->path);
+    free(tr->recs);
+    for (int k = 0; k < TRACE_N_KINDS; k++) free(tr->kind[k].v);
+    free(tr->op_names);
+    free(tr->type_names);
+    free(tr->graphs);
+    free(tr->graph_by_id);
+    free(tr->eval_keys);
+    free(tr->contents_keys);
+    free(tr->uid_keys);
+    free(tr);
+}
+
+void tg_trace_get_status(const struct tg_trace * tr, struct tg_trace_status * st) {
+    if (tr && st) *st = tr->st;
+}
+
+const char * tg_trace_path(const struct tg_trace * tr) { return tr && tr->path ? tr->path : ""; }
+
+bool tg_trace_get_record(const struct tg_trace * tr, uint32_t ord, uint32_t * type,
+                         const uint8_t ** payload, uint32_t * len, uint64_t * offset) {
+    if (!tr || ord >= tr->n_recs) return false;
+    if (type) *type = tr->recs[ord].type;
+    if (payload) *payload = trace_payload(tr, ord);
+    if (len) *len = tr->recs[ord].len;
+    if (offset) *offset = tr->recs[ord].off;
+    return true;
+}
