@@ -170,6 +170,13 @@ static void test_views(void) {
     CHECK(st && st->op == TG_OP_SET && st->op_params[3] == 32 && st->op_params[4] == 0 && st->view_src == NULL, "set: params, new memory");
     struct tg_tensor * ac = tg_acc_inplace(ctx, a, tg_new_tensor_1d(ctx, TG_TYPE_F32, 8), a->nb[1], a->nb[2], a->nb[3], 0);
     CHECK(ac && ac->op == TG_OP_ACC && ac->op_params[4] == 1 && ac->view_src == a, "acc_inplace views a");
+    struct tg_tensor * kv = tg_set_name(tg_new_tensor_2d(ctx, TG_TYPE_F16, 8, 10), "kv");
+    struct tg_tensor * kview = tg_view_2d(ctx, kv, 8, 5, kv->nb[1], 5 * kv->nb[1]);
+    struct tg_tensor * rows = tg_new_tensor_2d(ctx, TG_TYPE_F32, 8, 3), * ids = tg_new_tensor_1d(ctx, TG_TYPE_I64, 3);
+    struct tg_tensor * sr2 = tg_set_rows(ctx, kview, rows, ids);
+    CHECK(sr2 && sr2->op == TG_OP_SET_ROWS && sr2->src[0] == kview && sr2->src[1] == rows && sr2->src[2] == ids &&
+          sr2->view_src == kv && sr2->view_offs == 80 && sr2->ne[1] == 5 && sr2->data == (char *) kv->data + 80,
+          "set_rows into a view of kv: src a,b,c; views kv at offset 80");
     struct tg_tensor * am = tg_argmax(ctx, tg_new_tensor_2d(ctx, TG_TYPE_F32, 10, 3));
     CHECK(am && am->type == TG_TYPE_I32 && am->ne[0] == 3, "argmax [10,3] -> i32 [3]");
     struct tg_tensor * sr = tg_sum_rows(ctx, a);
@@ -178,7 +185,7 @@ static void test_views(void) {
 }
 
 static void test_graph(void) {
-    struct tg_context * ctx = new_ctx(1 << 20, true);
+    struct tg_context * ctx = new_ctx(32 << 20, true);
     struct tg_tensor * w = tg_set_name(tg_new_tensor_2d(ctx, TG_TYPE_F32, 4, 3), "w");
     struct tg_tensor * x = tg_set_name(tg_new_tensor_2d(ctx, TG_TYPE_F32, 4, 2), "x");
     struct tg_tensor * y = tg_set_name(tg_mul_mat(ctx, w, x), "y");           // [3,2]
@@ -214,9 +221,10 @@ static void test_graph(void) {
     CHECK(st == TG_ERR_NOMEM && strstr(tg_last_error(), "capacity 2"), "graph full: TG_ERR_NOMEM naming capacity 2");
     // a long chain
     struct tg_tensor * c = x;
-    for (int i = 0; i < 1000; i++) c = tg_scale(ctx, c, 1.0f);
-    struct tg_graph * g3 = tg_graph_new(ctx, 1024);
-    CHECK(tg_graph_build_forward(g3, c) == TG_OK && g3->n_nodes == 1000 && g3->n_leafs == 1 && g3->nodes[999] == c, "chain of 1000 scales");
+    for (int i = 0; i < 20000; i++) c = tg_scale(ctx, c, 1.0f);
+    struct tg_graph * g3 = tg_graph_new(ctx, 20000);
+    CHECK(tg_graph_build_forward(g3, c) == TG_OK && g3->n_nodes == 20000 && g3->n_leafs == 1 && g3->nodes[19999] == c &&
+          g3->nodes[0]->src[0] == x, "chain of 20000 scales (deep graph, no recursion)");
     tg_context_free(ctx);
 }
 

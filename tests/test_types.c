@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -127,13 +128,13 @@ static void test_q8_0(void) {
     memcpy(bytes, &b, 34);
     bool ok = bytes[0] == 0x00 && bytes[1] == 0x3C;
     for (int j = 0; j < 32; j++) {
-        int want = j == 5 ? 3 : j == 6 ? -3 : j == 7 ? 64 : j * 8 - 127;  // halves round away from zero
+        int want = j == 5 ? 2 : j == 6 ? -2 : j == 7 ? 64 : j * 8 - 127;  // halves round to even
         ok &= (int8_t) bytes[2 + j] == want;
     }
-    CHECK(ok, "q8_0 block bytes: d = fp16(1.0) = 00 3C little endian, qs = round(x), halves away from zero");
+    CHECK(ok, "q8_0 block bytes: d = fp16(1.0) = 00 3C little endian, qs = round(x), halves to even (2.5 -> 2, -2.5 -> -2, 63.5 -> 64)");
     float y[32];
     tg_dequantize_row_q8_0(&b, y, 32);
-    CHECK(y[0] == -127.0f && y[5] == 3.0f && y[31] == 121.0f, "q8_0 dequantize: d * q");
+    CHECK(y[0] == -127.0f && y[5] == 2.0f && y[31] == 121.0f, "q8_0 dequantize: d * q");
     // zero block
     float zero[32] = { 0 };
     tg_quantize_row_q8_0(zero, &b, 32);
@@ -209,11 +210,53 @@ static void test_q4_0(void) {
     free(r); free(d); free(q);
 }
 
+static void * read_all(const char * rel, size_t * n) {
+    char * path = tg_test_data(rel);
+    FILE * f = fopen(path, "rb");
+    free(path);
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    void * buf = malloc(len > 0 ? (size_t) len : 1);
+    *n = fread(buf, 1, (size_t) len, f);
+    fclose(f);
+    return buf;
+}
+
+// Converts `xname` (f32) with type's from_float and compares the bytes with
+// `refname`, written by the reference runtime.
+static void check_reference(const char * xname, const char * refname, enum tg_type type) {
+    size_t nx = 0, nr = 0;
+    float * x = read_all(xname, &nx);
+    unsigned char * ref = read_all(refname, &nr);
+    int64_t n = (int64_t) (nx / sizeof(float));
+    bool sized = x && ref && nr == tg_row_size(type, n);
+    size_t diff = 0, first = 0;
+    if (sized) {
+        unsigned char * mine = malloc(nr);
+        tg_type_traits(type)->from_float(x, mine, n);
+        for (size_t i = 0; i < nr; i++) if (mine[i] != ref[i] && diff++ == 0) first = i;
+        free(mine);
+    }
+    CHECK(sized && diff == 0, "%s of %s (%lld values) byte-exact with the reference %s: %zu of %zu bytes differ (first at %zu)",
+          tg_type_name(type), xname, (long long) n, refname, diff, nr, first);
+    free(x); free(ref);
+}
+
+static void test_reference(void) {
+    check_reference("quant-ref/attn_q.f32", "quant-ref/attn_q.f16", TG_TYPE_F16);
+    check_reference("quant-ref/attn_q.f32", "quant-ref/attn_q.q8_0", TG_TYPE_Q8_0);
+    check_reference("quant-ref/attn_q.f32", "quant-ref/attn_q.q4_0", TG_TYPE_Q4_0);
+    check_reference("quant-ref/ties.f32", "quant-ref/ties.q8_0", TG_TYPE_Q8_0);
+}
+
 int main(void) {
     test_traits();
     test_fp16();
     test_bf16();
     test_q8_0();
     test_q4_0();
+    test_reference();
     return tg_check_finish("test_types");
 }

@@ -146,7 +146,8 @@ static bool load_index(struct tg_trace * tr) {
         uint64_t off = rd_u64(e);
         uint32_t t2, l2;
         if (off != expect) return false;   // records are contiguous; the index must say so
-        bool verify = rd_u32(e + 8) != TG_TRACE_REC_CONTENTS;  // contents: verified when read
+        // large contents are verified when read (tg_trace_read_contents)
+        bool verify = rd_u32(e + 8) != TG_TRACE_REC_CONTENTS || rd_u32(e + 12) <= TRACE_LAZY_VERIFY;
         if (check_frame(tr, off, verify, &t2, &l2) != TG_TRACE_STOP_NONE) return false;
         if (t2 != rd_u32(e + 8) || l2 != rd_u32(e + 12)) return false;
         if (!push_rec(tr, off, l2, t2)) return false;

@@ -18,6 +18,7 @@
 #define TRACE_FRAME_TAIL     4            // xxh32
 #define TRACE_FRAME_OVERHEAD (TRACE_FRAME_HEAD + TRACE_FRAME_TAIL)
 #define TRACE_MAX_PAYLOAD    0x7FFFFFF0u
+#define TRACE_LAZY_VERIFY    (64u << 10)  // indexed CONTENTS payloads above this are checked on read
 #define TRACE_FOOTER_MAGIC   "TGTREND"
 #define TRACE_FOOTER_PAYLOAD 24
 #define TRACE_FOOTER_SIZE    (TRACE_FRAME_OVERHEAD + TRACE_FOOTER_PAYLOAD)

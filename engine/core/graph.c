@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static size_t hash_size_for(int size) {
@@ -47,15 +48,8 @@ static bool visit_insert(struct tg_graph * g, struct tg_tensor * t) {
     }
 }
 
-static enum tg_status visit(struct tg_graph * g, struct tg_tensor * t, int depth) {
-    if (!t || !visit_insert(g, t)) return TG_OK;
-    if (depth > 100000) return tg_error(TG_ERR_INVALID_ARG, "graph_build_forward: graph deeper than 100000 at '%s'", t->name);
-    for (int i = 0; i < TG_MAX_SRC; i++) {
-        enum tg_status st = visit(g, t->src[i], depth + 1);
-        if (st != TG_OK) return st;
-    }
-    enum tg_status st = visit(g, t->view_src, depth + 1);
-    if (st != TG_OK) return st;
+// Appends t as a node (op) or a leaf (no op). TG_ERR_NOMEM when full.
+static enum tg_status append_tensor(struct tg_graph * g, struct tg_tensor * t) {
     if (t->op == TG_OP_NONE) {
         if (g->n_leafs >= g->size) {
             return tg_error(TG_ERR_NOMEM, "graph_build_forward: graph full: capacity %d leafs reached adding '%s'", g->size, t->name);
@@ -71,11 +65,47 @@ static enum tg_status visit(struct tg_graph * g, struct tg_tensor * t, int depth
     return TG_OK;
 }
 
+// Parent i of t in visiting order: src[0..TG_MAX_SRC-1], then view_src.
+static struct tg_tensor * parent(const struct tg_tensor * t, int i) {
+    return i < TG_MAX_SRC ? t->src[i] : t->view_src;
+}
+
+struct visit_frame { struct tg_tensor * t; int next; };
+
+// Iterative depth-first post-order walk (no recursion: graphs can be deep).
+static enum tg_status visit(struct tg_graph * g, struct tg_tensor * root) {
+    if (!visit_insert(g, root)) return TG_OK;
+    size_t cap = 64, top = 0;
+    struct visit_frame * stack = malloc(cap * sizeof(*stack));
+    if (!stack) return tg_error(TG_ERR_NOMEM, "graph_build_forward: cannot allocate the walk stack");
+    stack[top++] = (struct visit_frame) { root, 0 };
+    enum tg_status st = TG_OK;
+    while (top > 0 && st == TG_OK) {
+        struct visit_frame * f = &stack[top - 1];
+        if (f->next > TG_MAX_SRC) {
+            st = append_tensor(g, f->t);
+            top--;
+            continue;
+        }
+        struct tg_tensor * p = parent(f->t, f->next++);
+        if (!p || !visit_insert(g, p)) continue;
+        if (top == cap) {
+            struct visit_frame * bigger = realloc(stack, 2 * cap * sizeof(*stack));
+            if (!bigger) { st = tg_error(TG_ERR_NOMEM, "graph_build_forward: cannot grow the walk stack"); break; }
+            stack = bigger;
+            cap *= 2;
+        }
+        stack[top++] = (struct visit_frame) { p, 0 };
+    }
+    free(stack);
+    return st;
+}
+
 enum tg_status tg_graph_build_forward(struct tg_graph * g, struct tg_tensor * t) {
     if (!g) return tg_error(TG_ERR_INVALID_ARG, "graph_build_forward: graph is NULL");
     if (!t) return tg_error(TG_ERR_INVALID_ARG, "graph_build_forward: tensor is NULL");
     if (!g->hash_keys) return tg_error(TG_ERR_INVALID_ARG, "graph_build_forward: graph is a view (no visited set)");
-    return visit(g, t, 0);
+    return visit(g, t);
 }
 
 struct tg_graph tg_graph_view(struct tg_graph * g, int i0, int i1) {

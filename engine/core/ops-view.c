@@ -74,10 +74,10 @@ static struct tg_tensor * view_impl(struct tg_context * ctx, struct tg_tensor * 
                                     const size_t * nb_in, size_t offset, const char * name) {
     int64_t ne[4] = { 1, 1, 1, 1 };
     for (int i = 0; i < n_dims; i++) ne[i] = ne_in[i];
-    if (tg__check_shape(a->type, 4, ne, NULL, name) != TG_OK) {
+    if (tg__check_shape(a->type, 4, ne, NULL, "view") != TG_OK) {
         char msg[600];
-        snprintf(msg, sizeof(msg), "%s", tg_last_error());
-        return tg__fail1(tg_last_status(), name, a, "bad view shape (%s)", msg);
+        snprintf(msg, sizeof(msg), "%s", tg_last_error() + strlen("view: "));
+        return tg__fail1(tg_last_status(), name, a, "bad view shape: %s", msg);
     }
     size_t nb[4] = { a->nb[0], 0, 0, 0 };
     nb[1] = n_dims > 1 ? nb_in[0] : tg_row_size(a->type, ne[0]);
@@ -88,9 +88,10 @@ static struct tg_tensor * view_impl(struct tg_context * ctx, struct tg_tensor * 
     size_t have = tg_nbytes(owner);
     if (!span_bytes(a->type, ne, nb, &span) || __builtin_add_overflow(base, offset, &end) ||
         __builtin_add_overflow(end, span, &end) || end > have) {
-        return tg__fail1(TG_ERR_SHAPE, name, a, "view [%lld,%lld,%lld,%lld] (strides %zu,%zu,%zu) at offset %zu needs %zu bytes from byte %zu, out of bounds of the %zu bytes of '%s'",
+        return tg__fail1(TG_ERR_SHAPE, name, a, "view [%lld,%lld,%lld,%lld] (strides %zu,%zu,%zu) at offset %zu needs %zu bytes from byte %zu, out of bounds of the %zu bytes of %s%s%s",
                          (long long) ne[0], (long long) ne[1], (long long) ne[2], (long long) ne[3], nb[1], nb[2], nb[3],
-                         offset, span, base + offset, have, owner->name);
+                         offset, span, base + offset, have, owner == a ? "a" : "a's memory owner",
+                         owner->name[0] ? " " : "", owner->name);
     }
     struct tg_tensor * t = tg__new_tensor(ctx, a->type, 4, ne, a, offset, name);
     if (!t) return NULL;

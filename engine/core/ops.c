@@ -234,8 +234,9 @@ struct tg_tensor * tg_set_rows(struct tg_context * ctx, struct tg_tensor * a, st
     struct tg_tensor * t = tg__view_of(ctx, a, "set_rows");
     if (!t) return NULL;
     t->op = TG_OP_SET_ROWS;
-    t->src[0] = b;
-    t->src[1] = c;
+    t->src[0] = a;
+    t->src[1] = b;
+    t->src[2] = c;
     return t;
 }
 

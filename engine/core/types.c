@@ -106,7 +106,17 @@ void tg_fp32_to_bf16_row(const float * x, tg_bf16_t * y, int64_t n) {
     for (int64_t i = 0; i < n; i++) y[i] = tg_fp32_to_bf16(x[i]);
 }
 
-// Q8_0: d = amax / 127, q = round(x / d) (computed as x * (1/d), rounding half away from zero).
+// Rounds to the nearest integer, halfway cases to even (independent of the
+// FPU rounding mode).
+static inline float round_half_even(float v) {
+    float r = roundf(v);                       // halfway cases away from zero
+    if (fabsf(r - v) == 0.5f) r = 2.0f * roundf(v * 0.5f);
+    return r;
+}
+
+// Q8_0: d = amax / 127, q = round(x / d), computed as x * (1/d) and rounded
+// half to even: byte-exact with the Q8_0 files of the reference runtime
+// (tests/data/quant-ref has a block with an exact tie).
 void tg_quantize_row_q8_0(const float * x, tg_block_q8_0 * y, int64_t n) {
     const int64_t nb = n / TG_QK8_0;
     for (int64_t b = 0; b < nb; b++) {
@@ -121,7 +131,7 @@ void tg_quantize_row_q8_0(const float * x, tg_block_q8_0 * y, int64_t n) {
         y[b].d = tg_fp32_to_fp16(d);
         for (int j = 0; j < TG_QK8_0; j++) {
             float v = xb[j] * id;
-            y[b].qs[j] = (int8_t) (v == v ? roundf(v) : 0.0f);
+            y[b].qs[j] = (int8_t) (v == v ? round_half_even(v) : 0.0f);
         }
     }
 }

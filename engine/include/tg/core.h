@@ -215,8 +215,8 @@ struct tg_tensor * tg_concat(struct tg_context * ctx, struct tg_tensor * a, stru
 struct tg_tensor * tg_get_rows(struct tg_context * ctx, struct tg_tensor * a, struct tg_tensor * b);
 // Writes rows of b (F32 [n,m,x,y]) into a ([n,r,x,y], any type, converted) at
 // rows c (I32 or I64 [m,x,y]); result views a (in place).
-// Sources as in ggml: src[0] = b (the rows), src[1] = c (the ids); a is the
-// result's view_src (its memory), not a source.
+// Sources: src[0] = a (also the result's view_src), src[1] = b (the rows),
+// src[2] = c (the ids).
 struct tg_tensor * tg_set_rows(struct tg_context * ctx, struct tg_tensor * a, struct tg_tensor * b, struct tg_tensor * c);
 
 // Matrix product, the ggml convention: a [k,m,p,q] (weights; any supported
@@ -317,7 +317,8 @@ struct tg_graph {
 struct tg_graph * tg_graph_new(struct tg_context * ctx, int size);
 // Appends t and, first, all its not yet visited sources (and view sources),
 // depth first: nodes in execution order, leafs separately. Returns
-// TG_ERR_NOMEM (graph full, message says the capacity) on failure.
+// TG_ERR_NOMEM (graph full, message says the capacity) on failure; the graph
+// is then incomplete (tg_graph_reset_visited and rebuild in a larger one).
 enum tg_status tg_graph_build_forward(struct tg_graph * g, struct tg_tensor * t);
 // A graph over nodes [i0, i1) of g sharing its arrays (no leafs, no hash).
 struct tg_graph tg_graph_view(struct tg_graph * g, int i0, int i1);

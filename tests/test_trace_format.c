@@ -1,0 +1,145 @@
+// test_trace_format.c - writer/reader round trip of every record type, the
+// index path and the linear-scan path, unknown records skipped.
+#include "check.h"
+#include "trace_sample.h"
+#include "tg/trace-read.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void check_sample(struct tg_trace * tr, const char * how) {
+    struct tg_trace_run run;
+    CHECK(tg_trace_get_run(tr, &run) && run.pid == 4242 && run.n_threads == 2, "%s: run pid/threads", how);
+    CHECK(!strcmp(run.cmdline, "prog --flag") && !strcmp(run.backends, "CPU,BLAS") && !strcmp(run.note, "note"),
+          "%s: run strings", how);
+    CHECK(!strcmp(tg_trace_op_name(tr, 2), "MUL_MAT") && !strcmp(tg_trace_op_name(tr, 99), "OP#99"), "%s: op names", how);
+    CHECK(!strcmp(tg_trace_type_name(tr, 8), "q8_0") && !strcmp(tg_trace_type_name(tr, 2), "type#2"), "%s: type names", how);
+    CHECK(tg_trace_op_from_name(tr, "ADD") == 1, "%s: op from name", how);
+    struct tg_trace_sched s;
+    CHECK(tg_trace_n_scheds(tr) == 1 && tg_trace_get_sched(tr, 0, &s) && s.n_backends == 2 &&
+          !strcmp(s.backend[0], "BLAS"), "%s: sched", how);
+    CHECK(!strcmp(tg_trace_backend_name(tr, 1, 1), "CPU") && !strcmp(tg_trace_backend_name(tr, 1, 5), "?"),
+          "%s: backend names", how);
+
+    CHECK(tg_trace_n_graphs(tr) == 1, "%s: one graph", how);
+    int gi = tg_trace_find_graph(tr, 7);
+    struct tg_trace_graph g;
+    CHECK(gi == 0 && tg_trace_get_graph(tr, gi, &g) && g.n_nodes == 3 && g.n_leafs == 2 && g.sched_id == 1 &&
+          g.structure_hash != 0, "%s: graph 7 header", how);
+    CHECK(tg_trace_find_graph(tr, 8) == -1, "%s: missing graph id", how);
+    struct tg_trace_tensor want[5], t;
+    sample_tensors(want);
+    bool all = true;
+    for (int i = 0; i < 5; i++) {
+        all = all && tg_trace_get_tensor(tr, gi, i, &t) && memcmp(&t, &want[i], sizeof(t)) == 0;
+    }
+    CHECK(all, "%s: all 5 tensors round-trip bit-exactly", how);
+    CHECK(!tg_trace_get_tensor(tr, gi, 5, &t) && !tg_trace_get_tensor(tr, 3, 0, &t), "%s: out of range tensor", how);
+    CHECK(tg_trace_find_tensor(tr, gi, "x") == 4 && tg_trace_find_tensor(tr, gi, "nope") == -1, "%s: find tensor", how);
+    int ti = -1;
+    CHECK(tg_trace_find_uid(tr, 0x1100, &ti) == gi && ti == 1, "%s: find uid", how);
+
+    struct tg_trace_placement pl;
+    CHECK(tg_trace_get_placement(tr, gi, 0, &pl) && pl.backend == 0 && pl.cause == 3 &&
+          strstr(pl.text, "usage weights"), "%s: placement 0", how);
+    CHECK(tg_trace_get_placement(tr, gi, 2, &pl) && pl.cause == 10 && !strcmp(pl.text, ""), "%s: placement no text", how);
+    struct tg_trace_split sp;
+    struct tg_trace_split_input in;
+    CHECK(tg_trace_n_splits(tr, gi) == 2 && tg_trace_get_split(tr, gi, 1, &sp) && sp.node_begin == 1 &&
+          sp.node_end == 3 && sp.n_inputs == 1, "%s: splits", how);
+    CHECK(tg_trace_n_split_inputs(tr, gi) == 2 && tg_trace_get_split_input(tr, gi, 0, &in) && in.bytes == 64 &&
+          !strcmp(in.copy_name, "BLAS#x#0"), "%s: split inputs", how);
+    CHECK(tg_trace_split_of_node(tr, gi, 2) == 1 && tg_trace_split_of_node(tr, gi, 4) == -1, "%s: split of node", how);
+    struct tg_trace_buffer b;
+    struct tg_trace_alloc al;
+    CHECK(tg_trace_n_buffers(tr, gi) == 2 && tg_trace_get_buffer(tr, gi, 1, &b) && b.uid == 0xB2 &&
+          b.usage == TG_TRACE_USAGE_COMPUTE && !strcmp(b.buft, "CPU"), "%s: buffers", how);
+    CHECK(tg_trace_get_alloc(tr, gi, 1, &al) && al.buffer == 1 && al.inplace_parent == 0 &&
+          (al.flags & TG_TRACE_ALLOC_INPLACE) && al.first_step == 1, "%s: alloc entry", how);
+
+    CHECK(tg_trace_n_computes(tr) == 2, "%s: compute begin/end", how);
+    CHECK(tg_trace_n_evals(tr) == 3, "%s: 3 evals", how);
+    struct tg_trace_eval e;
+    CHECK(tg_trace_get_eval(tr, 1, &e) && e.node == 1 && e.hash == 0xABC1 && e.sum.n_nan == 1 &&
+          e.sum.max == 11.5 && e.sum.n_elem == 16 && e.t_end_ns == 2115, "%s: eval fields", how);
+    CHECK(tg_trace_find_eval(tr, 7, 2, 0) == 2 && tg_trace_find_eval(tr, 7, 2, UINT32_MAX) == 2 &&
+          tg_trace_find_eval(tr, 7, 3, 0) == -1 && tg_trace_find_eval(tr, 6, 0, 0) == -1, "%s: find eval", how);
+
+    int ci = tg_trace_find_contents(tr, 7, 1, UINT32_MAX);
+    struct tg_trace_contents c;
+    CHECK(ci == 0 && tg_trace_get_contents(tr, ci, &c) && c.raw_size == 64 && c.ne[0] == 8, "%s: contents header", how);
+    float got[16] = {0};
+    CHECK(tg_trace_read_contents(tr, ci, got, sizeof(got)) == TG_OK && got[0] == -3.5f && got[15] == 11.5f,
+          "%s: contents decoded (codec %u)", how, c.codec);
+    CHECK(tg_trace_read_contents(tr, ci, got, 8) == TG_ERR_INVALID_ARG, "%s: contents buffer too small", how);
+
+    struct tg_trace_host h;
+    CHECK(tg_trace_n_hosts(tr) == 1 && tg_trace_get_host(tr, 0, &h) && h.kind == TG_TRACE_HOST_READ &&
+          !strcmp(h.name, "out-0") && h.hash == 0x1234, "%s: host read", how);
+    struct tg_trace_marker m;
+    int32_t ids[8];
+    CHECK(tg_trace_n_markers(tr) == 1 && tg_trace_get_marker(tr, 0, &m) && m.n_tokens == 3 &&
+          !strcmp(m.text, "decode"), "%s: marker", how);
+    CHECK(tg_trace_marker_tokens(tr, 0, ids, 8) == 3 && ids[1] == 15043, "%s: marker tokens", how);
+    CHECK(tg_trace_marker_before(tr, e.record) == 0 && tg_trace_marker_before(tr, 0) == -1, "%s: marker before", how);
+    struct tg_trace_event ev;
+    CHECK(tg_trace_n_events(tr) == 1 && tg_trace_get_event(tr, 0, &ev) && ev.kind == TG_TRACE_EV_UNALLOCATED_USE &&
+          strstr(ev.message, "no buffer") && !strcmp(ev.name, "x"), "%s: event", how);
+    struct tg_trace_status st;
+    tg_trace_get_status(tr, &st);
+    CHECK(st.n_unknown == 1 && st.n_invalid == 0, "%s: one unknown record skipped, none invalid", how);
+}
+
+int main(void) {
+    char path[256];
+    snprintf(path, sizeof(path), "test_trace_format.%d.tgt", (int) getpid());
+
+    int n = write_sample_trace(path, true);
+    CHECK(n == 16, "writer wrote 16 records (got %d)", n);
+    struct tg_trace * tr = tg_trace_open(path);
+    CHECK(tr != NULL, "open closed trace: %s", tr ? "ok" : tg_last_error());
+    if (tr) {
+        struct tg_trace_status st;
+        tg_trace_get_status(tr, &st);
+        CHECK(st.complete && st.indexed && !st.truncated && st.n_records == 18, "closed trace is complete and indexed (%s)",
+              st.message);
+        check_sample(tr, "indexed");
+        tg_trace_close(tr);
+    }
+
+    n = write_sample_trace(path, false);
+    tr = tg_trace_open(path);
+    CHECK(tr != NULL, "open abandoned trace");
+    if (tr) {
+        struct tg_trace_status st;
+        tg_trace_get_status(tr, &st);
+        CHECK(!st.complete && !st.indexed && st.truncated && st.stop == TG_TRACE_STOP_NONE && st.n_records == 16,
+              "abandoned trace: scanned, not closed, clean end (%s)", st.message);
+        CHECK(strstr(st.message, "not closed") != NULL, "message says the trace was not closed");
+        check_sample(tr, "scanned");
+        tg_trace_close(tr);
+    }
+
+    // errors: missing file, not a trace, empty file
+    CHECK(tg_trace_open("/nonexistent/x.tgt") == NULL && tg_last_status() == TG_ERR_IO, "missing file: %s", tg_last_error());
+    FILE * f = fopen(path, "wb");
+    fputs("hello, this is not a trace file at all....", f);
+    fclose(f);
+    CHECK(tg_trace_open(path) == NULL && tg_last_status() == TG_ERR_FORMAT, "not a trace: %s", tg_last_error());
+    f = fopen(path, "wb");
+    fclose(f);
+    CHECK(tg_trace_open(path) == NULL && tg_last_status() == TG_ERR_FORMAT, "empty file: %s", tg_last_error());
+    unlink(path);
+
+    // glob patterns
+    CHECK(tg_trace_glob("blk.3.*", "blk.3.attn_q") && !tg_trace_glob("blk.3.*", "blk.30x"), "glob *");
+    CHECK(tg_trace_glob("attn_norm-?", "attn_norm-3") && !tg_trace_glob("attn_norm-?", "attn_norm-13"), "glob ?");
+    CHECK(tg_trace_pattern_match("x,op=MUL_*", "kq-0", "MUL_MAT") && !tg_trace_pattern_match("x,op=ADD", "kq-0", "MUL_MAT"),
+          "pattern list with op=");
+    CHECK(tg_trace_pattern_match("*-3", "ffn_out-3", "ADD") && !tg_trace_pattern_match("", "a", "ADD") &&
+          !tg_trace_pattern_match(NULL, "a", "ADD"), "pattern list edge cases");
+    return tg_check_finish("test_trace_format");
+}

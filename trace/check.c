@@ -1,0 +1,342 @@
+// check.c - trace analyses: stale reads (buffer reuse), unallocated use,
+// NaN/Inf origin, engine errors, split summaries.
+#include "tg/trace-check.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char * tg_trace_finding_kind_name(int kind) {
+    static const char * const names[TG_TRACE_FIND_KIND_COUNT] = {
+        "stale-read", "unallocated-use", "nan", "engine-error", "truncated",
+    };
+    return kind >= 0 && kind < TG_TRACE_FIND_KIND_COUNT ? names[kind] : "unknown";
+}
+
+// ---- small string builder ---------------------------------------------------
+
+struct sbuf { char * s; size_t n, cap; bool oom; };
+
+static void sb_printf(struct sbuf * b, const char * fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(struct sbuf * b, const char * fmt, ...) {
+    if (b->oom) return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int k = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? b->cap - b->n : 0, fmt, ap);
+        va_end(ap);
+        if (k < 0) { b->oom = true; return; }
+        if (b->s && b->n + (size_t) k < b->cap) { b->n += (size_t) k; return; }
+        size_t cap = b->cap ? b->cap * 2 : 256;
+        while (cap < b->n + (size_t) k + 1) cap *= 2;
+        char * ns = realloc(b->s, cap);
+        if (!ns) { b->oom = true; return; }
+        b->s = ns; b->cap = cap;
+    }
+}
+
+// ---- report -------------------------------------------------------------------
+
+static bool add_finding(struct tg_trace_report * rep, const struct tg_trace_finding * f, struct sbuf * text) {
+    if (text->oom) { free(text->s); return false; }
+    struct tg_trace_finding * nf = realloc(rep->findings, (size_t) (rep->n_findings + 1) * sizeof(*nf));
+    if (!nf) { free(text->s); return false; }
+    rep->findings = nf;
+    nf[rep->n_findings] = *f;
+    nf[rep->n_findings].text = text->s ? text->s : strdup("");
+    rep->n_findings++;
+    if (f->problem) rep->n_problems++;
+    return true;
+}
+
+void tg_trace_report_free(struct tg_trace_report * rep) {
+    if (!rep) return;
+    for (int i = 0; i < rep->n_findings; i++) free(rep->findings[i].text);
+    free(rep->findings);
+    memset(rep, 0, sizeof(*rep));
+}
+
+static struct tg_trace_finding finding_init(int kind, bool problem) {
+    return (struct tg_trace_finding) { kind, problem, -1, -1, -1, -1, 0, 0, 0, -1, -1, 0, NULL };
+}
+
+// "'name' (graph 3 node 12, MUL_MAT)"
+static void describe_tensor(struct sbuf * b, struct tg_trace * tr, int32_t graph_id, int32_t ti) {
+    int gi = graph_id >= 0 ? tg_trace_find_graph(tr, (uint32_t) graph_id) : -1;
+    struct tg_trace_tensor t;
+    struct tg_trace_graph g;
+    if (gi < 0 || !tg_trace_get_tensor(tr, gi, ti, &t) || !tg_trace_get_graph(tr, gi, &g)) {
+        sb_printf(b, "(unknown tensor: graph %d tensor %d)", graph_id, ti);
+        return;
+    }
+    if (ti < g.n_nodes)
+        sb_printf(b, "'%s' (graph %d node %d, %s)", t.name, graph_id, ti, tg_trace_op_name(tr, t.op));
+    else
+        sb_printf(b, "'%s' (graph %d leaf %d)", t.name, graph_id, ti - g.n_nodes);
+}
+
+static void describe_marker(struct sbuf * b, const struct tg_trace * tr, uint32_t record) {
+    int mi = tg_trace_marker_before(tr, record);
+    struct tg_trace_marker m;
+    if (mi >= 0 && tg_trace_get_marker(tr, mi, &m))
+        sb_printf(b, " [after marker %d '%s': n_tokens=%d pos=%d]", mi, m.text, m.n_tokens, m.pos);
+}
+
+// ---- stale reads ----------------------------------------------------------------
+
+struct write_ev {
+    uint32_t record;
+    uint64_t buffer, begin, end, root;
+    int32_t  eval, host;
+};
+
+static bool is_view_op(const struct tg_trace * tr, int op) {
+    const char * n = tg_trace_op_name(tr, op);
+    return !strcmp(n, "NONE") || !strcmp(n, "VIEW") || !strcmp(n, "RESHAPE") || !strcmp(n, "PERMUTE") ||
+           !strcmp(n, "TRANSPOSE");
+}
+
+static int cmp_write(const void * a, const void * b) {
+    const struct write_ev * x = a, * y = b;
+    return (x->record > y->record) - (x->record < y->record);
+}
+
+// Every byte-writing event (evaluated non-view nodes, host writes), in file order.
+static struct write_ev * collect_writes(struct tg_trace * tr, int * n_out) {
+    int ne = tg_trace_n_evals(tr), nh = tg_trace_n_hosts(tr), n = 0;
+    struct write_ev * w = malloc((size_t) (ne + nh + 1) * sizeof(*w));
+    if (!w) return NULL;
+    int cached_gid = -1, gi = -1;
+    for (int i = 0; i < ne; i++) {
+        struct tg_trace_eval e;
+        struct tg_trace_tensor t;
+        if (!tg_trace_get_eval(tr, i, &e) || e.buffer_uid == 0 || e.nbytes == 0) continue;
+        if ((int) e.graph_id != cached_gid) { cached_gid = (int) e.graph_id; gi = tg_trace_find_graph(tr, e.graph_id); }
+        if (gi >= 0 && tg_trace_get_tensor(tr, gi, e.node, &t) && is_view_op(tr, t.op)) continue;
+        w[n++] = (struct write_ev) { e.record, e.buffer_uid, e.offset, e.offset + e.nbytes, e.root_uid, i, -1 };
+    }
+    for (int i = 0; i < nh; i++) {
+        struct tg_trace_host h;
+        if (!tg_trace_get_host(tr, i, &h) || h.kind != TG_TRACE_HOST_WRITE || h.buffer_uid == 0 || h.size == 0) continue;
+        w[n++] = (struct write_ev) { h.record, h.buffer_uid, h.offset, h.offset + h.size, h.root_uid, -1, i };
+    }
+    qsort(w, (size_t) n, sizeof(*w), cmp_write);
+    *n_out = n;
+    return w;
+}
+
+static void stale_text(struct sbuf * b, struct tg_trace * tr, const struct tg_trace_host * h,
+                       const struct write_ev * own, const struct write_ev * bad, struct tg_trace_finding * f) {
+    struct tg_trace_eval eu;
+    bool have_u = bad->eval >= 0 && tg_trace_get_eval(tr, bad->eval, &eu);
+    sb_printf(b, "stale read: host read of '%s'", h->name);
+    if (h->graph_id >= 0) { sb_printf(b, " = "); describe_tensor(b, tr, h->graph_id, h->tensor); }
+    sb_printf(b, " (record %u, after %u computations)\n", h->record, h->compute_seq);
+    sb_printf(b, "  reads bytes [%llu, %llu) of buffer #%llu\n", (unsigned long long) h->offset,
+              (unsigned long long) (h->offset + h->size), (unsigned long long) h->buffer_uid);
+    if (own && own->eval >= 0) {
+        struct tg_trace_eval eo;
+        if (tg_trace_get_eval(tr, own->eval, &eo)) {
+            sb_printf(b, "  last written by its node ");
+            describe_tensor(b, tr, (int32_t) eo.graph_id, eo.node);
+            sb_printf(b, " in computation #%u\n", eo.compute_seq);
+        }
+    } else if (own) {
+        sb_printf(b, "  last written by a host write (record %u)\n", own->record);
+    } else {
+        sb_printf(b, "  (no earlier write of it is in this trace)\n");
+    }
+    sb_printf(b, "  but bytes [%llu, %llu) were handed to ", (unsigned long long) f->begin, (unsigned long long) f->end);
+    if (have_u) {
+        describe_tensor(b, tr, (int32_t) eu.graph_id, eu.node);
+        sb_printf(b, "\n  and overwritten when that node ran in computation #%u", eu.compute_seq);
+        describe_marker(b, tr, eu.record);
+        int gi = tg_trace_find_graph(tr, eu.graph_id);
+        struct tg_trace_alloc al;
+        if (gi >= 0 && tg_trace_get_alloc(tr, gi, eu.node, &al) && al.buffer >= 0)
+            sb_printf(b, "\n  (allocator: offset %llu, %llu bytes, live steps %d..%d%s)", (unsigned long long) al.offset,
+                      (unsigned long long) al.size, al.first_step, al.last_step,
+                      al.flags & TG_TRACE_ALLOC_INPLACE ? ", in place of its parent" : "");
+        f->graph_u = (int32_t) eu.graph_id;
+        f->tensor_u = eu.node;
+    } else if (bad->host >= 0) {
+        struct tg_trace_host hw;
+        if (tg_trace_get_host(tr, bad->host, &hw)) sb_printf(b, "'%s' by a host write (record %u)", hw.name, hw.record);
+    }
+    sb_printf(b, "\n  fix: mark '%s' as an output (tg_set_output) or copy it before the next graph is allocated\n",
+              h->name);
+}
+
+static bool check_stale(struct tg_trace * tr, struct tg_trace_report * rep) {
+    int nw = 0;
+    struct write_ev * w = collect_writes(tr, &nw);
+    if (!w) return false;
+    int nh = tg_trace_n_hosts(tr);
+    bool ok = true;
+    for (int i = 0; i < nh && ok; i++) {
+        struct tg_trace_host h;
+        if (!tg_trace_get_host(tr, i, &h) || h.kind != TG_TRACE_HOST_READ || h.buffer_uid == 0 || h.size == 0) continue;
+        rep->n_host_reads_checked++;
+        uint64_t hb = h.offset, he = h.offset + h.size;
+        // last write before the read
+        int lo = 0, hi = nw;
+        while (lo < hi) { int mid = (lo + hi) / 2; if (w[mid].record < h.record) lo = mid + 1; else hi = mid; }
+        const struct write_ev * own = NULL, * bad = NULL;
+        for (int k = lo - 1; k >= 0; k--) {
+            if (w[k].buffer != h.buffer_uid || w[k].end <= hb || w[k].begin >= he) continue;
+            if (w[k].root == h.root_uid) { own = &w[k]; break; }
+            bad = &w[k];   // keeps the earliest foreign write after the last own write
+        }
+        if (!bad) continue;
+        struct tg_trace_finding f = finding_init(TG_TRACE_FIND_STALE_READ, true);
+        f.graph_t = h.graph_id; f.tensor_t = h.tensor;
+        f.buffer_uid = h.buffer_uid;
+        f.begin = bad->begin > hb ? bad->begin : hb;
+        f.end = bad->end < he ? bad->end : he;
+        f.eval = bad->eval; f.host = i; f.record = h.record;
+        struct sbuf b = {0};
+        stale_text(&b, tr, &h, own, bad, &f);
+        ok = add_finding(rep, &f, &b);
+    }
+    free(w);
+    return ok;
+}
+
+// ---- events, errors -------------------------------------------------------------
+
+static bool check_events(struct tg_trace * tr, struct tg_trace_report * rep) {
+    int n = tg_trace_n_events(tr);
+    for (int i = 0; i < n; i++) {
+        struct tg_trace_event ev;
+        if (!tg_trace_get_event(tr, i, &ev)) continue;
+        int kind = ev.kind == TG_TRACE_EV_UNALLOCATED_USE ? TG_TRACE_FIND_UNALLOCATED
+                 : ev.kind == TG_TRACE_EV_ERROR ? TG_TRACE_FIND_ENGINE_ERROR : -1;
+        if (kind < 0) continue;
+        struct tg_trace_finding f = finding_init(kind, true);
+        f.graph_t = ev.graph_id; f.tensor_t = ev.tensor; f.record = ev.record;
+        struct sbuf b = {0};
+        sb_printf(&b, "%s: '%s': %s\n", kind == TG_TRACE_FIND_UNALLOCATED ? "unallocated use" : "engine error",
+                  ev.name, ev.message);
+        if (!add_finding(rep, &f, &b)) return false;
+    }
+    int nc = tg_trace_n_computes(tr);
+    for (int i = 0; i < nc; i++) {
+        struct tg_trace_compute c;
+        if (!tg_trace_get_compute(tr, i, &c) || c.phase != TG_TRACE_END || c.status == 0) continue;
+        struct tg_trace_finding f = finding_init(TG_TRACE_FIND_ENGINE_ERROR, c.status != TG_ERR_ABORTED);
+        f.record = c.record;
+        struct sbuf b = {0};
+        sb_printf(&b, "computation #%u of graph %u ended with status %d (%s)\n", c.compute_seq, c.graph_id, c.status,
+                  tg_status_str((enum tg_status) c.status));
+        if (!add_finding(rep, &f, &b)) return false;
+    }
+    return true;
+}
+
+// ---- NaN / Inf origin -----------------------------------------------------------
+
+int tg_trace_first_nonfinite(const struct tg_trace * tr) {
+    int n = tg_trace_n_evals(tr);
+    for (int i = 0; i < n; i++) {
+        struct tg_trace_eval e;
+        if (tg_trace_get_eval(tr, i, &e) && (e.flags & TG_TRACE_EVAL_SUMMARY) && (e.sum.n_nan || e.sum.n_inf)) return i;
+    }
+    return -1;
+}
+
+static void nan_path(struct sbuf * b, struct tg_trace * tr, const struct tg_trace_eval * e0) {
+    int gi = tg_trace_find_graph(tr, e0->graph_id);
+    int node = e0->node;
+    for (int depth = 0; depth < 12 && gi >= 0; depth++) {
+        struct tg_trace_tensor t;
+        if (!tg_trace_get_tensor(tr, gi, node, &t)) return;
+        int next = -1;
+        double best = -1;
+        for (int k = 0; k < TG_TRACE_MAX_SRC; k++) {
+            if (t.src[k] < 0) continue;
+            struct tg_trace_tensor s;
+            tg_trace_get_tensor(tr, gi, t.src[k], &s);
+            int ei = tg_trace_find_eval(tr, e0->graph_id, t.src[k], e0->compute_seq);
+            struct tg_trace_eval es;
+            sb_printf(b, "  %*s<- src[%d] ", 2 * depth, "", k);
+            describe_tensor(b, tr, (int32_t) e0->graph_id, t.src[k]);
+            if (ei >= 0 && tg_trace_get_eval(tr, ei, &es) && (es.flags & TG_TRACE_EVAL_SUMMARY)) {
+                double mag = es.sum.max > -es.sum.min ? es.sum.max : -es.sum.min;
+                sb_printf(b, " min %.6g max %.6g rms %.6g nan %llu inf %llu\n", es.sum.min, es.sum.max, es.sum.rms,
+                          (unsigned long long) es.sum.n_nan, (unsigned long long) es.sum.n_inf);
+                if (mag > best) { best = mag; next = t.src[k]; }
+            } else {
+                sb_printf(b, " (leaf or not evaluated)\n");
+            }
+        }
+        if (next < 0) return;
+        sb_printf(b, "  %*sfollowing the largest magnitude: '%s'\n", 2 * depth, "",
+                  tg_trace_tensor_name(tr, gi, next, t.name));
+        node = next;
+    }
+}
+
+static bool check_nan(struct tg_trace * tr, struct tg_trace_report * rep) {
+    int i = tg_trace_first_nonfinite(tr);
+    struct tg_trace_eval e;
+    if (i < 0 || !tg_trace_get_eval(tr, i, &e)) return true;
+    struct tg_trace_finding f = finding_init(TG_TRACE_FIND_NAN, true);
+    f.graph_t = (int32_t) e.graph_id; f.tensor_t = e.node; f.eval = i; f.record = e.record;
+    struct sbuf b = {0};
+    sb_printf(&b, "first non-finite result: ");
+    describe_tensor(&b, tr, (int32_t) e.graph_id, e.node);
+    sb_printf(&b, " in computation #%u: %llu NaN, %llu Inf of %llu values", e.compute_seq,
+              (unsigned long long) e.sum.n_nan, (unsigned long long) e.sum.n_inf, (unsigned long long) e.sum.n_elem);
+    describe_marker(&b, tr, e.record);
+    sb_printf(&b, "\n  path feeding it:\n");
+    nan_path(&b, tr, &e);
+    return add_finding(rep, &f, &b);
+}
+
+// ---- entry points ---------------------------------------------------------------
+
+enum tg_status tg_trace_check(struct tg_trace * tr, struct tg_trace_report * rep) {
+    if (!rep) return tg_error(TG_ERR_INVALID_ARG, "trace check: NULL report");
+    memset(rep, 0, sizeof(*rep));
+    if (!tr) return tg_error(TG_ERR_INVALID_ARG, "trace check: NULL trace");
+    struct tg_trace_status st;
+    tg_trace_get_status(tr, &st);
+    bool ok = true;
+    if (st.truncated) {
+        struct tg_trace_finding f = finding_init(TG_TRACE_FIND_TRUNCATED, false);
+        f.record = st.n_records;
+        struct sbuf b = {0};
+        sb_printf(&b, "%s\n", st.message);
+        ok = add_finding(rep, &f, &b);
+    }
+    ok = ok && check_stale(tr, rep) && check_events(tr, rep) && check_nan(tr, rep);
+    if (!ok) {
+        tg_trace_report_free(rep);
+        return tg_error(TG_ERR_NOMEM, "trace check: out of memory");
+    }
+    return TG_OK;
+}
+
+bool tg_trace_split_summary(const struct tg_trace * tr, int gi, struct tg_trace_split_summary * out) {
+    if (!out) return false;
+    memset(out, 0, sizeof(*out));
+    struct tg_trace_graph g;
+    if (!tg_trace_get_graph(tr, gi, &g)) return false;
+    out->n_splits = tg_trace_n_splits(tr, gi);
+    out->n_inputs = tg_trace_n_split_inputs(tr, gi);
+    for (int i = 0; i < out->n_inputs; i++) {
+        struct tg_trace_split_input in;
+        if (tg_trace_get_split_input(tr, gi, i, &in) && in.copy_name[0]) {
+            out->n_copies++;
+            out->copy_bytes += in.bytes;
+        }
+    }
+    for (int s = 0; s < out->n_splits; s++) {
+        struct tg_trace_split sp;
+        if (!tg_trace_get_split(tr, gi, s, &sp) || sp.backend < 0 || sp.backend >= TG_TRACE_MAX_BACKENDS) continue;
+        int64_t n = (int64_t) sp.node_end - sp.node_begin;
+        if (n > 0) out->nodes_per_backend[sp.backend] += (int) n;
+    }
+    return true;
+}
