@@ -137,6 +137,12 @@ static void test_views(void) {
     struct tg_tensor * t = tg_transpose(ctx, a);
     CHECK(t && t->ne[0] == 6 && t->ne[1] == 8 && t->nb[0] == 32 && t->nb[1] == 4 && tg_is_transposed(t) &&
           t->op == TG_OP_TRANSPOSE && strcmp(t->name, "a (transposed)") == 0, "transpose swaps ne/nb 0 and 1");
+    CHECK(tg_nbytes(t) == tg_nbytes(a) && tg_nbytes(p) == tg_nbytes(a), "nbytes of transposed/permuted a = a's %zu bytes", tg_nbytes(a));
+    struct tg_tensor * tv = tg_view_1d(ctx, t, 3, 0);
+    CHECK(tv && tv->nb[0] == 4 && tg_nbytes(tv) == 12, "view of a transposed tensor has dense elements (nb0 4)");
+    struct tg_tensor * q = tg_new_tensor_2d(ctx, TG_TYPE_Q8_0, 64, 3);
+    CHECK(tg_permute(ctx, q, 0, 2, 1, 3) != NULL && tg_transpose(ctx, q) == NULL && tg_last_status() == TG_ERR_TYPE,
+          "quantized tensors permute only dims 1..3 (transpose refused: %s)", tg_last_error());
     struct tg_tensor * r = tg_reshape_2d(ctx, a, 48, 4);
     CHECK(r && r->ne[0] == 48 && r->ne[1] == 4 && r->nb[1] == 192 && r->view_src == a && r->data == a->data &&
           r->op == TG_OP_RESHAPE && strcmp(r->name, "a (reshaped)") == 0, "reshape_2d [48,4] views a");

@@ -375,6 +375,16 @@ static void test_type_table(void) {
     CHECK(tg_gguf_tensor_nbytes(TG_TYPE_Q4_0, 1, (const int64_t[]) {33}) == 0, "q4_0 [33] has no size");
     CHECK(!tg_gguf_tensor_type_known(4) && !tg_gguf_tensor_type_known(-1) && !tg_gguf_tensor_type_known(40) &&
           tg_gguf_tensor_type_known(TG_TYPE_BF16), "type ids: 4, -1, 40 unknown; bf16 known");
+    bool same = true;
+    for (int t = 0; t < TG_TYPE_COUNT; t++) {
+        if (!tg_type_supported(t)) continue;
+        int64_t one[1] = {tg_blck_size((enum tg_type) t)};
+        same &= CHECKQ(tg_gguf_tensor_type_known(t) && tg_gguf_tensor_nbytes(t, 1, one) == tg_type_size((enum tg_type) t) &&
+                       tg_row_size((enum tg_type) t, 4 * one[0]) == tg_gguf_tensor_nbytes(t, 1, (const int64_t[]) {4 * one[0]}) &&
+                       strcmp(tg_gguf_tensor_type_name(t), tg_type_name((enum tg_type) t)) == 0,
+                       "type %d: GGUF layout table agrees with the engine's traits", t);
+    }
+    CHECK(same, "GGUF type table agrees with tg_type_size/tg_row_size/tg_type_name for every supported type");
     CHECK(strcmp(tg_gguf_type_name(TG_GGUF_FLOAT32), "float32") == 0 && strcmp(tg_gguf_type_name(TG_GGUF_TYPE_COUNT), "unknown") == 0,
           "value type names");
 }

@@ -4,6 +4,7 @@
 #include "check.h"
 #include "tg/core.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -15,6 +16,90 @@ static void expect_fail(const struct tg_tensor * r, enum tg_status st, const cha
     bool ok = r == NULL && tg_last_status() == st && (!s1 || strstr(m, s1)) && (!s2 || strstr(m, s2)) && (!s3 || strstr(m, s3));
     CHECK(ok, "%s -> NULL, %s: \"%s\"", what, tg_status_str(st), m);
     tg_clear_error();
+}
+
+// ---- random sweep: any input gives a valid tensor or NULL + a message -----
+
+static uint32_t rng_state = 2463534242u;
+static uint32_t rnd(uint32_t n) {
+    rng_state ^= rng_state << 13; rng_state ^= rng_state >> 17; rng_state ^= rng_state << 5;
+    return rng_state % n;
+}
+
+static struct tg_tensor * rand_tensor(struct tg_context * ctx) {
+    static const enum tg_type types[] = { TG_TYPE_F32, TG_TYPE_F32, TG_TYPE_F32, TG_TYPE_F16, TG_TYPE_I32, TG_TYPE_Q8_0 };
+    if (rnd(20) == 0) return NULL;
+    enum tg_type t = types[rnd(6)];
+    int64_t ne0 = t == TG_TYPE_Q8_0 ? 32 * (1 + rnd(2)) : 1 + rnd(6);
+    struct tg_tensor * r = tg_new_tensor_4d(ctx, t, ne0, 1 + rnd(4), 1 + rnd(3), 1 + rnd(2));
+    if (r && rnd(4) == 0) r = tg_transpose(ctx, r);
+    return r;
+}
+
+// Invariants of a constructed tensor: dims >= 1, views point at an owner and stay inside it.
+static bool valid_result(const struct tg_tensor * r) {
+    for (int i = 0; i < TG_MAX_DIMS; i++) if (r->ne[i] < 1) return false;
+    if (!r->view_src) return true;
+    if (r->view_src->view_src) return false;
+    if (r->view_offs + tg_nbytes(r) > tg_nbytes(r->view_src)) return false;
+    return !r->view_src->data || r->data == (char *) r->view_src->data + r->view_offs;
+}
+
+static void random_sweep(void) {
+    static const char * names[] = { "add", "mul_mat", "concat", "get_rows", "reshape_2d", "view_2d", "permute",
+                                    "rope", "soft_max_ext", "set", "cross_entropy_loss", "glu", "cpy", "repeat",
+                                    "mul_inplace", "set_rows", "out_prod", "acc_inplace" };
+    enum { N_OPS = sizeof(names) / sizeof(names[0]), ITERS = 4000 };
+    int ok_results = 0, failures = 0, bad = 0;
+    struct tg_context_params p = { 4 << 20, NULL, false };
+    struct tg_context * ctx = NULL;
+    for (int it = 0; it < ITERS; it++) {
+        if (it % 200 == 0) { tg_context_free(ctx); ctx = tg_context_new(p); }
+        struct tg_tensor * a = rand_tensor(ctx), * b = rand_tensor(ctx), * c = rand_tensor(ctx), * r = NULL;
+        if (a && rnd(2)) b = tg_dup_tensor(ctx, a);   // same shape half of the time
+        int op = (int) rnd(N_OPS);
+        int64_t n0 = 1 + rnd(8), n1 = 1 + rnd(8);
+        size_t off = 4 * rnd(16), nb1 = 4 * rnd(40);
+        tg_clear_error();
+        switch (op) {
+            case 0:  r = tg_add(ctx, a, b); break;
+            case 1:  r = tg_mul_mat(ctx, a, b); break;
+            case 2:  r = tg_concat(ctx, a, b, (int) rnd(5)); break;
+            case 3:  r = tg_get_rows(ctx, a, b); break;
+            case 4:  r = tg_reshape_2d(ctx, a, n0, n1); break;
+            case 5:  r = tg_view_2d(ctx, a, n0, n1, nb1, off); break;
+            case 6:  r = tg_permute(ctx, a, (int) rnd(4), (int) rnd(4), (int) rnd(4), (int) rnd(4)); break;
+            case 7:  r = tg_rope(ctx, a, b, 2 * (int) rnd(4), rnd(2) ? 0 : 2, 10000.0f, 1.0f); break;
+            case 8:  r = tg_soft_max_ext(ctx, a, rnd(3) ? b : NULL, 1.0f, 0.0f); break;
+            case 9:  r = tg_set(ctx, a, b, nb1, nb1 * 2, nb1 * 4, off); break;
+            case 10: r = tg_cross_entropy_loss(ctx, a, b); break;
+            case 11: r = tg_glu(ctx, a, rnd(2) ? b : NULL, (enum tg_glu_op) rnd(4), rnd(2)); break;
+            case 12: r = tg_cpy(ctx, a, b); break;
+            case 13: r = tg_repeat(ctx, a, b); break;
+            case 14: r = tg_mul_inplace(ctx, a, b); break;
+            case 15: r = tg_set_rows(ctx, a, b, c); break;
+            case 16: r = tg_out_prod(ctx, a, b); break;
+            case 17: r = tg_acc_inplace(ctx, a, b, nb1, nb1 * 2, nb1 * 4, off); break;
+        }
+        if (r) {
+            ok_results++;
+            if (!valid_result(r)) {
+                char sr[96], sa[96];
+                bad++;
+                CHECKQ(false, "%s produced an invalid tensor %s (nb %zu,%zu,%zu,%zu, offs %zu) from a %s (nb %zu,%zu,%zu,%zu)", names[op],
+                       tg_shape_str(r, sr, sizeof(sr)), r->nb[0], r->nb[1], r->nb[2], r->nb[3], r->view_offs,
+                       tg_shape_str(a, sa, sizeof(sa)), a->nb[0], a->nb[1], a->nb[2], a->nb[3]);
+            }
+        } else {
+            failures++;
+            bool named = tg_last_status() != TG_OK && strncmp(tg_last_error(), names[op], strlen(names[op])) == 0;
+            if (!named && op == 11) named = strncmp(tg_last_error(), "glu", 3) == 0;
+            if (!named) { bad++; CHECKQ(false, "%s returned NULL with message '%s'", names[op], tg_last_error()); }
+        }
+    }
+    tg_context_free(ctx);
+    CHECK(bad == 0, "random sweep of %d constructor calls: %d valid results, %d rejections naming their op, %d bad",
+          ITERS, ok_results, failures, bad);
 }
 
 int main(void) {
@@ -116,5 +201,6 @@ int main(void) {
     expect_fail(tg_rope(ctx, q, NULL, 64, 0, 1e4f, 1.0f), TG_ERR_INVALID_ARG, "rope with NULL positions", "rope: pos is NULL", NULL, NULL);
     expect_fail(tg_set_rows(ctx, a64, NULL, i32), TG_ERR_INVALID_ARG, "set_rows with NULL b", "set_rows: b is NULL", NULL, NULL);
     tg_context_free(ctx);
+    random_sweep();
     return tg_check_finish("test_shapes");
 }

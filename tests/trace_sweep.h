@@ -7,6 +7,7 @@
 #include "tg/trace-check.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 // Returns a checksum-ish count so the compiler keeps the calls.
 static long trace_sweep(struct tg_trace * tr) {

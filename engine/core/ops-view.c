@@ -7,7 +7,10 @@
 #include <string.h>
 
 #define NEED_CTX(opname) do { if (!ctx) return tg__null_arg(opname, "context"); } while (0)
-#define NEED(x, opname) do { if (!(x)) return tg__null_arg(opname, #x); } while (0)
+#define NEED(x, opname) do { \
+        if (!(x)) return tg__null_arg(opname, #x); \
+        if (!tg_type_supported((x)->type)) return tg__fail1(TG_ERR_TYPE, opname, x, #x " has unsupported type id %d", (int) (x)->type); \
+    } while (0)
 
 // ---- copies ---------------------------------------------------------------
 
@@ -68,7 +71,7 @@ static bool span_bytes(enum tg_type type, const int64_t * ne, const size_t * nb,
     return true;
 }
 
-// A view of a with shape ne, strides a->nb[0], nb1..nb3 at byte `offset`
+// A view of a with shape ne, strides type size, nb1..nb3 at byte `offset`
 // from a's first element. Checks that it lies inside the owner's memory.
 static struct tg_tensor * view_impl(struct tg_context * ctx, struct tg_tensor * a, int n_dims, const int64_t * ne_in,
                                     const size_t * nb_in, size_t offset, const char * name) {
@@ -79,7 +82,7 @@ static struct tg_tensor * view_impl(struct tg_context * ctx, struct tg_tensor * 
         snprintf(msg, sizeof(msg), "%s", tg_last_error() + strlen("view: "));
         return tg__fail1(tg_last_status(), name, a, "bad view shape: %s", msg);
     }
-    size_t nb[4] = { a->nb[0], 0, 0, 0 };
+    size_t nb[4] = { tg_type_size(a->type), 0, 0, 0 };   // elements of a view are dense (ggml)
     nb[1] = n_dims > 1 ? nb_in[0] : tg_row_size(a->type, ne[0]);
     nb[2] = n_dims > 2 ? nb_in[1] : nb[1] * (size_t) ne[1];
     nb[3] = n_dims > 3 ? nb_in[2] : nb[2] * (size_t) ne[2];
@@ -197,6 +200,10 @@ static struct tg_tensor * permute_impl(struct tg_context * ctx, struct tg_tensor
                              axes[0], axes[1], axes[2], axes[3]);
         }
         seen[axes[i]] = true;
+    }
+    if (tg_type_traits(a->type)->is_quantized && axes[0] != 0) {
+        return tg__fail1(TG_ERR_TYPE, name, a, "dim 0 of a %s tensor holds its blocks and must stay dim 0 (axes %d,%d,%d,%d)",
+                         tg_type_name(a->type), axes[0], axes[1], axes[2], axes[3]);
     }
     int64_t ne[4];
     size_t nb[4];

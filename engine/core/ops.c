@@ -75,7 +75,10 @@ static bool has_to_float(enum tg_type t) {
 }
 
 #define NEED_CTX(opname) do { if (!ctx) return tg__null_arg(opname, "context"); } while (0)
-#define NEED(x, opname) do { if (!(x)) return tg__null_arg(opname, #x); } while (0)
+#define NEED(x, opname) do { \
+        if (!(x)) return tg__null_arg(opname, #x); \
+        if (!tg_type_supported((x)->type)) return tg__fail1(TG_ERR_TYPE, opname, x, #x " has unsupported type id %d", (int) (x)->type); \
+    } while (0)
 
 // Result of an op: a new tensor of (type, ne), or, in place, a view of a.
 static struct tg_tensor * result(struct tg_context * ctx, enum tg_op op, enum tg_type type, const int64_t * ne,

@@ -126,8 +126,12 @@ size_t tg_nbytes(const struct tg_tensor * t) {
     for (int i = 0; i < TG_MAX_DIMS; i++) if (t->ne[i] <= 0) return 0;
     int64_t blck = tg_blck_size(t->type);
     if (blck <= 0) return 0;
-    size_t n = blck == 1 ? t->nb[0] : (size_t) (t->ne[0] / blck) * t->nb[0];
-    if (blck == 1) n += (size_t) (t->ne[0] - 1) * t->nb[0];
+    if (blck == 1) {   // last byte reachable + 1: one element plus every stride step
+        size_t n = tg_type_size(t->type);
+        for (int i = 0; i < TG_MAX_DIMS; i++) n += (size_t) (t->ne[i] - 1) * t->nb[i];
+        return n;
+    }
+    size_t n = (size_t) (t->ne[0] / blck) * t->nb[0];
     for (int i = 1; i < TG_MAX_DIMS; i++) n += (size_t) (t->ne[i] - 1) * t->nb[i];
     return n;
 }

@@ -267,6 +267,7 @@ struct tg_tensor * tg_diag_mask_inf_inplace(struct tg_context * ctx, struct tg_t
 
 // Views (no copy; result->view_src is a's memory owner, view_offs the byte offset).
 // op VIEW, src[0] = a; op_params[0..1] hold the size_t offset relative to a.
+// nb0 of a view is the type size; the view must lie inside the owner's memory.
 // In-place variants of other ops are views too (view_src set, op the op's).
 struct tg_tensor * tg_view_1d(struct tg_context * ctx, struct tg_tensor * a, int64_t ne0, size_t offset);
 struct tg_tensor * tg_view_2d(struct tg_context * ctx, struct tg_tensor * a, int64_t ne0, int64_t ne1, size_t nb1, size_t offset);

@@ -1,0 +1,188 @@
+// cmd_gguf.c - `tgdb gguf FILE [--json] [--items N]`: a GGUF file's header,
+// key/values (long arrays elided) and tensor table, as text or JSON.
+#include "cli.h"
+#include "tg/gguf.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+TG_CLI_COMMAND(gguf, "gguf FILE [--json] [--items N]",
+               "show a GGUF file's header, key/values and tensors (arrays elided after N items, default 8)")
+
+// ---- JSON ----------------------------------------------------------------------
+
+// Length of a valid UTF-8 sequence at s (n bytes left), or 0.
+static size_t utf8_len(const unsigned char * s, size_t n) {
+    size_t k = s[0] < 0x80 ? 1 : (s[0] >> 5) == 0x6 ? 2 : (s[0] >> 4) == 0xe ? 3 : (s[0] >> 3) == 0x1e ? 4 : 0;
+    if (k == 0 || k > n) return 0;
+    for (size_t i = 1; i < k; i++) if ((s[i] & 0xc0) != 0x80) return 0;
+    if (k == 2 && s[0] < 0xc2) return 0;                       // overlong
+    if (k == 3 && s[0] == 0xe0 && s[1] < 0xa0) return 0;
+    if (k == 3 && s[0] == 0xed && s[1] >= 0xa0) return 0;      // surrogates
+    if (k == 4 && (s[0] > 0xf4 || (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))) return 0;
+    return k;
+}
+
+// Writes s as a JSON string; bytes that are not valid UTF-8 become \u00XX.
+static void json_str(const char * s, size_t n) {
+    const unsigned char * u = (const unsigned char *) s;
+    putchar('"');
+    for (size_t i = 0; i < n;) {
+        unsigned char c = u[i];
+        size_t k = utf8_len(u + i, n - i);
+        if (c == '"' || c == '\\') printf("\\%c", c);
+        else if (c == '\n') fputs("\\n", stdout);
+        else if (c == '\t') fputs("\\t", stdout);
+        else if (c == '\r') fputs("\\r", stdout);
+        else if (c < 0x20 || c == 0x7f || k == 0) printf("\\u%04x", c);
+        else { fwrite(u + i, 1, k, stdout); i += k; continue; }
+        i++;
+    }
+    putchar('"');
+}
+
+static void json_scalar(enum tg_gguf_type t, const uint8_t * v) {
+    switch (t) {
+    case TG_GGUF_UINT8:  printf("%u", v[0]); break;
+    case TG_GGUF_INT8:   printf("%d", (int8_t) v[0]); break;
+    case TG_GGUF_BOOL:   fputs(v[0] ? "true" : "false", stdout); break;
+    case TG_GGUF_UINT16: { uint16_t x; memcpy(&x, v, 2); printf("%u", x); break; }
+    case TG_GGUF_INT16:  { int16_t x; memcpy(&x, v, 2); printf("%d", x); break; }
+    case TG_GGUF_UINT32: { uint32_t x; memcpy(&x, v, 4); printf("%" PRIu32, x); break; }
+    case TG_GGUF_INT32:  { int32_t x; memcpy(&x, v, 4); printf("%" PRId32, x); break; }
+    case TG_GGUF_UINT64: { uint64_t x; memcpy(&x, v, 8); printf("%" PRIu64, x); break; }
+    case TG_GGUF_INT64:  { int64_t x; memcpy(&x, v, 8); printf("%" PRId64, x); break; }
+    case TG_GGUF_FLOAT32: { float x; memcpy(&x, v, 4); if (isfinite(x)) printf("%.9g", x); else fputs("null", stdout); break; }
+    case TG_GGUF_FLOAT64: { double x; memcpy(&x, v, 8); if (isfinite(x)) printf("%.17g", x); else fputs("null", stdout); break; }
+    default: fputs("null", stdout);
+    }
+}
+
+static void json_kv(const struct tg_gguf * g, int64_t i, int64_t items) {
+    const char * key = tg_gguf_key(g, i);
+    enum tg_gguf_type t = tg_gguf_kv_type(g, i);
+    fputs("    {\"key\": ", stdout);
+    json_str(key, strlen(key));
+    printf(", \"type\": \"%s\", ", tg_gguf_type_name(t));
+    if (t == TG_GGUF_STRING) {
+        size_t len;
+        const char * s = tg_gguf_kv_str(g, i, &len);
+        fputs("\"value\": ", stdout);
+        json_str(s, len);
+    } else if (t == TG_GGUF_ARRAY) {
+        enum tg_gguf_type et = tg_gguf_arr_type(g, i);
+        int64_t n = tg_gguf_arr_n(g, i), shown = n < items ? n : items;
+        printf("\"elem_type\": \"%s\", \"count\": %" PRId64 ", \"elided\": %s, \"value\": [", tg_gguf_type_name(et), n,
+               shown < n ? "true" : "false");
+        const uint8_t * d = tg_gguf_arr_data(g, i);
+        for (int64_t j = 0; j < shown; j++) {
+            if (j) fputs(", ", stdout);
+            if (et == TG_GGUF_STRING) {
+                size_t len;
+                const char * s = tg_gguf_arr_str(g, i, j, &len);
+                json_str(s, len);
+            } else {
+                json_scalar(et, d + (size_t) j * tg_gguf_type_size(et));
+            }
+        }
+        putchar(']');
+    } else {
+        fputs("\"value\": ", stdout);
+        json_scalar(t, tg_gguf_kv_data(g, i));
+    }
+    putchar('}');
+}
+
+static void json_tensor(const struct tg_gguf * g, int64_t i) {
+    const struct tg_gguf_tensor_info * t = tg_gguf_tensor(g, i);
+    fputs("    {\"name\": ", stdout);
+    json_str(t->name, strlen(t->name));
+    printf(", \"type\": \"%s\", \"type_id\": %d, \"shape\": [", tg_gguf_tensor_type_name(t->type), (int) t->type);
+    for (int d = 0; d < t->n_dims; d++) printf("%s%" PRId64, d ? ", " : "", t->ne[d]);
+    printf("], \"offset\": %" PRIu64 ", \"file_offset\": %" PRIu64 ", \"bytes\": %zu, \"data_present\": %s}",
+           t->offset, (uint64_t) tg_gguf_data_offset(g) + t->offset, t->size,
+           tg_gguf_tensor_data(g, i) ? "true" : "false");
+}
+
+static void print_json(const struct tg_gguf * g, const char * path, int64_t items) {
+    fputs("{\n  \"file\": ", stdout);
+    json_str(path, strlen(path));
+    printf(",\n  \"version\": %u,\n  \"alignment\": %zu,\n  \"tensor_count\": %" PRId64 ",\n  \"kv_count\": %" PRId64
+           ",\n  \"data_offset\": %zu,\n  \"file_size\": %zu,\n  \"data_complete\": %s,\n  \"data_error\": ",
+           tg_gguf_version(g), tg_gguf_alignment(g), tg_gguf_n_tensors(g), tg_gguf_n_kv(g), tg_gguf_data_offset(g),
+           tg_gguf_file_size(g), tg_gguf_data_complete(g) ? "true" : "false");
+    const char * de = tg_gguf_data_error(g);
+    if (de) json_str(de, strlen(de)); else fputs("null", stdout);
+    fputs(",\n  \"kv\": [\n", stdout);
+    for (int64_t i = 0; i < tg_gguf_n_kv(g); i++) {
+        json_kv(g, i, items);
+        fputs(i + 1 < tg_gguf_n_kv(g) ? ",\n" : "\n", stdout);
+    }
+    fputs("  ],\n  \"tensors\": [\n", stdout);
+    for (int64_t i = 0; i < tg_gguf_n_tensors(g); i++) {
+        json_tensor(g, i);
+        fputs(i + 1 < tg_gguf_n_tensors(g) ? ",\n" : "\n", stdout);
+    }
+    fputs("  ]\n}\n", stdout);
+}
+
+// ---- text ----------------------------------------------------------------------
+
+static void print_text(const struct tg_gguf * g, const char * path, int64_t items) {
+    printf("file:        %s\nversion:     %u\nalignment:   %zu\ntensors:     %" PRId64 "\nkey/values:  %" PRId64
+           "\ndata offset: %zu\nfile size:   %zu\n", path, tg_gguf_version(g), tg_gguf_alignment(g),
+           tg_gguf_n_tensors(g), tg_gguf_n_kv(g), tg_gguf_data_offset(g), tg_gguf_file_size(g));
+    if (!tg_gguf_data_complete(g)) printf("data:        INCOMPLETE: %s\n", tg_gguf_data_error(g));
+    printf("\nkey/values:\n");
+    size_t cap = 65536;
+    char * buf = malloc(cap);
+    if (!buf) return;
+    for (int64_t i = 0; i < tg_gguf_n_kv(g); i++) {
+        enum tg_gguf_type t = tg_gguf_kv_type(g, i);
+        char type[32];
+        if (t == TG_GGUF_ARRAY) snprintf(type, sizeof(type), "%s[%s]", tg_gguf_type_name(t), tg_gguf_type_name(tg_gguf_arr_type(g, i)));
+        else snprintf(type, sizeof(type), "%s", tg_gguf_type_name(t));
+        printf("  %-40s %-14s %s\n", tg_gguf_key(g, i), type, tg_gguf_value_str(g, i, (size_t) items, buf, cap));
+    }
+    free(buf);
+    printf("\ntensors:\n  %4s  %-32s %-7s %-24s %12s %12s\n", "#", "name", "type", "shape", "offset", "bytes");
+    for (int64_t i = 0; i < tg_gguf_n_tensors(g); i++) {
+        const struct tg_gguf_tensor_info * t = tg_gguf_tensor(g, i);
+        char shape[96];
+        int o = snprintf(shape, sizeof(shape), "[");
+        for (int d = 0; d < t->n_dims; d++) o += snprintf(shape + o, sizeof(shape) - (size_t) o, "%s%" PRId64, d ? ", " : "", t->ne[d]);
+        snprintf(shape + o, sizeof(shape) - (size_t) o, "]");
+        printf("  %4" PRId64 "  %-32s %-7s %-24s %12" PRIu64 " %12zu%s\n", i, t->name, tg_gguf_tensor_type_name(t->type),
+               shape, t->offset, t->size, tg_gguf_tensor_data(g, i) ? "" : "  (missing)");
+    }
+}
+
+static int cmd_gguf(int argc, char ** argv) {
+    const char * path = NULL;
+    bool json = false;
+    int64_t items = 8;
+    for (int a = 1; a < argc; a++) {
+        if (!strcmp(argv[a], "--json")) json = true;
+        else if (!strcmp(argv[a], "--items") && a + 1 < argc) {
+            char * end;
+            long long v = strtoll(argv[++a], &end, 10);
+            if (*end || v < 0) return tg_cli_err("gguf: --items wants a count >= 0, got '%s'", argv[a]);
+            items = v;
+        } else if (!strcmp(argv[a], "-h") || !strcmp(argv[a], "--help")) {
+            printf("usage: tgdb gguf FILE [--json] [--items N]\n");
+            return 0;
+        } else if (argv[a][0] == '-' && argv[a][1]) return tg_cli_err("gguf: unknown option '%s'", argv[a]);
+        else if (path) return tg_cli_usage("gguf");
+        else path = argv[a];
+    }
+    if (!path) return tg_cli_usage("gguf");
+    struct tg_gguf * g = tg_gguf_open(path);
+    if (!g) return tg_cli_err("%s: %s", path, tg_last_error());
+    if (json) print_json(g, path, items);
+    else print_text(g, path, items);
+    tg_gguf_close(g);
+    return 0;
+}
