@@ -8,7 +8,8 @@ TGDB=$B/inspect/tgdb; MK=$B/tests/mktrace
 EXP=$DATA/tui
 command -v tmux >/dev/null || { echo "FAIL tmux is not installed (apt-get install tmux)"; exit 1; }
 work=$(mktemp -d)
-sock=tgdb-test-$$
+n_sessions=0
+sock=tgdb-test-$$-0
 cleanup() { tmux -L "$sock" kill-server 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
 "$MK" "$work/syn.tgt" --nan
@@ -18,29 +19,35 @@ pass=0; fail=0
 start() {  # start COLS ROWS ARGS...: a fresh session running tgdb tui
     local cols=$1 rows=$2; shift 2
     tmux -L "$sock" kill-server 2>/dev/null || true
+    n_sessions=$((n_sessions + 1)); sock=tgdb-test-$$-$n_sessions   # a fresh server each time
     (cd "$work" && tmux -L "$sock" -f /dev/null new-session -d -s t -x "$cols" -y "$rows" \
         "env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 $TGDB tui $*; echo EXITED=\$?; sleep 30")
 }
 
 keys() { tmux -L "$sock" send-keys -t t "$@"; }
 
-capture() {  # prints the screen once it stopped changing
-    local prev="" cur i
-    for i in $(seq 1 60); do
+capture() {  # prints the screen once it stopped changing for 0.4 s
+    local prev="" cur i same=0
+    for i in $(seq 1 100); do
         sleep 0.05
         cur=$(tmux -L "$sock" capture-pane -p -t t)
-        if [ -n "$cur" ] && [ "$cur" = "$prev" ]; then break; fi
+        if [ -n "$cur" ] && [ "$cur" = "$prev" ]; then same=$((same + 1)); else same=0; fi
+        [ $same -ge 8 ] && break
         prev=$cur
     done
     printf '%s\n' "$cur"
 }
 
-check() {  # check NAME: compare the screen with $EXP/NAME.txt
-    local name=$1 got
-    got=$(capture)
+check() {  # check NAME: the screen must become $EXP/NAME.txt (polled up to 5 s)
+    local name=$1 got="" i
     if [ "${TG_TUI_UPDATE:-0}" = 1 ]; then
-        mkdir -p "$EXP"; printf '%s\n' "$got" > "$EXP/$name.txt"
+        mkdir -p "$EXP"; capture > "$EXP/$name.txt"
     fi
+    for i in $(seq 1 100); do
+        got=$(tmux -L "$sock" capture-pane -p -t t)
+        [ -f "$EXP/$name.txt" ] && [ "$got" = "$(cat "$EXP/$name.txt")" ] && break
+        sleep 0.05
+    done
     if [ -f "$EXP/$name.txt" ] && diff -u "$EXP/$name.txt" <(printf '%s\n' "$got") > "$work/diff"; then
         echo "ok   screen $name"; pass=$((pass + 1))
     else
