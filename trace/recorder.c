@@ -68,7 +68,7 @@ static void write_run(struct tg_trace_recorder * r) {
     long nproc = sysconf(_SC_NPROCESSORS_ONLN);
     struct tg_trace_run run = { (uint64_t) rt.tv_sec * 1000000000ull + (uint64_t) rt.tv_nsec, tg_observe_now_ns(),
                                 (uint32_t) getpid(), (int32_t) nproc, TG_VERSION, cmd, backends, r->note ? r->note : "", 0 };
-    tg_trace_write_run(r->w, &run, ops, TG_OP_COUNT, types, TG_TYPE_COUNT, causes, TG_CAUSE_COUNT);
+    tg_trace_write_run_causes(r->w, &run, ops, TG_OP_COUNT, types, TG_TYPE_COUNT, causes, TG_CAUSE_COUNT);
 }
 
 // ---- observer callbacks ---------------------------------------------------------------

@@ -228,7 +228,13 @@ enum tg_status tg_trace_write_raw(struct tg_trace_writer * w, uint16_t type, con
     return rec_commit(w);
 }
 
-enum tg_status tg_trace_write_run(struct tg_trace_writer * w, const struct tg_trace_run * r,
+enum tg_status tg_trace_write_run(struct tg_trace_writer * w, const struct tg_trace_run * run,
+                                  const char * const * op_names, int n_ops,
+                                  const char * const * type_names, int n_types) {
+    return tg_trace_write_run_causes(w, run, op_names, n_ops, type_names, n_types, NULL, 0);
+}
+
+enum tg_status tg_trace_write_run_causes(struct tg_trace_writer * w, const struct tg_trace_run * r,
                                   const char * const * op_names, int n_ops,
                                   const char * const * type_names, int n_types,
                                   const char * const * cause_names, int n_causes) {

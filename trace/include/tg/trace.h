@@ -77,12 +77,15 @@ uint32_t tg_trace_writer_n_records(const struct tg_trace_writer * w);
 uint64_t tg_trace_writer_size(const struct tg_trace_writer * w);
 
 // RUN: metadata plus the engine's name tables: op_names[i] names op id i,
-// type_names[i] type id i, cause_names[i] placement cause i (tg/sched.h);
-// NULL or "" for unused ids.
+// type_names[i] type id i (NULL or "" for unused ids); no cause table.
 enum tg_status tg_trace_write_run(struct tg_trace_writer * w, const struct tg_trace_run * run,
                                   const char * const * op_names, int n_ops,
-                                  const char * const * type_names, int n_types,
-                                  const char * const * cause_names, int n_causes);
+                                  const char * const * type_names, int n_types);
+// Same plus the placement cause names (cause_names[i] names cause i of tg/sched.h).
+enum tg_status tg_trace_write_run_causes(struct tg_trace_writer * w, const struct tg_trace_run * run,
+                                         const char * const * op_names, int n_ops,
+                                         const char * const * type_names, int n_types,
+                                         const char * const * cause_names, int n_causes);
 enum tg_status tg_trace_write_sched(struct tg_trace_writer * w, const struct tg_trace_sched * s);
 // GRAPH: tensors[n_nodes + n_leafs] (nodes first). g->structure_hash is
 // computed by the writer when 0.
