@@ -4,31 +4,20 @@
 // MUL_MAT: dst F32 [m,n,r,s] = a [k,m,p,q] x b [k,n,r,s]; dst[i,j] = dot(a row
 // i, b row j), a's matrix broadcast over dims 2/3 (i2 / (r/p), i3 / (s/q)).
 // Phase 1 converts b's rows into wdata as dense rows of the dot type (f32 for
-// f32/bf16 weights, f16 for f16 weights, Q8_0 blocks for quantized weights),
-// unless b's rows already are that; phase 2 cuts every dst matrix into blocks
+// f32/bf16 weights, Q8_0 blocks for quantized weights, and for f16 weights
+// the f16 values - the f16 dot product's rounding - held as f32 so that the
+// kernels convert only the weights), unless b's rows already are that; phase 2 cuts every dst matrix into blocks
 // of RB rows x CB columns, hands contiguous ranges of blocks to the threads,
 // and runs the block kernel of the SIMD level. Each element is one dot
 // product with a fixed order (vec-impl.h), whatever the cut.
 #include "vec-impl.h"
 
-#include <stdatomic.h>
 #include <string.h>
 
-enum { TG_MM_RB = 16, TG_MM_CB = 64 };  // rows of a, columns of b per block
-
-// ---- SIMD level used by the kernels ------------------------------------------
-
-static atomic_int mm_level_cap = -1;
-
-int tg_mm_level(void) {
-    int level = tg_cpu_simd_level();
-    int cap = atomic_load_explicit(&mm_level_cap, memory_order_relaxed);
-    return cap >= 0 && cap < level ? cap : level;
-}
-
-void tg_mm_set_level_cap(int cap) {
-    atomic_store_explicit(&mm_level_cap, cap, memory_order_relaxed);
-}
+enum { TG_MM_RB = 24, TG_MM_CB = 64 };  // rows of a, columns of b per block
+// b with at most this many rows (generation) is converted by every thread
+// into its own area: a few microseconds of duplicated work instead of a barrier.
+enum { TG_MM_PRIVATE_ROWS = 4 };
 
 // ---- MUL_MAT -------------------------------------------------------------------
 
@@ -36,6 +25,7 @@ struct mm_plan {
     enum tg_mm_kind kind;
     enum tg_type    vec_type;   // type of the activation rows the kernel reads
     bool            convert;    // b must be converted into wdata first
+    bool            priv;       // small b: every thread converts all of it (no barrier)
     size_t          row_bytes;  // bytes of one converted b row
     size_t          rows_bytes; // bytes of all converted rows (64-aligned)
     int64_t         k;
@@ -48,13 +38,13 @@ static bool mm_float_src(enum tg_type t) {
 static size_t align64(size_t n) { return (n + 63) & ~(size_t) 63; }
 
 // Fills *pl for dst; false when the combination is not supported.
-static bool mm_make_plan(const struct tg_tensor * dst, struct mm_plan * pl) {
+static bool mm_make_plan(const struct tg_tensor * dst, int nth, struct mm_plan * pl) {
     const struct tg_tensor * a = dst->src[0];
     const struct tg_tensor * b = dst->src[1];
     if (!a || !b || dst->type != TG_TYPE_F32 || !mm_float_src(b->type)) return false;
     switch (a->type) {
     case TG_TYPE_F32:  pl->kind = TG_MM_F32_F32;  pl->vec_type = TG_TYPE_F32;  break;
-    case TG_TYPE_F16:  pl->kind = TG_MM_F16_F16;  pl->vec_type = TG_TYPE_F16;  break;
+    case TG_TYPE_F16:  pl->kind = TG_MM_F16_F32;  pl->vec_type = TG_TYPE_F32;  break;
     case TG_TYPE_BF16: pl->kind = TG_MM_BF16_F32; pl->vec_type = TG_TYPE_F32;  break;
     case TG_TYPE_Q8_0: pl->kind = TG_MM_Q8_Q8;    pl->vec_type = TG_TYPE_Q8_0; break;
     case TG_TYPE_Q4_0: pl->kind = TG_MM_Q4_Q8;    pl->vec_type = TG_TYPE_Q8_0; break;
@@ -68,22 +58,26 @@ static bool mm_make_plan(const struct tg_tensor * dst, struct mm_plan * pl) {
     if (a->nb[0] != tg_type_size(a->type) || dst->nb[0] != sizeof(float) ||
         dst->nb[1] % sizeof(float) != 0) return false;
     pl->k = k;
-    pl->convert = !(b->type == pl->vec_type && b->nb[0] == tg_type_size(b->type));
+    pl->convert = !(b->type == pl->vec_type && b->nb[0] == tg_type_size(b->type)) ||
+                  (a->type == TG_TYPE_F16 && b->type == TG_TYPE_F32);
     pl->row_bytes = tg_row_size(pl->vec_type, k);
-    pl->rows_bytes = pl->convert ? align64(pl->row_bytes * (size_t) (b->ne[1] * b->ne[2] * b->ne[3])) : 0;
+    const int64_t nrows = b->ne[1] * b->ne[2] * b->ne[3];
+    pl->rows_bytes = pl->convert ? align64(pl->row_bytes * (size_t) nrows) : 0;
+    pl->priv = pl->convert && nth > 1 && nrows <= TG_MM_PRIVATE_ROWS;
     return true;
 }
 
 bool tg_cpu_mul_mat_supported(const struct tg_tensor * dst) {
     struct mm_plan pl;
-    return dst && dst->op == TG_OP_MUL_MAT && mm_make_plan(dst, &pl);
+    return dst && dst->op == TG_OP_MUL_MAT && mm_make_plan(dst, 1, &pl);
 }
 
 size_t tg_cpu_mul_mat_work_size(const struct tg_tensor * dst, int nth) {
     struct mm_plan pl;
-    if (!dst || !mm_make_plan(dst, &pl) || !pl.convert) return 0;
-    size_t tmp = pl.vec_type != TG_TYPE_F32 ? align64((size_t) pl.k * sizeof(float)) : 0;
-    return pl.rows_bytes + (size_t) (nth > 0 ? nth : 1) * tmp;
+    if (nth < 1) nth = 1;
+    if (!dst || !mm_make_plan(dst, nth, &pl) || !pl.convert) return 0;
+    size_t tmp = align64((size_t) pl.k * sizeof(float));
+    return (pl.priv ? (size_t) nth : 1) * pl.rows_bytes + (size_t) nth * tmp;
 }
 
 // Element i of a row of a float type with element stride st, as f32.
@@ -110,31 +104,21 @@ static void mm_row_to_f32(const struct tg_tensor * b, const char * row, int64_t 
     for (int64_t i = 0; i < k; i++) out[i] = mm_load(b->type, row, st, i);
 }
 
-// Phase 1: this thread's share of b's rows, converted into wdata.
-static void mm_convert_b(const struct tg_cpu_params * p, const struct tg_tensor * b,
-                         const struct mm_plan * pl) {
+// Phase 1: b's rows [t0, t1) converted into rows (dense, row_bytes apart),
+// through the f32 scratch row tmp.
+static void mm_convert_b(const struct tg_tensor * b, const struct mm_plan * pl, int64_t t0, int64_t t1,
+                         char * rows, float * tmp) {
     const int64_t n = b->ne[1], r = b->ne[2], k = pl->k;
-    const int64_t nrows = n * r * b->ne[3];
-    int64_t t0, t1;
-    tg_cpu_range(nrows, p->ith, p->nth, &t0, &t1);
-    char * wbase = (char *) p->wdata;
-    float * tmp = (float *) (wbase + pl->rows_bytes + (size_t) p->ith * align64((size_t) k * sizeof(float)));
     for (int64_t t = t0; t < t1; t++) {
         const int64_t j = t % n, i2 = (t / n) % r, i3 = t / (n * r);
         const char * src = (const char *) b->data + j * b->nb[1] + i2 * b->nb[2] + i3 * b->nb[3];
-        char * out = wbase + (size_t) t * pl->row_bytes;
+        char * out = rows + (size_t) t * pl->row_bytes;
         switch (pl->vec_type) {
         case TG_TYPE_F32:
             mm_row_to_f32(b, src, k, (float *) out);
-            break;
-        case TG_TYPE_F16:
-            if (b->type == TG_TYPE_F16) {   // only strided rows get here
-                for (int64_t i = 0; i < k; i++) {
-                    ((tg_fp16_t *) out)[i] = *(const tg_fp16_t *) (src + i * b->nb[0]);
-                }
-            } else {
-                mm_row_to_f32(b, src, k, tmp);
-                tg_fp32_to_fp16_row(tmp, (tg_fp16_t *) out, k);
+            if (pl->kind == TG_MM_F16_F32 && b->type != TG_TYPE_F16) {  // round to f16
+                tg_fp32_to_fp16_row((const float *) out, (tg_fp16_t *) tmp, k);
+                tg_fp16_to_fp32_row((const tg_fp16_t *) tmp, (float *) out, k);
             }
             break;
         default:  // Q8_0
@@ -149,12 +133,23 @@ void tg_cpu_mul_mat(const struct tg_cpu_params * p, struct tg_tensor * dst) {
     const struct tg_tensor * a = dst->src[0];
     const struct tg_tensor * b = dst->src[1];
     struct mm_plan pl;
-    if (!mm_make_plan(dst, &pl)) return;  // the dispatcher checks support first
+    if (!mm_make_plan(dst, p->nth, &pl)) return;  // the dispatcher checks support first
+    char * rows = (char *) p->wdata;
     if (pl.convert) {
-        mm_convert_b(p, b, &pl);
-        tg_cpu_barrier(p);
+        const int64_t nrows = b->ne[1] * b->ne[2] * b->ne[3];
+        float * tmp = (float *) (rows + (pl.priv ? (size_t) p->nth : 1) * pl.rows_bytes +
+                                 (size_t) p->ith * align64((size_t) pl.k * sizeof(float)));
+        if (pl.priv) {
+            rows += (size_t) p->ith * pl.rows_bytes;
+            mm_convert_b(b, &pl, 0, nrows, rows, tmp);
+        } else {
+            int64_t t0, t1;
+            tg_cpu_range(nrows, p->ith, p->nth, &t0, &t1);
+            mm_convert_b(b, &pl, t0, t1, rows, tmp);
+            tg_cpu_barrier(p);
+        }
     }
-    const int level = tg_mm_level();
+    const int level = tg_cpu_simd_level();
     const tg_mm_block_fn fn = pl.kind >= TG_MM_Q8_Q8 ? tg_mm_quant_block(pl.kind, level)
                                                      : tg_mm_float_block(pl.kind, level);
     const int64_t m = dst->ne[0], n = dst->ne[1], r = dst->ne[2], s = dst->ne[3];
@@ -171,7 +166,7 @@ void tg_cpu_mul_mat(const struct tg_cpu_params * p, struct tg_tensor * dst) {
         g.a = (const char *) a->data + i0 * a->nb[1] + (i2 / br2) * a->nb[2] + (i3 / br3) * a->nb[3];
         g.lda = a->nb[1];
         if (pl.convert) {
-            g.b = (const char *) p->wdata + (size_t) ((i3 * r + i2) * n + j0) * pl.row_bytes;
+            g.b = rows + (size_t) ((i3 * r + i2) * n + j0) * pl.row_bytes;
             g.ldb = pl.row_bytes;
         } else {
             g.b = (const char *) b->data + j0 * b->nb[1] + i2 * b->nb[2] + i3 * b->nb[3];
@@ -234,7 +229,7 @@ void tg_cpu_out_prod(const struct tg_cpu_params * p, struct tg_tensor * dst) {
         }
         tg_cpu_barrier(p);
     }
-    const int level = tg_mm_level();
+    const int level = tg_cpu_simd_level();
     const int64_t n = dst->ne[1], r = dst->ne[2], s = dst->ne[3];
     const int64_t br2 = r / pa, br3 = s / qa;
     int64_t u0, u1;

@@ -42,6 +42,7 @@ static float NAME(int64_t k, const TA * x, const TB * y) {                   \
 
 TG_SCALAR_DOT(dot_f32_f32_scalar,  float,     float,     ld_f32,  ld_f32)
 TG_SCALAR_DOT(dot_f16_f16_scalar,  tg_fp16_t, tg_fp16_t, ld_f16,  ld_f16)
+TG_SCALAR_DOT(dot_f16_f32_scalar,  tg_fp16_t, float,     ld_f16,  ld_f32)
 TG_SCALAR_DOT(dot_bf16_f32_scalar, tg_bf16_t, float,     ld_bf16, ld_f32)
 TG_SCALAR_DOT(dot_bf16_bf16_scalar, tg_bf16_t, tg_bf16_t, ld_bf16, ld_bf16)
 
@@ -56,7 +57,7 @@ static void NAME(const struct tg_mm_args * g) {                               \
 }
 
 TG_SCALAR_BLOCK(block_f32_f32_scalar,  dot_f32_f32_scalar,  float,     float)
-TG_SCALAR_BLOCK(block_f16_f16_scalar,  dot_f16_f16_scalar,  tg_fp16_t, tg_fp16_t)
+TG_SCALAR_BLOCK(block_f16_f32_scalar,  dot_f16_f32_scalar,  tg_fp16_t, float)
 TG_SCALAR_BLOCK(block_bf16_f32_scalar, dot_bf16_f32_scalar, tg_bf16_t, float)
 
 static void axpy_scalar(int64_t n, float a, const float * x, float * y) {
@@ -97,21 +98,21 @@ TG_AVX_INLINE void NAME(const int RI, const int RJ, int64_t k,                \
         const char * a, size_t lda, const char * b, size_t ldb,              \
         float * c, size_t ldc) {                                              \
     __m256 acc[4][4];                                                         \
-    _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++)                      \
+    _Pragma("GCC unroll 8") for (int i = 0; i < RI; i++)                      \
     _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++) acc[i][j] = _mm256_setzero_ps(); \
     int64_t kk = 0;                                                           \
     for (; kk + 8 <= k; kk += 8) {                                            \
         __m256 va[4];                                                         \
-        _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++)                  \
+        _Pragma("GCC unroll 8") for (int i = 0; i < RI; i++)                  \
             va[i] = VA((const TA *) (a + i * lda) + kk);                      \
         _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++) {                \
             __m256 vb = VB((const TB *) (b + j * ldb) + kk);                  \
-            _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++)              \
+            _Pragma("GCC unroll 8") for (int i = 0; i < RI; i++)              \
                 acc[i][j] = _mm256_fmadd_ps(va[i], vb, acc[i][j]);            \
         }                                                                     \
     }                                                                         \
     _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++)                      \
-    _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++) {                    \
+    _Pragma("GCC unroll 8") for (int i = 0; i < RI; i++) {                    \
         const TA * x = (const TA *) (a + i * lda);                            \
         const TB * y = (const TB *) (b + j * ldb);                            \
         float s = hsum8(acc[i][j]);                                           \
@@ -145,12 +146,13 @@ ATTR static void NAME(const struct tg_mm_args * g) {                          \
 
 TG_AVX_TILE(tile_f32_f32_avx,   float,     float,     v8_f32,  v8_f32,  s_f32,  s_f32)
 TG_AVX_TILE(tile_f16_f16_avx,   tg_fp16_t, tg_fp16_t, v8_f16,  v8_f16,  s_f16,  s_f16)
+TG_AVX_TILE(tile_f16_f32_avx,   tg_fp16_t, float,     v8_f16,  v8_f32,  s_f16,  s_f32)
 TG_AVX_TILE(tile_bf16_f32_avx,  tg_bf16_t, float,     v8_bf16, v8_f32,  s_bf16, s_f32)
 TG_AVX_TILE(tile_bf16_bf16_avx, tg_bf16_t, tg_bf16_t, v8_bf16, v8_bf16, s_bf16, s_bf16)
 
-TG_BLOCK(block_f32_f32_avx,  TG_AVX, tile_f32_f32_avx,  4, 3)
-TG_BLOCK(block_f16_f16_avx,  TG_AVX, tile_f16_f16_avx,  4, 3)
-TG_BLOCK(block_bf16_f32_avx, TG_AVX, tile_bf16_f32_avx, 4, 3)
+TG_BLOCK(block_f32_f32_avx,  TG_AVX, tile_f32_f32_avx,  3, 4)
+TG_BLOCK(block_f16_f32_avx,  TG_AVX, tile_f16_f32_avx,  3, 4)
+TG_BLOCK(block_bf16_f32_avx, TG_AVX, tile_bf16_f32_avx, 3, 3)
 
 #define TG_AVX_DOT(NAME, TILE, TA, TB)                                        \
 TG_AVX static float NAME(int64_t k, const TA * x, const TB * y) {            \
@@ -193,22 +195,26 @@ TG_AVX512_INLINE float hsum16(__m512 v) {
 TG_AVX512_INLINE void NAME(const int RI, const int RJ, int64_t k,             \
         const char * a, size_t lda, const char * b, size_t ldb,              \
         float * c, size_t ldc) {                                              \
-    __m512 acc[4][6];                                                         \
-    _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++)                      \
-    _Pragma("GCC unroll 6") for (int j = 0; j < RJ; j++) acc[i][j] = _mm512_setzero_ps(); \
+    __m512 acc[8][8];                                                         \
+    _Pragma("GCC unroll 8") for (int i = 0; i < RI; i++)                      \
+    _Pragma("GCC unroll 8") for (int j = 0; j < RJ; j++) acc[i][j] = _mm512_setzero_ps(); \
     int64_t kk = 0;                                                           \
     for (; kk + 16 <= k; kk += 16) {                                          \
-        __m512 va[4];                                                         \
-        _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++)                  \
+        __m512 va[8];                                                         \
+        _Pragma("GCC unroll 8") for (int i = 0; i < RI; i++)                  \
             va[i] = VA((const TA *) (a + i * lda) + kk);                      \
-        _Pragma("GCC unroll 6") for (int j = 0; j < RJ; j++) {                \
+        /* keep a's vectors in registers: folding the loads into */          \
+        /* every FMA would make the loop load-bound */                        \
+        _Pragma("GCC unroll 8") for (int i = 0; i < RI; i++)                  \
+            __asm__("" : "+v"(va[i]));                                        \
+        _Pragma("GCC unroll 8") for (int j = 0; j < RJ; j++) {                \
             __m512 vb = VB((const TB *) (b + j * ldb) + kk);                  \
-            _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++)              \
+            _Pragma("GCC unroll 8") for (int i = 0; i < RI; i++)              \
                 acc[i][j] = _mm512_fmadd_ps(va[i], vb, acc[i][j]);            \
         }                                                                     \
     }                                                                         \
-    _Pragma("GCC unroll 6") for (int j = 0; j < RJ; j++)                      \
-    _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++) {                    \
+    _Pragma("GCC unroll 8") for (int j = 0; j < RJ; j++)                      \
+    _Pragma("GCC unroll 8") for (int i = 0; i < RI; i++) {                    \
         const TA * x = (const TA *) (a + i * lda);                            \
         const TB * y = (const TB *) (b + j * ldb);                            \
         float s = hsum16(acc[i][j]);                                          \
@@ -219,12 +225,13 @@ TG_AVX512_INLINE void NAME(const int RI, const int RJ, int64_t k,             \
 
 TG_AVX512_TILE(tile_f32_f32_avx512,   float,     float,     v16_f32,  v16_f32,  s_f32,  s_f32)
 TG_AVX512_TILE(tile_f16_f16_avx512,   tg_fp16_t, tg_fp16_t, v16_f16,  v16_f16,  s_f16,  s_f16)
+TG_AVX512_TILE(tile_f16_f32_avx512,   tg_fp16_t, float,     v16_f16,  v16_f32,  s_f16,  s_f32)
 TG_AVX512_TILE(tile_bf16_f32_avx512,  tg_bf16_t, float,     v16_bf16, v16_f32,  s_bf16, s_f32)
 TG_AVX512_TILE(tile_bf16_bf16_avx512, tg_bf16_t, tg_bf16_t, v16_bf16, v16_bf16, s_bf16, s_bf16)
 
-TG_BLOCK(block_f32_f32_avx512,  TG_AVX512, tile_f32_f32_avx512,  4, 6)
-TG_BLOCK(block_f16_f16_avx512,  TG_AVX512, tile_f16_f16_avx512,  4, 6)
-TG_BLOCK(block_bf16_f32_avx512, TG_AVX512, tile_bf16_f32_avx512, 4, 6)
+TG_BLOCK(block_f32_f32_avx512,  TG_AVX512, tile_f32_f32_avx512,  6, 4)
+TG_BLOCK(block_f16_f32_avx512,  TG_AVX512, tile_f16_f32_avx512,  6, 4)
+TG_BLOCK(block_bf16_f32_avx512, TG_AVX512, tile_bf16_f32_avx512, 6, 4)
 
 #define TG_AVX512_DOT(NAME, TILE, TA, TB)                                     \
 TG_AVX512 static float NAME(int64_t k, const TA * x, const TB * y) {         \
@@ -244,21 +251,21 @@ tg_mm_block_fn tg_mm_float_block(enum tg_mm_kind kind, int level) {
     if (level >= TG_SIMD_AVX512) {
         switch (kind) {
         case TG_MM_F32_F32:  return block_f32_f32_avx512;
-        case TG_MM_F16_F16:  return block_f16_f16_avx512;
+        case TG_MM_F16_F32:  return block_f16_f32_avx512;
         case TG_MM_BF16_F32: return block_bf16_f32_avx512;
         default: break;
         }
     } else if (level >= TG_SIMD_AVX) {
         switch (kind) {
         case TG_MM_F32_F32:  return block_f32_f32_avx;
-        case TG_MM_F16_F16:  return block_f16_f16_avx;
+        case TG_MM_F16_F32:  return block_f16_f32_avx;
         case TG_MM_BF16_F32: return block_bf16_f32_avx;
         default: break;
         }
     }
 #endif
     switch (kind) {
-    case TG_MM_F16_F16:  return block_f16_f16_scalar;
+    case TG_MM_F16_F32:  return block_f16_f32_scalar;
     case TG_MM_BF16_F32: return block_bf16_f32_scalar;
     default:             return block_f32_f32_scalar;
     }
@@ -272,7 +279,7 @@ void tg_mm_axpy_f32(int level, int64_t n, float a, const float * x, float * y) {
 }
 
 float tg_vec_dot_f32(int64_t n, const float * x, const float * y) {
-    int level = tg_mm_level();
+    int level = tg_cpu_simd_level();
 #ifdef TG_X86
     if (level >= TG_SIMD_AVX512) return dot_f32_f32_avx512(n, x, y);
     if (level >= TG_SIMD_AVX)    return dot_f32_f32_avx(n, x, y);
@@ -282,7 +289,7 @@ float tg_vec_dot_f32(int64_t n, const float * x, const float * y) {
 }
 
 float tg_vec_dot_f16(int64_t n, const tg_fp16_t * x, const tg_fp16_t * y) {
-    int level = tg_mm_level();
+    int level = tg_cpu_simd_level();
 #ifdef TG_X86
     if (level >= TG_SIMD_AVX512) return dot_f16_f16_avx512(n, x, y);
     if (level >= TG_SIMD_AVX)    return dot_f16_f16_avx(n, x, y);
@@ -292,7 +299,7 @@ float tg_vec_dot_f16(int64_t n, const tg_fp16_t * x, const tg_fp16_t * y) {
 }
 
 float tg_vec_dot_bf16(int64_t n, const tg_bf16_t * x, const tg_bf16_t * y) {
-    int level = tg_mm_level();
+    int level = tg_cpu_simd_level();
 #ifdef TG_X86
     if (level >= TG_SIMD_AVX512) return dot_bf16_bf16_avx512(n, x, y);
     if (level >= TG_SIMD_AVX)    return dot_bf16_bf16_avx(n, x, y);

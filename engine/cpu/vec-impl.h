@@ -27,7 +27,7 @@ typedef void (*tg_mm_block_fn)(const struct tg_mm_args * g);
 // Weight x activation row types a block kernel handles.
 enum tg_mm_kind {
     TG_MM_F32_F32,    // f32 weights, f32 activations
-    TG_MM_F16_F16,    // f16 weights, f16 activations
+    TG_MM_F16_F32,    // f16 weights, activations rounded to f16 but held as f32
     TG_MM_BF16_F32,   // bf16 weights, f32 activations
     TG_MM_Q8_Q8,      // q8_0 weights, q8_0 activations
     TG_MM_Q4_Q8,      // q4_0 weights, q8_0 activations
@@ -41,12 +41,5 @@ tg_mm_block_fn tg_mm_quant_block(enum tg_mm_kind kind, int level);  // vec-quant
 
 // y[i] += a * x[i] for i < n, one multiply-add per element (fixed per level).
 void tg_mm_axpy_f32(int level, int64_t n, float a, const float * x, float * y);
-
-// SIMD level used by the matrix kernels: tg_cpu_simd_level() capped by
-// tg_mm_set_level_cap (for tests and benchmarks comparing paths).
-int  tg_mm_level(void);
-// Caps the level (TG_SIMD_*); a negative cap removes the cap. Not thread-safe
-// against running kernels: call between computations.
-void tg_mm_set_level_cap(int cap);
 
 #endif

@@ -235,7 +235,7 @@ tg_mm_block_fn tg_mm_quant_block(enum tg_mm_kind kind, int level) {
 
 float tg_vec_dot_q8_0_q8_0(int64_t n, const tg_block_q8_0 * x, const tg_block_q8_0 * y) {
     const int64_t nb = n / TG_QK8_0;
-    const int level = tg_mm_level();
+    const int level = tg_cpu_simd_level();
 #ifdef TG_X86
     if (level >= TG_SIMD_AVX2) return dot_q8_q8_avx2(nb, x, y);
     if (level >= TG_SIMD_AVX)  return dot_q8_q8_avx(nb, x, y);
@@ -246,7 +246,7 @@ float tg_vec_dot_q8_0_q8_0(int64_t n, const tg_block_q8_0 * x, const tg_block_q8
 
 float tg_vec_dot_q4_0_q8_0(int64_t n, const tg_block_q4_0 * x, const tg_block_q8_0 * y) {
     const int64_t nb = n / TG_QK8_0;
-    const int level = tg_mm_level();
+    const int level = tg_cpu_simd_level();
 #ifdef TG_X86
     if (level >= TG_SIMD_AVX2) return dot_q4_q8_avx2(nb, x, y);
     if (level >= TG_SIMD_AVX)  return dot_q4_q8_avx(nb, x, y);

@@ -104,7 +104,10 @@ enum tg_status tg_gallocr_alloc_graph_n(struct tg_gallocr * galloc, struct tg_gr
 // ---- allocation data --------------------------------------------------------
 int    tg_gallocr_n_buffers(const struct tg_gallocr * galloc);   // distinct buffers
 const struct tg_alloc_buffer_info * tg_gallocr_buffer_info(const struct tg_gallocr * galloc, int i);
+// Size of the buffer serving buffer-type index buffer_id (0 before any reserve).
 size_t tg_gallocr_get_buffer_size(const struct tg_gallocr * galloc, int buffer_id);
+// Distinct buffer index (for tg_gallocr_buffer_info) serving buffer-type index buft_index, -1 if out of range.
+int    tg_gallocr_buffer_of_buft(const struct tg_gallocr * galloc, int buft_index);
 // Per tensor data of the last allocated (or reserved) graph: leafs first, then nodes.
 int    tg_gallocr_n_tensors(const struct tg_gallocr * galloc);
 const struct tg_alloc_tensor_info * tg_gallocr_tensor_info(const struct tg_gallocr * galloc, int i);
@@ -115,6 +118,8 @@ const struct tg_alloc_tensor_info * tg_gallocr_find(const struct tg_gallocr * ga
 int    tg_gallocr_find_overlapping(const struct tg_gallocr * galloc, const struct tg_buffer * buffer,
                                    size_t offset, size_t size,
                                    const struct tg_alloc_tensor_info ** out, int max);
+// True when buf is (or was, before a reallocation) one of this allocator's buffers.
+bool   tg_gallocr_owns_buffer(const struct tg_gallocr * galloc, const struct tg_buffer * buf);
 // Number of graphs placed so far (1 after the first alloc_graph) and of plans made.
 uint64_t tg_gallocr_graph_seq(const struct tg_gallocr * galloc);
 int    tg_gallocr_n_plans(const struct tg_gallocr * galloc);

@@ -1,0 +1,338 @@
+// compute.c - the CPU graph compute loop: validation, per-op dispatch table,
+// thread counts and work sizes, hooks.
+//
+// Every thread of the pool walks the same list of nodes; a node runs on its
+// first nth threads (nth = min(pool threads, useful parallelism)) and all
+// threads meet at a barrier before the next node. Kernels split work so that
+// each output element is produced by one thread in a fixed order, so results
+// do not depend on nth.
+#include "cpu/cpu-pool.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+// ---- support predicates -------------------------------------------------------
+
+static bool is_float(const struct tg_tensor * t) { return t && tg_cpu_is_float(t->type); }
+static bool is_f32(const struct tg_tensor * t) { return t && t->type == TG_TYPE_F32; }
+static bool is_index(const struct tg_tensor * t) {
+    return t && (t->type == TG_TYPE_I32 || t->type == TG_TYPE_I64);
+}
+// Types the copy/convert kernels read and write.
+static bool is_storage(const struct tg_tensor * t) {
+    if (!t) return false;
+    switch (t->type) {
+        case TG_TYPE_F32: case TG_TYPE_F16: case TG_TYPE_BF16: case TG_TYPE_Q8_0: case TG_TYPE_Q4_0:
+            return true;
+        default:
+            return false;
+    }
+}
+static bool is_quant(const struct tg_tensor * t) {
+    return t->type == TG_TYPE_Q8_0 || t->type == TG_TYPE_Q4_0;
+}
+
+static bool sup_dup(const struct tg_tensor * d) {
+    const struct tg_tensor * s = d->src[0];
+    if (!s) return false;
+    if (s->type == d->type && !is_quant(s)) return tg_type_supported(s->type); // plain copy, any plain type
+    if (!is_storage(s) || !is_storage(d)) return false;
+    if (is_quant(d) && d->ne[0] % 32 != 0) return false;
+    if (is_quant(s) && !tg_are_same_shape(s, d) && !tg_is_contiguous(s)) return false;
+    return true;
+}
+static bool sup_binary(const struct tg_tensor * d) {
+    return is_float(d) && is_float(d->src[0]) && is_float(d->src[1]);
+}
+static bool sup_f32_unary(const struct tg_tensor * d) { return is_float(d) && is_float(d->src[0]); }
+static bool sup_f32_in(const struct tg_tensor * d) { return is_f32(d) && is_float(d->src[0]); }
+static bool sup_argmax(const struct tg_tensor * d) { return d->type == TG_TYPE_I32 && is_float(d->src[0]); }
+static bool sup_plain_same(const struct tg_tensor * d) {
+    const struct tg_tensor * a = d->src[0];
+    if (!a || a->type != d->type) return false;
+    const struct tg_type_traits * tr = tg_type_traits(a->type);
+    return tr && !tr->is_quantized;
+}
+static bool sup_concat(const struct tg_tensor * d) {
+    return sup_plain_same(d) && d->src[1] && d->src[1]->type == d->type;
+}
+static bool sup_get_rows(const struct tg_tensor * d) {
+    return is_f32(d) && is_storage(d->src[0]) && is_index(d->src[1]);
+}
+static bool sup_set_rows(const struct tg_tensor * d) {
+    return is_storage(d) && is_float(d->src[1]) && is_index(d->src[2]) &&
+           (!is_quant(d) || d->ne[0] % 32 == 0);
+}
+static bool sup_soft_max(const struct tg_tensor * d) {
+    return sup_f32_unary(d) && (!d->src[1] || is_float(d->src[1]));
+}
+static bool sup_rope(const struct tg_tensor * d) {
+    return sup_f32_unary(d) && d->src[1] && d->src[1]->type == TG_TYPE_I32;
+}
+static bool sup_glu(const struct tg_tensor * d) {
+    return sup_f32_unary(d) && (!d->src[1] || is_float(d->src[1]));
+}
+static bool sup_ce(const struct tg_tensor * d) {
+    return is_f32(d) && is_float(d->src[0]) && is_float(d->src[1]);
+}
+static bool sup_set_acc(const struct tg_tensor * d) {
+    return is_f32(d) && is_f32(d->src[0]) && is_float(d->src[1]);
+}
+
+// ---- useful parallelism and work sizes ----------------------------------------------
+
+static _Atomic int64_t g_grain = 16384;
+
+void tg_cpu_set_task_grain(int64_t elems) { atomic_store(&g_grain, elems < 1 ? 16384 : elems); }
+
+static int64_t tasks_elems(const struct tg_tensor * d) {
+    int64_t n = tg_nelements(d), g = atomic_load(&g_grain);
+    for (int i = 0; i < TG_MAX_SRC; i++) {
+        if (d->src[i] && tg_nelements(d->src[i]) > n) n = tg_nelements(d->src[i]);
+    }
+    return (n + g - 1) / g;
+}
+// Multiply-adds / 4 per grain: a matmul is worth splitting much earlier.
+static int64_t tasks_matmul(const struct tg_tensor * d) {
+    const struct tg_tensor * a = d->src[0];
+    double work = (double) tg_nelements(d) * (double) (a ? a->ne[0] : 1) / 4.0;
+    double t = work / (double) atomic_load(&g_grain);
+    return t > 1e9 ? 1000000000 : (int64_t) t + 1;
+}
+
+// Per-thread scratch: 4 f32 rows of the widest row of the node, + 64 slack each.
+int64_t tg_cpu_row_stride(const struct tg_tensor * dst) {
+    int64_t m = dst->ne[0];
+    for (int i = 0; i < TG_MAX_SRC; i++) {
+        if (dst->src[i] && dst->src[i]->ne[0] > m) m = dst->src[i]->ne[0];
+    }
+    return tg_cpu_pad64((size_t) (m + 64) * sizeof(float)) / sizeof(float);
+}
+size_t tg_cpu_row_scratch(const struct tg_tensor * dst) {
+    return 4 * (size_t) tg_cpu_row_stride(dst) * sizeof(float);
+}
+float * tg_cpu_rows(const struct tg_cpu_params * p, const struct tg_tensor * dst) {
+    return tg_cpu_scratch(p, tg_cpu_row_scratch(dst));
+}
+// Reductions keep one double per row of src0 after the threads' rows.
+double * tg_cpu_partials(const struct tg_cpu_params * p, const struct tg_tensor * dst) {
+    return (double *) ((char *) p->wdata + tg_cpu_scratch_size(tg_cpu_row_scratch(dst), p->nth));
+}
+
+static size_t ws_rows(const struct tg_tensor * d, int nth) {
+    return tg_cpu_scratch_size(tg_cpu_row_scratch(d), nth);
+}
+static size_t ws_partials(const struct tg_tensor * d, int nth) {
+    return ws_rows(d, nth) + (size_t) tg_nrows(d->src[0]) * sizeof(double) + 64;
+}
+
+// ---- dispatch table ---------------------------------------------------------------------
+
+struct op_desc {
+    tg_cpu_kernel_fn fn;
+    bool    (*supported)(const struct tg_tensor * dst);
+    int64_t (*tasks)(const struct tg_tensor * dst);
+    size_t  (*wsize)(const struct tg_tensor * dst, int nth);
+};
+
+static const struct op_desc g_ops[TG_OP_COUNT] = {
+    [TG_OP_DUP]      = { tg_cpu_op_dup,      sup_dup,        tasks_elems, ws_rows },
+    [TG_OP_CPY]      = { tg_cpu_op_dup,      sup_dup,        tasks_elems, ws_rows },
+    [TG_OP_CONT]     = { tg_cpu_op_dup,      sup_dup,        tasks_elems, ws_rows },
+    [TG_OP_ADD]      = { tg_cpu_op_binary,   sup_binary,     tasks_elems, ws_rows },
+    [TG_OP_SUB]      = { tg_cpu_op_binary,   sup_binary,     tasks_elems, ws_rows },
+    [TG_OP_MUL]      = { tg_cpu_op_binary,   sup_binary,     tasks_elems, ws_rows },
+    [TG_OP_DIV]      = { tg_cpu_op_binary,   sup_binary,     tasks_elems, ws_rows },
+    [TG_OP_SCALE]    = { tg_cpu_op_scale,    sup_f32_unary,  tasks_elems, ws_rows },
+    [TG_OP_SQR]      = { tg_cpu_op_unary,    sup_f32_unary,  tasks_elems, ws_rows },
+    [TG_OP_SQRT]     = { tg_cpu_op_unary,    sup_f32_unary,  tasks_elems, ws_rows },
+    [TG_OP_LOG]      = { tg_cpu_op_unary,    sup_f32_unary,  tasks_elems, ws_rows },
+    [TG_OP_NEG]      = { tg_cpu_op_unary,    sup_f32_unary,  tasks_elems, ws_rows },
+    [TG_OP_ABS]      = { tg_cpu_op_unary,    sup_f32_unary,  tasks_elems, ws_rows },
+    [TG_OP_SILU]     = { tg_cpu_op_unary,    sup_f32_unary,  tasks_elems, ws_rows },
+    [TG_OP_GELU]     = { tg_cpu_op_unary,    sup_f32_unary,  tasks_elems, ws_rows },
+    [TG_OP_RELU]     = { tg_cpu_op_unary,    sup_f32_unary,  tasks_elems, ws_rows },
+    [TG_OP_GLU]      = { tg_cpu_op_glu,      sup_glu,        tasks_elems, ws_rows },
+    [TG_OP_SUM]      = { tg_cpu_op_sum,      sup_f32_in,     tasks_elems, ws_partials },
+    [TG_OP_SUM_ROWS] = { tg_cpu_op_sum_rows, sup_f32_in,     tasks_elems, ws_rows },
+    [TG_OP_MEAN]     = { tg_cpu_op_sum_rows, sup_f32_in,     tasks_elems, ws_rows },
+    [TG_OP_ARGMAX]   = { tg_cpu_op_argmax,   sup_argmax,     tasks_elems, ws_rows },
+    [TG_OP_REPEAT]   = { tg_cpu_op_repeat,   sup_plain_same, tasks_elems, ws_rows },
+    [TG_OP_CONCAT]   = { tg_cpu_op_concat,   sup_concat,     tasks_elems, ws_rows },
+    [TG_OP_GET_ROWS] = { tg_cpu_op_get_rows, sup_get_rows,   tasks_elems, ws_rows },
+    [TG_OP_SET_ROWS] = { tg_cpu_op_set_rows, sup_set_rows,   tasks_elems, ws_rows },
+    [TG_OP_MUL_MAT]  = { tg_cpu_mul_mat,     tg_cpu_mul_mat_supported,  tasks_matmul, tg_cpu_mul_mat_work_size },
+    [TG_OP_OUT_PROD] = { tg_cpu_out_prod,    tg_cpu_out_prod_supported, tasks_matmul, tg_cpu_out_prod_work_size },
+    [TG_OP_RMS_NORM] = { tg_cpu_op_norm,     sup_f32_unary,  tasks_elems, ws_rows },
+    [TG_OP_NORM]     = { tg_cpu_op_norm,     sup_f32_unary,  tasks_elems, ws_rows },
+    [TG_OP_SOFT_MAX] = { tg_cpu_op_soft_max, sup_soft_max,   tasks_elems, ws_rows },
+    [TG_OP_ROPE]     = { tg_cpu_op_rope,     sup_rope,       tasks_elems, ws_rows },
+    [TG_OP_DIAG_MASK_INF] = { tg_cpu_op_diag_mask_inf, sup_f32_unary, tasks_elems, ws_rows },
+    [TG_OP_CROSS_ENTROPY_LOSS] = { tg_cpu_op_cross_entropy, sup_ce, tasks_elems, ws_partials },
+    [TG_OP_SET]      = { tg_cpu_op_set_acc,  sup_set_acc,    tasks_elems, ws_rows },
+    [TG_OP_ACC]      = { tg_cpu_op_set_acc,  sup_set_acc,    tasks_elems, ws_rows },
+};
+
+static bool is_noop(enum tg_op op) {
+    return op == TG_OP_NONE || op == TG_OP_VIEW || op == TG_OP_RESHAPE ||
+           op == TG_OP_PERMUTE || op == TG_OP_TRANSPOSE;
+}
+
+// True when the CPU kernels implement this node (op and type combination).
+bool tg_cpu_supports_op(const struct tg_tensor * node) {
+    if (!node || (int) node->op < 0 || node->op >= TG_OP_COUNT) return false;
+    if (is_noop(node->op)) return true;
+    const struct op_desc * d = &g_ops[node->op];
+    return d->fn && d->supported && d->supported(node);
+}
+
+// ---- validation -------------------------------------------------------------------------
+
+static const char * tname(const struct tg_tensor * t, char * buf, size_t n) {
+    if (t->name[0]) snprintf(buf, n, "'%s'", t->name);
+    else snprintf(buf, n, "(unnamed tensor #%d)", (int) t->id);
+    return buf;
+}
+
+static enum tg_status no_data_error(const struct tg_tensor * node, int index, const struct tg_tensor * t, int src) {
+    char nb[96], tb[96], sb[96];
+    tg_shape_str(t, sb, sizeof(sb));
+    const char * how = "allocate its context with data (no_alloc = false) or give it memory through "
+                       "a backend buffer / the graph allocator before computing";
+    if (src < 0) {
+        return tg_error(TG_ERR_NO_BUFFER, "tensor %s (%s, node %d %s) has no memory: %s",
+                        tname(t, tb, sizeof(tb)), sb, index, tg_op_name(node->op), how);
+    }
+    return tg_error(TG_ERR_NO_BUFFER, "tensor %s (%s, source %d of node %d %s %s) has no memory: %s",
+                    tname(t, tb, sizeof(tb)), sb, src, index, tg_op_name(node->op),
+                    tname(node, nb, sizeof(nb)), how);
+}
+
+static enum tg_status unsupported_error(const struct tg_tensor * node, int index) {
+    char msg[400], nb[96], sb[96];
+    int len = snprintf(msg, sizeof(msg), "CPU backend has no kernel for %s %s (node %d): result %s",
+                       tg_op_name(node->op), tname(node, nb, sizeof(nb)), index,
+                       tg_shape_str(node, sb, sizeof(sb)));
+    for (int i = 0; i < TG_MAX_SRC && len > 0 && (size_t) len < sizeof(msg); i++) {
+        if (!node->src[i]) continue;
+        len += snprintf(msg + len, sizeof(msg) - (size_t) len, ", src%d %s", i,
+                        tg_shape_str(node->src[i], sb, sizeof(sb)));
+    }
+    return tg_error(TG_ERR_UNSUPPORTED, "%s", msg);
+}
+
+// ---- the compute job ---------------------------------------------------------------------
+
+struct node_plan {
+    struct tg_tensor * node;
+    tg_cpu_kernel_fn fn;
+    int nth;
+    int index;
+};
+
+struct graph_plan {
+    struct node_plan * nodes;
+    int n;
+    const struct tg_cpu_hooks * hooks;  // NULL when neither hook is set
+    int stopped_at;                     // node index a hook stopped at, or -1
+};
+
+static void graph_job(struct tg_cpu_pool * pool, void * job, int ith) {
+    struct graph_plan * pl = job;
+    const int n = pl->n;
+    const int n_threads = pool->n_threads;
+    const struct tg_cpu_hooks * hooks = pl->hooks;
+    struct tg_cpu_params prm = { .ith = ith, .nth = 1, .wdata = pool->wdata, .wsize = pool->wsize, .pool = pool };
+    for (int k = 0; k < n; k++) {
+        const struct node_plan * np = &pl->nodes[k];
+        if (hooks) {
+            if (ith == 0 && hooks->before && !hooks->before(np->node, np->index, hooks->user)) {
+                pl->stopped_at = np->index;
+                atomic_store(&pool->abort, 1);
+            }
+            tg_cpu_barrier_wait(&pool->graph_bar, n_threads);
+            if (atomic_load(&pool->abort)) break;
+        }
+        if (ith < np->nth) {
+            prm.nth = np->nth;
+            np->fn(&prm, np->node);
+        }
+        tg_cpu_barrier_wait(&pool->graph_bar, n_threads);
+        if (atomic_load(&pool->err_set)) break;
+        if (ith == 0 && hooks && hooks->after) hooks->after(np->node, np->index, hooks->user);
+    }
+    // Nothing in `job` is read after this barrier (thread 0 frees it).
+    tg_cpu_barrier_wait(&pool->graph_bar, n_threads);
+}
+
+// Builds the plan: skips no-op nodes, checks data and support, picks nth and
+// the work size. Returns TG_OK or the error (message set).
+static enum tg_status make_plan(struct tg_cpu_pool * pool, struct tg_graph * g, struct graph_plan * pl, size_t * wsize) {
+    *wsize = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        struct tg_tensor * node = g->nodes[i];
+        if (!node) return tg_error(TG_ERR_INVALID_ARG, "tg_cpu_graph_compute: node %d is NULL", i);
+        if ((int) node->op < 0 || node->op >= TG_OP_COUNT) {
+            return tg_error(TG_ERR_INVALID_ARG, "tg_cpu_graph_compute: node %d has invalid op %d", i, (int) node->op);
+        }
+        if (is_noop(node->op)) continue;
+        for (int s = 0; s < TG_MAX_SRC; s++) {
+            if (node->src[s] && !node->src[s]->data) return no_data_error(node, i, node->src[s], s);
+        }
+        if (!node->data) return no_data_error(node, i, node, -1);
+        const struct op_desc * d = &g_ops[node->op];
+        if (!d->fn || !d->supported(node)) return unsupported_error(node, i);
+        int64_t t = d->tasks(node);
+        int nth = t < pool->n_threads ? (int) (t < 1 ? 1 : t) : pool->n_threads;
+        size_t ws = d->wsize ? d->wsize(node, nth) : 0;
+        if (ws > *wsize) *wsize = ws;
+        pl->nodes[pl->n++] = (struct node_plan) { node, d->fn, nth, i };
+    }
+    return TG_OK;
+}
+
+// Computes the nodes of g in order on host memory. See tg/cpu.h.
+enum tg_status tg_cpu_graph_compute(struct tg_cpu_pool * pool, struct tg_graph * g,
+                                    const struct tg_cpu_hooks * hooks) {
+    if (!pool || !g) return tg_error(TG_ERR_INVALID_ARG, "tg_cpu_graph_compute: NULL %s", pool ? "graph" : "pool");
+    if (g->n_nodes == 0) return TG_OK;
+    if (pthread_mutex_trylock(&pool->busy) != 0) {
+        return tg_error(TG_ERR_INVALID_ARG, "tg_cpu_graph_compute: the pool is already computing a graph "
+                        "(concurrent or re-entrant use from a hook)");
+    }
+    struct graph_plan pl = { .n = 0, .stopped_at = -1 };
+    pl.hooks = hooks && (hooks->before || hooks->after) ? hooks : NULL;
+    pl.nodes = malloc((size_t) g->n_nodes * sizeof(*pl.nodes));
+    enum tg_status st = TG_OK;
+    size_t ws = 0;
+    if (!pl.nodes) st = tg_error(TG_ERR_NOMEM, "tg_cpu_graph_compute: out of memory for %d nodes", g->n_nodes);
+    if (st == TG_OK) st = make_plan(pool, g, &pl, &ws);
+    if (st == TG_OK && !tg_cpu_pool_reserve(pool, ws + 64)) {
+        st = tg_error(TG_ERR_NOMEM, "tg_cpu_graph_compute: cannot allocate a %zu-byte work buffer", ws);
+    }
+    if (st == TG_OK && pl.n > 0) {
+        atomic_store(&pool->abort, 0);
+        tg_cpu_pool_run(pool, graph_job, &pl);
+        if (atomic_load(&pool->err_set)) {
+            st = tg_error(pool->err_st, "%s", pool->err_msg);
+        } else if (pl.stopped_at >= 0) {
+            char nb[96];
+            st = tg_error(TG_ERR_ABORTED, "graph compute stopped by the before hook at node %d %s %s",
+                          pl.stopped_at, tg_op_name(g->nodes[pl.stopped_at]->op),
+                          tname(g->nodes[pl.stopped_at], nb, sizeof(nb)));
+        }
+    }
+    free(pl.nodes);
+    pthread_mutex_unlock(&pool->busy);
+    return st;
+}
+
+// Convenience: temporary pool of n_threads.
+enum tg_status tg_cpu_compute(struct tg_graph * g, int n_threads) {
+    struct tg_cpu_pool * pool = tg_cpu_pool_new(n_threads);
+    if (!pool) return tg_last_status();
+    enum tg_status st = tg_cpu_graph_compute(pool, g, NULL);
+    tg_cpu_pool_free(pool);
+    return st;
+}

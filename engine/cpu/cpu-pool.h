@@ -1,0 +1,48 @@
+// cpu-pool.h - private: the thread pool's state, shared by pool.c and compute.c.
+#ifndef TG_CPU_POOL_H
+#define TG_CPU_POOL_H
+
+#include "cpu/cpu-impl.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+// Sense-counting barrier: spins briefly, then sleeps on a futex.
+struct tg_cpu_bar {
+    atomic_int arrived;
+    atomic_int phase;
+    atomic_int sleepers;
+};
+void tg_cpu_barrier_wait(struct tg_cpu_bar * b, int n);
+
+struct tg_cpu_pool;
+typedef void (*tg_cpu_job_fn)(struct tg_cpu_pool * pool, void * job, int ith);
+
+struct tg_cpu_pool {
+    int        n_threads;
+    int        n_started;       // workers actually created (1..n_threads-1)
+    pthread_t * threads;        // [n_threads], index 0 unused (caller)
+    pthread_mutex_t mu;         // guards generation, stop, job
+    pthread_cond_t  cv;
+    unsigned   generation;
+    bool       stop;
+    tg_cpu_job_fn job_fn;
+    void *     job;
+    pthread_mutex_t busy;       // one graph at a time
+
+    struct tg_cpu_bar graph_bar; // all threads, between nodes
+    struct tg_cpu_bar node_bar;  // the node's nth threads (tg_cpu_barrier)
+
+    void *     wdata;           // shared work buffer, 64-aligned
+    size_t     wsize;
+
+    atomic_int err_set;         // first kernel error of the graph
+    enum tg_status err_st;
+    char       err_msg[512];
+    atomic_int abort;           // set by thread 0 (hook said stop / error)
+};
+
+bool tg_cpu_pool_reserve(struct tg_cpu_pool * pool, size_t size);
+void tg_cpu_pool_run(struct tg_cpu_pool * pool, tg_cpu_job_fn fn, void * job);
+
+#endif

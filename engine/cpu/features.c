@@ -1,0 +1,106 @@
+// features.c - CPU feature detection (cpuid + xgetbv) and the SIMD level the
+// kernels dispatch on. Every SIMD path is compiled with target attributes, so
+// one binary carries scalar, AVX(+FMA,F16C) and AVX-512 code and picks at run
+// time; TG_NO_SIMD=1 or tg_cpu_force_scalar(true) selects the scalar paths.
+#include "cpu/cpu-impl.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#define TG_X86 1
+#endif
+
+#ifdef TG_X86
+static uint64_t read_xcr0(void) {
+    uint32_t lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    return ((uint64_t) hi << 32) | lo;
+}
+#endif
+
+static struct tg_cpu_features detect(void) {
+    struct tg_cpu_features f;
+    memset(&f, 0, sizeof(f));
+#ifdef TG_X86
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return f;
+    f.sse3 = (c >> 0) & 1;
+    bool osxsave = (c >> 27) & 1;
+    bool avx_cpu = (c >> 28) & 1;
+    bool fma_cpu = (c >> 12) & 1;
+    bool f16c_cpu = (c >> 29) & 1;
+    uint64_t xcr0 = osxsave ? read_xcr0() : 0;
+    bool ymm_os = (xcr0 & 0x6) == 0x6;            // SSE + AVX state saved by the OS
+    bool zmm_os = (xcr0 & 0xE6) == 0xE6;          // + opmask, ZMM hi256, hi16 ZMM
+    f.avx = avx_cpu && ymm_os;
+    f.fma = fma_cpu && f.avx;
+    f.f16c = f16c_cpu && f.avx;
+    unsigned max_leaf = __get_cpuid_max(0, NULL);
+    if (max_leaf >= 7) {
+        __cpuid_count(7, 0, a, b, c, d);
+        f.avx2 = ((b >> 5) & 1) && f.avx;
+        f.avx512f = ((b >> 16) & 1) && f.avx && zmm_os;
+    }
+#endif
+    return f;
+}
+
+static struct tg_cpu_features g_features;
+static atomic_int g_detected_level = -1;   // level from the features, -1 = not yet
+static atomic_int g_cap = -1;              // tg_cpu_set_simd_cap; -1 = none
+static atomic_bool g_force_scalar;
+
+static int level_from(const struct tg_cpu_features * f) {
+    if (!f->avx || !f->fma || !f->f16c) return TG_SIMD_SCALAR;
+    if (f->avx512f && f->avx2) return TG_SIMD_AVX512;
+    if (f->avx2) return TG_SIMD_AVX2;
+    return TG_SIMD_AVX;
+}
+
+static int detected_level(void) {
+    int lvl = atomic_load_explicit(&g_detected_level, memory_order_acquire);
+    if (lvl >= 0) return lvl;
+    // Idempotent: racing threads compute the same answer.
+    g_features = detect();
+    lvl = level_from(&g_features);
+    const char * env = getenv("TG_NO_SIMD");
+    if (env && env[0] && strcmp(env, "0") != 0) atomic_store(&g_force_scalar, true);
+    atomic_store_explicit(&g_detected_level, lvl, memory_order_release);
+    return lvl;
+}
+
+// Features of this CPU (cpuid + OS support), detected once.
+struct tg_cpu_features tg_cpu_features(void) {
+    detected_level();
+    return g_features;
+}
+
+// SIMD level the kernels use now (TG_SIMD_*).
+int tg_cpu_simd_level(void) {
+    int lvl = detected_level();
+    if (atomic_load_explicit(&g_force_scalar, memory_order_relaxed)) return TG_SIMD_SCALAR;
+    int cap = atomic_load_explicit(&g_cap, memory_order_relaxed);
+    return cap >= 0 && cap < lvl ? cap : lvl;
+}
+
+void tg_cpu_set_simd_cap(int level) {
+    detected_level();
+    atomic_store(&g_cap, level < 0 ? -1 : level);
+}
+
+void tg_cpu_force_scalar(bool on) {
+    detected_level();
+    atomic_store(&g_force_scalar, on);
+}
+
+const char * tg_cpu_simd_name(void) {
+    switch (tg_cpu_simd_level()) {
+        case TG_SIMD_AVX512: return "avx512";
+        case TG_SIMD_AVX2:   return "avx2";
+        case TG_SIMD_AVX:    return "avx";
+        default:             return "scalar";
+    }
+}

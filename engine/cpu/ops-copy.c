@@ -1,0 +1,160 @@
+// ops-copy.c - DUP/CPY/CONT (converting between F32, F16, BF16, Q8_0, Q4_0,
+// any layout), GET_ROWS and SET_ROWS.
+#include "cpu/cpu-impl.h"
+
+#include <string.h>
+
+static bool is_quant_type(enum tg_type t) {
+    const struct tg_type_traits * tr = tg_type_traits(t);
+    return tr && tr->is_quantized;
+}
+
+// Linear element index -> byte offset of a plain-typed tensor.
+static size_t elem_offset(const struct tg_tensor * t, int64_t idx) {
+    int64_t i0 = idx % t->ne[0]; idx /= t->ne[0];
+    int64_t i1 = idx % t->ne[1]; idx /= t->ne[1];
+    int64_t i2 = idx % t->ne[2]; int64_t i3 = idx / t->ne[2];
+    return (size_t) (i0 * (int64_t) t->nb[0] + i1 * (int64_t) t->nb[1] + i2 * (int64_t) t->nb[2] + i3 * (int64_t) t->nb[3]);
+}
+
+// n elements of s from linear index idx, as f32 (s plain, or quantized and contiguous).
+static void read_flat(const struct tg_tensor * s, int64_t idx, int64_t n, float * out) {
+    const struct tg_type_traits * tr = tg_type_traits(s->type);
+    if (tr->is_quantized) {
+        float blk[64];
+        const int64_t bs = tr->blck_size;
+        while (n > 0) {
+            int64_t b = idx / bs, off = idx % bs, m = bs - off < n ? bs - off : n;
+            tr->to_float((const char *) s->data + b * (int64_t) tr->type_size, blk, bs);
+            memcpy(out, blk + off, (size_t) m * sizeof(float));
+            out += m; idx += m; n -= m;
+        }
+        return;
+    }
+    for (int64_t k = 0; k < n; k++) {
+        int64_t j = idx + k;
+        int64_t i0 = j % s->ne[0]; j /= s->ne[0];
+        int64_t i1 = j % s->ne[1]; j /= s->ne[1];
+        int64_t i2 = j % s->ne[2]; int64_t i3 = j / s->ne[2];
+        out[k] = tg_cpu_get_elem(s, i0, i1, i2, i3);
+    }
+}
+
+// Same type, not quantized, any layouts: element bytes copied in logical order.
+static void copy_same_type(const struct tg_cpu_params * p, struct tg_tensor * d, const struct tg_tensor * s) {
+    const size_t es = tg_type_size(d->type);
+    const int64_t ne0 = d->ne[0];
+    int64_t r0, r1;
+    tg_cpu_range(tg_nrows(d), p->ith, p->nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        int64_t i1, i2, i3;
+        tg_cpu_unravel(d, r, &i1, &i2, &i3);
+        char * dr = tg_cpu_row_ptr(d, i1, i2, i3);
+        const int64_t base = r * ne0;
+        for (int64_t k = 0; k < ne0; k++) {
+            memcpy(dr + k * (int64_t) d->nb[0], (const char *) s->data + elem_offset(s, base + k), es);
+        }
+    }
+}
+
+// dst = src0 converted to dst's type, elements in logical order (same
+// nelements; shapes may differ for CPY). For CPY, dst views src1.
+void tg_cpu_op_dup(const struct tg_cpu_params * p, struct tg_tensor * dst) {
+    const struct tg_tensor * s = dst->src[0];
+    if (s->type == dst->type && tg_is_contiguous(s) && tg_is_contiguous(dst)) {
+        const size_t nbytes = tg_nbytes(dst), chunk = 1 << 16;
+        int64_t c0, c1;
+        tg_cpu_range((int64_t) ((nbytes + chunk - 1) / chunk), p->ith, p->nth, &c0, &c1);
+        for (int64_t c = c0; c < c1; c++) {
+            size_t off = (size_t) c * chunk, m = nbytes - off < chunk ? nbytes - off : chunk;
+            if ((char *) dst->data + off != (const char *) s->data + off) {
+                memcpy((char *) dst->data + off, (const char *) s->data + off, m);
+            }
+        }
+        return;
+    }
+    const bool same_shape = tg_are_same_shape(s, dst);
+    if (s->type == dst->type && !is_quant_type(s->type) && !same_shape) {
+        copy_same_type(p, dst, s);
+        return;
+    }
+    const int64_t stride = tg_cpu_row_stride(dst);
+    float * tmp = tg_cpu_rows(p, dst);
+    int64_t r0, r1;
+    tg_cpu_range(tg_nrows(dst), p->ith, p->nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        int64_t i1, i2, i3;
+        tg_cpu_unravel(dst, r, &i1, &i2, &i3);
+        if (same_shape && s->type == dst->type && is_quant_type(s->type)) {
+            memcpy(tg_cpu_row_ptr(dst, i1, i2, i3), tg_cpu_row_ptr(s, i1, i2, i3), tg_row_size(s->type, s->ne[0]));
+            continue;
+        }
+        if (same_shape && s->type == dst->type) {   // plain, strided: exact element copy
+            const size_t es = tg_type_size(s->type);
+            const char * sr = tg_cpu_row_ptr(s, i1, i2, i3);
+            char * dr = tg_cpu_row_ptr(dst, i1, i2, i3);
+            for (int64_t k = 0; k < dst->ne[0]; k++) memcpy(dr + k * (int64_t) dst->nb[0], sr + k * (int64_t) s->nb[0], es);
+            continue;
+        }
+        const float * x;
+        if (same_shape) {
+            x = tg_cpu_load_row(s, i1, i2, i3, tmp);
+        } else {
+            read_flat(s, r * dst->ne[0], dst->ne[0], tmp);
+            x = tmp;
+        }
+        float * y = tg_cpu_dst_row(dst, i1, i2, i3, tmp + stride);
+        if (y != x) memcpy(y, x, (size_t) dst->ne[0] * sizeof(float));
+        tg_cpu_store_row(dst, i1, i2, i3, y);
+    }
+}
+
+static int64_t read_index(const struct tg_tensor * t, int64_t i0, int64_t i1, int64_t i2) {
+    const char * q = (const char *) t->data + i0 * t->nb[0] + i1 * t->nb[1] + i2 * t->nb[2];
+    return t->type == TG_TYPE_I64 ? *(const int64_t *) q : (int64_t) *(const int32_t *) q;
+}
+
+// dst F32 [n,m,x,y]: row (i1,i2,i3) = row ids[i1,i2,i3] of src0 [n,r,x,y], converted.
+void tg_cpu_op_get_rows(const struct tg_cpu_params * p, struct tg_tensor * dst) {
+    const struct tg_tensor * a = dst->src[0];
+    const struct tg_tensor * ids = dst->src[1];
+    float * tmp = tg_cpu_rows(p, dst);
+    int64_t r0, r1;
+    tg_cpu_range(tg_nrows(dst), p->ith, p->nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        int64_t i1, i2, i3;
+        tg_cpu_unravel(dst, r, &i1, &i2, &i3);
+        int64_t id = read_index(ids, i1, i2 % ids->ne[1], i3 % ids->ne[2]);
+        if (id < 0 || id >= a->ne[1]) {
+            tg_cpu_fail(p, TG_ERR_INVALID_ARG, "GET_ROWS '%s': row id %lld at [%lld,%lld,%lld] of '%s' is out of range [0, %lld)",
+                        tg_cpu_tname(dst), (long long) id, (long long) i1, (long long) i2, (long long) i3, tg_cpu_tname(ids), (long long) a->ne[1]);
+            return;
+        }
+        float * y = tg_cpu_dst_row(dst, i1, i2, i3, tmp);
+        const float * x = tg_cpu_load_row(a, id, i2 % a->ne[2], i3 % a->ne[3], y);
+        if (x != y) memcpy(y, x, (size_t) dst->ne[0] * sizeof(float));
+        tg_cpu_store_row(dst, i1, i2, i3, y);
+    }
+}
+
+// dst (views src0 [n,r,x,y]): row ids[i1, i2 % x', i3 % y'] = row (i1,i2,i3)
+// of src1 [n,m,x,y], converted (quantized) to dst's type.
+void tg_cpu_op_set_rows(const struct tg_cpu_params * p, struct tg_tensor * dst) {
+    const struct tg_tensor * b = dst->src[1];
+    const struct tg_tensor * ids = dst->src[2];
+    float * tmp = tg_cpu_rows(p, dst);
+    int64_t r0, r1;
+    tg_cpu_range(tg_nrows(b), p->ith, p->nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        int64_t i1, i2, i3;
+        tg_cpu_unravel(b, r, &i1, &i2, &i3);
+        int64_t id = read_index(ids, i1, i2 % ids->ne[1], i3 % ids->ne[2]);
+        if (id < 0 || id >= dst->ne[1]) {
+            tg_cpu_fail(p, TG_ERR_INVALID_ARG, "SET_ROWS '%s': row id %lld at [%lld,%lld,%lld] of '%s' is out of range [0, %lld)",
+                        tg_cpu_tname(dst), (long long) id, (long long) i1, (long long) i2, (long long) i3, tg_cpu_tname(ids), (long long) dst->ne[1]);
+            return;
+        }
+        const float * x = tg_cpu_load_row(b, i1, i2, i3, tmp);
+        tg_cpu_store_row(dst, id, i2 % dst->ne[2], i3 % dst->ne[3], x);
+    }
+}

@@ -1,0 +1,45 @@
+// ops-rope.c - rotary position embedding (normal and neox pairings).
+#include "cpu/cpu-impl.h"
+
+#include <math.h>
+#include <string.h>
+
+// dst [d,h,n,x] = a rotated: for pair i < n_dims/2 of each row of token i2,
+// theta = pos[i2] * freq_scale * freq_base^(-2i/n_dims); normal mode pairs
+// (2i, 2i+1), neox mode (i, i + n_dims/2); elements >= n_dims are copied.
+// op_params: [0] n_dims, [1] mode, [2] n_ctx_orig, [3] freq_base, [4] freq_scale.
+void tg_cpu_op_rope(const struct tg_cpu_params * p, struct tg_tensor * dst) {
+    const struct tg_tensor * a = dst->src[0];
+    const struct tg_tensor * pos = dst->src[1];
+    const int64_t n_dims = tg_get_op_param_i32(dst, 0);
+    const int neox = (tg_get_op_param_i32(dst, 1) & TG_ROPE_NEOX) != 0;
+    const double base = tg_get_op_param_f32(dst, 3);
+    const double fscale = tg_get_op_param_f32(dst, 4);
+    const int64_t n = dst->ne[0], half = n_dims / 2, stride = tg_cpu_row_stride(dst);
+    float * tmp = tg_cpu_rows(p, dst);
+    float * cs = tmp + 2 * stride;         // [half] cos, then [half] sin
+    float * sn = cs + half;
+    double * inv = (double *) (tmp + 3 * stride);  // [half] freq_base^(-2i/n_dims)
+    for (int64_t i = 0; i < half; i++) inv[i] = pow(base, -2.0 * (double) i / (double) n_dims);
+    int64_t cached = -1;
+    int64_t r0, r1;
+    tg_cpu_range(tg_nrows(dst), p->ith, p->nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        int64_t i1, i2, i3;
+        tg_cpu_unravel(dst, r, &i1, &i2, &i3);
+        if (i2 != cached) {
+            const int32_t ps = *(const int32_t *) ((const char *) pos->data + i2 * pos->nb[0]);
+            for (int64_t i = 0; i < half; i++) {
+                double theta = (double) ps * fscale * inv[i];
+                cs[i] = (float) cos(theta);
+                sn[i] = (float) sin(theta);
+            }
+            cached = i2;
+        }
+        const float * x = tg_cpu_load_row(a, i1, i2, i3, tmp);
+        float * y = tg_cpu_dst_row(dst, i1, i2, i3, tmp + stride);
+        tg_cpu_vrope(n_dims, neox, y, x, cs, sn);
+        if (y != x && n > n_dims) memcpy(y + n_dims, x + n_dims, (size_t) (n - n_dims) * sizeof(float));
+        tg_cpu_store_row(dst, i1, i2, i3, y);
+    }
+}

@@ -1,0 +1,106 @@
+// ops-softmax.c - SOFT_MAX (scale, mask, ALiBi), DIAG_MASK_INF and
+// CROSS_ENTROPY_LOSS.
+#include "cpu/cpu-impl.h"
+
+#include <math.h>
+#include <string.h>
+
+// ALiBi slope of head h of n_head for max_bias (1 when max_bias is 0).
+static float alibi_slope(int64_t h, int64_t n_head, float max_bias) {
+    if (max_bias <= 0.0f) return 1.0f;
+    int64_t n_log2 = 1;
+    while (n_log2 * 2 <= n_head) n_log2 *= 2;
+    const float m0 = powf(2.0f, -max_bias / (float) n_log2);
+    const float m1 = powf(2.0f, -(max_bias / 2.0f) / (float) n_log2);
+    return h < n_log2 ? powf(m0, (float) (h + 1)) : powf(m1, (float) (2 * (h - n_log2) + 1));
+}
+
+// dst [n,m,x,y] = softmax over ne0 of (a * scale + slope * mask); mask
+// [n,m',x',y'] (m' >= m) row (i1, i2 % x', i3 % y'). A row that is -inf
+// everywhere gives zeros. op_params: [0] scale, [1] max_bias (f32 bits).
+void tg_cpu_op_soft_max(const struct tg_cpu_params * p, struct tg_tensor * dst) {
+    const struct tg_tensor * a = dst->src[0];
+    const struct tg_tensor * mask = dst->src[1];
+    const float scale = tg_get_op_param_f32(dst, 0);
+    const float max_bias = tg_get_op_param_f32(dst, 1);
+    const int64_t n = dst->ne[0], stride = tg_cpu_row_stride(dst);
+    float * tmp = tg_cpu_rows(p, dst);
+    float * w = tmp + 3 * stride;
+    int64_t r0, r1;
+    tg_cpu_range(tg_nrows(dst), p->ith, p->nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        int64_t i1, i2, i3;
+        tg_cpu_unravel(dst, r, &i1, &i2, &i3);
+        const float * x = tg_cpu_load_row(a, i1, i2, i3, tmp);
+        tg_cpu_vscale(n, w, x, scale);
+        if (mask) {
+            const float * mr = tg_cpu_load_row(mask, i1, i2 % mask->ne[2], i3 % mask->ne[3], tmp + stride);
+            const float slope = alibi_slope(i2, a->ne[2], max_bias);
+            if (slope == 1.0f) {
+                tg_cpu_vadd(n, w, w, mr);
+            } else {
+                for (int64_t i = 0; i < n; i++) w[i] += slope * mr[i];
+            }
+        }
+        float * y = tg_cpu_dst_row(dst, i1, i2, i3, tmp + 2 * stride);
+        const float mx = tg_cpu_vmax(n, w);
+        if (mx == -INFINITY) {
+            memset(y, 0, (size_t) n * sizeof(float));
+        } else {
+            double sum = tg_cpu_vexp_sum(n, y, w, mx);
+            tg_cpu_vscale(n, y, y, (float) (1.0 / sum));
+        }
+        tg_cpu_store_row(dst, i1, i2, i3, y);
+    }
+}
+
+// dst[i0,i1,...] = -inf where i0 > n_past + i1, else a. op_params[0] = n_past.
+void tg_cpu_op_diag_mask_inf(const struct tg_cpu_params * p, struct tg_tensor * dst) {
+    const struct tg_tensor * a = dst->src[0];
+    const int64_t n_past = tg_get_op_param_i32(dst, 0);
+    const int64_t n = dst->ne[0], stride = tg_cpu_row_stride(dst);
+    float * tmp = tg_cpu_rows(p, dst);
+    int64_t r0, r1;
+    tg_cpu_range(tg_nrows(dst), p->ith, p->nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        int64_t i1, i2, i3;
+        tg_cpu_unravel(dst, r, &i1, &i2, &i3);
+        const float * x = tg_cpu_load_row(a, i1, i2, i3, tmp);
+        float * y = tg_cpu_dst_row(dst, i1, i2, i3, tmp + stride);
+        if (y != x) memcpy(y, x, (size_t) n * sizeof(float));
+        for (int64_t i = n_past + i1 + 1; i < n; i++) y[i] = -INFINITY;
+        tg_cpu_store_row(dst, i1, i2, i3, y);
+    }
+}
+
+// dst [1] = mean over rows of -sum_i b_i * log_softmax(a)_i. Per-row losses
+// go to the partials (one per row, whatever the split) and thread 0 adds them
+// in row order after a barrier.
+void tg_cpu_op_cross_entropy(const struct tg_cpu_params * p, struct tg_tensor * dst) {
+    const struct tg_tensor * a = dst->src[0];
+    const struct tg_tensor * b = dst->src[1];
+    const int64_t n = a->ne[0], nr = tg_nrows(a), stride = tg_cpu_row_stride(dst);
+    float * tmp = tg_cpu_rows(p, dst);
+    double * part = tg_cpu_partials(p, dst);
+    int64_t r0, r1;
+    tg_cpu_range(nr, p->ith, p->nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        int64_t i1, i2, i3;
+        tg_cpu_unravel(a, r, &i1, &i2, &i3);
+        const float * x = tg_cpu_load_row(a, i1, i2, i3, tmp);
+        const float * t = tg_cpu_load_row(b, i1, i2, i3, tmp + stride);
+        const float mx = tg_cpu_vmax(n, x);
+        const double lse = log(tg_cpu_vexp_sum(n, tmp + 2 * stride, x, mx)) + mx;
+        double loss = 0.0;
+        for (int64_t i = 0; i < n; i++) {
+            if (t[i] != 0.0f) loss -= (double) t[i] * ((double) x[i] - lse);
+        }
+        part[r] = loss;
+    }
+    tg_cpu_barrier(p);
+    if (p->ith == 0) {
+        double total = 0.0;
+        for (int64_t r = 0; r < nr; r++) total += part[r];
+        *(float *) dst->data = (float) (total / (double) nr);
+    }
+}

@@ -1,0 +1,192 @@
+// pool.c - persistent thread pool for the CPU backend.
+//
+// n_threads - 1 workers are created once; the calling thread is thread 0.
+// Between graphs workers sleep on a condition variable. Inside a graph every
+// thread walks the same node list (compute.c, tg_cpu_pool_run's job) and meets
+// the others at barriers that spin briefly and then sleep on a futex, so an
+// oversubscribed machine does not burn its cores.
+#include "cpu/cpu-pool.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef __linux__
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+#include <sched.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define TG_PAUSE() _mm_pause()
+#else
+#define TG_PAUSE() ((void) 0)
+#endif
+
+#define TG_SPIN_ITERS 256   // ~10-40 us of pause before sleeping (machines are often oversubscribed)
+
+// ---- barrier ----------------------------------------------------------------
+
+static void futex_wait(atomic_int * addr, int val) {
+#ifdef __linux__
+    syscall(SYS_futex, (int *) addr, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
+#else
+    (void) addr; (void) val;
+    sched_yield();
+#endif
+}
+
+static void futex_wake_all(atomic_int * addr) {
+#ifdef __linux__
+    syscall(SYS_futex, (int *) addr, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+#else
+    (void) addr;
+#endif
+}
+
+void tg_cpu_barrier_wait(struct tg_cpu_bar * b, int n) {
+    if (n <= 1) return;
+    int phase = atomic_load_explicit(&b->phase, memory_order_acquire);
+    if (atomic_fetch_add_explicit(&b->arrived, 1, memory_order_acq_rel) == n - 1) {
+        atomic_store_explicit(&b->arrived, 0, memory_order_relaxed);
+        atomic_fetch_add(&b->phase, 1);               // seq_cst: ordered before the sleepers load
+        if (atomic_load(&b->sleepers) > 0) futex_wake_all(&b->phase);
+        return;
+    }
+    for (int i = 0; i < TG_SPIN_ITERS; i++) {
+        if (atomic_load_explicit(&b->phase, memory_order_acquire) != phase) return;
+        TG_PAUSE();
+    }
+    atomic_fetch_add(&b->sleepers, 1);
+    while (atomic_load(&b->phase) == phase) futex_wait(&b->phase, phase);
+    atomic_fetch_sub(&b->sleepers, 1);
+}
+
+void tg_cpu_barrier(const struct tg_cpu_params * p) {
+    if (p->nth <= 1) return;
+    tg_cpu_barrier_wait(&p->pool->node_bar, p->nth);
+}
+
+// ---- kernel errors ----------------------------------------------------------
+
+void tg_cpu_fail(const struct tg_cpu_params * p, enum tg_status st, const char * fmt, ...) {
+    struct tg_cpu_pool * pool = p->pool;
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&pool->err_set, &expected, 1)) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(pool->err_msg, sizeof(pool->err_msg), fmt, ap);
+    va_end(ap);
+    pool->err_st = st;
+}
+
+// ---- workers ----------------------------------------------------------------
+
+struct worker_arg { struct tg_cpu_pool * pool; int ith; };
+
+static void * worker_main(void * arg) {
+    struct worker_arg * wa = arg;
+    struct tg_cpu_pool * pool = wa->pool;
+    int ith = wa->ith;
+    free(wa);
+    unsigned seen = 0;
+    for (;;) {
+        pthread_mutex_lock(&pool->mu);
+        while (pool->generation == seen && !pool->stop) pthread_cond_wait(&pool->cv, &pool->mu);
+        if (pool->stop) { pthread_mutex_unlock(&pool->mu); break; }
+        seen = pool->generation;
+        tg_cpu_job_fn fn = pool->job_fn;
+        void * job = pool->job;
+        pthread_mutex_unlock(&pool->mu);
+        fn(pool, job, ith);
+    }
+    return NULL;
+}
+
+// Creates a pool of n_threads (>= 1; the caller's thread is one of them).
+// NULL on failure (TG_ERR_INVALID_ARG, TG_ERR_NOMEM).
+struct tg_cpu_pool * tg_cpu_pool_new(int n_threads) {
+    if (n_threads < 1 || n_threads > 1024) {
+        tg_error(TG_ERR_INVALID_ARG, "tg_cpu_pool_new: n_threads = %d (expected 1..1024)", n_threads);
+        return NULL;
+    }
+    struct tg_cpu_pool * pool = calloc(1, sizeof(*pool));
+    if (!pool) { tg_error(TG_ERR_NOMEM, "tg_cpu_pool_new: out of memory"); return NULL; }
+    pool->n_threads = n_threads;
+    pthread_mutex_init(&pool->mu, NULL);
+    pthread_mutex_init(&pool->busy, NULL);
+    pthread_cond_init(&pool->cv, NULL);
+    pool->threads = calloc((size_t) n_threads, sizeof(pthread_t));
+    if (!pool->threads) { tg_cpu_pool_free(pool); tg_error(TG_ERR_NOMEM, "tg_cpu_pool_new: out of memory"); return NULL; }
+    for (int i = 1; i < n_threads; i++) {
+        struct worker_arg * wa = malloc(sizeof(*wa));
+        if (!wa) { tg_cpu_pool_free(pool); tg_error(TG_ERR_NOMEM, "tg_cpu_pool_new: out of memory"); return NULL; }
+        wa->pool = pool;
+        wa->ith = i;
+        int rc = pthread_create(&pool->threads[i], NULL, worker_main, wa);
+        if (rc != 0) {
+            free(wa);
+            tg_cpu_pool_free(pool);
+            tg_error(TG_ERR_NOMEM, "tg_cpu_pool_new: cannot start thread %d of %d: %s", i, n_threads, strerror(rc));
+            return NULL;
+        }
+        pool->n_started++;
+    }
+    return pool;
+}
+
+// Stops and joins the workers, frees the work buffer. NULL is a no-op.
+void tg_cpu_pool_free(struct tg_cpu_pool * pool) {
+    if (!pool) return;
+    pthread_mutex_lock(&pool->mu);
+    pool->stop = true;
+    pthread_cond_broadcast(&pool->cv);
+    pthread_mutex_unlock(&pool->mu);
+    for (int i = 1; i <= pool->n_started; i++) pthread_join(pool->threads[i], NULL);
+    free(pool->threads);
+    free(pool->wdata);
+    pthread_cond_destroy(&pool->cv);
+    pthread_mutex_destroy(&pool->mu);
+    pthread_mutex_destroy(&pool->busy);
+    free(pool);
+}
+
+int tg_cpu_pool_n_threads(const struct tg_cpu_pool * pool) {
+    return pool ? pool->n_threads : 0;
+}
+
+// Grows the shared work buffer to at least `size` bytes (64-aligned).
+// Returns false (buffer unchanged) when out of memory.
+bool tg_cpu_pool_reserve(struct tg_cpu_pool * pool, size_t size) {
+    if (size <= pool->wsize) return true;
+    size = tg_cpu_pad64(size);
+    void * p = aligned_alloc(64, size);
+    if (!p) return false;
+    free(pool->wdata);
+    pool->wdata = p;
+    pool->wsize = size;
+    return true;
+}
+
+// Runs fn(pool, job, ith) on every thread of the pool (thread 0 is the
+// caller) and returns when all have returned.
+void tg_cpu_pool_run(struct tg_cpu_pool * pool, tg_cpu_job_fn fn, void * job) {
+    atomic_store(&pool->err_set, 0);
+    pool->err_st = TG_OK;
+    pool->err_msg[0] = '\0';
+    if (pool->n_threads > 1) {
+        pthread_mutex_lock(&pool->mu);
+        pool->job_fn = fn;
+        pool->job = job;
+        pool->generation++;
+        pthread_cond_broadcast(&pool->cv);
+        pthread_mutex_unlock(&pool->mu);
+    }
+    fn(pool, job, 0);
+    // fn ends with a barrier of all threads, so no worker still reads `job`.
+}

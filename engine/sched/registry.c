@@ -1,0 +1,86 @@
+// registry.c - the list of devices available in this build.
+#include "sched/backend-impl.h"
+
+#include <pthread.h>
+#include <strings.h>
+
+#define TG_MAX_DEVICES 16
+
+static struct tg_device * devices[TG_MAX_DEVICES];
+static int n_devices;
+static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void register_builtin(void) {
+    devices[n_devices++] = tg_cpu_device();
+#ifdef TG_HAVE_BLAS
+    devices[n_devices++] = tg_blas_device();
+#endif
+}
+
+int tg_device_count(void) {
+    pthread_once(&builtin_once, register_builtin);
+    return n_devices;
+}
+
+struct tg_device * tg_device_get(int i) {
+    int n = tg_device_count();
+    return i >= 0 && i < n ? devices[i] : NULL;
+}
+
+struct tg_device * tg_device_by_name(const char * name) {
+    if (!name) return NULL;
+    int n = tg_device_count();
+    for (int i = 0; i < n; i++)
+        if (strcasecmp(tg_device_name(devices[i]), name) == 0) return devices[i];
+    return NULL;
+}
+
+const char * tg_device_name(struct tg_device * dev) { return dev ? dev->iface.get_name(dev) : "(none)"; }
+
+const char * tg_device_description(struct tg_device * dev) {
+    return dev && dev->iface.get_description ? dev->iface.get_description(dev) : "";
+}
+
+enum tg_device_type tg_device_type(struct tg_device * dev) { return dev->iface.get_type(dev); }
+
+const char * tg_device_type_name(enum tg_device_type type) {
+    switch (type) {
+        case TG_DEVICE_CPU:   return "cpu";
+        case TG_DEVICE_ACCEL: return "accel";
+        case TG_DEVICE_GPU:   return "gpu";
+        default:              return "?";
+    }
+}
+
+struct tg_buffer_type * tg_device_buffer_type(struct tg_device * dev) {
+    return dev ? dev->iface.get_buffer_type(dev) : NULL;
+}
+
+struct tg_backend * tg_device_init_backend(struct tg_device * dev, const char * params) {
+    if (!dev) { tg_error(TG_ERR_INVALID_ARG, "tg_device_init_backend: device is NULL"); return NULL; }
+    return dev->iface.init_backend(dev, params);
+}
+
+enum tg_status tg_device_register(struct tg_device * dev) {
+    if (!dev) return tg_error(TG_ERR_INVALID_ARG, "tg_device_register: device is NULL");
+    tg_device_count();
+    pthread_mutex_lock(&reg_lock);
+    enum tg_status st = TG_OK;
+    if (n_devices >= TG_MAX_DEVICES)
+        st = tg_error(TG_ERR_NOMEM, "tg_device_register: registry full (%d devices)", TG_MAX_DEVICES);
+    else
+        devices[n_devices++] = dev;
+    pthread_mutex_unlock(&reg_lock);
+    return st;
+}
+
+struct tg_backend * tg_backend_init_by_name(const char * name, const char * params) {
+    struct tg_device * dev = tg_device_by_name(name);
+    if (!dev) {
+        tg_error(TG_ERR_UNSUPPORTED, "no backend device named '%s' in this build (%d available; see tg_device_get)",
+                 name ? name : "(null)", tg_device_count());
+        return NULL;
+    }
+    return tg_device_init_backend(dev, params);
+}

@@ -1,0 +1,193 @@
+// sched-compute.c - computing the splits (input copies, eval callback
+// protocol, node events) and emitting scheduler events to observers.
+#include "sched/sched-impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+// Calls cb of every observer (the scheduler's, then the global ones) that has it.
+#define EMIT(s, cb, ev) do { \
+        for (int i_ = 0; i_ < (s)->n_obs; i_++) \
+            if ((s)->obs[i_].cb) (s)->obs[i_].cb((ev), (s)->obs[i_].user); \
+        for (int i_ = 0; i_ < tg_obs_n_global; i_++) \
+            if (tg_obs_global[i_].cb) tg_obs_global[i_].cb((ev), tg_obs_global[i_].user); \
+    } while (0)
+
+static bool observed(const struct tg_sched * s) { return s->n_obs != 0 || tg_obs_n_global != 0; }
+
+static bool wants_node_events(const struct tg_sched * s) {
+    for (int i = 0; i < s->n_obs; i++)
+        if (s->obs[i].on_node_begin || s->obs[i].on_node_end) return true;
+    for (int i = 0; i < tg_obs_n_global; i++)
+        if (tg_obs_global[i].on_node_begin || tg_obs_global[i].on_node_end) return true;
+    return false;
+}
+
+void tg_sched_emit_sched(struct tg_sched * s, enum tg_obs_sched_what what) {
+    if (!observed(s)) return;
+    struct tg_obs_sched_event ev = {
+        .what = what, .sched = s, .sched_id = s->id, .n_backends = s->n_backends, .backends = s->backends,
+    };
+    EMIT(s, on_sched, &ev);
+}
+
+void tg_sched_emit_split(struct tg_sched * s) {
+    struct tg_obs_split_event ev = {
+        .sched = s, .sched_id = s->id, .graph_seq = s->graph_seq, .graph = s->graph,
+        .n_backends = s->n_backends, .backends = s->backends,
+        .nodes = s->node_pl, .leafs = s->leaf_pl,
+        .n_splits = s->n_splits, .splits = s->splits, .n_copies = s->n_copies,
+    };
+    EMIT(s, on_graph_split, &ev);
+}
+
+void tg_sched_emit_alloc(struct tg_sched * s) {
+    int nb = tg_gallocr_n_buffers(s->galloc);
+    struct tg_alloc_buffer_info bufs[TG_SCHED_MAX_BACKENDS];
+    int buf_backend[TG_SCHED_MAX_BACKENDS];
+    for (int i = 0; i < nb && i < TG_SCHED_MAX_BACKENDS; i++) {
+        bufs[i] = *tg_gallocr_buffer_info(s->galloc, i);
+        buf_backend[i] = -1;
+        for (int b = s->n_backends - 1; b >= 0; b--)
+            if (tg_gallocr_buffer_of_buft(s->galloc, b) == i) buf_backend[i] = b;
+    }
+    struct tg_obs_alloc_event ev = {
+        .sched = s, .sched_id = s->id, .graph_seq = s->graph_seq, .graph = s->graph,
+        .replanned = s->replanned, .n_buffers = nb, .buffers = bufs, .buffer_backend = buf_backend,
+        .n_tensors = tg_gallocr_n_tensors(s->galloc),
+        .tensors = tg_gallocr_tensor_info(s->galloc, 0),
+        .alloc_graph = &s->gcopy,
+    };
+    EMIT(s, on_graph_alloc, &ev);
+}
+
+// ---- node events ---------------------------------------------------------------------------
+
+struct node_ctx {
+    struct tg_sched * s;
+    int split;
+    int offset;   // user index of the sub-graph's node 0
+};
+
+static void emit_node(struct node_ctx * c, struct tg_tensor * node, int index, bool begin) {
+    struct tg_sched * s = c->s;
+    struct tg_obs_node_event ev = {
+        .sched = s, .sched_id = s->id, .graph_seq = s->graph_seq, .node = node, .index = c->offset + index,
+        .split = c->split, .backend = s->splits[c->split].backend, .t_ns = tg_observe_now_ns(),
+    };
+    if (begin) EMIT(s, on_node_begin, &ev);
+    else       EMIT(s, on_node_end, &ev);
+}
+
+static bool hook_before(struct tg_tensor * node, int index, void * user) {
+    emit_node(user, node, index, true);
+    return true;
+}
+
+static void hook_after(struct tg_tensor * node, int index, void * user) {
+    emit_node(user, node, index, false);
+}
+
+// Computes user nodes [i0, i1) of split k on its backend.
+static enum tg_status run_nodes(struct tg_sched * s, int k, int i0, int i1, bool node_events) {
+    struct tg_backend * be = s->backends[s->splits[k].backend];
+    if (i1 <= i0) return TG_OK;
+    struct tg_graph view = tg_graph_view(s->graph, i0, i1);
+    if (!node_events) return tg_backend_graph_compute(be, &view);
+    struct node_ctx c = { s, k, i0 };
+    if (be->iface.graph_compute_hooks) {
+        struct tg_node_hooks h = { hook_before, hook_after, &c };
+        return be->iface.graph_compute_hooks(be, &view, &h);
+    }
+    for (int i = i0; i < i1; i++) {   // node by node
+        struct tg_graph one = tg_graph_view(s->graph, i, i + 1);
+        emit_node(&c, s->graph->nodes[i], i - i0, true);
+        enum tg_status st = tg_backend_graph_compute(be, &one);
+        tg_backend_synchronize(be);
+        emit_node(&c, s->graph->nodes[i], i - i0, false);
+        if (st != TG_OK) return st;
+    }
+    return TG_OK;
+}
+
+// Eval-callback protocol over split k: runs of unobserved nodes are computed
+// together; each observed node ends a run and is shown after a sync.
+static enum tg_status run_split_observed(struct tg_sched * s, int k, bool node_events) {
+    struct tg_sched_split * sp = &s->splits[k];
+    struct tg_backend * be = s->backends[sp->backend];
+    int j0 = sp->i_start;
+    while (j0 < sp->i_end) {
+        int j1 = j0;
+        bool want = false;
+        for (; j1 < sp->i_end; j1++) {
+            want = s->eval_cb(s->graph->nodes[j1], true, s->eval_user);
+            if (want) break;
+        }
+        int end = want ? j1 + 1 : sp->i_end;
+        enum tg_status st = run_nodes(s, k, j0, end, node_events);
+        if (st != TG_OK) return st;
+        if (want) {
+            tg_backend_synchronize(be);
+            if (!s->eval_cb(s->graph->nodes[j1], false, s->eval_user))
+                return tg_error(TG_ERR_ABORTED, "computation stopped by the eval callback after node %d '%s'",
+                                j1, s->graph->nodes[j1]->name);
+        }
+        j0 = end;
+    }
+    return TG_OK;
+}
+
+// Copies split k's inputs that need it into their copies (raw: no host events).
+static enum tg_status copy_inputs(struct tg_sched * s, int k) {
+    struct tg_sched_split * sp = &s->splits[k];
+    for (int q = 0; q < sp->n_inputs; q++) {
+        struct tg_tensor * c = sp->copies[q];
+        if (!c) continue;
+        struct tg_tensor * src = sp->inputs[q];
+        if (!src->data || !c->data)
+            return tg_error(TG_ERR_NO_BUFFER, "split %d: input '%s' or its copy has no memory", k, src->name);
+        struct tg_buffer * sb = tg_tensor_buffer(src);
+        struct tg_buffer * db = tg_tensor_buffer(c);
+        size_t n = tg_nbytes(src);
+        if ((!sb || tg_buffer_is_host(sb)) && (!db || tg_buffer_is_host(db))) {
+            memcpy(c->data, src->data, n);
+        } else if (!(db && db->iface.cpy_tensor && db->iface.cpy_tensor(db, src, c))) {
+            void * tmp = malloc(n);
+            if (!tmp) return tg_error(TG_ERR_NOMEM, "split %d: staging %zu bytes for input '%s'", k, n, src->name);
+            if (sb) sb->iface.get_tensor(sb, src, tmp, 0, n); else memcpy(tmp, src->data, n);
+            if (db) db->iface.set_tensor(db, c, tmp, 0, n); else memcpy(c->data, tmp, n);
+            free(tmp);
+        }
+    }
+    return TG_OK;
+}
+
+static enum tg_status compute_all(struct tg_sched * s, bool node_events) {
+    for (int k = 0; k < s->n_splits; k++) {
+        struct tg_sched_split * sp = &s->splits[k];
+        if (sp->n_copies) {
+            tg_sched_synchronize(s);
+            enum tg_status st = copy_inputs(s, k);
+            if (st != TG_OK) return st;
+        }
+        enum tg_status st = s->eval_cb ? run_split_observed(s, k, node_events)
+                                       : run_nodes(s, k, sp->i_start, sp->i_end, node_events);
+        if (st != TG_OK) return st;
+        if (s->n_splits > 1) tg_backend_synchronize(s->backends[sp->backend]);
+    }
+    return TG_OK;
+}
+
+enum tg_status tg_sched_compute_splits(struct tg_sched * s) {
+    if (__builtin_expect(!observed(s), 1)) return compute_all(s, false);
+    struct tg_obs_compute_event ev = {
+        .sched = s, .sched_id = s->id, .graph_seq = s->graph_seq, .graph = s->graph,
+        .t_ns = tg_observe_now_ns(), .status = TG_OK,
+    };
+    EMIT(s, on_compute_begin, &ev);
+    enum tg_status st = compute_all(s, wants_node_events(s));
+    ev.t_ns = tg_observe_now_ns();
+    ev.status = st;
+    EMIT(s, on_compute_end, &ev);
+    return st;
+}

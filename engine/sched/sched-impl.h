@@ -1,0 +1,79 @@
+// sched-impl.h - the scheduler's private state, shared by sched.c (life
+// cycle, accessors), sched-place.c (placement passes, splits, copies),
+// sched-compute.c (compute, eval callback, events) and observe.c.
+#ifndef TG_SCHED_IMPL_H
+#define TG_SCHED_IMPL_H
+
+#include "sched/backend-impl.h"
+
+// Tensor pointer -> int map (open addressing, cleared per graph).
+struct tg_ptrmap {
+    size_t                    cap;   // power of two
+    size_t                    n;
+    const struct tg_tensor ** keys;
+    int *                     vals;
+};
+enum tg_status tg_ptrmap_reset(struct tg_ptrmap * m, size_t n_expected);
+enum tg_status tg_ptrmap_put(struct tg_ptrmap * m, const struct tg_tensor * t, int v);
+int  tg_ptrmap_get(const struct tg_ptrmap * m, const struct tg_tensor * t);  // -1 if absent
+void tg_ptrmap_free(struct tg_ptrmap * m);
+
+struct tg_src_repl { struct tg_tensor * node; int j; struct tg_tensor * orig; };
+
+struct tg_sched {
+    uint64_t                id;
+    int                     n_backends;
+    struct tg_backend *     backends[TG_SCHED_MAX_BACKENDS];
+    struct tg_buffer_type * bufts[TG_SCHED_MAX_BACKENDS];
+    struct tg_gallocr *     galloc;
+    int                     graph_size;
+
+    // user pins (tensor -> backend), kept until reset
+    struct tg_ptrmap        pins;
+
+    // last graph
+    struct tg_graph *       graph;
+    bool                    allocated;     // graph placed and allocated
+    uint64_t                graph_seq;
+    struct tg_ptrmap        where;         // tensor -> node index, or -(leaf index + 2)
+    struct tg_sched_placement * node_pl;   // [n_nodes]
+    struct tg_sched_placement * leaf_pl;   // [n_leafs]
+    int                     cap_nodes, cap_leafs;
+    int *                   node_split;    // [n_nodes]
+
+    struct tg_sched_split * splits;
+    int                     n_splits, cap_splits;
+    struct tg_tensor **     io;            // inputs then copies of all splits
+    int                     n_io, cap_io;
+    int                     n_copies;
+
+    struct tg_context *     copy_ctx;      // copies of split inputs
+    struct tg_src_repl *    repl;
+    int                     n_repl, cap_repl;
+
+    // the graph given to the allocator: per split its copies then its nodes
+    struct tg_graph         gcopy;
+    int                     cap_gc_nodes, cap_gc_leafs;
+    int *                   gc_node_ids;
+    int *                   gc_leaf_ids;
+    int *                   gc_user_index; // [gcopy.n_nodes]: user node index, -1 for copies
+    bool                    replanned;
+
+    tg_sched_eval_cb        eval_cb;
+    void *                  eval_user;
+
+    int                     n_obs;
+    struct tg_observer      obs[TG_OBSERVE_MAX];
+};
+
+// sched-place.c: passes 1-4, splits, copies, the allocator's graph.
+enum tg_status tg_sched_split_graph(struct tg_sched * sched, struct tg_graph * g);
+// sched.c: undoes source replacement and forgets the copies.
+void tg_sched_restore_srcs(struct tg_sched * sched);
+// sched-compute.c
+enum tg_status tg_sched_compute_splits(struct tg_sched * sched);
+void tg_sched_emit_split(struct tg_sched * sched);
+void tg_sched_emit_alloc(struct tg_sched * sched);
+void tg_sched_emit_sched(struct tg_sched * sched, enum tg_obs_sched_what what);
+
+#endif

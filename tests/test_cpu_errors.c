@@ -1,0 +1,185 @@
+// test_cpu_errors.c - the CPU compute loop's error contract: a tensor with no
+// memory (TG_ERR_NO_BUFFER, named), an op/type combination without a kernel
+// (TG_ERR_UNSUPPORTED, op and types named), a hook stopping the graph
+// (TG_ERR_ABORTED), a kernel rejecting bad row ids; hooks run on the calling
+// thread in node order.
+#include "check.h"
+#include "cpu/cpu-impl.h"
+#include "tg/cpu.h"
+
+#include <pthread.h>
+#include <string.h>
+
+static struct tg_context * ctx_new(bool no_alloc) {
+    struct tg_context_params p = { .mem_size = 1u << 20, .mem_buffer = NULL, .no_alloc = no_alloc };
+    return tg_context_new(p);
+}
+
+static struct tg_graph * graph_of(struct tg_context * ctx, struct tg_tensor * t) {
+    struct tg_graph * g = tg_graph_new(ctx, 64);
+    if (g && tg_graph_build_forward(g, t) != TG_OK) return NULL;
+    return g;
+}
+
+static void test_no_buffer(void) {
+    struct tg_context * nctx = ctx_new(true);
+    struct tg_tensor * w = tg_set_name(tg_new_tensor_1d(nctx, TG_TYPE_F32, 8), "weights");
+    struct tg_tensor * y = tg_silu(nctx, w);
+    struct tg_graph * g = graph_of(nctx, y);
+    enum tg_status st = tg_cpu_compute(g, 2);
+    CHECK(st == TG_ERR_NO_BUFFER, "source without data: TG_ERR_NO_BUFFER (got %s)", tg_status_str(st));
+    CHECK(strstr(tg_last_error(), "'weights'") && strstr(tg_last_error(), "no memory"),
+          "message names the tensor and says it has no memory: %s", tg_last_error());
+    tg_context_free(nctx);
+
+    // Source has data, the result lives in a no_alloc context.
+    struct tg_context * dctx = ctx_new(false);
+    nctx = ctx_new(true);
+    struct tg_tensor * a = tg_new_tensor_1d(dctx, TG_TYPE_F32, 8);
+    memset(a->data, 0, tg_nbytes(a));
+    struct tg_tensor * r = tg_set_name(tg_relu(nctx, a), "activations");
+    g = graph_of(nctx, r);
+    st = tg_cpu_compute(g, 1);
+    CHECK(st == TG_ERR_NO_BUFFER && strstr(tg_last_error(), "'activations'") && strstr(tg_last_error(), "RELU"),
+          "node without data: TG_ERR_NO_BUFFER naming it and its op: %s", tg_last_error());
+    CHECK(strstr(tg_last_error(), "graph allocator") != NULL, "message says how to give it memory");
+    tg_context_free(nctx);
+    tg_context_free(dctx);
+}
+
+static void test_unsupported(void) {
+    struct tg_context * ctx = ctx_new(false);
+    struct tg_tensor * a = tg_new_tensor_1d(ctx, TG_TYPE_F32, 8);
+    memset(a->data, 0, tg_nbytes(a));
+    struct tg_tensor * ok = tg_silu(ctx, a);
+    CHECK(tg_cpu_supports_op(ok), "tg_cpu_supports_op(SILU f32) is true");
+    // A hand-built node: SILU into an i8 tensor has no kernel.
+    struct tg_tensor * bad = tg_set_name(tg_new_tensor_1d(ctx, TG_TYPE_I8, 8), "bad_silu");
+    bad->op = TG_OP_SILU;
+    bad->src[0] = a;
+    CHECK(!tg_cpu_supports_op(bad), "tg_cpu_supports_op(SILU f32 -> i8) is false");
+    struct tg_graph * g = graph_of(ctx, bad);
+    enum tg_status st = tg_cpu_compute(g, 2);
+    CHECK(st == TG_ERR_UNSUPPORTED, "unsupported type combination: TG_ERR_UNSUPPORTED (got %s)", tg_status_str(st));
+    CHECK(strstr(tg_last_error(), "SILU") && strstr(tg_last_error(), "i8") && strstr(tg_last_error(), "f32") &&
+          strstr(tg_last_error(), "bad_silu"), "message names op, node and types: %s", tg_last_error());
+    tg_context_free(ctx);
+}
+
+struct hook_log {
+    int n_before, n_after, stop_at, last_index;
+    bool in_order, on_caller;
+    pthread_t caller;
+};
+
+static bool before(struct tg_tensor * node, int index, void * user) {
+    struct hook_log * h = user;
+    h->on_caller &= pthread_equal(pthread_self(), h->caller) != 0;
+    h->in_order &= index > h->last_index;
+    h->last_index = index;
+    h->n_before++;
+    return index != h->stop_at;
+}
+
+static void after(struct tg_tensor * node, int index, void * user) {
+    struct hook_log * h = user;
+    h->on_caller &= pthread_equal(pthread_self(), h->caller) != 0;
+    h->n_after++;
+}
+
+static void test_hooks(void) {
+    struct tg_context * ctx = ctx_new(false);
+    struct tg_tensor * a = tg_new_tensor_1d(ctx, TG_TYPE_F32, 1000);
+    for (int i = 0; i < 1000; i++) ((float *) a->data)[i] = (float) i / 100.0f;
+    struct tg_tensor * b = tg_sqr(ctx, a);
+    struct tg_tensor * c = tg_silu(ctx, b);
+    struct tg_tensor * d = tg_neg(ctx, c);
+    struct tg_graph * g = graph_of(ctx, d);
+    struct tg_cpu_pool * pool = tg_cpu_pool_new(3);
+    tg_cpu_set_task_grain(1);
+    struct hook_log h = { .stop_at = -1, .last_index = -1, .in_order = true, .on_caller = true, .caller = pthread_self() };
+    struct tg_cpu_hooks hooks = { before, after, &h };
+    enum tg_status st = tg_cpu_graph_compute(pool, g, &hooks);
+    CHECK(st == TG_OK && h.n_before == 3 && h.n_after == 3, "hooks called once per node (%d before, %d after)", h.n_before, h.n_after);
+    CHECK(h.in_order && h.on_caller, "hooks run in node order on the calling thread");
+    CHECK(((float *) d->data)[999] < -99.0f, "graph computed with hooks (d[999] = %g)", (double) ((float *) d->data)[999]);
+
+    memset(d->data, 0, tg_nbytes(d));
+    h = (struct hook_log) { .stop_at = 2, .last_index = -1, .in_order = true, .on_caller = true, .caller = pthread_self() };
+    st = tg_cpu_graph_compute(pool, g, &hooks);
+    CHECK(st == TG_ERR_ABORTED, "before hook returning false: TG_ERR_ABORTED (got %s)", tg_status_str(st));
+    CHECK(h.n_before == 3 && h.n_after == 2, "stopped at node 2 (%d before, %d after)", h.n_before, h.n_after);
+    CHECK(((float *) d->data)[999] == 0.0f, "the stopped node was not computed");
+    CHECK(strstr(tg_last_error(), "node 2") != NULL, "message names the node: %s", tg_last_error());
+
+    st = tg_cpu_graph_compute(pool, g, NULL);
+    CHECK(st == TG_OK && ((float *) d->data)[999] < -99.0f, "the pool computes again after an abort");
+    tg_cpu_set_task_grain(0);
+    tg_cpu_pool_free(pool);
+    tg_context_free(ctx);
+}
+
+// A hook computing another graph on the same pool is refused (no deadlock).
+struct reenter { struct tg_cpu_pool * pool; struct tg_graph * g; enum tg_status st; };
+static bool reenter_before(struct tg_tensor * node, int index, void * user) {
+    struct reenter * r = user;
+    if (index == 0) r->st = tg_cpu_graph_compute(r->pool, r->g, NULL);
+    return true;
+}
+
+static void test_reentry(void) {
+    struct tg_context * ctx = ctx_new(false);
+    struct tg_tensor * a = tg_new_tensor_1d(ctx, TG_TYPE_F32, 16);
+    memset(a->data, 0, tg_nbytes(a));
+    struct tg_graph * g = graph_of(ctx, tg_neg(ctx, tg_abs(ctx, a)));
+    struct reenter r = { tg_cpu_pool_new(2), g, TG_OK };
+    struct tg_cpu_hooks hooks = { reenter_before, NULL, &r };
+    enum tg_status st = tg_cpu_graph_compute(r.pool, g, &hooks);
+    CHECK(st == TG_OK && r.st == TG_ERR_INVALID_ARG, "re-entrant compute from a hook refused (%s): %s",
+          tg_status_str(r.st), tg_last_error());
+    tg_cpu_pool_free(r.pool);
+    tg_context_free(ctx);
+}
+
+static void test_bad_rows(void) {
+    struct tg_context * ctx = ctx_new(false);
+    struct tg_tensor * emb = tg_new_tensor_2d(ctx, TG_TYPE_F32, 4, 10);
+    memset(emb->data, 0, tg_nbytes(emb));
+    struct tg_tensor * ids = tg_set_name(tg_new_tensor_1d(ctx, TG_TYPE_I32, 3), "token_ids");
+    int32_t v[3] = { 1, 12, 2 };
+    memcpy(ids->data, v, sizeof(v));
+    struct tg_tensor * r = tg_get_rows(ctx, emb, ids);
+    struct tg_graph * g = graph_of(ctx, r);
+    enum tg_status st = tg_cpu_compute(g, 2);
+    CHECK(st == TG_ERR_INVALID_ARG && strstr(tg_last_error(), "12") && strstr(tg_last_error(), "token_ids"),
+          "GET_ROWS with id 12 of 10 rows: TG_ERR_INVALID_ARG: %s", tg_last_error());
+    tg_context_free(ctx);
+}
+
+static void test_pool_args(void) {
+    struct tg_cpu_pool * p = tg_cpu_pool_new(0);
+    CHECK(p == NULL && tg_last_status() == TG_ERR_INVALID_ARG, "tg_cpu_pool_new(0) fails: %s", tg_last_error());
+    p = tg_cpu_pool_new(4);
+    CHECK(p && tg_cpu_pool_n_threads(p) == 4, "tg_cpu_pool_n_threads = 4");
+    tg_cpu_pool_free(p);
+    tg_cpu_pool_free(NULL);
+    CHECK(tg_cpu_graph_compute(NULL, NULL, NULL) == TG_ERR_INVALID_ARG, "NULL pool/graph: TG_ERR_INVALID_ARG");
+    const char * name = tg_cpu_simd_name();
+    struct tg_cpu_features f = tg_cpu_features();
+    CHECK(strcmp(name, "avx512") == 0 || strcmp(name, "avx2") == 0 || strcmp(name, "avx") == 0 || strcmp(name, "scalar") == 0,
+          "simd level '%s' (sse3 %d avx %d avx2 %d fma %d f16c %d avx512f %d)", name, f.sse3, f.avx, f.avx2, f.fma, f.f16c, f.avx512f);
+    tg_cpu_force_scalar(true);
+    CHECK(strcmp(tg_cpu_simd_name(), "scalar") == 0, "tg_cpu_force_scalar(true) selects scalar");
+    tg_cpu_force_scalar(false);
+    CHECK(strcmp(tg_cpu_simd_name(), name) == 0, "tg_cpu_force_scalar(false) restores '%s'", name);
+}
+
+int main(void) {
+    test_no_buffer();
+    test_unsupported();
+    test_hooks();
+    test_reentry();
+    test_bad_rows();
+    test_pool_args();
+    return tg_check_finish("test_cpu_errors");
+}

@@ -1,0 +1,445 @@
+// test_mul_mat.c - MUL_MAT and OUT_PROD on the CPU against a float64
+// reference: every weight type x activation type, odd shapes, broadcast over
+// dims 2/3, non-contiguous activations (transposed, permuted) and weight rows
+// (padded view), SIMD levels against the scalar path, bitwise determinism
+// across 1..4 threads, tiles against the single dot products.
+#include "check.h"
+#include "cpu/vec-impl.h"
+#include "tg/cpu.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+// ---- helpers ------------------------------------------------------------------
+
+static uint64_t rng = 0x2545F4914F6CDD1DULL;
+static float frand(void) {  // uniform in [-1, 1)
+    rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
+    return (float) ((rng >> 40) * (1.0 / 8388608.0) - 1.0);
+}
+
+static bool is_quant(enum tg_type t) { return t == TG_TYPE_Q8_0 || t == TG_TYPE_Q4_0; }
+
+static struct tg_context * new_ctx(void) {
+    struct tg_context_params cp = { 64u << 20, NULL, false };
+    return tg_context_new(cp);
+}
+
+// Writes v as an element of a float type at p.
+static void put_elem(enum tg_type t, char * p, float v) {
+    switch (t) {
+    case TG_TYPE_F16:  *(tg_fp16_t *) p = tg_fp32_to_fp16(v); break;
+    case TG_TYPE_BF16: *(tg_bf16_t *) p = tg_fp32_to_bf16(v); break;
+    default:           *(float *) p = v; break;
+    }
+}
+static float get_elem(enum tg_type t, const char * p) {
+    switch (t) {
+    case TG_TYPE_F16:  return tg_fp16_to_fp32(*(const tg_fp16_t *) p);
+    case TG_TYPE_BF16: return tg_bf16_to_fp32(*(const tg_bf16_t *) p);
+    default:           return *(const float *) p;
+    }
+}
+
+// Weights [k,m,p,q] of `type` filled with random rows; with `pad` the rows
+// are a view into a wider tensor (nb1 > row size). *ref gets the values the
+// tensor holds (dequantized), as doubles [q][p][m][k].
+static struct tg_tensor * make_weights(struct tg_context * ctx, enum tg_type type, int64_t k, int64_t m,
+                                       int64_t p, int64_t q, bool pad, double ** ref) {
+    const int64_t padk = pad ? (is_quant(type) ? 32 : 3) : 0;
+    struct tg_tensor * base = tg_new_tensor_4d(ctx, type, k + padk, m, p, q);
+    if (!base) return NULL;
+    struct tg_tensor * a = pad ? tg_view_4d(ctx, base, k, m, p, q, base->nb[1], base->nb[2], base->nb[3], 0) : base;
+    if (!a) return NULL;
+    const struct tg_type_traits * tr = tg_type_traits(type);
+    float * row = malloc((size_t) k * sizeof(float));
+    *ref = malloc((size_t) (k * m * p * q) * sizeof(double));
+    for (int64_t r = 0; r < m * p * q; r++) {
+        const int64_t i1 = r % m, i2 = (r / m) % p, i3 = r / (m * p);
+        char * dst = (char *) a->data + i1 * a->nb[1] + i2 * a->nb[2] + i3 * a->nb[3];
+        for (int64_t l = 0; l < k; l++) row[l] = frand();
+        if (type == TG_TYPE_F32) memcpy(dst, row, (size_t) k * sizeof(float));
+        else tr->from_float(row, dst, k);
+        tr->to_float(dst, row, k);
+        for (int64_t l = 0; l < k; l++) (*ref)[r * k + l] = row[l];
+    }
+    free(row);
+    return a;
+}
+
+enum { LAYOUT_CONTIG, LAYOUT_TRANSPOSED, LAYOUT_PERMUTED };
+static const char * layout_name[] = { "contiguous", "transposed", "permuted" };
+
+// Activations [k,n,r,s] of a float type in a layout. *ref gets the values as
+// doubles [s][r][n][k].
+static struct tg_tensor * make_acts(struct tg_context * ctx, enum tg_type type, int64_t k, int64_t n,
+                                    int64_t r, int64_t s, int layout, double ** ref) {
+    struct tg_tensor * b = NULL;
+    if (layout == LAYOUT_TRANSPOSED) {
+        b = tg_transpose(ctx, tg_new_tensor_4d(ctx, type, n, k, r, s));
+    } else if (layout == LAYOUT_PERMUTED) {
+        b = tg_permute(ctx, tg_new_tensor_4d(ctx, type, k, r, n, s), 0, 2, 1, 3);
+    } else {
+        b = tg_new_tensor_4d(ctx, type, k, n, r, s);
+    }
+    if (!b) return NULL;
+    *ref = malloc((size_t) (k * n * r * s) * sizeof(double));
+    for (int64_t t = 0; t < k * n * r * s; t++) {
+        const int64_t l = t % k, j = (t / k) % n, i2 = (t / (k * n)) % r, i3 = t / (k * n * r);
+        char * p = (char *) b->data + l * b->nb[0] + j * b->nb[1] + i2 * b->nb[2] + i3 * b->nb[3];
+        put_elem(type, p, frand());
+        (*ref)[t] = get_elem(type, p);
+    }
+    return b;
+}
+
+// Rounds reference activation rows the way the kernel's dot type holds them:
+// f16 for f16 weights, Q8_0 for quantized weights (isolates kernel error).
+static void round_acts(enum tg_type wtype, double * b, int64_t k, int64_t rows) {
+    if (wtype != TG_TYPE_F16 && !is_quant(wtype)) return;
+    float * row = malloc((size_t) k * sizeof(float));
+    tg_block_q8_0 * qb = malloc((size_t) (k / TG_QK8_0 + 1) * sizeof(tg_block_q8_0));
+    for (int64_t r = 0; r < rows; r++) {
+        for (int64_t l = 0; l < k; l++) row[l] = (float) b[r * k + l];
+        if (wtype == TG_TYPE_F16) {
+            for (int64_t l = 0; l < k; l++) row[l] = tg_fp16_to_fp32(tg_fp32_to_fp16(row[l]));
+        } else {
+            tg_quantize_row_q8_0(row, qb, k);
+            tg_dequantize_row_q8_0(qb, row, k);
+        }
+        for (int64_t l = 0; l < k; l++) b[r * k + l] = row[l];
+    }
+    free(row);
+    free(qb);
+}
+
+// Builds and computes a one-node graph; copies the F32 result into a new
+// array (contiguous [ne0,ne1,ne2,ne3]) or returns NULL on failure.
+static float * compute(struct tg_context * ctx, struct tg_tensor * node, int nth) {
+    struct tg_graph * g = tg_graph_new(ctx, 16);
+    if (!g || tg_graph_build_forward(g, node) != TG_OK) return NULL;
+    enum tg_status st = tg_cpu_compute(g, nth);
+    if (st != TG_OK) {
+        printf("     compute failed: %s\n", tg_last_error());
+        return NULL;
+    }
+    const int64_t ne = tg_nelements(node);
+    float * out = malloc((size_t) ne * sizeof(float));
+    for (int64_t t = 0; t < ne; t++) {
+        const int64_t i0 = t % node->ne[0], i1 = (t / node->ne[0]) % node->ne[1];
+        const int64_t i2 = (t / (node->ne[0] * node->ne[1])) % node->ne[2];
+        const int64_t i3 = t / (node->ne[0] * node->ne[1] * node->ne[2]);
+        out[t] = *(const float *) ((const char *) node->data + i0 * node->nb[0] + i1 * node->nb[1] +
+                                   i2 * node->nb[2] + i3 * node->nb[3]);
+    }
+    return out;
+}
+
+static double nmse(const float * out, const double * ref, int64_t n) {
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double e = (double) out[i] - ref[i];
+        num += e * e;
+        den += ref[i] * ref[i];
+    }
+    if (!isfinite(num)) return INFINITY;
+    return den > 0 ? num / den : num;
+}
+static double nmse_f(const float * x, const float * y, int64_t n) {
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double e = (double) x[i] - y[i];
+        num += e * e;
+        den += (double) y[i] * y[i];
+    }
+    return den > 0 ? num / den : num;
+}
+
+// float64 reference of mul_mat: A [q][p][m][k], B [s][r][n][k] -> [s][r][n][m].
+static double * ref_mul_mat(const double * A, const double * B, int64_t k, int64_t m, int64_t n,
+                            int64_t p, int64_t q, int64_t r, int64_t s) {
+    double * out = malloc((size_t) (m * n * r * s) * sizeof(double));
+    for (int64_t i3 = 0; i3 < s; i3++)
+    for (int64_t i2 = 0; i2 < r; i2++) {
+        const double * am = A + ((i3 / (s / q)) * p + i2 / (r / p)) * m * k;
+        const double * bm = B + (i3 * r + i2) * n * k;
+        for (int64_t j = 0; j < n; j++)
+        for (int64_t i = 0; i < m; i++) {
+            double acc = 0;
+            for (int64_t l = 0; l < k; l++) acc += am[i * k + l] * bm[j * k + l];
+            out[((i3 * r + i2) * n + j) * m + i] = acc;
+        }
+    }
+    return out;
+}
+
+// ---- mul_mat against the reference -----------------------------------------------
+
+struct mm_case {
+    enum tg_type wt, bt;
+    int64_t k, m, n, p, q, r, s;
+    int layout;
+    bool pad;
+};
+
+static double mm_threshold(enum tg_type wt) { (void) wt; return 1e-9; }
+
+// Runs one case with nth threads; returns the result (caller frees) and
+// checks it against the reference.
+static float * check_case(const struct mm_case * c, int nth, bool print) {
+    struct tg_context * ctx = new_ctx();
+    double * A = NULL, * B = NULL;
+    struct tg_tensor * a = make_weights(ctx, c->wt, c->k, c->m, c->p, c->q, c->pad, &A);
+    struct tg_tensor * b = make_acts(ctx, c->bt, c->k, c->n, c->r, c->s, c->layout, &B);
+    struct tg_tensor * d = a && b ? tg_mul_mat(ctx, a, b) : NULL;
+    float * out = NULL;
+    if (d) {
+        round_acts(c->wt, B, c->k, c->n * c->r * c->s);
+        double * R = ref_mul_mat(A, B, c->k, c->m, c->n, c->p, c->q, c->r, c->s);
+        out = compute(ctx, d, nth);
+        const double e = out ? nmse(out, R, c->m * c->n * c->r * c->s) : INFINITY;
+        const double thr = mm_threshold(c->wt);
+        if (print || !(e <= thr)) {
+            CHECK(e <= thr, "MUL_MAT w=%s b=%s a[%lld,%lld,%lld,%lld]%s b[%lld,%lld,%lld,%lld] %s nth=%d level=%d: nmse %.3g <= %.0e",
+                  tg_type_name(c->wt), tg_type_name(c->bt), (long long) c->k, (long long) c->m,
+                  (long long) c->p, (long long) c->q, c->pad ? " padded-rows" : "", (long long) c->k,
+                  (long long) c->n, (long long) c->r, (long long) c->s, layout_name[c->layout], nth,
+                  tg_cpu_simd_level(), e, thr);
+        }
+        free(R);
+    } else {
+        CHECK(false, "MUL_MAT w=%s b=%s: building the node failed: %s", tg_type_name(c->wt),
+              tg_type_name(c->bt), tg_last_error());
+    }
+    free(A);
+    free(B);
+    tg_context_free(ctx);
+    return out;
+}
+
+static const enum tg_type wtypes[] = { TG_TYPE_F32, TG_TYPE_F16, TG_TYPE_BF16, TG_TYPE_Q8_0, TG_TYPE_Q4_0 };
+static const enum tg_type btypes[] = { TG_TYPE_F32, TG_TYPE_F16, TG_TYPE_BF16 };
+
+static void test_types_and_layouts(void) {
+    for (int wi = 0; wi < 5; wi++)
+    for (int bi = 0; bi < 3; bi++) {
+        const enum tg_type wt = wtypes[wi];
+        const int64_t k = is_quant(wt) ? 64 : 37;
+        for (int layout = 0; layout < 3; layout++) {
+            // broadcast: a has 2x2 matrices, b 4x6 (dims 2/3 repeat 2 and 3 times)
+            struct mm_case c = { wt, btypes[bi], k, 13, 7, 2, 2, 4, 6, layout, layout == LAYOUT_TRANSPOSED };
+            free(check_case(&c, 2, true));
+        }
+        // larger tiles with edges, and generation (one column)
+        struct mm_case big = { wt, btypes[bi], is_quant(wt) ? 160 : 101, 33, 29, 1, 1, 1, 1, LAYOUT_CONTIG, false };
+        free(check_case(&big, 2, true));
+        struct mm_case gen = { wt, btypes[bi], is_quant(wt) ? 256 : 259, 67, 1, 1, 1, 1, 1, LAYOUT_CONTIG, true };
+        free(check_case(&gen, 2, true));
+    }
+}
+
+// Quantized weights against unrounded f32 activations: the activation
+// quantization error stays small.
+static void test_quant_end_to_end(void) {
+    for (int wi = 3; wi < 5; wi++) {
+        const enum tg_type wt = wtypes[wi];
+        struct tg_context * ctx = new_ctx();
+        double * A = NULL, * B = NULL;
+        struct tg_tensor * a = make_weights(ctx, wt, 128, 20, 1, 1, false, &A);
+        struct tg_tensor * b = make_acts(ctx, TG_TYPE_F32, 128, 9, 1, 1, LAYOUT_CONTIG, &B);
+        struct tg_tensor * d = tg_mul_mat(ctx, a, b);
+        double * R = ref_mul_mat(A, B, 128, 20, 9, 1, 1, 1, 1);
+        float * out = d ? compute(ctx, d, 2) : NULL;
+        const double e = out ? nmse(out, R, 20 * 9) : INFINITY;
+        CHECK(e <= 1e-3, "MUL_MAT w=%s b=f32 [128,20]x[128,9] vs unquantized activations: nmse %.3g <= 1e-3",
+              tg_type_name(wt), e);
+        free(out); free(R); free(A); free(B);
+        tg_context_free(ctx);
+    }
+}
+
+// Every SIMD level this CPU has against the scalar path; forcing scalar
+// through the public switch gives the scalar bits; 1..4 threads give the
+// same bits.
+static void test_levels_and_threads(void) {
+    const int top = tg_cpu_simd_level();
+    printf("     cpu simd level %d (%s)\n", top, tg_cpu_simd_name());
+    for (int wi = 0; wi < 5; wi++) {
+        const enum tg_type wt = wtypes[wi];
+        struct mm_case c = { wt, TG_TYPE_F32, is_quant(wt) ? 192 : 77, 29, 17, 1, 1, 2, 1, LAYOUT_CONTIG, false };
+        const int64_t nout = c.m * c.n * c.r * c.s;
+        float * res[4] = { NULL };
+        for (int lv = 0; lv <= top; lv++) {
+            tg_cpu_set_simd_cap(lv);
+            rng = 12345;   // same data for every level
+            res[lv] = check_case(&c, 2, false);
+        }
+        tg_cpu_set_simd_cap(-1);
+        for (int lv = 1; lv <= top; lv++) {
+            const double e = res[lv] && res[0] ? nmse_f(res[lv], res[0], nout) : INFINITY;
+            CHECK(e <= 1e-10, "MUL_MAT w=%s level %d vs scalar: nmse %.3g <= 1e-10", tg_type_name(wt), lv, e);
+        }
+        tg_cpu_force_scalar(true);
+        rng = 12345;
+        float * forced = check_case(&c, 2, false);
+        tg_cpu_force_scalar(false);
+        CHECK(forced && res[0] && memcmp(forced, res[0], (size_t) nout * sizeof(float)) == 0,
+              "MUL_MAT w=%s tg_cpu_force_scalar gives the scalar path's bits", tg_type_name(wt));
+        free(forced);
+        for (int lv = 0; lv <= top; lv++) free(res[lv]);
+
+        // determinism over threads, prompt-like and generation shapes
+        struct mm_case g1 = c, g2 = c;
+        g2.n = 1; g2.r = 1;
+        const struct mm_case * cs[2] = { &g1, &g2 };
+        for (int ci = 0; ci < 2; ci++) {
+            const int64_t no = cs[ci]->m * cs[ci]->n * cs[ci]->r * cs[ci]->s;
+            rng = 777;
+            float * one = check_case(cs[ci], 1, false);
+            bool same = one != NULL;
+            for (int nth = 2; nth <= 4; nth++) {
+                rng = 777;
+                float * o = check_case(cs[ci], nth, false);
+                same = same && o && memcmp(o, one, (size_t) no * sizeof(float)) == 0;
+                free(o);
+            }
+            CHECK(same, "MUL_MAT w=%s n=%lld: bitwise identical for 1..4 threads", tg_type_name(wt),
+                  (long long) cs[ci]->n);
+            free(one);
+        }
+    }
+}
+
+// Block kernels and the single dot products of cpu-impl.h give the same bits.
+static void test_dots_match_tiles(void) {
+    const int64_t k = 96, m = 11, n = 5;
+    for (int wi = 0; wi < 5; wi++) {
+        const enum tg_type wt = wtypes[wi];
+        if (wt == TG_TYPE_BF16) continue;   // bf16 weights use f32 activations
+        struct tg_context * ctx = new_ctx();
+        double * A = NULL, * B = NULL;
+        struct tg_tensor * a = make_weights(ctx, wt, k, m, 1, 1, false, &A);
+        struct tg_tensor * b = make_acts(ctx, TG_TYPE_F32, k, n, 1, 1, LAYOUT_CONTIG, &B);
+        float * out = compute(ctx, tg_mul_mat(ctx, a, b), 2);
+        bool same = out != NULL;
+        void * brow = malloc((size_t) k * sizeof(float));
+        for (int64_t j = 0; j < n && same; j++) {
+            const float * bj = (const float *) ((const char *) b->data + j * b->nb[1]);
+            if (wt == TG_TYPE_F16) tg_fp32_to_fp16_row(bj, brow, k);
+            if (is_quant(wt)) tg_quantize_row_q8_0(bj, brow, k);
+            for (int64_t i = 0; i < m; i++) {
+                const void * ai = (const char *) a->data + i * a->nb[1];
+                float v;
+                switch (wt) {
+                case TG_TYPE_F32:  v = tg_vec_dot_f32(k, ai, bj); break;
+                case TG_TYPE_F16:  v = tg_vec_dot_f16(k, ai, brow); break;
+                case TG_TYPE_Q8_0: v = tg_vec_dot_q8_0_q8_0(k, ai, brow); break;
+                default:           v = tg_vec_dot_q4_0_q8_0(k, ai, brow); break;
+                }
+                same = same && memcmp(&v, &out[j * m + i], sizeof v) == 0;
+            }
+        }
+        CHECK(same, "MUL_MAT w=%s: every element equals tg_vec_dot_* of its rows bitwise", tg_type_name(wt));
+        free(brow); free(out); free(A); free(B);
+        tg_context_free(ctx);
+    }
+    // bf16 x bf16 single dot against float64
+    tg_bf16_t x[37], y[37];
+    double ref = 0;
+    for (int i = 0; i < 37; i++) {
+        x[i] = tg_fp32_to_bf16(frand()); y[i] = tg_fp32_to_bf16(frand());
+        ref += (double) tg_bf16_to_fp32(x[i]) * tg_bf16_to_fp32(y[i]);
+    }
+    const float v = tg_vec_dot_bf16(37, x, y);
+    CHECK(fabs(v - ref) <= 1e-5 * (1 + fabs(ref)), "tg_vec_dot_bf16 n=37: %.7g vs %.7g", v, ref);
+}
+
+// ---- out_prod ------------------------------------------------------------------------
+
+static void test_out_prod(void) {
+    const enum tg_type types[] = { TG_TYPE_F32, TG_TYPE_F16, TG_TYPE_BF16, TG_TYPE_Q8_0, TG_TYPE_Q4_0 };
+    for (int ti = 0; ti < 5; ti++)
+    for (int transposed = 0; transposed < 2; transposed++) {
+        const enum tg_type at = types[ti];
+        const int64_t m = is_quant(at) ? 64 : 37, k = 9, n = 5, p = 2, r = 4, s = 2;
+        struct tg_context * ctx = new_ctx();
+        double * A = NULL, * B = NULL;
+        // a [m,k,p,1] (rows of length m): make_weights gives [m][k] per matrix
+        struct tg_tensor * a = make_weights(ctx, at, m, k, p, 1, transposed, &A);
+        // b [n,k,r,s]: make_acts lays it out [k'=n, n'=k]
+        struct tg_tensor * b = make_acts(ctx, TG_TYPE_F32, n, k, r, s,
+                                         transposed ? LAYOUT_TRANSPOSED : LAYOUT_CONTIG, &B);
+        struct tg_tensor * d = tg_out_prod(ctx, a, b);
+        double * R = malloc((size_t) (m * n * r * s) * sizeof(double));
+        for (int64_t i3 = 0; i3 < s; i3++)
+        for (int64_t i2 = 0; i2 < r; i2++)
+        for (int64_t j = 0; j < n; j++)
+        for (int64_t i = 0; i < m; i++) {
+            double acc = 0;
+            for (int64_t l = 0; l < k; l++) {
+                acc += A[((i2 / (r / p)) * k + l) * m + i] * B[((i3 * r + i2) * k + l) * n + j];
+            }
+            R[((i3 * r + i2) * n + j) * m + i] = acc;
+        }
+        float * out1 = d ? compute(ctx, d, 1) : NULL;
+        const double e = out1 ? nmse(out1, R, m * n * r * s) : INFINITY;
+        CHECK(e <= 1e-10, "OUT_PROD a=%s[%lld,%lld,%lld,1]%s b=f32[%lld,%lld,%lld,%lld]%s: nmse %.3g <= 1e-10",
+              tg_type_name(at), (long long) m, (long long) k, (long long) p, transposed ? " padded-rows" : "",
+              (long long) n, (long long) k, (long long) r, (long long) s, transposed ? " transposed" : "", e);
+        bool same = out1 != NULL;
+        for (int nth = 2; nth <= 4 && same; nth++) {
+            float * o = compute(ctx, d, nth);
+            same = o && memcmp(o, out1, (size_t) (m * n * r * s) * sizeof(float)) == 0;
+            free(o);
+        }
+        CHECK(same, "OUT_PROD a=%s: bitwise identical for 1..4 threads", tg_type_name(at));
+        free(out1); free(R); free(A); free(B);
+        tg_context_free(ctx);
+    }
+}
+
+// ---- support checks -------------------------------------------------------------------
+
+static void test_supported(void) {
+    struct tg_context * ctx = new_ctx();
+    struct tg_tensor * a = tg_new_tensor_2d(ctx, TG_TYPE_F32, 32, 4);
+    struct tg_tensor * b = tg_new_tensor_2d(ctx, TG_TYPE_F32, 32, 3);
+    struct tg_tensor * d = tg_mul_mat(ctx, a, b);
+    CHECK(d && tg_cpu_mul_mat_supported(d), "mul_mat f32 x f32 is supported");
+    CHECK(d && tg_cpu_mul_mat_work_size(d, 4) == 0, "mul_mat f32 x contiguous f32 needs no work buffer");
+    // hand-made nodes the constructors would reject: never crash, say no
+    struct tg_tensor fa = *a, fd = *d;
+    fa.type = TG_TYPE_I32;
+    fd.src[0] = &fa;
+    CHECK(!tg_cpu_mul_mat_supported(&fd), "mul_mat with i32 weights is not supported");
+    CHECK(tg_cpu_mul_mat_work_size(&fd, 2) == 0, "unsupported mul_mat needs no work buffer");
+    fd = *d;
+    fd.ne[1] = 5;   // result shape does not match b
+    CHECK(!tg_cpu_mul_mat_supported(&fd), "mul_mat with a wrong result shape is not supported");
+    fd = *d;
+    fd.src[1] = NULL;
+    CHECK(!tg_cpu_mul_mat_supported(&fd), "mul_mat without src[1] is not supported");
+    struct tg_tensor * o = tg_out_prod(ctx, tg_new_tensor_2d(ctx, TG_TYPE_F32, 8, 32),
+                                       tg_new_tensor_2d(ctx, TG_TYPE_F32, 6, 32));
+    CHECK(o && tg_cpu_out_prod_supported(o), "out_prod f32 x f32 is supported");
+    if (o) {
+        struct tg_tensor fo = *o, fb = *o->src[1];
+        fb.type = TG_TYPE_I32;
+        fo.src[1] = &fb;
+        CHECK(!tg_cpu_out_prod_supported(&fo), "out_prod with i32 b is not supported");
+    }
+    tg_context_free(ctx);
+}
+
+int main(void) {
+    tg_cpu_set_task_grain(1);   // small shapes still use every thread asked for
+    test_supported();
+    test_types_and_layouts();
+    test_quant_end_to_end();
+    test_levels_and_threads();
+    test_dots_match_tiles();
+    test_out_prod();
+    return tg_check_finish("test_mul_mat");
+}
