@@ -85,6 +85,8 @@ static bool hook_before(struct tg_tensor * node, int index, void * user) {
 }
 
 static void hook_after(struct tg_tensor * node, int index, void * user) {
+    struct node_ctx * c = user;
+    tg_gallocr_poison_after(c->s->galloc, node);   // no-op unless poison mode is on
     emit_node(user, node, index, false);
 }
 
@@ -104,6 +106,7 @@ static enum tg_status run_nodes(struct tg_sched * s, int k, int i0, int i1, bool
         emit_node(&c, s->graph->nodes[i], i - i0, true);
         enum tg_status st = tg_backend_graph_compute(be, &one);
         tg_backend_synchronize(be);
+        tg_gallocr_poison_after(s->galloc, s->graph->nodes[i]);
         emit_node(&c, s->graph->nodes[i], i - i0, false);
         if (st != TG_OK) return st;
     }
@@ -179,13 +182,14 @@ static enum tg_status compute_all(struct tg_sched * s, bool node_events) {
 }
 
 enum tg_status tg_sched_compute_splits(struct tg_sched * s) {
-    if (__builtin_expect(!observed(s), 1)) return compute_all(s, false);
+    // poison mode needs node-by-node execution (ranges are poisoned after each node)
+    if (__builtin_expect(!observed(s), 1)) return compute_all(s, tg_gallocr_get_poison(s->galloc));
     struct tg_obs_compute_event ev = {
         .sched = s, .sched_id = s->id, .graph_seq = s->graph_seq, .graph = s->graph,
         .t_ns = tg_observe_now_ns(), .status = TG_OK,
     };
     EMIT(s, on_compute_begin, &ev);
-    enum tg_status st = compute_all(s, wants_node_events(s));
+    enum tg_status st = compute_all(s, wants_node_events(s) || tg_gallocr_get_poison(s->galloc));
     ev.t_ns = tg_observe_now_ns();
     ev.status = st;
     EMIT(s, on_compute_end, &ev);

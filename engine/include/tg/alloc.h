@@ -88,6 +88,17 @@ struct tg_gallocr * tg_gallocr_new_n(struct tg_buffer_type ** bufts, int n_bufts
 void tg_gallocr_free(struct tg_gallocr * galloc);   // frees its buffers; NULL no-op
 void tg_gallocr_set_options(struct tg_gallocr * galloc, struct tg_gallocr_options opts);
 
+// Debug poison mode (default: on when the environment has TGDB_POISON=1).
+// Allocating a graph fills the compute buffers with all-ones bytes (NaN in
+// f32/f16/bf16/f64) before handing ranges to the new tensors; while a graph
+// is computed, the scheduler calls tg_gallocr_poison_after() after each node,
+// which fills the ranges freed after that node (not taken over in place, not
+// inputs/outputs; host buffers). A read of a tensor whose memory was reused
+// then sees NaN instead of plausible numbers.
+void tg_gallocr_set_poison(struct tg_gallocr * galloc, bool on);
+bool tg_gallocr_get_poison(const struct tg_gallocr * galloc);
+void tg_gallocr_poison_after(struct tg_gallocr * galloc, const struct tg_tensor * node);
+
 // Plans g as the worst case and (re)allocates the buffers to fit it. Tensors
 // are not placed. node_buffer_ids/leaf_buffer_ids (NULL = all 0) give each
 // node/leaf's buffer-type index. TG_ERR_NOMEM / TG_ERR_INVALID_ARG on failure.
