@@ -22,6 +22,7 @@ if [ "${TG_SKIP_ASAN:-0}" != 1 ]; then
     tg_build build-asan -DTG_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
     echo "== tests (ASan+UBSan)"
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        LSAN_OPTIONS=suppressions=$TG_ROOT/tests/lsan.supp:print_suppressions=0 \
         ctest --test-dir build-asan --output-on-failure -j "$jobs"
 fi
 

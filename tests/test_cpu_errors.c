@@ -119,6 +119,28 @@ static void test_hooks(void) {
     tg_context_free(ctx);
 }
 
+// A hook computing another graph on the same pool is refused (no deadlock).
+struct reenter { struct tg_cpu_pool * pool; struct tg_graph * g; enum tg_status st; };
+static bool reenter_before(struct tg_tensor * node, int index, void * user) {
+    struct reenter * r = user;
+    if (index == 0) r->st = tg_cpu_graph_compute(r->pool, r->g, NULL);
+    return true;
+}
+
+static void test_reentry(void) {
+    struct tg_context * ctx = ctx_new(false);
+    struct tg_tensor * a = tg_new_tensor_1d(ctx, TG_TYPE_F32, 16);
+    memset(a->data, 0, tg_nbytes(a));
+    struct tg_graph * g = graph_of(ctx, tg_neg(ctx, tg_abs(ctx, a)));
+    struct reenter r = { tg_cpu_pool_new(2), g, TG_OK };
+    struct tg_cpu_hooks hooks = { reenter_before, NULL, &r };
+    enum tg_status st = tg_cpu_graph_compute(r.pool, g, &hooks);
+    CHECK(st == TG_OK && r.st == TG_ERR_INVALID_ARG, "re-entrant compute from a hook refused (%s): %s",
+          tg_status_str(r.st), tg_last_error());
+    tg_cpu_pool_free(r.pool);
+    tg_context_free(ctx);
+}
+
 static void test_bad_rows(void) {
     struct tg_context * ctx = ctx_new(false);
     struct tg_tensor * emb = tg_new_tensor_2d(ctx, TG_TYPE_F32, 4, 10);
@@ -156,6 +178,7 @@ int main(void) {
     test_no_buffer();
     test_unsupported();
     test_hooks();
+    test_reentry();
     test_bad_rows();
     test_pool_args();
     return tg_check_finish("test_cpu_errors");

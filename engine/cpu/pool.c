@@ -28,7 +28,7 @@
 #define TG_PAUSE() ((void) 0)
 #endif
 
-#define TG_SPIN_ITERS 2000
+#define TG_SPIN_ITERS 256   // ~10-40 us of pause before sleeping (machines are often oversubscribed)
 
 // ---- barrier ----------------------------------------------------------------
 

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# test_tui.sh - drives `tgdb tui` in tmux at fixed sizes with key scripts and
+# compares the captured screens with tests/data/tui/*.txt.
+# TG_TUI_UPDATE=1 rewrites the expected screens (review the diff!).
+set -euo pipefail
+B=${TG_BUILD_DIR:?}; DATA=${TG_TEST_DATA:?}
+TGDB=$B/inspect/tgdb; MK=$B/tests/mktrace
+EXP=$DATA/tui
+command -v tmux >/dev/null || { echo "FAIL tmux is not installed (apt-get install tmux)"; exit 1; }
+work=$(mktemp -d)
+n_sessions=0
+sock=tgdb-test-$$-0
+cleanup() { tmux -L "$sock" kill-server 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
+"$MK" "$work/syn.tgt" --nan
+"$MK" "$work/other.tgt" --nan --variant 2
+pass=0; fail=0
+
+start() {  # start COLS ROWS ARGS...: a fresh session running tgdb tui
+    local cols=$1 rows=$2; shift 2
+    tmux -L "$sock" kill-server 2>/dev/null || true
+    n_sessions=$((n_sessions + 1)); sock=tgdb-test-$$-$n_sessions   # a fresh server each time
+    (cd "$work" && tmux -L "$sock" -f /dev/null new-session -d -s t -x "$cols" -y "$rows" \
+        "env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 $TGDB tui $*; echo EXITED=\$?; sleep 30")
+}
+
+keys() { tmux -L "$sock" send-keys -t t "$@"; }
+
+capture() {  # prints the screen once it stopped changing for 0.4 s
+    local prev="" cur i same=0
+    for i in $(seq 1 100); do
+        sleep 0.05
+        cur=$(tmux -L "$sock" capture-pane -p -t t)
+        if [ -n "$cur" ] && [ "$cur" = "$prev" ]; then same=$((same + 1)); else same=0; fi
+        [ $same -ge 8 ] && break
+        prev=$cur
+    done
+    printf '%s\n' "$cur"
+}
+
+check() {  # check NAME: the screen must become $EXP/NAME.txt (polled up to 5 s)
+    local name=$1 got="" i
+    if [ "${TG_TUI_UPDATE:-0}" = 1 ]; then
+        mkdir -p "$EXP"; capture > "$EXP/$name.txt"
+    fi
+    for i in $(seq 1 100); do
+        got=$(tmux -L "$sock" capture-pane -p -t t)
+        [ -f "$EXP/$name.txt" ] && [ "$got" = "$(cat "$EXP/$name.txt")" ] && break
+        sleep 0.05
+    done
+    if [ -f "$EXP/$name.txt" ] && diff -u "$EXP/$name.txt" <(printf '%s\n' "$got") > "$work/diff"; then
+        echo "ok   screen $name"; pass=$((pass + 1))
+    else
+        echo "FAIL screen $name differs from tests/data/tui/$name.txt:"; cat "$work/diff" 2>/dev/null || printf '%s\n' "$got"
+        fail=$((fail + 1))
+    fi
+}
+
+# 80x24: the acceptance tour
+start 80 24 syn.tgt --diff other.tgt
+check 80x24-open
+keys j j j;                      check 80x24-move
+keys / attn_norm-1 Enter;        check 80x24-search
+keys n;                          check 80x24-search-next
+keys Enter;                      check 80x24-detail
+keys Down Down Down Down Down Down Down Enter; check 80x24-detail-jump
+keys 1 g t;                      check 80x24-tensor
+keys f D;                        check 80x24-tensor-dims
+keys q m;                        check 80x24-memory
+keys q s;                        check 80x24-splits
+keys q d;                        check 80x24-diff
+keys q !;                        check 80x24-next-nan
+keys ]; keys G;                  check 80x24-graph2-end
+keys ?;                          check 80x24-help
+keys q x;                        check 80x24-unbound-key
+tmux -L "$sock" resize-window -t t -x 20 -y 5
+check 20x5-too-small
+tmux -L "$sock" resize-window -t t -x 80 -y 24
+check 80x24-restored
+keys Q;                          check 80x24-quit
+
+# 200x60: wide layout (buffer column), detail and memory map
+start 200 60 syn.tgt
+check 200x60-open
+keys Enter;                      check 200x60-detail
+keys q m;                        check 200x60-memory
+
+# errors: one line, exit 1
+if "$TGDB" tui "$work/missing.tgt" 2> "$work/err"; then
+    echo "FAIL tui on a missing file exited 0"; fail=$((fail + 1))
+elif [ "$(wc -l < "$work/err")" = 1 ] && grep -q "missing.tgt" "$work/err"; then
+    echo "ok   missing trace: $(cat "$work/err")"; pass=$((pass + 1))
+else
+    echo "FAIL missing trace message: $(cat "$work/err")"; fail=$((fail + 1))
+fi
+if "$TGDB" tui "$work/syn.tgt" </dev/null > "$work/out" 2> "$work/err"; then
+    echo "FAIL tui without a terminal exited 0"; fail=$((fail + 1))
+else
+    echo "ok   no terminal: $(cat "$work/err")"; pass=$((pass + 1))
+fi
+echo "test_tui: $pass passed, $fail failed"
+[ "$fail" = 0 ]

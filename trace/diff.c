@@ -1,0 +1,358 @@
+// diff.c - node-by-node comparison of two runs (traces or a per-node TSV dump).
+#include "tg/trace-diff.h"
+#include "tg/types.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct dnode {
+    char     name[TG_TRACE_NAME];
+    char     op[24];
+    int64_t  ne[4];
+    int      node;                // index in its graph
+    int      src[TG_TRACE_MAX_SRC];
+    bool     has_hash, has_summary, has_sums;
+    uint64_t hash;
+    struct tg_trace_summary sum;
+    double   s, sq;               // sum and sum of squares (finite values)
+    double   n;                   // elements counted in s, sq
+};
+
+struct dgraph { struct dnode * nodes; int n; uint32_t graph_id; };
+
+struct tg_diff_side {
+    bool            tsv;
+    struct tg_trace * tr;
+    struct dgraph * graphs;
+    int             n_graphs;
+};
+
+const char * tg_diff_kind_name(int kind) {
+    static const char * names[] = {"same", "near", "DIFF", "only-A", "only-B", "?"};
+    return kind >= 0 && kind < TG_DIFF_KIND_COUNT ? names[kind] : "?";
+}
+
+struct tg_diff_options tg_diff_default_options(void) {
+    return (struct tg_diff_options){.rtol = 1e-3, .atol = 1e-5};
+}
+
+bool tg_diff_side_is_tsv(const struct tg_diff_side * s) { return s && s->tsv; }
+
+void tg_diff_side_free(struct tg_diff_side * s) {
+    if (!s) return;
+    for (int g = 0; g < s->n_graphs; g++) free(s->graphs[g].nodes);
+    free(s->graphs);
+    free(s);
+}
+
+struct tg_diff_side * tg_diff_side_trace(struct tg_trace * tr) {
+    struct tg_diff_side * s = calloc(1, sizeof(*s));
+    int ng = tr ? tg_trace_n_graphs(tr) : 0;
+    if (!s || !(s->graphs = calloc((size_t) (ng > 0 ? ng : 1), sizeof(*s->graphs)))) {
+        free(s);
+        tg_error(TG_ERR_NOMEM, "diff: out of memory");
+        return NULL;
+    }
+    s->tr = tr;
+    s->n_graphs = ng;
+    for (int g = 0; g < ng; g++) {
+        struct tg_trace_graph gr;
+        if (!tg_trace_get_graph(tr, g, &gr) || gr.n_nodes <= 0) continue;
+        struct dgraph * dg = &s->graphs[g];
+        dg->graph_id = gr.graph_id;
+        dg->nodes = calloc((size_t) gr.n_nodes, sizeof(*dg->nodes));
+        if (!dg->nodes) { tg_diff_side_free(s); tg_error(TG_ERR_NOMEM, "diff: out of memory"); return NULL; }
+        for (int i = 0; i < gr.n_nodes; i++) {
+            struct tg_trace_tensor t;
+            struct dnode * d = &dg->nodes[dg->n];
+            if (!tg_trace_get_tensor(tr, g, i, &t)) continue;
+            memcpy(d->name, t.name, sizeof(d->name));
+            snprintf(d->op, sizeof(d->op), "%s", tg_trace_op_name(tr, t.op));
+            memcpy(d->ne, t.ne, sizeof(d->ne));
+            d->node = i;
+            for (int k = 0; k < TG_TRACE_MAX_SRC; k++) d->src[k] = t.src[k] < gr.n_nodes ? t.src[k] : TG_TRACE_NONE;
+            int ei = tg_trace_find_eval(tr, gr.graph_id, i, UINT32_MAX);
+            struct tg_trace_eval e;
+            if (ei >= 0 && tg_trace_get_eval(tr, ei, &e)) {
+                d->has_hash = (e.flags & TG_TRACE_EVAL_HASH) != 0;
+                d->hash = e.hash;
+                if (e.flags & TG_TRACE_EVAL_SUMMARY) {
+                    d->has_summary = d->has_sums = true;
+                    d->sum = e.sum;
+                    d->n = (double) (e.sum.n_elem - e.sum.n_nan - e.sum.n_inf);
+                    d->s = e.sum.mean * d->n;
+                    d->sq = e.sum.rms * e.sum.rms * d->n;
+                }
+            }
+            dg->n++;
+        }
+    }
+    return s;
+}
+
+// Parses "a,b,c,d" into ne (missing dims are 1). False if malformed.
+static bool parse_shape(const char * s, int64_t ne[4]) {
+    for (int k = 0; k < 4; k++) ne[k] = 1;
+    for (int k = 0; k < 4 && *s; k++) {
+        char * end;
+        errno = 0;
+        long long v = strtoll(s, &end, 10);
+        if (end == s || errno || v < 0) return false;
+        ne[k] = v;
+        s = *end == ',' ? end + 1 : end;
+        if (*end != ',' && *end != '\0') return false;
+    }
+    return *s == '\0';
+}
+
+struct tg_diff_side * tg_diff_side_tsv(const char * path) {
+    FILE * f = fopen(path, "r");
+    if (!f) { tg_error(TG_ERR_IO, "%s: cannot open: %s", path, strerror(errno)); return NULL; }
+    struct tg_diff_side * s = calloc(1, sizeof(*s));
+    struct dgraph * dg = s ? calloc(1, sizeof(*dg)) : NULL;
+    if (!dg) { free(s); fclose(f); tg_error(TG_ERR_NOMEM, "diff: out of memory"); return NULL; }
+    s->tsv = true;
+    s->graphs = dg;
+    s->n_graphs = 1;
+    char line[1024];
+    int cap = 0, lineno = 0;
+    while (fgets(line, sizeof(line), f)) {
+        lineno++;
+        line[strcspn(line, "\r\n")] = '\0';
+        if (!line[0] || line[0] == '#') continue;
+        char * col[6];
+        int nc = 0;
+        for (char * p = line; nc < 6; ) {
+            col[nc++] = p;
+            char * tab = strchr(p, '\t');
+            if (!tab) break;
+            *tab = '\0';
+            p = tab + 1;
+        }
+        struct dnode d;
+        memset(&d, 0, sizeof(d));
+        char * e1, * e2;
+        if (nc != 5 || !parse_shape(col[2], d.ne) || (d.s = strtod(col[3], &e1), e1 == col[3] || *e1) ||
+            (d.sq = strtod(col[4], &e2), e2 == col[4] || *e2)) {
+            tg_error(TG_ERR_FORMAT, "%s:%d: expected 5 tab-separated columns: name, op, ne0,ne1,ne2,ne3, sum, sum of squares", path, lineno);
+            fclose(f);
+            tg_diff_side_free(s);
+            return NULL;
+        }
+        snprintf(d.name, sizeof(d.name), "%s", col[0]);
+        snprintf(d.op, sizeof(d.op), "%s", col[1]);
+        d.node = dg->n;
+        d.has_sums = true;
+        d.n = (double) (d.ne[0] * d.ne[1] * d.ne[2] * d.ne[3]);
+        for (int k = 0; k < TG_TRACE_MAX_SRC; k++) d.src[k] = TG_TRACE_NONE;
+        if (dg->n == cap) {
+            cap = cap ? cap * 2 : 256;
+            struct dnode * nn = realloc(dg->nodes, sizeof(*nn) * (size_t) cap);
+            if (!nn) { fclose(f); tg_diff_side_free(s); tg_error(TG_ERR_NOMEM, "diff: out of memory"); return NULL; }
+            dg->nodes = nn;
+        }
+        dg->nodes[dg->n++] = d;
+    }
+    fclose(f);
+    if (dg->n == 0) { tg_diff_side_free(s); tg_error(TG_ERR_FORMAT, "%s: no nodes (empty dump)", path); return NULL; }
+    return s;
+}
+
+static bool same_key(const struct dnode * x, const struct dnode * y) {
+    return strcmp(x->name, y->name) == 0 && strcmp(x->op, y->op) == 0 && memcmp(x->ne, y->ne, sizeof(x->ne)) == 0;
+}
+
+// Decodes contents of (graph_id, node) into a new float array; NULL if none.
+static float * load_contents(struct tg_trace * tr, uint32_t graph_id, int node, int64_t * n) {
+    int ci = tg_trace_find_contents(tr, graph_id, node, UINT32_MAX);
+    struct tg_trace_contents c;
+    if (ci < 0 || !tg_trace_get_contents(tr, ci, &c)) return NULL;
+    const struct tg_type_traits * tt = tg_type_traits((enum tg_type) c.type);
+    int64_t ne = c.ne[0] * c.ne[1] * c.ne[2] * c.ne[3];
+    if (!tt || ne <= 0 || c.raw_size > ((uint64_t) 1 << 33)) return NULL;
+    void * raw = malloc(c.raw_size ? c.raw_size : 1);
+    float * out = malloc(sizeof(float) * (size_t) ne);
+    bool ok = raw && out && tg_trace_read_contents(tr, ci, raw, c.raw_size) == TG_OK;
+    if (ok) {
+        if (c.type == TG_TYPE_F32) memcpy(out, raw, sizeof(float) * (size_t) ne);
+        else if (c.type == TG_TYPE_I32) for (int64_t k = 0; k < ne; k++) out[k] = (float) ((int32_t *) raw)[k];
+        else if (tt->to_float && ne % tt->blck_size == 0) tt->to_float(raw, out, ne);
+        else ok = false;
+    }
+    free(raw);
+    if (!ok) { free(out); return NULL; }
+    *n = ne;
+    return out;
+}
+
+static void compare(const struct tg_diff_side * A, const struct tg_diff_side * B, uint32_t ga, uint32_t gb,
+                    const struct dnode * x, const struct dnode * y, const struct tg_diff_options * o,
+                    struct tg_diff_pair * p) {
+    if (x->has_hash && y->has_hash && x->hash == y->hash) { p->kind = TG_DIFF_SAME; return; }
+    if (A->tr && B->tr) {
+        int64_t na = 0, nb = 0;
+        float * a = load_contents(A->tr, ga, x->node, &na);
+        float * b = a ? load_contents(B->tr, gb, y->node, &nb) : NULL;
+        if (a && b && na == nb) {
+            double sum = 0;
+            bool within = true;
+            p->from_contents = true;
+            for (int64_t k = 0; k < na; k++) {
+                double d = fabs((double) a[k] - (double) b[k]);
+                if (isnan(a[k]) != isnan(b[k]) || (isinf(a[k]) && a[k] != b[k])) d = INFINITY;
+                else if (isnan(a[k])) d = 0;
+                double r = d / (fabs((double) b[k]) + o->atol);
+                if (d > p->max_abs) p->max_abs = d;
+                if (r > p->max_rel) p->max_rel = r;
+                if (d > o->atol + o->rtol * fabs((double) b[k])) within = false;
+                sum += d;
+            }
+            p->mean_abs = na ? sum / (double) na : 0;
+            p->rel = p->max_rel;
+            p->kind = within ? TG_DIFF_NEAR : TG_DIFF_DIFF;
+            free(a);
+            free(b);
+            return;
+        }
+        free(a);
+        free(b);
+    }
+    if (x->has_summary && y->has_summary) {
+        const struct tg_trace_summary * s = &x->sum, * t = &y->sum;
+        if (s->n_nan != t->n_nan || s->n_inf != t->n_inf) { p->kind = TG_DIFF_DIFF; p->rel = INFINITY; return; }
+        double scale = fmax(fabs(s->rms), fabs(t->rms)) + o->atol;
+        double d = fmax(fmax(fabs(s->mean - t->mean), fabs(s->rms - t->rms)), fmax(fabs(s->min - t->min), fabs(s->max - t->max)));
+        p->rel = d / scale;
+        p->kind = p->rel <= o->rtol ? TG_DIFF_NEAR : TG_DIFF_DIFF;
+        return;
+    }
+    if (x->has_sums && y->has_sums) {
+        double norm = sqrt(fmax(y->sq, 0.0));
+        double rs = fabs(x->s - y->s) / (fmax(fabs(y->s), norm) + o->atol);
+        double rq = fabs(x->sq - y->sq) / (fabs(y->sq) + o->atol);
+        p->rel = fmax(rs, rq);
+        p->kind = p->rel <= o->rtol ? TG_DIFF_NEAR : TG_DIFF_DIFF;
+        return;
+    }
+    p->kind = TG_DIFF_UNKNOWN;
+}
+
+static bool push(struct tg_diff_result * r, int * cap, const struct tg_diff_pair * p) {
+    if (r->n_pairs == *cap) {
+        *cap = *cap ? *cap * 2 : 1024;
+        struct tg_diff_pair * np = realloc(r->pairs, sizeof(*np) * (size_t) *cap);
+        if (!np) return false;
+        r->pairs = np;
+    }
+    r->pairs[r->n_pairs++] = *p;
+    r->counts[p->kind]++;
+    return true;
+}
+
+static void fill_names(struct tg_diff_pair * p, const struct dnode * d) {
+    memcpy(p->name, d->name, sizeof(p->name));
+    snprintf(p->op, sizeof(p->op), "%s", d->op);
+    memcpy(p->ne, d->ne, sizeof(p->ne));
+}
+
+#define LOOKAHEAD 256
+
+// Aligns graph ga of A with gb of B and appends the pairs.
+static bool align_graph(const struct tg_diff_side * A, const struct tg_diff_side * B, int g, int gb,
+                        const struct tg_diff_options * o, struct tg_diff_result * r, int * cap) {
+    const struct dgraph * x = &A->graphs[g], * y = &B->graphs[gb];
+    int i = 0, j = 0;
+    while (i < x->n || j < y->n) {
+        struct tg_diff_pair p;
+        memset(&p, 0, sizeof(p));
+        p.graph = g;
+        p.node_a = p.node_b = -1;
+        if (i < x->n && j < y->n && same_key(&x->nodes[i], &y->nodes[j])) {
+            p.node_a = x->nodes[i].node;
+            p.node_b = y->nodes[j].node;
+            fill_names(&p, &x->nodes[i]);
+            compare(A, B, x->graph_id, y->graph_id, &x->nodes[i], &y->nodes[j], o, &p);
+            i++, j++;
+        } else if (i < x->n && j < y->n) {
+            int kb = -1, ka = -1;
+            for (int k = j + 1; k < y->n && k <= j + LOOKAHEAD && kb < 0; k++) if (same_key(&x->nodes[i], &y->nodes[k])) kb = k;
+            for (int k = i + 1; k < x->n && k <= i + LOOKAHEAD && ka < 0; k++) if (same_key(&x->nodes[k], &y->nodes[j])) ka = k;
+            if (kb >= 0 && (ka < 0 || kb - j <= ka - i)) {
+                p.kind = TG_DIFF_ONLY_B; p.node_b = y->nodes[j].node; fill_names(&p, &y->nodes[j]); j++;
+            } else {
+                p.kind = TG_DIFF_ONLY_A; p.node_a = x->nodes[i].node; fill_names(&p, &x->nodes[i]); i++;
+            }
+        } else if (i < x->n) {
+            p.kind = TG_DIFF_ONLY_A; p.node_a = x->nodes[i].node; fill_names(&p, &x->nodes[i]); i++;
+        } else {
+            p.kind = TG_DIFF_ONLY_B; p.node_b = y->nodes[j].node; fill_names(&p, &y->nodes[j]); j++;
+        }
+        if (!push(r, cap, &p)) return false;
+    }
+    return true;
+}
+
+// Nodes of A's graph g that (transitively) read node `first`.
+static bool dependents(const struct tg_diff_side * A, int g, int first, struct tg_diff_result * r) {
+    const struct dgraph * x = &A->graphs[g];
+    int n_idx = 0;
+    for (int k = 0; k < x->n; k++) if (x->nodes[k].node >= n_idx) n_idx = x->nodes[k].node + 1;
+    char * mark = calloc((size_t) (n_idx > 0 ? n_idx : 1), 1);
+    r->dependents = malloc(sizeof(int) * (size_t) (x->n > 0 ? x->n : 1));
+    if (!mark || !r->dependents) { free(mark); return false; }
+    mark[first] = 1;
+    for (int k = 0; k < x->n; k++) {
+        const struct dnode * d = &x->nodes[k];
+        if (d->node <= first) continue;
+        for (int s = 0; s < TG_TRACE_MAX_SRC; s++) {
+            if (d->src[s] >= 0 && d->src[s] < n_idx && mark[d->src[s]]) {
+                mark[d->node] = 1;
+                r->dependents[r->n_dependents++] = d->node;
+                break;
+            }
+        }
+    }
+    free(mark);
+    return true;
+}
+
+enum tg_status tg_diff_run(struct tg_diff_side * a, struct tg_diff_side * b,
+                           const struct tg_diff_options * opt, struct tg_diff_result * res) {
+    memset(res, 0, sizeof(*res));
+    if (!a || !b) return tg_error(TG_ERR_INVALID_ARG, "diff: missing side");
+    struct tg_diff_options o = opt ? *opt : tg_diff_default_options();
+    res->first = -1;
+    res->n_graphs_a = a->n_graphs;
+    res->n_graphs_b = b->n_graphs;
+    // A TSV dump is one graph: compare it with A's first graph that has nodes.
+    int ga0 = 0;
+    if (b->tsv) while (ga0 < a->n_graphs && a->graphs[ga0].n == 0) ga0++;
+    int n = b->tsv ? (ga0 < a->n_graphs ? 1 : 0) : (a->n_graphs < b->n_graphs ? a->n_graphs : b->n_graphs);
+    res->n_graphs = n;
+    int cap = 0;
+    for (int k = 0; k < n; k++) {
+        if (!align_graph(a, b, ga0 + k, b->tsv ? 0 : k, &o, res, &cap)) {
+            tg_diff_result_free(res);
+            return tg_error(TG_ERR_NOMEM, "diff: out of memory");
+        }
+    }
+    for (int k = 0; k < res->n_pairs; k++)
+        if (res->pairs[k].kind == TG_DIFF_DIFF) { res->first = k; break; }
+    if (res->first >= 0 && !dependents(a, res->pairs[res->first].graph, res->pairs[res->first].node_a, res)) {
+        tg_diff_result_free(res);
+        return tg_error(TG_ERR_NOMEM, "diff: out of memory");
+    }
+    res->differs = res->counts[TG_DIFF_DIFF] > 0 ||
+                   (!b->tsv && (res->counts[TG_DIFF_ONLY_A] > 0 || res->counts[TG_DIFF_ONLY_B] > 0 || a->n_graphs != b->n_graphs));
+    return TG_OK;
+}
+
+void tg_diff_result_free(struct tg_diff_result * res) {
+    if (!res) return;
+    free(res->pairs);
+    free(res->dependents);
+    memset(res, 0, sizeof(*res));
+}

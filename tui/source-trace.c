@@ -1,0 +1,257 @@
+// source-trace.c - the TUI's data source over a trace file (post-mortem).
+#include "tg/trace-read.h"
+#include "tg/tui-trace.h"
+#include "tg/types.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct trace_src {
+    struct tg_trace * tr;
+    char name[256];
+    uint32_t sched_id;          // scheduler of the graph last looked at
+    // one decoded contents cache (graph, node) -> floats
+    int cache_gi, cache_node;
+    float * cache;
+    int64_t cache_n;
+    uint32_t * stale;           // per graph: bitset of nodes involved in stale reads (optional)
+};
+
+static const char * src_name(void * ctx) { return ((struct trace_src *) ctx)->name; }
+static int src_n_graphs(void * ctx) { return tg_trace_n_graphs(((struct trace_src *) ctx)->tr); }
+
+static int src_n_nodes(void * ctx, int g) {
+    struct tg_trace_graph gr;
+    return tg_trace_get_graph(((struct trace_src *) ctx)->tr, g, &gr) ? gr.n_nodes : 0;
+}
+
+static void src_graph_label(void * ctx, int g, char * buf, size_t n) {
+    struct trace_src * s = ctx;
+    struct tg_trace_graph gr;
+    if (!tg_trace_get_graph(s->tr, g, &gr)) { snprintf(buf, n, "graph %d (unreadable)", g); return; }
+    int mi = tg_trace_marker_before(s->tr, gr.record);
+    struct tg_trace_marker m;
+    if (mi >= 0 && tg_trace_get_marker(s->tr, mi, &m) && m.kind == TG_TRACE_MARK_DECODE)
+        snprintf(buf, n, "graph %d (id %u): %d nodes, %d leafs; %s %d token%s at pos %d", g, gr.graph_id, gr.n_nodes,
+                 gr.n_leafs, m.text && m.text[0] ? m.text : "decode", m.n_tokens, m.n_tokens == 1 ? "" : "s", m.pos);
+    else
+        snprintf(buf, n, "graph %d (id %u): %d nodes, %d leafs", g, gr.graph_id, gr.n_nodes, gr.n_leafs);
+}
+
+static void fill_eval(struct trace_src * s, const struct tg_trace_graph * gr, int i, struct tg_tui_node * out) {
+    int ei = tg_trace_find_eval(s->tr, gr->graph_id, i, UINT32_MAX);
+    struct tg_trace_eval e;
+    if (ei < 0 || !tg_trace_get_eval(s->tr, ei, &e)) return;
+    out->evaluated = true;
+    if (e.flags & TG_TRACE_EVAL_TIME) out->time_ns = (int64_t) (e.t_end_ns - e.t_begin_ns);
+    if (e.flags & TG_TRACE_EVAL_HASH) { out->hash = e.hash; out->has_hash = true; }
+    if (e.flags & TG_TRACE_EVAL_SUMMARY) {
+        out->has_summary = true;
+        out->min = e.sum.min; out->max = e.sum.max; out->mean = e.sum.mean; out->rms = e.sum.rms;
+        out->n_nan = (int64_t) e.sum.n_nan; out->n_inf = (int64_t) e.sum.n_inf; out->n_zero = (int64_t) e.sum.n_zero;
+        if (e.sum.n_nan) out->flags |= TG_TUI_NAN;
+        if (e.sum.n_inf) out->flags |= TG_TUI_INF;
+    }
+    out->has_contents = tg_trace_find_contents(s->tr, gr->graph_id, i, UINT32_MAX) >= 0;
+    int mi = tg_trace_marker_before(s->tr, e.record);
+    struct tg_trace_marker m;
+    if (mi >= 0 && tg_trace_get_marker(s->tr, mi, &m)) out->token = m.pos + m.n_tokens - 1;
+}
+
+static bool src_node(void * ctx, int g, int i, struct tg_tui_node * out) {
+    struct trace_src * s = ctx;
+    struct tg_trace_graph gr;
+    struct tg_trace_tensor t;
+    if (!tg_trace_get_graph(s->tr, g, &gr) || i < 0 || i >= gr.n_nodes + gr.n_leafs) return false;
+    if (!tg_trace_get_tensor(s->tr, g, i, &t)) return false;
+    s->sched_id = gr.sched_id;
+    memset(out, 0, sizeof(*out));
+    out->index = i < gr.n_nodes ? i : -1;
+    snprintf(out->name, sizeof(out->name), "%s", t.name);
+    snprintf(out->op, sizeof(out->op), "%s", tg_trace_op_name(s->tr, t.op));
+    snprintf(out->type, sizeof(out->type), "%s", tg_trace_type_name(s->tr, t.type));
+    memcpy(out->ne, t.ne, sizeof(out->ne));
+    memcpy(out->nb, t.nb, sizeof(out->nb));
+    memcpy(out->op_params, t.op_params, sizeof(out->op_params));
+    out->flags_tensor = t.flags;
+    out->backend = out->split = out->buffer = out->inplace_of = -1;
+    out->first_step = out->last_step = -1;
+    out->offset = out->size = -1;
+    out->time_ns = -1;
+    out->token = -1;
+    out->layer = tg_trace_layer_of_name(t.name);
+    char nb[TG_TRACE_NAME];
+    for (int k = 0; k < TG_TRACE_MAX_SRC; k++) {
+        if (t.src[k] == TG_TRACE_NONE) continue;
+        int n = out->n_src++;
+        snprintf(out->src[n], sizeof(out->src[n]), "%s", tg_trace_tensor_name(s->tr, g, t.src[k], nb));
+        out->src_index[n] = t.src[k] < gr.n_nodes ? t.src[k] : -1;
+    }
+    if (t.view_src != TG_TRACE_NONE) snprintf(out->view_src, sizeof(out->view_src), "%s", tg_trace_tensor_name(s->tr, g, t.view_src, nb));
+    struct tg_trace_placement pl;
+    if (tg_trace_get_placement(s->tr, g, i, &pl)) {
+        out->backend = pl.backend;
+        snprintf(out->cause, sizeof(out->cause), "%s", pl.text ? pl.text : "");
+    }
+    out->split = tg_trace_split_of_node(s->tr, g, i);
+    struct tg_trace_split sp;
+    if (out->split >= 0 && tg_trace_get_split(s->tr, g, out->split, &sp)) out->split_begin = sp.node_begin == i;
+    struct tg_trace_alloc a;
+    if (tg_trace_get_alloc(s->tr, g, i, &a) && a.buffer != TG_TRACE_NONE) {
+        out->buffer = a.buffer;
+        out->offset = (int64_t) a.offset;
+        out->size = (int64_t) a.size;
+        out->inplace_of = a.inplace_parent;
+        out->first_step = a.first_step;
+        out->last_step = a.last_step;
+    }
+    if (i < gr.n_nodes) fill_eval(s, &gr, i, out);
+    if (s->stale && i < gr.n_nodes && g < 1 << 20) { /* reserved for check integration */ }
+    return true;
+}
+
+static int src_n_backends(void * ctx) {
+    struct trace_src * s = ctx;
+    struct tg_trace_sched sc;
+    for (int i = 0; i < tg_trace_n_scheds(s->tr); i++)
+        if (tg_trace_get_sched(s->tr, i, &sc) && sc.sched_id == s->sched_id) return sc.n_backends;
+    return 0;
+}
+
+static const char * src_backend_name(void * ctx, int b) {
+    struct trace_src * s = ctx;
+    return tg_trace_backend_name(s->tr, s->sched_id, b);
+}
+
+static int src_n_splits(void * ctx, int g) { return tg_trace_n_splits(((struct trace_src *) ctx)->tr, g); }
+
+static bool src_split(void * ctx, int g, int i, struct tg_tui_split * out) {
+    struct trace_src * s = ctx;
+    struct tg_trace_split sp;
+    if (!tg_trace_get_split(s->tr, g, i, &sp)) return false;
+    memset(out, 0, sizeof(*out));
+    out->backend = sp.backend;
+    out->node_begin = sp.node_begin;
+    out->node_end = sp.node_end;
+    out->n_inputs = (int32_t) sp.n_inputs;
+    size_t len = 0;
+    for (uint32_t k = 0; k < sp.n_inputs; k++) {
+        struct tg_trace_split_input in;
+        if (!tg_trace_get_split_input(s->tr, g, (int) (sp.first_input + k), &in)) continue;
+        out->copy_bytes += (int64_t) in.bytes;
+        char nb[TG_TRACE_NAME];
+        if (len + 8 < sizeof(out->inputs))
+            len += (size_t) snprintf(out->inputs + len, sizeof(out->inputs) - len, "%s%s", k ? ", " : "",
+                                     tg_trace_tensor_name(s->tr, g, in.tensor, nb));
+    }
+    return true;
+}
+
+static int src_n_buffers(void * ctx, int g) { return tg_trace_n_buffers(((struct trace_src *) ctx)->tr, g); }
+
+static bool src_buffer(void * ctx, int g, int i, struct tg_tui_buffer * out) {
+    struct trace_src * s = ctx;
+    struct tg_trace_buffer b;
+    if (!tg_trace_get_buffer(s->tr, g, i, &b)) return false;
+    static const char * usage[] = {"any", "weights", "compute"};
+    const char * u = b.usage >= 0 && b.usage < 3 ? usage[b.usage] : "?";
+    snprintf(out->name, sizeof(out->name), "buffer %d: %s %s, type %s", i, tg_trace_backend_name(s->tr, s->sched_id, b.backend), u, b.buft);
+    out->backend = b.backend;
+    out->size = (int64_t) b.size;
+    snprintf(out->usage, sizeof(out->usage), "%s", u);
+    return true;
+}
+
+// Decodes node i's recorded contents into the float cache.
+static bool load_contents(struct trace_src * s, int g, int i) {
+    if (s->cache && s->cache_gi == g && s->cache_node == i) return true;
+    struct tg_trace_graph gr;
+    if (!tg_trace_get_graph(s->tr, g, &gr)) return false;
+    int ci = tg_trace_find_contents(s->tr, gr.graph_id, i, UINT32_MAX);
+    struct tg_trace_contents c;
+    if (ci < 0 || !tg_trace_get_contents(s->tr, ci, &c)) return false;
+    const struct tg_type_traits * tt = tg_type_traits((enum tg_type) c.type);
+    int64_t n = c.ne[0] * c.ne[1] * c.ne[2] * c.ne[3];
+    if (!tt || n <= 0 || c.raw_size > ((uint64_t) 1 << 34)) return false;
+    void * raw = malloc(c.raw_size ? c.raw_size : 1);
+    float * f = malloc(sizeof(float) * (size_t) n);
+    if (!raw || !f || tg_trace_read_contents(s->tr, ci, raw, c.raw_size) != TG_OK) { free(raw); free(f); return false; }
+    if (c.type == TG_TYPE_F32) memcpy(f, raw, sizeof(float) * (size_t) n);
+    else if (c.type == TG_TYPE_I32) for (int64_t k = 0; k < n; k++) f[k] = (float) ((const int32_t *) raw)[k];
+    else if (tt->to_float && n % tt->blck_size == 0) tt->to_float(raw, f, n);
+    else { free(raw); free(f); return false; }
+    free(raw);
+    free(s->cache);
+    s->cache = f;
+    s->cache_n = n;
+    s->cache_gi = g;
+    s->cache_node = i;
+    return true;
+}
+
+static int64_t src_read(void * ctx, int g, int i, int64_t first, int64_t n, float * out) {
+    struct trace_src * s = ctx;
+    if (!load_contents(s, g, i) || first < 0 || first >= s->cache_n) return 0;
+    if (n > s->cache_n - first) n = s->cache_n - first;
+    memcpy(out, s->cache + first, sizeof(float) * (size_t) n);
+    return n;
+}
+
+static void src_sharing(void * ctx, int g, int i, char * buf, size_t n) {
+    struct trace_src * s = ctx;
+    struct tg_trace_graph gr;
+    struct tg_trace_alloc me, o;
+    size_t len = 0;
+    buf[0] = '\0';
+    if (!tg_trace_get_graph(s->tr, g, &gr) || !tg_trace_get_alloc(s->tr, g, i, &me) || me.buffer == TG_TRACE_NONE) return;
+    int shown = 0;
+    for (int k = 0; k < gr.n_nodes && shown < 12; k++) {
+        if (k == i || !tg_trace_get_alloc(s->tr, g, k, &o) || o.buffer != me.buffer) continue;
+        if (o.offset >= me.offset + me.size || me.offset >= o.offset + o.size) continue;
+        const char * when = o.last_step < me.first_step ? "before" : o.first_step > me.last_step ? "after" : "during";
+        char nb[TG_TRACE_NAME];
+        len += (size_t) snprintf(buf + len, n > len ? n - len : 0, "shares bytes %s: #%d %s [0x%llx..0x%llx) steps %d..%d\n",
+                                 when, k, tg_trace_tensor_name(s->tr, g, k, nb), (unsigned long long) o.offset,
+                                 (unsigned long long) (o.offset + o.size), o.first_step, o.last_step);
+        shown++;
+        if (len >= n) break;
+    }
+    if (!shown && n > 0) snprintf(buf, n, "no other tensor of this graph used these bytes");
+}
+
+static void src_close(void * ctx) {
+    struct trace_src * s = ctx;
+    tg_trace_close(s->tr);
+    free(s->cache);
+    free(s->stale);
+    free(s);
+}
+
+static const struct tg_tui_source_ops trace_ops = {
+    .name = src_name, .n_graphs = src_n_graphs, .graph_label = src_graph_label, .n_nodes = src_n_nodes,
+    .node = src_node, .n_backends = src_n_backends, .backend_name = src_backend_name,
+    .n_splits = src_n_splits, .split = src_split, .n_buffers = src_n_buffers, .buffer = src_buffer,
+    .read = src_read, .sharing = src_sharing, .close = src_close,
+};
+
+bool tg_tui_source_trace(const char * path, struct tg_tui_source * out) {
+    struct tg_trace * tr = tg_trace_open(path);
+    if (!tr) return false;
+    struct trace_src * s = calloc(1, sizeof(*s));
+    if (!s) { tg_trace_close(tr); tg_error(TG_ERR_NOMEM, "out of memory"); return false; }
+    s->tr = tr;
+    s->cache_gi = s->cache_node = -1;
+    const char * base = strrchr(path, '/');
+    snprintf(s->name, sizeof(s->name), "%s", base ? base + 1 : path);
+    struct tg_trace_status st;
+    tg_trace_get_status(tr, &st);
+    if (st.truncated) snprintf(s->name + strlen(s->name), sizeof(s->name) - strlen(s->name), " (truncated)");
+    out->ops = &trace_ops;
+    out->ctx = s;
+    return true;
+}
+
+struct tg_trace * tg_tui_source_trace_handle(struct tg_tui_source * src) {
+    return src && src->ops == &trace_ops ? ((struct trace_src *) src->ctx)->tr : NULL;
+}

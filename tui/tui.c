@@ -1,0 +1,180 @@
+// tui.c - the view stack, generic navigation and search, the input loop.
+#include "tui-impl.h"
+
+#include <curses.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct tui_view * tui_view_new(struct tui * t, const struct tui_view_ops * ops, void * priv) {
+    struct tui_view * v = calloc(1, sizeof(*v));
+    if (!v) return NULL;
+    v->ops = ops;
+    v->tui = t;
+    v->priv = priv;
+    return v;
+}
+
+static void view_free(struct tui_view * v) {
+    if (!v) return;
+    if (v->ops->close) v->ops->close(v);
+    free(v);
+}
+
+bool tui_push(struct tui * t, struct tui_view * v) {
+    if (!v) {  // the constructor may have said why already
+        if (!t->message[0]) tui_message(t, true, "cannot open the view (out of memory)");
+        return false;
+    }
+    if (t->n_views == (int) (sizeof(t->stack) / sizeof(t->stack[0]))) {
+        view_free(v);
+        tui_message(t, true, "too many open views: close some with q");
+        return false;
+    }
+    t->stack[t->n_views++] = v;
+    return true;
+}
+
+void tui_pop(struct tui * t) {
+    if (t->n_views <= 1) return;
+    view_free(t->stack[--t->n_views]);
+}
+
+struct tui_view * tui_top(struct tui * t) {
+    return t->n_views ? t->stack[t->n_views - 1] : NULL;
+}
+
+void tui_message(struct tui * t, bool error, const char * fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(t->message, sizeof(t->message), fmt, ap);
+    va_end(ap);
+    t->message_error = error;
+}
+
+int tui_view_height(struct tui * t, struct tui_view * v) {
+    int h = t->rows - 2 - (v->ops->header ? 1 : 0);
+    return h < 1 ? 1 : h;
+}
+
+void tui_view_goto(struct tui_view * v, int row) {
+    int n = v->ops->n_rows(v);
+    int h = tui_view_height(v->tui, v);
+    if (row >= n) row = n - 1;
+    if (row < 0) row = 0;
+    v->cur = row;
+    if (v->cur < v->top) v->top = v->cur;
+    if (v->cur >= v->top + h) v->top = v->cur - h + 1;
+    if (v->top > n - h) v->top = n - h > 0 ? n - h : 0;
+    if (v->top < 0) v->top = 0;
+    if (v->ops->moved) v->ops->moved(v);
+}
+
+bool tui_view_search(struct tui_view * v, const char * pattern, bool forward) {
+    struct tui * t = v->tui;
+    if (!v->ops->match) { tui_message(t, true, "this view cannot be searched"); return false; }
+    if (!pattern[0]) { tui_message(t, true, "no search pattern (use /)"); return false; }
+    int n = v->ops->n_rows(v);
+    for (int k = 1; k <= n; k++) {
+        int row = forward ? (v->cur + k) % n : ((v->cur - k) % n + n) % n;
+        if (v->ops->match(v, row, pattern)) {
+            tui_view_goto(v, row);
+            bool wrapped = forward ? row <= v->cur - 0 && k > n - v->cur - 1 : k > v->cur;
+            tui_message(t, false, "/%s: row %d%s", pattern, row + 1, wrapped ? " (wrapped)" : "");
+            return true;
+        }
+    }
+    tui_message(t, true, "/%s: not found", pattern);
+    return false;
+}
+
+// Navigation every view gets; true when handled.
+static bool generic_request(struct tui * t, struct tui_view * v, enum tui_request r) {
+    int h = tui_view_height(t, v), n = v->ops->n_rows(v);
+    switch (r) {
+    case TUI_REQ_DOWN:      tui_view_goto(v, v->cur + 1); return true;
+    case TUI_REQ_UP:        tui_view_goto(v, v->cur - 1); return true;
+    case TUI_REQ_PAGE_DOWN: v->top += h; if (v->top > n - h) v->top = n - h > 0 ? n - h : 0;
+                            tui_view_goto(v, v->cur + h); return true;
+    case TUI_REQ_PAGE_UP:   v->top -= h; if (v->top < 0) v->top = 0;
+                            tui_view_goto(v, v->cur - h); return true;
+    case TUI_REQ_HOME:      tui_view_goto(v, 0); return true;
+    case TUI_REQ_END:       tui_view_goto(v, n - 1); return true;
+    case TUI_REQ_LEFT:      v->hscroll = v->hscroll >= 8 ? v->hscroll - 8 : 0; return true;
+    case TUI_REQ_RIGHT:     v->hscroll += 8; return true;
+    case TUI_REQ_SEARCH: {
+        char pat[128];
+        if (tui_prompt(t, "/", pat, sizeof(pat)) && pat[0]) {
+            snprintf(t->search, sizeof(t->search), "%s", pat);
+            tui_view_search(v, t->search, true);
+        }
+        return true;
+    }
+    case TUI_REQ_SEARCH_NEXT: tui_view_search(v, t->search, true); return true;
+    case TUI_REQ_SEARCH_PREV: tui_view_search(v, t->search, false); return true;
+    case TUI_REQ_HELP:      tui_push(t, tui_view_help(t)); return true;
+    case TUI_REQ_BACK:
+        if (t->n_views > 1) tui_pop(t); else t->quit = true;
+        return true;
+    case TUI_REQ_QUIT:      t->quit = true; return true;
+    case TUI_REQ_REDRAW:    clearok(stdscr, TRUE); return true;
+    case TUI_REQ_VIEW_NODES:
+        while (t->n_views > 1) tui_pop(t);
+        return true;
+    case TUI_REQ_VIEW_MEMORY: tui_push(t, tui_view_memory(t, t->graph)); return true;
+    case TUI_REQ_VIEW_SPLITS: tui_push(t, tui_view_splits(t, t->graph)); return true;
+    case TUI_REQ_VIEW_DIFF:
+        if (tui_view_diff(t) == NULL) return true;  // message already set
+        return true;
+    default: return false;
+    }
+}
+
+static void handle_key(struct tui * t, int key) {
+    if (key == KEY_RESIZE) { tui_screen_size(t); return; }
+    if (t->too_small) {  // only quitting works while too small
+        if (key == 'Q' || key == 'q') t->quit = true;
+        return;
+    }
+    struct tui_view * v = tui_top(t);
+    enum tui_request r = tui_key_request(key);
+    t->message[0] = '\0';
+    t->message_error = false;
+    if (r == TUI_REQ_NONE) {
+        if (key != ERR) tui_message(t, true, "unbound key %s (press ? for help)", keyname(key) ? keyname(key) : "?");
+        return;
+    }
+    if (v->ops->request && v->ops->request(v, r)) return;
+    if (!generic_request(t, v, r))
+        tui_message(t, true, "'%s' does nothing in the %s view", tui_request_name(r), v->ops->name);
+}
+
+int tg_tui_run(struct tg_tui_source * src, const struct tg_tui_options * opts) {
+    if (!src || !src->ops || !src->ops->n_nodes || !src->ops->node) {
+        fprintf(stderr, "tgdb: tui: no data source\n");
+        return 1;
+    }
+    struct tui t;
+    memset(&t, 0, sizeof(t));
+    t.src = src;
+    t.scr = (void *) (opts ? opts->diff : NULL);
+    t.has_color = opts && opts->monochrome;  // tui_screen_init inverts it
+    if (!tui_screen_init(&t)) return 1;
+    if (!tui_push(&t, tui_view_nodes(&t))) { tui_screen_end(&t); fprintf(stderr, "tgdb: tui: out of memory\n"); return 1; }
+    while (!t.quit) {
+        tui_draw(&t);
+        int key = tui_getkey(&t);
+        handle_key(&t, key);
+    }
+    while (t.n_views > 0) view_free(t.stack[--t.n_views]);
+    tui_screen_end(&t);
+    return 0;
+}
+
+// Shared glob-style match used by the views' search and filter: '*' and '?'
+// wildcards, otherwise a case-sensitive substring match.
+bool tui_match_pattern(const char * pattern, const char * text) {
+    if (strpbrk(pattern, "*?[")) return fnmatch(pattern, text, 0) == 0;
+    return strstr(text, pattern) != NULL;
+}
