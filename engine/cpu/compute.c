@@ -93,6 +93,13 @@ static int64_t tasks_elems(const struct tg_tensor * d) {
     }
     return (n + g - 1) / g;
 }
+// Row kernels: no more threads than rows (of dst; of src0 for reductions, of
+// src1 for SET_ROWS).
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t tasks_rows(const struct tg_tensor * d) { return min64(tasks_elems(d), tg_nrows(d)); }
+static int64_t tasks_src0_rows(const struct tg_tensor * d) { return min64(tasks_elems(d), tg_nrows(d->src[0])); }
+static int64_t tasks_src1_rows(const struct tg_tensor * d) { return min64(tasks_elems(d), tg_nrows(d->src[1])); }
+
 // Multiply-adds / 4 per grain: a matmul is worth splitting much earlier.
 static int64_t tasks_matmul(const struct tg_tensor * d) {
     const struct tg_tensor * a = d->src[0];
@@ -153,23 +160,23 @@ static const struct op_desc g_ops[TG_OP_COUNT] = {
     [TG_OP_SILU]     = { tg_cpu_op_unary,    sup_f32_unary,  tasks_elems, ws_rows },
     [TG_OP_GELU]     = { tg_cpu_op_unary,    sup_f32_unary,  tasks_elems, ws_rows },
     [TG_OP_RELU]     = { tg_cpu_op_unary,    sup_f32_unary,  tasks_elems, ws_rows },
-    [TG_OP_GLU]      = { tg_cpu_op_glu,      sup_glu,        tasks_elems, ws_rows },
-    [TG_OP_SUM]      = { tg_cpu_op_sum,      sup_f32_in,     tasks_elems, ws_partials },
-    [TG_OP_SUM_ROWS] = { tg_cpu_op_sum_rows, sup_f32_in,     tasks_elems, ws_rows },
-    [TG_OP_MEAN]     = { tg_cpu_op_sum_rows, sup_f32_in,     tasks_elems, ws_rows },
-    [TG_OP_ARGMAX]   = { tg_cpu_op_argmax,   sup_argmax,     tasks_elems, ws_rows },
-    [TG_OP_REPEAT]   = { tg_cpu_op_repeat,   sup_plain_same, tasks_elems, ws_rows },
-    [TG_OP_CONCAT]   = { tg_cpu_op_concat,   sup_concat,     tasks_elems, ws_rows },
-    [TG_OP_GET_ROWS] = { tg_cpu_op_get_rows, sup_get_rows,   tasks_elems, ws_rows },
-    [TG_OP_SET_ROWS] = { tg_cpu_op_set_rows, sup_set_rows,   tasks_elems, ws_rows },
+    [TG_OP_GLU]      = { tg_cpu_op_glu,      sup_glu,        tasks_rows, ws_rows },
+    [TG_OP_SUM]      = { tg_cpu_op_sum,      sup_f32_in,     tasks_src0_rows, ws_partials },
+    [TG_OP_SUM_ROWS] = { tg_cpu_op_sum_rows, sup_f32_in,     tasks_rows, ws_rows },
+    [TG_OP_MEAN]     = { tg_cpu_op_sum_rows, sup_f32_in,     tasks_rows, ws_rows },
+    [TG_OP_ARGMAX]   = { tg_cpu_op_argmax,   sup_argmax,     tasks_rows, ws_rows },
+    [TG_OP_REPEAT]   = { tg_cpu_op_repeat,   sup_plain_same, tasks_rows, ws_rows },
+    [TG_OP_CONCAT]   = { tg_cpu_op_concat,   sup_concat,     tasks_rows, ws_rows },
+    [TG_OP_GET_ROWS] = { tg_cpu_op_get_rows, sup_get_rows,   tasks_rows, ws_rows },
+    [TG_OP_SET_ROWS] = { tg_cpu_op_set_rows, sup_set_rows,   tasks_src1_rows, ws_rows },
     [TG_OP_MUL_MAT]  = { tg_cpu_mul_mat,     tg_cpu_mul_mat_supported,  tasks_matmul, tg_cpu_mul_mat_work_size },
     [TG_OP_OUT_PROD] = { tg_cpu_out_prod,    tg_cpu_out_prod_supported, tasks_matmul, tg_cpu_out_prod_work_size },
-    [TG_OP_RMS_NORM] = { tg_cpu_op_norm,     sup_f32_unary,  tasks_elems, ws_rows },
-    [TG_OP_NORM]     = { tg_cpu_op_norm,     sup_f32_unary,  tasks_elems, ws_rows },
-    [TG_OP_SOFT_MAX] = { tg_cpu_op_soft_max, sup_soft_max,   tasks_elems, ws_rows },
-    [TG_OP_ROPE]     = { tg_cpu_op_rope,     sup_rope,       tasks_elems, ws_rows },
-    [TG_OP_DIAG_MASK_INF] = { tg_cpu_op_diag_mask_inf, sup_f32_unary, tasks_elems, ws_rows },
-    [TG_OP_CROSS_ENTROPY_LOSS] = { tg_cpu_op_cross_entropy, sup_ce, tasks_elems, ws_partials },
+    [TG_OP_RMS_NORM] = { tg_cpu_op_norm,     sup_f32_unary,  tasks_rows, ws_rows },
+    [TG_OP_NORM]     = { tg_cpu_op_norm,     sup_f32_unary,  tasks_rows, ws_rows },
+    [TG_OP_SOFT_MAX] = { tg_cpu_op_soft_max, sup_soft_max,   tasks_rows, ws_rows },
+    [TG_OP_ROPE]     = { tg_cpu_op_rope,     sup_rope,       tasks_rows, ws_rows },
+    [TG_OP_DIAG_MASK_INF] = { tg_cpu_op_diag_mask_inf, sup_f32_unary, tasks_rows, ws_rows },
+    [TG_OP_CROSS_ENTROPY_LOSS] = { tg_cpu_op_cross_entropy, sup_ce, tasks_src0_rows, ws_partials },
     [TG_OP_SET]      = { tg_cpu_op_set_acc,  sup_set_acc,    tasks_elems, ws_rows },
     [TG_OP_ACC]      = { tg_cpu_op_set_acc,  sup_set_acc,    tasks_elems, ws_rows },
 };
