@@ -121,13 +121,6 @@ struct tg_gallocr {
     uint64_t                 graph_seq;
     int                      n_plans;
     int                      n_inplace;
-
-    // debug poison mode (TGDB_POISON=1 / tg_gallocr_set_poison)
-    bool                     poison;
-    uint64_t                 pz_seq;      // graph_seq the buckets were built for
-    int *                    pz_order;    // info indices freed, grouped by last_step
-    int *                    pz_start;    // [n_nodes + 1] bucket starts
-    int                      pz_cap_info, pz_cap_nodes;
 };
 
 enum { ST_FREED = 1, ST_TAKEN = 2 };
@@ -150,8 +143,6 @@ struct tg_gallocr * tg_gallocr_new_n(struct tg_buffer_type ** bufts, int n_bufts
         if (j == ga->n_bufs) ga->binfo[ga->n_bufs++].buft = bufts[i];
         ga->buft_buf[i] = j;
     }
-    const char * pz = getenv("TGDB_POISON");
-    ga->poison = pz && *pz && strcmp(pz, "0") != 0;
     return ga;
 oom:
     tg_gallocr_free(ga);
@@ -173,7 +164,6 @@ void tg_gallocr_free(struct tg_gallocr * ga) {
     free(ga->info); free(ga->inplace_idx); free(ga->buf_of); free(ga->src_sig);
     free(ga->children); free(ga->views); free(ga->state);
     free(ga->hkeys); free(ga->hvals);
-    free(ga->pz_order); free(ga->pz_start);
     free(ga);
 }
 
@@ -380,6 +370,7 @@ static void release(struct tg_gallocr * ga, int i, int step) {
     ga->state[i] |= ST_FREED;
     if (ga->state[i] & ST_TAKEN) return;   // a child owns the range now
     in->last_step = step;
+    in->released = true;
     if (!ga->opts.no_reuse) fl_free(&ga->fl[in->buffer_id], in->offset, in->size);
 }
 
@@ -536,9 +527,6 @@ static bool plan_fits(struct tg_gallocr * ga, struct tg_graph * g, const int * n
 
 static enum tg_status apply_plan(struct tg_gallocr * ga, struct tg_graph * g) {
     int n = g->n_leafs + g->n_nodes;
-    if (ga->poison)   // every range is handed to a new tensor: the old contents become NaN
-        for (int b = 0; b < ga->n_bufs; b++)
-            if (ga->binfo[b].buffer) tg_buffer_clear(ga->binfo[b].buffer, 0xFF);
     for (int i = 0; i < n; i++) {
         struct tg_alloc_tensor_info * in = &ga->info[i];
         bool leaf = i < g->n_leafs;
@@ -652,53 +640,3 @@ bool tg_gallocr_owns_buffer(const struct tg_gallocr * ga, const struct tg_buffer
 uint64_t tg_gallocr_graph_seq(const struct tg_gallocr * ga) { return ga ? ga->graph_seq : 0; }
 int tg_gallocr_n_plans(const struct tg_gallocr * ga) { return ga ? ga->n_plans : 0; }
 int tg_gallocr_n_inplace(const struct tg_gallocr * ga) { return ga ? ga->n_inplace : 0; }
-
-// ---- debug poison mode ----------------------------------------------------------------
-// All-ones bytes are a NaN in f32, f16, bf16 and f64 (and -1 in integers).
-
-void tg_gallocr_set_poison(struct tg_gallocr * ga, bool on) { if (ga) ga->poison = on; }
-bool tg_gallocr_get_poison(const struct tg_gallocr * ga) { return ga && ga->poison; }
-
-// Groups the ranges freed (not taken over in place, not input/output) by the
-// node step after which they are free.
-static bool poison_buckets(struct tg_gallocr * ga) {
-    int nl = ga->plan_nl, nn = ga->plan_nn, n = nl + nn;
-    if (ga->pz_cap_info < n || ga->pz_cap_nodes < nn + 1) {
-        int * o = realloc(ga->pz_order, (size_t) (n ? n : 1) * sizeof(int));
-        if (o) ga->pz_order = o;
-        int * st = realloc(ga->pz_start, (size_t) (nn + 1) * sizeof(int));
-        if (st) ga->pz_start = st;
-        if (!o || !st) return false;
-        ga->pz_cap_info = n; ga->pz_cap_nodes = nn + 1;
-    }
-    memset(ga->pz_start, 0, (size_t) (nn + 1) * sizeof(int));
-    for (int pass = 0; pass < 2; pass++) {   // counting sort by last_step
-        for (int i = 0; i < n; i++) {
-            const struct tg_alloc_tensor_info * in = &ga->info[i];
-            if (in->kind != TG_ALLOC_PLANNED && in->kind != TG_ALLOC_INPLACE) continue;
-            if (keep_flagged(in->tensor) || !(ga->state[i] & ST_FREED) || (ga->state[i] & ST_TAKEN)) continue;
-            if (in->last_step < 0 || in->last_step >= nn) continue;
-            if (pass == 0) ga->pz_start[in->last_step + 1]++;
-            else ga->pz_order[ga->pz_start[in->last_step]++] = i;
-        }
-        if (pass == 0) for (int st = 1; st <= nn; st++) ga->pz_start[st] += ga->pz_start[st - 1];
-    }
-    for (int st = nn; st > 0; st--) ga->pz_start[st] = ga->pz_start[st - 1];   // cursors back to starts
-    ga->pz_start[0] = 0;
-    ga->pz_seq = ga->graph_seq;
-    return true;
-}
-
-void tg_gallocr_poison_after(struct tg_gallocr * ga, const struct tg_tensor * node) {
-    if (!ga || !ga->poison || !ga->have_plan || !node) return;
-    int idx = hash_find(ga, node);
-    if (idx < ga->plan_nl) return;
-    int step = idx - ga->plan_nl;
-    if (ga->pz_seq != ga->graph_seq && !poison_buckets(ga)) return;
-    for (int k = ga->pz_start[step]; k < ga->pz_start[step + 1]; k++) {
-        const struct tg_alloc_tensor_info * in = &ga->info[ga->pz_order[k]];
-        struct tg_buffer * buf = ga->binfo[in->buffer_id].buffer;
-        if (!buf || !tg_buffer_is_host(buf)) continue;
-        memset((char *) tg_buffer_get_base(buf) + in->offset, 0xFF, in->size);
-    }
-}

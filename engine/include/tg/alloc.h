@@ -67,6 +67,8 @@ struct tg_alloc_tensor_info {
     struct tg_tensor * inplace_of;   // parent whose range it took over (TG_ALLOC_INPLACE)
     int                first_step;   // first node step its bytes are live (allocated)
     int                last_step;    // last node step (freed after it); n_nodes-1 if kept
+    bool               released;     // its range went back to the allocator after last_step
+                                     // (false: kept to the end, or handed to an in-place child)
 };
 
 struct tg_alloc_buffer_info {
@@ -87,17 +89,6 @@ struct tg_gallocr * tg_gallocr_new(struct tg_buffer_type * buft);
 struct tg_gallocr * tg_gallocr_new_n(struct tg_buffer_type ** bufts, int n_bufts);
 void tg_gallocr_free(struct tg_gallocr * galloc);   // frees its buffers; NULL no-op
 void tg_gallocr_set_options(struct tg_gallocr * galloc, struct tg_gallocr_options opts);
-
-// Debug poison mode (default: on when the environment has TGDB_POISON=1).
-// Allocating a graph fills the compute buffers with all-ones bytes (NaN in
-// f32/f16/bf16/f64) before handing ranges to the new tensors; while a graph
-// is computed, the scheduler calls tg_gallocr_poison_after() after each node,
-// which fills the ranges freed after that node (not taken over in place, not
-// inputs/outputs; host buffers). A read of a tensor whose memory was reused
-// then sees NaN instead of plausible numbers.
-void tg_gallocr_set_poison(struct tg_gallocr * galloc, bool on);
-bool tg_gallocr_get_poison(const struct tg_gallocr * galloc);
-void tg_gallocr_poison_after(struct tg_gallocr * galloc, const struct tg_tensor * node);
 
 // Plans g as the worst case and (re)allocates the buffers to fit it. Tensors
 // are not placed. node_buffer_ids/leaf_buffer_ids (NULL = all 0) give each
