@@ -250,15 +250,18 @@ struct graph_plan {
 // Threads meet only where needed: around nodes that run on several threads
 // (and, with hooks, on both sides of thread 0's hook calls). Runs of
 // single-thread nodes go through thread 0 alone while the workers wait at the
-// next meeting point.
-static void plan_syncs(struct graph_plan * pl) {
+// next meeting point. Returns whether any node runs on several threads.
+static bool plan_syncs(struct graph_plan * pl) {
+    bool any_multi = false;
     for (int k = 0; k < pl->n; k++) {
         struct node_plan * np = &pl->nodes[k];
         const bool multi = np->nth > 1;
         const bool next_multi = k + 1 < pl->n && pl->nodes[k + 1].nth > 1;
         np->sync_before = pl->hooks && multi;
         np->sync_after = multi || (!pl->hooks && next_multi);
+        any_multi |= multi;
     }
+    return any_multi;
 }
 
 // Every thread walks the same schedule of syncs. Thread 0 alone decides to
@@ -342,8 +345,8 @@ enum tg_status tg_cpu_graph_compute(struct tg_cpu_pool * pool, struct tg_graph *
         st = tg_error(TG_ERR_NOMEM, "tg_cpu_graph_compute: cannot allocate a %zu-byte work buffer", ws);
     }
     if (st == TG_OK && pl.n > 0) {
-        plan_syncs(&pl);
-        tg_cpu_pool_run(pool, graph_job, &pl);
+        bool all_threads = plan_syncs(&pl);   // no node worth splitting: the workers sleep on
+        tg_cpu_pool_run(pool, graph_job, &pl, all_threads);
         if (atomic_load(&pool->err_set)) {
             st = tg_error(pool->err_st, "%s", pool->err_msg);
         } else if (pl.stopped_at >= 0) {
