@@ -1,0 +1,234 @@
+// tg/llama.h - the llama runtime: model loading, contexts with a KV cache,
+// decoding, sampling and perplexity.
+//
+// A model (tg_llama_model) is a GGUF file of the "llama" architecture whose
+// weights are used in place (mmapped, never copied). A context
+// (tg_llama_context) owns the KV cache, the compute resources and the logits
+// of the last decode. Decoding one batch: the tokens are split into
+// micro-batches of n_ubatch tokens; for each one a llama graph is built with
+// the node names llama.cpp uses (inp_embd, attn_norm-N, Qcur-N, kq-N,
+// kqv_out-N, ffn_out-N, l_out-N, result_norm, result_output ...), its memory
+// is planned and it is computed; K and V are written into the cache.
+//
+// Error contract: fallible functions return a status (or NULL) and set
+// tg_last_error() with the details (which tensor, which key, which shape).
+// Nothing here prints or exits; progress goes through callbacks.
+#ifndef TG_LLAMA_H
+#define TG_LLAMA_H
+
+#include "tg/core.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct tg_gguf;
+struct tg_llama_model;
+struct tg_llama_context;
+
+// ---- model ----------------------------------------------------------------
+
+// Hyper-parameters read from the GGUF keys llama.* (see tg_llama_model_load).
+struct tg_llama_hparams {
+    int32_t n_vocab;         // length of tokenizer.ggml.tokens (or of token_embd)
+    int32_t n_ctx_train;     // llama.context_length
+    int32_t n_embd;          // llama.embedding_length
+    int32_t n_layer;         // llama.block_count
+    int32_t n_ff;            // llama.feed_forward_length
+    int32_t n_head;          // llama.attention.head_count
+    int32_t n_head_kv;       // llama.attention.head_count_kv (default n_head)
+    int32_t head_dim;        // llama.attention.key_length (default n_embd / n_head)
+    int32_t n_rot;           // llama.rope.dimension_count (default head_dim)
+    float   rms_eps;         // llama.attention.layer_norm_rms_epsilon
+    float   rope_freq_base;  // llama.rope.freq_base (default 10000)
+    float   rope_freq_scale; // 1 / llama.rope.scaling.factor when linear scaling (default 1)
+};
+
+struct tg_llama_model_params {
+    bool check_tensors;      // verify every weight's data is finite while loading (slow); default false
+};
+
+// Defaults: see the field comments.
+struct tg_llama_model_params tg_llama_model_default_params(void);
+
+// Opens a llama GGUF file and validates it: the hyper-parameters, then every
+// tensor the graph needs (presence, shape, type among F32/F16/BF16/Q8_0/Q4_0
+// for matrices and F32 for norms). The weights stay in the mapped file and
+// are used in place. Returns NULL on failure with tg_last_error() naming the
+// key or the tensor and what was wrong with it. The caller frees the model
+// with tg_llama_model_free (after every context using it).
+struct tg_llama_model * tg_llama_model_load(const char * path, const struct tg_llama_model_params * params);
+// Frees the model and unmaps its file. NULL is a no-op.
+void tg_llama_model_free(struct tg_llama_model * model);
+
+// The model's hyper-parameters (owned by the model).
+const struct tg_llama_hparams * tg_llama_model_hparams(const struct tg_llama_model * model);
+// The open GGUF file (owned by the model): keys, vocabulary, tensor infos.
+const struct tg_gguf * tg_llama_model_gguf(const struct tg_llama_model * model);
+// A weight by its GGUF name ("blk.0.attn_q.weight"), or NULL. Owned by the model.
+struct tg_tensor * tg_llama_model_tensor(const struct tg_llama_model * model, const char * name);
+// Number of weights and their total bytes (in the file).
+int64_t tg_llama_model_n_tensors(const struct tg_llama_model * model);
+size_t  tg_llama_model_size(const struct tg_llama_model * model);
+// Number of parameters (weight elements).
+int64_t tg_llama_model_n_params(const struct tg_llama_model * model);
+// Type of most matrices ("ftype" summary: the type of blk.0.attn_q.weight).
+enum tg_type tg_llama_model_weight_type(const struct tg_llama_model * model);
+// Special tokens from the GGUF keys (-1 when absent).
+int32_t tg_llama_model_bos(const struct tg_llama_model * model);
+int32_t tg_llama_model_eos(const struct tg_llama_model * model);
+
+// ---- context --------------------------------------------------------------
+
+// The scheduler's eval-callback protocol (ggml's): for each node the engine
+// first calls cb(t, true, user) ("do you want to observe t?"); for nodes that
+// answered true it calls cb(t, false, user) once t is computed, with its data
+// readable. Returning false from the observe call stops the computation
+// (decode returns TG_ERR_ABORTED).
+typedef bool (*tg_llama_eval_cb)(struct tg_tensor * t, bool ask, void * user);
+
+struct tg_llama_context_params {
+    int32_t      n_ctx;      // KV cache cells (max positions); 0 = the model's n_ctx_train. Default 512.
+    int32_t      n_batch;    // max tokens per tg_llama_decode call (logical batch); 0 = n_ctx. Default 512.
+    int32_t      n_ubatch;   // max tokens per computed graph (micro-batch); default 512 (<= n_batch)
+    int32_t      n_threads;  // CPU threads; default 4
+    enum tg_type type_k;     // KV cache types: TG_TYPE_F16 (default) or TG_TYPE_F32
+    enum tg_type type_v;
+    bool         logits_all; // tg_llama_decode keeps the logits of every token (perplexity); default false
+    tg_llama_eval_cb eval_cb; // optional per-node callback (see above); NULL = none
+    void *       eval_cb_user;
+};
+
+// Defaults: see the field comments.
+struct tg_llama_context_params tg_llama_context_default_params(void);
+
+// Creates a context on a loaded model: allocates and zeroes the KV cache
+// (n_layer x n_ctx x n_embd_kv of type_k and type_v), the thread pool and
+// the compute resources, and reserves compute memory for the largest graph
+// (n_ubatch tokens over n_ctx cells). NULL + last error on failure. The
+// model must outlive the context.
+struct tg_llama_context * tg_llama_context_new(struct tg_llama_model * model, const struct tg_llama_context_params * params);
+void tg_llama_context_free(struct tg_llama_context * ctx);
+const struct tg_llama_context_params * tg_llama_context_params(const struct tg_llama_context * ctx);
+const struct tg_llama_model * tg_llama_context_model(const struct tg_llama_context * ctx);
+int32_t tg_llama_n_ctx(const struct tg_llama_context * ctx);
+
+// Empties the KV cache (and zeroes it). The next decode must start at pos 0.
+void tg_llama_kv_clear(struct tg_llama_context * ctx);
+// Number of cache cells holding a position (= the next position to decode).
+int32_t tg_llama_kv_used(const struct tg_llama_context * ctx);
+
+// One batch of tokens at consecutive positions pos0, pos0+1, ... of the
+// single sequence. `logits` (optional, n_tokens flags) says which tokens'
+// logits to keep; NULL means every token with ctx->logits_all, otherwise the
+// last one only.
+struct tg_llama_batch {
+    const int32_t * tokens;   // [n_tokens] token ids < n_vocab
+    int32_t         n_tokens;
+    int32_t         pos0;     // position of tokens[0]; 0 <= pos0 <= tg_llama_kv_used()
+    const int8_t *  logits;   // [n_tokens] or NULL
+};
+
+// Runs the model over a batch: micro-batches of n_ubatch tokens, each one a
+// graph computed on the context's backends; K/V of the batch are stored in
+// the cache at cells pos0.. (cells after the batch are dropped). Returns
+// TG_OK; TG_ERR_INVALID_ARG (bad token id, position, n_tokens > n_batch or
+// past n_ctx), TG_ERR_ABORTED (the eval callback stopped it) or a compute
+// error. On failure the cache holds positions < pos0 only.
+enum tg_status tg_llama_decode_batch(struct tg_llama_context * ctx, const struct tg_llama_batch * batch);
+// Shorthand for a batch with logits = NULL.
+enum tg_status tg_llama_decode(struct tg_llama_context * ctx, const int32_t * tokens, int32_t n_tokens, int32_t pos0);
+
+// Logits (n_vocab floats, owned by the context, valid until the next decode)
+// of token i of the last decoded batch (i < 0 counts from the end: -1 is the
+// last token), or NULL (last error set) when that token's logits were not kept.
+const float * tg_llama_get_logits(const struct tg_llama_context * ctx, int32_t i);
+
+// The last computed graph (of the last micro-batch), for summaries and tools;
+// owned by the context, valid until the next decode. NULL before any decode.
+struct tg_graph * tg_llama_last_graph(const struct tg_llama_context * ctx);
+
+// Per-op timing of the computations so far (summed over graphs), filled only
+// while profiling is on (it observes every node, which costs a little).
+struct tg_llama_op_time {
+    int64_t n_calls;   // nodes of this op computed
+    double  ms;        // wall time spent in them
+};
+void tg_llama_set_profile(struct tg_llama_context * ctx, bool on);
+// Time per op (TG_OP_COUNT entries, owned by the context).
+const struct tg_llama_op_time * tg_llama_profile(const struct tg_llama_context * ctx);
+void tg_llama_profile_reset(struct tg_llama_context * ctx);
+
+// Counters of the context's work since creation.
+struct tg_llama_stats {
+    int64_t n_decode;      // tg_llama_decode calls
+    int64_t n_graphs;      // graphs computed (micro-batches)
+    int64_t n_tokens;      // tokens decoded
+    double  ms_build;      // building graphs
+    double  ms_alloc;      // planning / allocating compute memory
+    double  ms_compute;    // computing
+    size_t  compute_bytes; // compute memory currently held
+    size_t  kv_bytes;      // KV cache bytes
+};
+struct tg_llama_stats tg_llama_stats(const struct tg_llama_context * ctx);
+
+// ---- sampling -------------------------------------------------------------
+
+// Sampling chain (llama.cpp's order): top-k, top-p, min-p, temperature,
+// then a draw from the softmax. temp <= 0 means greedy (argmax; ties go to
+// the lowest id). The random numbers come from xoshiro256** seeded through
+// splitmix64 with `seed`, so a seed gives the same tokens on every machine.
+struct tg_llama_sampler_params {
+    float    temp;    // default 0.8; <= 0: greedy
+    int32_t  top_k;   // default 40; <= 0: off
+    float    top_p;   // default 0.95; >= 1: off
+    float    min_p;   // default 0.05; <= 0: off
+    uint64_t seed;    // default 0x5eed
+};
+struct tg_llama_sampler_params tg_llama_sampler_default_params(void);
+
+struct tg_llama_sampler;
+// NULL (TG_ERR_NOMEM / TG_ERR_INVALID_ARG for NaN parameters) on failure.
+struct tg_llama_sampler * tg_llama_sampler_new(const struct tg_llama_sampler_params * params);
+void tg_llama_sampler_free(struct tg_llama_sampler * s);
+// Picks a token from n_vocab logits. Deterministic for a seed and a sequence
+// of calls. Returns the token id, or -1 (last error) when every logit is NaN
+// or n_vocab < 1.
+int32_t tg_llama_sample(struct tg_llama_sampler * s, const float * logits, int32_t n_vocab);
+// Argmax of n logits (lowest index on ties; NaNs ignored); -1 if none.
+int32_t tg_llama_argmax(const float * logits, int32_t n);
+
+// ---- perplexity -----------------------------------------------------------
+
+// Progress after each chunk: chunk index (0-based), number of chunks, the
+// running perplexity estimate and the seconds spent so far.
+typedef void (*tg_llama_ppl_progress)(int chunk, int n_chunks, double ppl, double seconds, void * user);
+
+struct tg_llama_ppl_result {
+    double  ppl;        // exp(mean negative log-likelihood)
+    double  nll;        // mean negative log-likelihood (nats)
+    double  nll_stderr; // standard error of the mean NLL
+    int32_t n_chunks;
+    int32_t n_scored;   // predictions scored
+    int32_t n_tokens;   // tokens of the text
+};
+
+// Perplexity the llama.cpp way over tokens (tokenized WITH BOS): split into
+// floor(n_tokens / n_ctx) chunks of n_ctx tokens, the first token of each
+// chunk replaced by BOS, the cache cleared per chunk; positions
+// n_ctx/2 .. n_ctx-2 of each chunk are scored predicting the next token.
+// n_ctx is the context's n_ctx; each chunk is decoded in batches of the
+// context's n_batch with every logit kept. Returns TG_OK, or
+// TG_ERR_INVALID_ARG (fewer than n_ctx tokens, n_ctx < 4, no BOS token), or
+// a decode error.
+enum tg_status tg_llama_perplexity(struct tg_llama_context * ctx, const int32_t * tokens, int32_t n_tokens,
+                                   tg_llama_ppl_progress progress, void * user,
+                                   struct tg_llama_ppl_result * out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif // TG_LLAMA_H

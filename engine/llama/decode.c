@@ -1,0 +1,275 @@
+// decode.c - llama contexts: KV cache, micro-batches, graph per micro-batch,
+// logits of the requested tokens.
+#include "llama-impl.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+double tg_llama_time_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec * 1e3 + (double) ts.tv_nsec * 1e-6;
+}
+
+struct tg_llama_context {
+    struct tg_llama_model * model;
+    struct tg_llama_context_params params;
+    struct tg_llama_kv kv;
+    struct tg_llama_exec * exec;
+    struct tg_context * gctx;          // metadata of the last micro-batch's graph
+    struct tg_llama_ubatch_graph ug;   // that graph
+    size_t gctx_size;
+    float * logits;                    // [n_vocab, n_out] kept logits of the last batch
+    int32_t * out_row;                 // [n_tokens of the last batch] row in logits or -1
+    int32_t n_last;                    // tokens of the last batch
+    size_t logits_cap, out_cap;        // capacities (floats, ints)
+    bool profile;
+    struct tg_llama_op_time prof[TG_OP_COUNT];
+    struct tg_llama_stats stats;
+    float * mask_buf;                  // [n_kv, n_ubatch] scratch for the mask
+    int32_t * ibuf;                    // [n_ubatch] scratch for token / position / output ids
+};
+
+struct tg_llama_context_params tg_llama_context_default_params(void) {
+    struct tg_llama_context_params p = {
+        .n_ctx = 512, .n_batch = 512, .n_ubatch = 512, .n_threads = 4,
+        .type_k = TG_TYPE_F16, .type_v = TG_TYPE_F16,
+        .logits_all = false, .eval_cb = NULL, .eval_cb_user = NULL,
+    };
+    return p;
+}
+
+static enum tg_status check_params(const struct tg_llama_model * m, struct tg_llama_context_params * p) {
+    if (p->n_ctx == 0) p->n_ctx = m->hparams.n_ctx_train;
+    if (p->n_batch == 0) p->n_batch = p->n_ctx;
+    if (p->n_ubatch == 0) p->n_ubatch = p->n_batch;
+    if (p->n_ctx < 1 || p->n_ctx > (1 << 20))
+        return tg_error(TG_ERR_INVALID_ARG, "llama context: n_ctx %d out of range (1..%d)", p->n_ctx, 1 << 20);
+    if (p->n_batch > p->n_ctx) p->n_batch = p->n_ctx;
+    if (p->n_ubatch > p->n_batch) p->n_ubatch = p->n_batch;
+    if (p->n_batch < 1 || p->n_ubatch < 1)
+        return tg_error(TG_ERR_INVALID_ARG, "llama context: n_batch %d / n_ubatch %d must be >= 1", p->n_batch, p->n_ubatch);
+    if (p->n_threads < 1 || p->n_threads > 512)
+        return tg_error(TG_ERR_INVALID_ARG, "llama context: n_threads %d out of range (1..512)", p->n_threads);
+    return TG_OK;
+}
+
+// Plans compute memory for the largest micro-batch (n_ubatch tokens over
+// every cell, every token an output) and for one generated token.
+static enum tg_status reserve(struct tg_llama_context * c) {
+    const int32_t shapes[2][3] = {  // tokens, cells, outputs
+        { c->params.n_ubatch, c->params.n_ctx, c->params.n_ubatch },
+        { 1, c->params.n_ctx, 1 },
+    };
+    for (int i = 0; i < 2; i++) {
+        struct tg_context_params cp = { .mem_size = c->gctx_size, .no_alloc = true };
+        struct tg_context * gctx = tg_context_new(cp);
+        if (!gctx) return tg_last_status();
+        struct tg_llama_ubatch_graph ug;
+        enum tg_status st = tg_llama_build_graph(gctx, c->model, &c->kv, shapes[i][0], c->params.n_ctx - shapes[i][0],
+                                                 shapes[i][1], shapes[i][2], &ug);
+        if (!st) st = tg_llama_exec_reserve(c->exec, ug.graph);
+        tg_llama_exec_reset(c->exec);
+        tg_context_free(gctx);
+        if (st) return st;
+    }
+    return TG_OK;
+}
+
+struct tg_llama_context * tg_llama_context_new(struct tg_llama_model * model, const struct tg_llama_context_params * params) {
+    if (!model) { tg_error(TG_ERR_INVALID_ARG, "tg_llama_context_new: model is NULL"); return NULL; }
+    struct tg_llama_context * c = calloc(1, sizeof *c);
+    if (!c) { tg_error(TG_ERR_NOMEM, "out of memory (llama context)"); return NULL; }
+    c->model = model;
+    c->params = params ? *params : tg_llama_context_default_params();
+    if (check_params(model, &c->params) != TG_OK) { free(c); return NULL; }
+    const struct tg_llama_context_params * p = &c->params;
+    if (tg_llama_kv_init(&c->kv, model, p->n_ctx, p->type_k, p->type_v) != TG_OK) { free(c); return NULL; }
+    c->exec = tg_llama_exec_new(model, p->n_threads);
+    int gsize = tg_llama_graph_size(model);
+    c->gctx_size = (size_t) gsize * 2 * tg_tensor_overhead() + tg_graph_overhead(gsize) + 4096;
+    c->mask_buf = malloc(sizeof(float) * (size_t) p->n_ubatch * (size_t) p->n_ctx);
+    c->ibuf = malloc(sizeof(int32_t) * (size_t) p->n_ubatch);
+    if (!c->exec || !c->mask_buf || !c->ibuf) {
+        if (c->exec) tg_error(TG_ERR_NOMEM, "out of memory (llama context buffers)");
+        tg_llama_context_free(c);
+        return NULL;
+    }
+    c->stats.kv_bytes = c->kv.bytes;
+    if (reserve(c) != TG_OK) { tg_llama_context_free(c); return NULL; }
+    return c;
+}
+
+void tg_llama_context_free(struct tg_llama_context * c) {
+    if (!c) return;
+    if (c->exec) tg_llama_exec_reset(c->exec);
+    tg_context_free(c->gctx);
+    tg_llama_exec_free(c->exec);
+    tg_llama_kv_free(&c->kv);
+    free(c->logits);
+    free(c->out_row);
+    free(c->mask_buf);
+    free(c->ibuf);
+    free(c);
+}
+
+const struct tg_llama_context_params * tg_llama_context_params(const struct tg_llama_context * c) { return &c->params; }
+const struct tg_llama_model * tg_llama_context_model(const struct tg_llama_context * c) { return c->model; }
+int32_t tg_llama_n_ctx(const struct tg_llama_context * c) { return c->params.n_ctx; }
+void tg_llama_kv_clear(struct tg_llama_context * c) { tg_llama_kv_zero(&c->kv); }
+int32_t tg_llama_kv_used(const struct tg_llama_context * c) { return c->kv.used; }
+struct tg_graph * tg_llama_last_graph(const struct tg_llama_context * c) { return c->ug.graph; }
+void tg_llama_set_profile(struct tg_llama_context * c, bool on) { c->profile = on; }
+const struct tg_llama_op_time * tg_llama_profile(const struct tg_llama_context * c) { return c->prof; }
+void tg_llama_profile_reset(struct tg_llama_context * c) { memset(c->prof, 0, sizeof c->prof); }
+
+struct tg_llama_stats tg_llama_stats(const struct tg_llama_context * c) {
+    struct tg_llama_stats s = c->stats;
+    s.compute_bytes = tg_llama_exec_bytes(c->exec);
+    return s;
+}
+
+// Validates a batch and sizes the logits storage: out_row[i] = row of token
+// i's logits or -1. Returns the number of kept rows, or -1 (error set).
+static int32_t plan_outputs(struct tg_llama_context * c, const struct tg_llama_batch * b) {
+    const int32_t n = b->n_tokens, n_vocab = c->model->hparams.n_vocab;
+    if (!b->tokens || n < 1)
+        return tg_error(TG_ERR_INVALID_ARG, "llama decode: empty batch"), -1;
+    if (n > c->params.n_batch)
+        return tg_error(TG_ERR_INVALID_ARG, "llama decode: %d tokens exceed n_batch %d", n, c->params.n_batch), -1;
+    if (b->pos0 < 0 || b->pos0 > c->kv.used)
+        return tg_error(TG_ERR_INVALID_ARG, "llama decode: position %d is not in 0..%d (the cache holds %d positions)",
+                        b->pos0, c->kv.used, c->kv.used), -1;
+    if ((int64_t) b->pos0 + n > c->params.n_ctx)
+        return tg_error(TG_ERR_INVALID_ARG, "llama decode: positions %d..%d exceed n_ctx %d", b->pos0,
+                        b->pos0 + n - 1, c->params.n_ctx), -1;
+    for (int32_t i = 0; i < n; i++)
+        if (b->tokens[i] < 0 || b->tokens[i] >= n_vocab)
+            return tg_error(TG_ERR_INVALID_ARG, "llama decode: token %d (at %d) is not in 0..%d", b->tokens[i], i, n_vocab - 1), -1;
+    if ((size_t) n > c->out_cap) {
+        int32_t * r = realloc(c->out_row, sizeof(int32_t) * (size_t) n);
+        if (!r) return tg_error(TG_ERR_NOMEM, "out of memory (logits index)"), -1;
+        c->out_row = r;
+        c->out_cap = (size_t) n;
+    }
+    int32_t n_out = 0;
+    for (int32_t i = 0; i < n; i++) {
+        bool want = b->logits ? b->logits[i] != 0 : (c->params.logits_all || i == n - 1);
+        c->out_row[i] = want ? n_out++ : -1;
+    }
+    size_t need = (size_t) n_out * (size_t) n_vocab;
+    if (need > c->logits_cap) {
+        float * l = realloc(c->logits, sizeof(float) * need);
+        if (!l) return tg_error(TG_ERR_NOMEM, "out of memory (%d rows of logits)", n_out), -1;
+        c->logits = l;
+        c->logits_cap = need;
+    }
+    c->n_last = n;
+    return n_out;
+}
+
+// Fills the inputs of the micro-batch tokens[u0, u0+T) (positions pos0+u0..).
+static enum tg_status set_inputs(struct tg_llama_context * c, const struct tg_llama_batch * b, int32_t u0) {
+    struct tg_llama_ubatch_graph * g = &c->ug;
+    const int32_t T = g->n_tokens, C = g->n_kv, p0 = b->pos0 + u0;
+    enum tg_status st = tg_llama_exec_set(c->exec, g->inp_tokens, b->tokens + u0, sizeof(int32_t) * (size_t) T);
+    if (st) return st;
+    for (int32_t t = 0; t < T; t++) c->ibuf[t] = p0 + t;
+    if ((st = tg_llama_exec_set(c->exec, g->inp_pos, c->ibuf, sizeof(int32_t) * (size_t) T))) return st;
+    for (int32_t t = 0; t < T; t++)       // causal: token at position p sees cells 0..p
+        for (int32_t j = 0; j < C; j++)
+            c->mask_buf[(size_t) t * (size_t) C + (size_t) j] = j <= p0 + t ? 0.0f : -INFINITY;
+    if ((st = tg_llama_exec_set(c->exec, g->kq_mask, c->mask_buf, sizeof(float) * (size_t) T * (size_t) C))) return st;
+    if (g->out_ids) {
+        int32_t k = 0;
+        for (int32_t t = 0; t < T; t++) if (c->out_row[u0 + t] >= 0) c->ibuf[k++] = t;
+        if (k == 0) c->ibuf[k++] = T - 1;  // no output wanted: compute the last row anyway
+        TG_ASSERT(k == g->n_outputs);
+        if ((st = tg_llama_exec_set(c->exec, g->out_ids, c->ibuf, sizeof(int32_t) * (size_t) k))) return st;
+    }
+    return TG_OK;
+}
+
+// Copies the micro-batch's logits rows to their places in c->logits.
+static enum tg_status read_logits(struct tg_llama_context * c, int32_t u0) {
+    struct tg_llama_ubatch_graph * g = &c->ug;
+    const size_t row = sizeof(float) * (size_t) c->model->hparams.n_vocab;
+    int32_t k = 0;
+    for (int32_t t = 0; t < g->n_tokens; t++) {
+        int32_t r = c->out_row[u0 + t];
+        if (r < 0) continue;
+        enum tg_status st = tg_llama_exec_get(c->exec, g->logits, (char *) c->logits + (size_t) r * row, (size_t) k * row, row);
+        if (st) return st;
+        k++;
+    }
+    return TG_OK;
+}
+
+// Builds, allocates, fills and computes the graph of tokens [u0, u0+T).
+static enum tg_status decode_ubatch(struct tg_llama_context * c, const struct tg_llama_batch * b, int32_t u0, int32_t T) {
+    int32_t n_out = 0;
+    for (int32_t t = 0; t < T; t++) n_out += c->out_row[u0 + t] >= 0;
+    if (n_out == 0) n_out = 1;
+    const int32_t p0 = b->pos0 + u0;
+    double t0 = tg_llama_time_ms();
+    tg_llama_exec_reset(c->exec);
+    tg_context_free(c->gctx);
+    memset(&c->ug, 0, sizeof c->ug);
+    struct tg_context_params cp = { .mem_size = c->gctx_size, .no_alloc = true };
+    c->gctx = tg_context_new(cp);
+    if (!c->gctx) return tg_last_status();
+    struct tg_llama_ubatch_graph ug;
+    enum tg_status st = tg_llama_build_graph(c->gctx, c->model, &c->kv, T, p0, tg_llama_kv_n_cells(&c->kv, p0 + T), n_out, &ug);
+    if (st) return st;
+    c->ug = ug;
+    double t1 = tg_llama_time_ms();
+    if ((st = tg_llama_exec_alloc(c->exec, ug.graph))) return st;
+    if ((st = set_inputs(c, b, u0))) return st;
+    double t2 = tg_llama_time_ms();
+    tg_llama_exec_marker(c->exec, "ubatch", T, p0, (int32_t) c->stats.n_graphs);
+    struct tg_llama_exec_hooks hooks = { c->params.eval_cb, c->params.eval_cb_user, c->profile ? c->prof : NULL };
+    if ((st = tg_llama_exec_compute(c->exec, ug.graph, &hooks))) return st;
+    double t3 = tg_llama_time_ms();
+    c->kv.used = p0 + T;
+    st = read_logits(c, u0);
+    c->stats.ms_build += t1 - t0;
+    c->stats.ms_alloc += t2 - t1;
+    c->stats.ms_compute += t3 - t2;
+    c->stats.n_graphs++;
+    return st;
+}
+
+enum tg_status tg_llama_decode_batch(struct tg_llama_context * c, const struct tg_llama_batch * b) {
+    if (!c || !b) return tg_error(TG_ERR_INVALID_ARG, "tg_llama_decode_batch: NULL argument");
+    c->n_last = 0;
+    if (plan_outputs(c, b) < 0) return tg_last_status();
+    c->kv.used = b->pos0;  // positions after pos0 are overwritten
+    tg_llama_exec_marker(c->exec, "decode", b->n_tokens, b->pos0, -1);
+    for (int32_t u0 = 0; u0 < b->n_tokens; u0 += c->params.n_ubatch) {
+        int32_t T = b->n_tokens - u0 < c->params.n_ubatch ? b->n_tokens - u0 : c->params.n_ubatch;
+        enum tg_status st = decode_ubatch(c, b, u0, T);
+        if (st) {
+            c->kv.used = b->pos0;
+            c->n_last = 0;
+            return st;
+        }
+    }
+    c->stats.n_decode++;
+    c->stats.n_tokens += b->n_tokens;
+    return TG_OK;
+}
+
+enum tg_status tg_llama_decode(struct tg_llama_context * c, const int32_t * tokens, int32_t n_tokens, int32_t pos0) {
+    struct tg_llama_batch b = { tokens, n_tokens, pos0, NULL };
+    return tg_llama_decode_batch(c, &b);
+}
+
+const float * tg_llama_get_logits(const struct tg_llama_context * c, int32_t i) {
+    if (!c || c->n_last == 0) { tg_error(TG_ERR_INVALID_ARG, "llama: no logits (no successful decode yet)"); return NULL; }
+    if (i < 0) i += c->n_last;
+    if (i < 0 || i >= c->n_last) { tg_error(TG_ERR_INVALID_ARG, "llama: token %d is not in the last batch (%d tokens)", i, c->n_last); return NULL; }
+    if (c->out_row[i] < 0) { tg_error(TG_ERR_INVALID_ARG, "llama: the logits of token %d were not kept", i); return NULL; }
+    return c->logits + (size_t) c->out_row[i] * (size_t) c->model->hparams.n_vocab;
+}

@@ -1,0 +1,125 @@
+// llama-impl.h - private contract between the llama runtime's files:
+// model.c (loading), kv-cache.c, graph.c (graph builder), decode.c
+// (contexts, micro-batches, compute), sample.c, perplexity.c.
+#ifndef TG_LLAMA_IMPL_H
+#define TG_LLAMA_IMPL_H
+
+#include "tg/llama.h"
+#include "tg/cpu.h"
+#include "tg/gguf.h"
+
+#include <stddef.h>
+
+// 1: compute through the backend scheduler (llama-sched.c); 0: directly on
+// the CPU with a bump allocator (llama-backend.c).
+#ifndef TG_LLAMA_SCHED
+#define TG_LLAMA_SCHED 0
+#endif
+#include <stdint.h>
+
+struct tg_llama_layer {
+    struct tg_tensor * attn_norm;  // [n_embd] F32
+    struct tg_tensor * wq;         // [n_embd, n_head*head_dim]
+    struct tg_tensor * wk;         // [n_embd, n_head_kv*head_dim]
+    struct tg_tensor * wv;         // [n_embd, n_head_kv*head_dim]
+    struct tg_tensor * wo;         // [n_head*head_dim, n_embd]
+    struct tg_tensor * ffn_norm;   // [n_embd] F32
+    struct tg_tensor * ffn_gate;   // [n_embd, n_ff]
+    struct tg_tensor * ffn_up;     // [n_embd, n_ff]
+    struct tg_tensor * ffn_down;   // [n_ff, n_embd]
+};
+
+struct tg_llama_model {
+    struct tg_llama_hparams hparams;
+    struct tg_gguf *        gguf;
+    struct tg_context *     ctx_w;       // weight metadata (no_alloc); data points into the mapping
+    struct tg_tensor *      tok_embd;    // [n_embd, n_vocab]
+    struct tg_tensor *      output_norm; // [n_embd] F32
+    struct tg_tensor *      output;      // [n_embd, n_vocab] (tok_embd when tied)
+    struct tg_llama_layer * layers;      // [n_layer]
+    int32_t bos, eos;
+    int64_t n_tensors;
+    size_t  size;
+    int64_t n_params;
+    void *  weights_buf;                 // backend buffer wrapping the mapping (when available)
+};
+
+// The KV cache: one K and one V tensor per layer, zeroed at creation.
+// K: [n_embd_kv, n_ctx] (cell c's K row at c*nb1). V is stored transposed,
+// [n_ctx, n_embd_kv] (element (cell c, dim d) at d*nb1 + c*elsize), so the
+// attention reads V^T rows contiguously.
+struct tg_llama_kv {
+    int32_t n_ctx;
+    int32_t used;                   // cells 0..used-1 hold positions 0..used-1
+    struct tg_context * ctx;        // owns the tensors (and their memory)
+    struct tg_tensor ** k;          // [n_layer]
+    struct tg_tensor ** v;          // [n_layer]
+    size_t bytes;
+    void * mem;                     // the memory holding them (llama-backend.c's business)
+};
+
+enum tg_status tg_llama_kv_init(struct tg_llama_kv * kv, const struct tg_llama_model * m,
+                                int32_t n_ctx, enum tg_type type_k, enum tg_type type_v);
+void tg_llama_kv_free(struct tg_llama_kv * kv);
+void tg_llama_kv_zero(struct tg_llama_kv * kv);
+// Cells the attention looks at for a micro-batch ending at position `end`
+// (exclusive): end rounded up to 32 (llama.cpp's padding), at most n_ctx.
+int32_t tg_llama_kv_n_cells(const struct tg_llama_kv * kv, int32_t end);
+
+// One micro-batch's graph and its inputs.
+struct tg_llama_ubatch_graph {
+    struct tg_graph *  graph;
+    struct tg_tensor * inp_tokens;  // I32 [n_tokens]
+    struct tg_tensor * inp_pos;     // I32 [n_tokens]
+    struct tg_tensor * kq_mask;     // F32 [n_kv, n_tokens]
+    struct tg_tensor * out_ids;     // I32 [n_outputs] or NULL when every token is an output
+    struct tg_tensor * logits;      // F32 [n_vocab, n_outputs] (result_output)
+    int32_t n_tokens, n_outputs, n_kv, pos0;
+};
+
+// Builds the llama graph of n_tokens tokens at positions pos0.. over n_kv
+// cache cells, with n_outputs output rows (n_outputs == n_tokens: every
+// token; otherwise out_ids selects them before the last layer's FFN).
+// Tensors go into ctx (no_alloc). Returns TG_OK or the constructor's error.
+enum tg_status tg_llama_build_graph(struct tg_context * ctx, const struct tg_llama_model * m,
+                                    const struct tg_llama_kv * kv, int32_t n_tokens, int32_t pos0,
+                                    int32_t n_kv, int32_t n_outputs, struct tg_llama_ubatch_graph * out);
+// Nodes (upper bound) the graph of a model takes.
+int tg_llama_graph_size(const struct tg_llama_model * m);
+
+// Weights on backends (llama-backend.c): wraps the mapped file in a host
+// buffer of usage WEIGHTS when the engine has backends; a no-op otherwise.
+enum tg_status tg_llama_model_place_weights(struct tg_llama_model * m);
+void tg_llama_model_release_weights(struct tg_llama_model * m);
+// Memory for the KV cache tensors (in kv->ctx, no_alloc), zeroed; release; zero.
+enum tg_status tg_llama_kv_alloc(struct tg_llama_kv * kv);
+void tg_llama_kv_release(struct tg_llama_kv * kv);
+void tg_llama_kv_clear_memory(struct tg_llama_kv * kv);
+
+// The compute side (llama-backend.c): memory for a graph's tensors, inputs
+// set, the graph computed (eval callback, profile), results read back.
+struct tg_llama_exec;
+struct tg_llama_exec_hooks {
+    tg_llama_eval_cb eval_cb;        // may be NULL
+    void * eval_cb_user;
+    struct tg_llama_op_time * prof;  // [TG_OP_COUNT] or NULL (no profiling)
+};
+struct tg_llama_exec * tg_llama_exec_new(const struct tg_llama_model * m, int n_threads);
+void tg_llama_exec_free(struct tg_llama_exec * e);
+// Plans and assigns memory for every tensor of g (nodes and inputs).
+enum tg_status tg_llama_exec_alloc(struct tg_llama_exec * e, struct tg_graph * g);
+enum tg_status tg_llama_exec_set(struct tg_llama_exec * e, struct tg_tensor * t, const void * data, size_t size);
+enum tg_status tg_llama_exec_get(struct tg_llama_exec * e, const struct tg_tensor * t, void * data, size_t offset, size_t size);
+enum tg_status tg_llama_exec_compute(struct tg_llama_exec * e, struct tg_graph * g, const struct tg_llama_exec_hooks * hooks);
+size_t tg_llama_exec_bytes(const struct tg_llama_exec * e);
+// Reserves compute memory for the worst case (the given graphs); may be a no-op.
+enum tg_status tg_llama_exec_reserve(struct tg_llama_exec * e, struct tg_graph * g);
+// Forgets the last graph (before its metadata is freed).
+void tg_llama_exec_reset(struct tg_llama_exec * e);
+// Marks the start of a decode step in the engine's observer stream (if any).
+void tg_llama_exec_marker(struct tg_llama_exec * e, const char * what, int32_t n_tokens, int32_t pos0, int32_t ubatch);
+
+// Small helpers.
+double tg_llama_time_ms(void);
+
+#endif

@@ -1,0 +1,146 @@
+// llama-sched.c - the llama runtime on the engine's backends: the mapped
+// weights wrapped in a host buffer of usage WEIGHTS (so the scheduler places
+// the ops reading them), the KV cache in a CPU buffer, compute memory planned
+// by the scheduler's graph allocator (reserved for the worst case), inputs and
+// results through the host tensor API, the eval callback and observer markers.
+#include "llama-impl.h"
+
+#if TG_LLAMA_SCHED
+
+#include "tg/backend.h"
+#include "tg/observe.h"
+#include "tg/sched.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum tg_status tg_llama_model_place_weights(struct tg_llama_model * m) {
+    const char * base = tg_gguf_data(m->gguf);
+    if (!base) return tg_error(TG_ERR_FORMAT, "model: the data section is cut short");
+    size_t size = 0;
+    for (struct tg_tensor * t = tg_context_first_tensor(m->ctx_w); t; t = tg_context_next_tensor(m->ctx_w, t)) {
+        size_t end = (size_t) ((const char *) t->data - base) + tg_nbytes(t);
+        if (end > size) size = end;
+    }
+    struct tg_buffer * buf = tg_cpu_buffer_from_ptr((void *) base, size ? size : 1);
+    if (!buf) return tg_last_status() ? tg_last_status() : tg_error(TG_ERR_NOMEM, "model: cannot wrap the weights");
+    tg_buffer_set_usage(buf, TG_BUFFER_USAGE_WEIGHTS);
+    for (struct tg_tensor * t = tg_context_first_tensor(m->ctx_w); t; t = tg_context_next_tensor(m->ctx_w, t)) {
+        enum tg_status st = tg_buffer_alloc_tensor(buf, t, t->data);
+        if (st) { tg_buffer_free(buf); return st; }
+    }
+    m->weights_buf = buf;
+    return TG_OK;
+}
+
+void tg_llama_model_release_weights(struct tg_llama_model * m) {
+    tg_buffer_free(m->weights_buf);
+    m->weights_buf = NULL;
+}
+
+enum tg_status tg_llama_kv_alloc(struct tg_llama_kv * kv) {
+    struct tg_buffer * buf = tg_backend_alloc_ctx_tensors_from_buft(kv->ctx, tg_cpu_buffer_type());
+    if (!buf) return tg_last_status() ? tg_last_status() : tg_error(TG_ERR_NOMEM, "KV cache: cannot allocate");
+    tg_buffer_clear(buf, 0);
+    kv->mem = buf;
+    return TG_OK;
+}
+
+void tg_llama_kv_release(struct tg_llama_kv * kv) {
+    tg_buffer_free(kv->mem);
+    kv->mem = NULL;
+}
+
+void tg_llama_kv_clear_memory(struct tg_llama_kv * kv) {
+    if (kv->mem) tg_buffer_clear(kv->mem, 0);
+}
+
+struct tg_llama_exec {
+    struct tg_backend * cpu;
+    struct tg_sched *   sched;
+    struct tg_llama_op_time * prof;  // while computing with profiling
+    uint64_t t_begin;
+};
+
+struct tg_llama_exec * tg_llama_exec_new(const struct tg_llama_model * m, int n_threads) {
+    struct tg_llama_exec * e = calloc(1, sizeof *e);
+    if (!e) { tg_error(TG_ERR_NOMEM, "out of memory (llama exec)"); return NULL; }
+    e->cpu = tg_backend_cpu_init();
+    if (!e->cpu || tg_backend_cpu_set_n_threads(e->cpu, n_threads) != TG_OK) goto fail;
+    struct tg_backend * backends[1] = { e->cpu };
+    e->sched = tg_sched_new(backends, 1, tg_llama_graph_size(m));
+    if (!e->sched) goto fail;
+    return e;
+fail:
+    tg_llama_exec_free(e);
+    return NULL;
+}
+
+void tg_llama_exec_free(struct tg_llama_exec * e) {
+    if (!e) return;
+    tg_sched_free(e->sched);
+    tg_backend_free(e->cpu);
+    free(e);
+}
+
+size_t tg_llama_exec_bytes(const struct tg_llama_exec * e) {
+    size_t n = 0;
+    for (int i = 0; e && i < tg_sched_n_backends(e->sched); i++) n += tg_sched_get_buffer_size(e->sched, i);
+    return n;
+}
+
+enum tg_status tg_llama_exec_reserve(struct tg_llama_exec * e, struct tg_graph * g) {
+    return tg_sched_reserve(e->sched, g);
+}
+
+void tg_llama_exec_reset(struct tg_llama_exec * e) { tg_sched_reset(e->sched); }
+
+enum tg_status tg_llama_exec_alloc(struct tg_llama_exec * e, struct tg_graph * g) {
+    return tg_sched_alloc_graph(e->sched, g);
+}
+
+enum tg_status tg_llama_exec_set(struct tg_llama_exec * e, struct tg_tensor * t, const void * data, size_t size) {
+    (void) e;
+    return tg_backend_tensor_set(t, data, 0, size);
+}
+
+enum tg_status tg_llama_exec_get(struct tg_llama_exec * e, const struct tg_tensor * t, void * data, size_t offset, size_t size) {
+    (void) e;
+    return tg_backend_tensor_get(t, data, offset, size);
+}
+
+static void on_node_begin(const struct tg_obs_node_event * ev, void * user) {
+    struct tg_llama_exec * e = user;
+    e->t_begin = ev->t_ns;
+}
+
+static void on_node_end(const struct tg_obs_node_event * ev, void * user) {
+    struct tg_llama_exec * e = user;
+    enum tg_op op = ev->node->op;
+    if (!e->prof || op < 0 || op >= TG_OP_COUNT) return;
+    e->prof[op].n_calls++;
+    e->prof[op].ms += (double) (ev->t_ns - e->t_begin) * 1e-6;
+}
+
+enum tg_status tg_llama_exec_compute(struct tg_llama_exec * e, struct tg_graph * g, const struct tg_llama_exec_hooks * hooks) {
+    tg_sched_set_eval_callback(e->sched, hooks ? hooks->eval_cb : NULL, hooks ? hooks->eval_cb_user : NULL);
+    struct tg_observer obs = { .user = e, .on_node_begin = on_node_begin, .on_node_end = on_node_end };
+    bool prof = hooks && hooks->prof;
+    if (prof) {
+        e->prof = hooks->prof;
+        if (tg_sched_add_observer(e->sched, &obs) != TG_OK) prof = false;
+    }
+    enum tg_status st = tg_sched_graph_compute(e->sched, g);
+    if (prof) tg_sched_remove_observer(e->sched, &obs);
+    e->prof = NULL;
+    return st;
+}
+
+void tg_llama_exec_marker(struct tg_llama_exec * e, const char * what, int32_t n_tokens, int32_t pos0, int32_t ubatch) {
+    if (ubatch < 0)
+        tg_observe_marker(e->sched, what, "n_tokens=%d pos=%d..%d", n_tokens, pos0, pos0 + n_tokens - 1);
+    else
+        tg_observe_marker(e->sched, what, "ubatch=%d n_tokens=%d pos=%d..%d", ubatch, n_tokens, pos0, pos0 + n_tokens - 1);
+}
+
+#endif  // TG_LLAMA_SCHED

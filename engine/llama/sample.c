@@ -1,0 +1,134 @@
+// sample.c - token sampling: greedy, or top-k -> top-p -> min-p ->
+// temperature -> a draw from the softmax with a seeded xoshiro256** PRNG.
+#include "llama-impl.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct cand { int32_t id; float logit; float p; };
+
+struct tg_llama_sampler {
+    struct tg_llama_sampler_params params;
+    uint64_t s[4];          // xoshiro256** state
+    struct cand * cands;    // [cap]
+    int32_t cap;
+};
+
+struct tg_llama_sampler_params tg_llama_sampler_default_params(void) {
+    struct tg_llama_sampler_params p = { .temp = 0.8f, .top_k = 40, .top_p = 0.95f, .min_p = 0.05f, .seed = 0x5eed };
+    return p;
+}
+
+// splitmix64: expands the seed into the generator state.
+static uint64_t splitmix64(uint64_t * x) {
+    uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+// xoshiro256** (Blackman and Vigna): the next 64 random bits.
+static uint64_t next_u64(uint64_t s[4]) {
+    uint64_t result = rotl(s[1] * 5, 7) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0]; s[3] ^= s[1]; s[1] ^= s[2]; s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return result;
+}
+
+// Uniform double in [0, 1) from the top 53 bits.
+static double next_uniform(uint64_t s[4]) { return (double) (next_u64(s) >> 11) * 0x1.0p-53; }
+
+struct tg_llama_sampler * tg_llama_sampler_new(const struct tg_llama_sampler_params * params) {
+    struct tg_llama_sampler_params p = params ? *params : tg_llama_sampler_default_params();
+    if (isnan(p.temp) || isnan(p.top_p) || isnan(p.min_p)) {
+        tg_error(TG_ERR_INVALID_ARG, "sampler: temperature, top-p and min-p must be numbers");
+        return NULL;
+    }
+    struct tg_llama_sampler * s = calloc(1, sizeof *s);
+    if (!s) { tg_error(TG_ERR_NOMEM, "out of memory (sampler)"); return NULL; }
+    s->params = p;
+    uint64_t x = p.seed;
+    for (int i = 0; i < 4; i++) s->s[i] = splitmix64(&x);
+    return s;
+}
+
+void tg_llama_sampler_free(struct tg_llama_sampler * s) {
+    if (!s) return;
+    free(s->cands);
+    free(s);
+}
+
+int32_t tg_llama_argmax(const float * logits, int32_t n) {
+    int32_t best = -1;
+    for (int32_t i = 0; i < n; i++)
+        if (!isnan(logits[i]) && (best < 0 || logits[i] > logits[best])) best = i;
+    return best;
+}
+
+// Descending logit; ties by ascending id (deterministic).
+static int cmp_cand(const void * a, const void * b) {
+    const struct cand * x = a, * y = b;
+    if (x->logit != y->logit) return x->logit > y->logit ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+// Softmax of logits/temp over c[0..n) into c[i].p (c sorted, c[0] the max).
+static void softmax(struct cand * c, int32_t n, float temp) {
+    double sum = 0.0;
+    for (int32_t i = 0; i < n; i++) {
+        c[i].p = (float) exp(((double) c[i].logit - c[0].logit) / temp);
+        sum += c[i].p;
+    }
+    for (int32_t i = 0; i < n; i++) c[i].p = (float) (c[i].p / sum);
+}
+
+int32_t tg_llama_sample(struct tg_llama_sampler * s, const float * logits, int32_t n_vocab) {
+    if (!s || !logits || n_vocab < 1) { tg_error(TG_ERR_INVALID_ARG, "sample: no logits"); return -1; }
+    const struct tg_llama_sampler_params * p = &s->params;
+    if (p->temp <= 0.0f) {
+        int32_t id = tg_llama_argmax(logits, n_vocab);
+        if (id < 0) tg_error(TG_ERR_INVALID_ARG, "sample: every logit is NaN");
+        return id;
+    }
+    if (n_vocab > s->cap) {
+        struct cand * c = realloc(s->cands, sizeof *c * (size_t) n_vocab);
+        if (!c) { tg_error(TG_ERR_NOMEM, "out of memory (sampler candidates)"); return -1; }
+        s->cands = c;
+        s->cap = n_vocab;
+    }
+    struct cand * c = s->cands;
+    int32_t n = 0;
+    for (int32_t i = 0; i < n_vocab; i++)
+        if (!isnan(logits[i])) c[n++] = (struct cand) { i, logits[i], 0.0f };
+    if (n == 0) { tg_error(TG_ERR_INVALID_ARG, "sample: every logit is NaN"); return -1; }
+    qsort(c, (size_t) n, sizeof *c, cmp_cand);
+    if (p->top_k > 0 && p->top_k < n) n = p->top_k;
+    if (p->top_p < 1.0f) {            // smallest prefix whose probability reaches top_p
+        softmax(c, n, 1.0f);
+        double cum = 0.0;
+        int32_t keep = n;
+        for (int32_t i = 0; i < n; i++) {
+            cum += c[i].p;
+            if (cum >= p->top_p) { keep = i + 1; break; }
+        }
+        n = keep;
+    }
+    if (p->min_p > 0.0f) {            // p_i >= min_p * p_max  <=>  logit_i >= max + log(min_p)
+        float cut = c[0].logit + logf(p->min_p);
+        int32_t keep = 1;
+        while (keep < n && c[keep].logit >= cut) keep++;
+        n = keep;
+    }
+    softmax(c, n, p->temp);
+    double r = next_uniform(s->s), cum = 0.0;
+    for (int32_t i = 0; i < n; i++) {
+        cum += c[i].p;
+        if (r < cum) return c[i].id;
+    }
+    return c[n - 1].id;
+}

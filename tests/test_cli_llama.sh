@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# test_cli_llama.sh - `tgdb generate`, `tgdb perplexity`, `tgdb bench` and the
+# make-model sample from the outside: JSON output against the reference ids,
+# --logits-out against the reference logits, the result lines, error exits.
+set -u
+TGDB="$TG_BUILD_DIR/inspect/tgdb"
+MAKE_MODEL="$TG_BUILD_DIR/samples/make-model"
+DATA="$TG_TEST_DATA"
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+pass=0; fail=0
+check() {  # check "what" command...
+    local what=$1; shift
+    if "$@"; then echo "ok   $what"; pass=$((pass+1)); else echo "FAIL $what"; fail=$((fail+1)); fi
+}
+# fails_cleanly "what" args...: exit status 1 and exactly one line on stderr
+fails_cleanly() {
+    local what=$1; shift
+    "$@" >"$TMP/out" 2>"$TMP/err"; local rc=$?
+    local lines; lines=$(wc -l <"$TMP/err")
+    if [ "$rc" = 1 ] && [ "$lines" = 1 ]; then echo "ok   $what: $(cat "$TMP/err")"; pass=$((pass+1))
+    else echo "FAIL $what (exit $rc, $lines stderr lines: $(head -c 300 "$TMP/err"))"; fail=$((fail+1)); fi
+}
+
+# generate --json: prompt ids and greedy continuation of the reference
+"$TGDB" generate -m "$DATA/tiny-f32.gguf" -p "Once upon a time, there was a little robot" -n 4 --temp 0 -t 2 --json \
+    --logits-out "$TMP/logits.f32" >"$TMP/gen.json" 2>"$TMP/gen.err"
+check "generate --json exits 0" [ $? = 0 ]
+check "prompt_ids are the reference's" grep -q '"prompt_ids": \[1, 9038, 2501, 263, 931, 29892, 727, 471, 263, 2217, 19964\]' "$TMP/gen.json"
+check "generated_ids are the reference's greedy tokens" grep -q '"generated_ids": \[23232, 12682, 3679, 18522\]' "$TMP/gen.json"
+check "JSON has a text field" grep -q '"text": "' "$TMP/gen.json"
+# --logits-out: 32000 little-endian floats close to the reference
+check "--logits-out wrote 128000 bytes" [ "$(stat -c %s "$TMP/logits.f32" 2>/dev/null)" = 128000 ]
+err=$(paste <(od -An -v -f -w4 "$TMP/logits.f32") <(od -An -v -f -w4 "$DATA/logits-tiny-f32-p1.f32") |
+      awk '{d=$1-$2; n+=d*d; r+=$2*$2} END {if (r>0) printf "%.3g", sqrt(n/r); else print "nan"}')
+check "--logits-out vs reference: relative L2 error $err < 1e-3" awk -v e="$err" 'BEGIN {exit !(e+0 < 1e-3 && e != "nan")}'
+
+# plain text generation starts with the prompt
+"$TGDB" generate -m "$DATA/tiny-q8_0.gguf" -p "The capital of France is" -n 3 -t 2 --seed 3 >"$TMP/gen.txt" 2>&1
+check "generate (sampling, q8_0) prints the prompt and more" grep -q '^The capital of France is.' "$TMP/gen.txt"
+"$TGDB" generate -m "$DATA/tiny-q8_0.gguf" -p "The capital of France is" -n 3 -t 2 --seed 3 >"$TMP/gen2.txt" 2>&1
+check "same seed, same text" cmp -s "$TMP/gen.txt" "$TMP/gen2.txt"
+
+# bench lines
+"$TGDB" bench -m "$DATA/tiny-f32.gguf" -p 32 -n 8 -t 2 >"$TMP/bench.txt" 2>&1
+check "bench prints 'pp32: X tok/s'" grep -Eq '^pp32: [0-9]+(\.[0-9]+)? tok/s$' "$TMP/bench.txt"
+check "bench prints 'tg8: X tok/s'" grep -Eq '^tg8: [0-9]+(\.[0-9]+)? tok/s$' "$TMP/bench.txt"
+
+# perplexity line
+"$TGDB" perplexity -m "$DATA/tiny-f32.gguf" -f "$DATA/apache-2.0.txt" -c 128 -t 2 >"$TMP/ppl.txt" 2>"$TMP/ppl.err"
+check "perplexity exits 0" [ $? = 0 ]
+ppl=$(awk '/^perplexity: /{print $2}' "$TMP/ppl.txt")
+check "perplexity line 'perplexity: $ppl' within 0.5% of 236210.206731" \
+    awk -v p="$ppl" 'BEGIN {d=(p-236210.206731)/236210.206731; if (d<0) d=-d; exit !(p != "" && d < 5e-3)}'
+check "perplexity progress per chunk on stderr" grep -q '^\[21/21\]' "$TMP/ppl.err"
+
+# make-model: a tiny random model that generate can run
+"$MAKE_MODEL" --type q4_0 --seed 5 -o "$TMP/m.gguf" >/dev/null 2>"$TMP/mm.err"
+check "make-model --type q4_0 writes a model" [ -s "$TMP/m.gguf" ]
+"$TGDB" generate -m "$TMP/m.gguf" -p "Hello" -n 4 -t 2 --temp 0 --json >"$TMP/mm.json" 2>&1
+check "generate runs on the made model" grep -q '"generated_ids": \[[0-9]*, [0-9]*, [0-9]*, [0-9]*\]' "$TMP/mm.json"
+
+# errors: one line on stderr, exit 1
+echo "not a gguf file" >"$TMP/bad.gguf"
+fails_cleanly "generate with a missing model" "$TGDB" generate -m "$TMP/none.gguf" -p hi
+fails_cleanly "generate with a malformed model" "$TGDB" generate -m "$TMP/bad.gguf" -p hi
+fails_cleanly "generate without a prompt" "$TGDB" generate -m "$DATA/tiny-f32.gguf"
+fails_cleanly "generate with a bad -n" "$TGDB" generate -m "$DATA/tiny-f32.gguf" -p hi -n abc
+fails_cleanly "generate with an unknown option" "$TGDB" generate -m "$DATA/tiny-f32.gguf" -p hi --bogus 1
+fails_cleanly "perplexity with a missing text" "$TGDB" perplexity -m "$DATA/tiny-f32.gguf" -f "$TMP/none.txt" -c 128
+fails_cleanly "perplexity with too little text" "$TGDB" perplexity -m "$DATA/tiny-f32.gguf" -f "$TMP/bad.gguf" -c 128
+fails_cleanly "bench with a missing model" "$TGDB" bench -m "$TMP/none.gguf"
+fails_cleanly "bench with a bad -t" "$TGDB" bench -m "$DATA/tiny-f32.gguf" -t 0
+fails_cleanly "make-model with a bad type" "$MAKE_MODEL" --type q9 -o "$TMP/x.gguf"
+
+echo "test_cli_llama: $pass passed, $fail failed"
+[ "$fail" = 0 ]

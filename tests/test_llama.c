@@ -1,0 +1,301 @@
+// test_llama.c - the llama runtime against llama.cpp's outputs
+// (tests/data/logits.tsv and logits-MODEL-pN.f32): last-position logits
+// (relative L2 error), argmax, greedy continuations; micro-batching and
+// incremental decoding consistency; loader errors; sampling determinism.
+#include "check.h"
+#include "tg/gguf.h"
+#include "tg/llama.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_IDS 256
+
+struct row {
+    char model[64], pid[8];
+    int32_t ids[MAX_IDS], greedy[16];
+    int n_ids, n_greedy;
+};
+
+static int parse_ids(char * s, int32_t * out, int max) {
+    int n = 0;
+    for (char * tok = strtok(s, " "); tok && n < max; tok = strtok(NULL, " ")) out[n++] = (int32_t) atoi(tok);
+    return n;
+}
+
+// Reads logits.tsv: model, prompt id, text, ids, greedy ids.
+static int read_rows(struct row * rows, int max) {
+    char * path = tg_test_data("logits.tsv");
+    FILE * f = fopen(path, "r");
+    free(path);
+    if (!f) return 0;
+    static char line[1 << 16];
+    int n = 0;
+    while (n < max && fgets(line, sizeof line, f)) {
+        char * cols[5] = { 0 };
+        char * p = line;
+        for (int c = 0; c < 5 && p; c++) { cols[c] = p; p = strchr(p, '\t'); if (p) *p++ = 0; }
+        if (!cols[4]) continue;
+        cols[4][strcspn(cols[4], "\r\n")] = 0;
+        struct row * r = &rows[n++];
+        snprintf(r->model, sizeof r->model, "%s", cols[0]);
+        snprintf(r->pid, sizeof r->pid, "%s", cols[1]);
+        r->n_ids = parse_ids(cols[3], r->ids, MAX_IDS);
+        r->n_greedy = parse_ids(cols[4], r->greedy, 16);
+    }
+    fclose(f);
+    return n;
+}
+
+static float * read_f32(const char * rel, int n) {
+    char * path = tg_test_data(rel);
+    FILE * f = fopen(path, "rb");
+    free(path);
+    if (!f) return NULL;
+    float * v = malloc(sizeof(float) * (size_t) n);
+    if (v && fread(v, sizeof(float), (size_t) n, f) != (size_t) n) { free(v); v = NULL; }
+    fclose(f);
+    return v;
+}
+
+static double rel_l2(const float * a, const float * b, int n) {
+    double num = 0, den = 0;
+    for (int i = 0; i < n; i++) { double d = (double) a[i] - b[i]; num += d * d; den += (double) b[i] * b[i]; }
+    return sqrt(num / (den > 0 ? den : 1));
+}
+
+static struct tg_llama_model * load(const char * name) {
+    char * path = tg_test_data(name);
+    struct tg_llama_model * m = tg_llama_model_load(path, NULL);
+    if (!m) printf("load %s: %s\n", path, tg_last_error());
+    free(path);
+    return m;
+}
+
+static struct tg_llama_context * new_ctx(struct tg_llama_model * m, int n_ctx, int n_ubatch, enum tg_type kv) {
+    struct tg_llama_context_params cp = tg_llama_context_default_params();
+    cp.n_ctx = n_ctx;
+    cp.n_batch = n_ctx;
+    cp.n_ubatch = n_ubatch;
+    cp.n_threads = 2;
+    cp.type_k = cp.type_v = kv;
+    struct tg_llama_context * c = tg_llama_context_new(m, &cp);
+    if (!c) printf("context: %s\n", tg_last_error());
+    return c;
+}
+
+// One logits.tsv row: logits error, argmax, first 4 greedy tokens.
+static void check_row(struct tg_llama_model * m, const struct row * r) {
+    const int n_vocab = tg_llama_model_hparams(m)->n_vocab;
+    bool quant = strstr(r->model, "q8_0") || strstr(r->model, "q4_0");
+    double tol = quant ? 3e-2 : 1e-3;
+    char ref_name[128];
+    snprintf(ref_name, sizeof ref_name, "logits-%.*s-%s.f32", (int) (strlen(r->model) - 5), r->model, r->pid);
+    float * ref = read_f32(ref_name, n_vocab);
+    struct tg_llama_context * c = new_ctx(m, 128, 512, TG_TYPE_F16);
+    if (!CHECK(ref && c, "%s %s: reference %s and context", r->model, r->pid, ref_name)) goto out;
+    enum tg_status st = tg_llama_decode(c, r->ids, r->n_ids, 0);
+    if (!CHECK(st == TG_OK, "%s %s: decode %d tokens (%s)", r->model, r->pid, r->n_ids, tg_last_error())) goto out;
+    const float * lg = tg_llama_get_logits(c, -1);
+    double err = rel_l2(lg, ref, n_vocab);
+    CHECK(err < tol, "%s %s: relative L2 error of the last logits %.3g < %.0e", r->model, r->pid, err, tol);
+    int a = tg_llama_argmax(lg, n_vocab), b = tg_llama_argmax(ref, n_vocab);
+    CHECK(a == b, "%s %s: argmax %d == reference %d", r->model, r->pid, a, b);
+    int32_t got[4];
+    int pos = r->n_ids;
+    for (int i = 0; i < 4; i++) {
+        got[i] = tg_llama_argmax(lg, n_vocab);
+        if (i == 3 || tg_llama_decode(c, &got[i], 1, pos++) != TG_OK) break;
+        lg = tg_llama_get_logits(c, -1);
+    }
+    CHECK(memcmp(got, r->greedy, sizeof got) == 0, "%s %s: greedy %d %d %d %d == reference %d %d %d %d", r->model, r->pid,
+          got[0], got[1], got[2], got[3], r->greedy[0], r->greedy[1], r->greedy[2], r->greedy[3]);
+out:
+    tg_llama_context_free(c);
+    free(ref);
+}
+
+// Micro-batches of 5, incremental decoding, every-token logits and an F32
+// cache agree with one batch.
+static void check_consistency(struct tg_llama_model * m, const struct row * r) {
+    const int n_vocab = tg_llama_model_hparams(m)->n_vocab, n = r->n_ids;
+    struct tg_llama_context * c1 = new_ctx(m, 128, 512, TG_TYPE_F16);
+    struct tg_llama_context * c2 = new_ctx(m, 128, 5, TG_TYPE_F16);
+    struct tg_llama_context * c3 = new_ctx(m, 128, 512, TG_TYPE_F32);
+    float * full = malloc(sizeof(float) * (size_t) n_vocab);
+    if (!CHECK(c1 && c2 && c3 && full, "consistency contexts")) goto out;
+    CHECK(tg_llama_decode(c1, r->ids, n, 0) == TG_OK, "one batch of %d tokens", n);
+    memcpy(full, tg_llama_get_logits(c1, -1), sizeof(float) * (size_t) n_vocab);
+    CHECK(tg_llama_decode(c2, r->ids, n, 0) == TG_OK, "micro-batches of 5 tokens");
+    double e = rel_l2(tg_llama_get_logits(c2, -1), full, n_vocab);
+    CHECK(e < 1e-5, "micro-batches of 5 vs one batch: relative error %.3g < 1e-5", e);
+    CHECK(tg_llama_get_logits(c2, 0) == NULL, "logits of a token that was not an output are refused");
+    // incremental: all but the last token, then the last one
+    CHECK(tg_llama_decode(c1, r->ids, n - 1, 0) == TG_OK && tg_llama_decode(c1, r->ids + n - 1, 1, n - 1) == TG_OK,
+          "incremental decode (%d + 1 tokens)", n - 1);
+    e = rel_l2(tg_llama_get_logits(c1, -1), full, n_vocab);
+    CHECK(e < 1e-5, "incremental vs one batch: relative error %.3g < 1e-5", e);
+    CHECK(tg_llama_kv_used(c1) == n, "cache holds %d positions", tg_llama_kv_used(c1));
+    // every token's logits
+    int8_t * want = malloc((size_t) n);
+    memset(want, 1, (size_t) n);
+    struct tg_llama_batch b = { r->ids, n, 0, want };
+    CHECK(tg_llama_decode_batch(c2, &b) == TG_OK, "decode keeping every token's logits");
+    e = rel_l2(tg_llama_get_logits(c2, n - 1), full, n_vocab);
+    CHECK(e < 1e-5 && tg_llama_get_logits(c2, 0) != NULL, "all-logits batch: last row error %.3g < 1e-5, first row kept", e);
+    free(want);
+    // F32 cache
+    CHECK(tg_llama_decode(c3, r->ids, n, 0) == TG_OK, "decode with an F32 KV cache");
+    e = rel_l2(tg_llama_get_logits(c3, -1), full, n_vocab);
+    CHECK(e < 1e-3, "F32 vs F16 KV cache: relative error %.3g < 1e-3", e);
+    // bad input
+    int32_t bad = n_vocab;
+    CHECK(tg_llama_decode(c3, &bad, 1, n) == TG_ERR_INVALID_ARG, "token id %d refused: %s", bad, tg_last_error());
+    CHECK(tg_llama_decode(c3, r->ids, 1, n + 5) == TG_ERR_INVALID_ARG, "position past the cache refused: %s", tg_last_error());
+    CHECK(tg_llama_decode(c3, r->ids, 1, 128) == TG_ERR_INVALID_ARG, "position past n_ctx refused: %s", tg_last_error());
+out:
+    free(full);
+    tg_llama_context_free(c1);
+    tg_llama_context_free(c2);
+    tg_llama_context_free(c3);
+}
+
+// Writes a copy of tiny-f32.gguf with tensor `drop` left out, or `reshape`
+// given shape [ne0, ne1], or `retype` stored as I32. Returns true on success.
+static bool write_variant(const char * out, const char * drop, const char * reshape, const char * retype) {
+    char * path = tg_test_data("tiny-f32.gguf");
+    struct tg_gguf * src = tg_gguf_open(path);
+    free(path);
+    if (!src) return false;
+    struct tg_gguf_writer * w = tg_gguf_writer_new();
+    bool ok = w && tg_gguf_set_kv_from(w, src) == TG_OK;
+    static const int32_t zeros[64 * 64];
+    for (int64_t i = 0; ok && i < tg_gguf_n_tensors(src); i++) {
+        const struct tg_gguf_tensor_info * ti = tg_gguf_tensor(src, i);
+        int64_t ne[4] = { ti->ne[0], ti->ne[1], ti->ne[2], ti->ne[3] };
+        if (drop && !strcmp(ti->name, drop)) continue;
+        if (reshape && !strcmp(ti->name, reshape)) { int64_t t = ne[0]; ne[0] = ne[1]; ne[1] = t; }
+        if (retype && !strcmp(ti->name, retype)) {
+            ok = tg_gguf_add_tensor(w, ti->name, TG_TYPE_I32, ti->n_dims, ne, zeros) == TG_OK;
+            continue;
+        }
+        ok = tg_gguf_add_tensor(w, ti->name, ti->type, ti->n_dims, ne, tg_gguf_tensor_data(src, i)) == TG_OK;
+    }
+    ok = ok && tg_gguf_write(w, out) == TG_OK;
+    tg_gguf_writer_free(w);
+    tg_gguf_close(src);
+    return ok;
+}
+
+static void check_load_errors(void) {
+    struct tg_llama_model * m = tg_llama_model_load("no-such-model.gguf", NULL);
+    CHECK(!m && strstr(tg_last_error(), "no-such-model.gguf"), "missing file: %s", tg_last_error());
+    char * vocab = tg_test_data("llama-spm-vocab.gguf");
+    m = tg_llama_model_load(vocab, NULL);
+    free(vocab);
+    CHECK(!m && strstr(tg_last_error(), "token_embd.weight"), "vocabulary only: %s", tg_last_error());
+    if (CHECK(write_variant("llama-missing.gguf", "blk.1.ffn_up.weight", NULL, NULL), "wrote a model without blk.1.ffn_up")) {
+        m = tg_llama_model_load("llama-missing.gguf", NULL);
+        CHECK(!m && strstr(tg_last_error(), "blk.1.ffn_up.weight") && strstr(tg_last_error(), "missing"),
+              "missing tensor: %s", tg_last_error());
+        tg_llama_model_free(m);
+    }
+    if (CHECK(write_variant("llama-shape.gguf", NULL, "blk.0.ffn_down.weight", NULL), "wrote a model with a transposed ffn_down")) {
+        m = tg_llama_model_load("llama-shape.gguf", NULL);
+        CHECK(!m && strstr(tg_last_error(), "blk.0.ffn_down.weight") && strstr(tg_last_error(), "shape"),
+              "wrong shape: %s", tg_last_error());
+        tg_llama_model_free(m);
+    }
+    if (CHECK(write_variant("llama-type.gguf", NULL, NULL, "blk.0.attn_k.weight"), "wrote a model with an i32 attn_k")) {
+        m = tg_llama_model_load("llama-type.gguf", NULL);
+        CHECK(!m && strstr(tg_last_error(), "blk.0.attn_k.weight") && strstr(tg_last_error(), "type"),
+              "unsupported type: %s", tg_last_error());
+        tg_llama_model_free(m);
+    }
+    remove("llama-missing.gguf");
+    remove("llama-shape.gguf");
+    remove("llama-type.gguf");
+}
+
+static void check_sampling(void) {
+    float logits[100];
+    for (int i = 0; i < 100; i++) logits[i] = sinf((float) i * 0.7f) * 3.0f;
+    struct tg_llama_sampler_params p = tg_llama_sampler_default_params();
+    p.temp = 0.0f;
+    struct tg_llama_sampler * g = tg_llama_sampler_new(&p);
+    int am = tg_llama_argmax(logits, 100);
+    CHECK(tg_llama_sample(g, logits, 100) == am, "temp 0 is greedy (argmax %d)", am);
+    tg_llama_sampler_free(g);
+    p = tg_llama_sampler_default_params();
+    p.temp = 1.5f; p.top_k = 0; p.top_p = 1.0f; p.min_p = 0.0f; p.seed = 7;
+    struct tg_llama_sampler * s1 = tg_llama_sampler_new(&p), * s2 = tg_llama_sampler_new(&p);
+    bool same = true, varied = false;
+    int first = tg_llama_sample(s1, logits, 100);
+    same = first == tg_llama_sample(s2, logits, 100);
+    for (int i = 0; i < 50; i++) {
+        int a = tg_llama_sample(s1, logits, 100), b = tg_llama_sample(s2, logits, 100);
+        same = same && a == b;
+        varied = varied || a != first;
+    }
+    CHECK(same && varied, "same seed, same tokens (and they vary)");
+    tg_llama_sampler_free(s1);
+    tg_llama_sampler_free(s2);
+    p.top_k = 1;
+    s1 = tg_llama_sampler_new(&p);
+    bool all = true;
+    for (int i = 0; i < 20; i++) all = all && tg_llama_sample(s1, logits, 100) == am;
+    CHECK(all, "top-k 1 always picks the argmax");
+    tg_llama_sampler_free(s1);
+    p.top_k = 3; p.seed = 1;
+    s1 = tg_llama_sampler_new(&p);
+    int hits = 0;
+    for (int i = 0; i < 200; i++) {
+        int t = tg_llama_sample(s1, logits, 100);
+        int rank = 0;
+        for (int j = 0; j < 100; j++) rank += logits[j] > logits[t];
+        hits += rank < 3;
+    }
+    CHECK(hits == 200, "top-k 3 keeps the 3 best (%d/200)", hits);
+    tg_llama_sampler_free(s1);
+    p.top_k = 0; p.min_p = 0.5f;
+    s1 = tg_llama_sampler_new(&p);
+    bool minp = true;
+    for (int i = 0; i < 100; i++) minp = minp && logits[tg_llama_sample(s1, logits, 100)] >= logits[am] + logf(0.5f) - 1e-6f;
+    CHECK(minp, "min-p 0.5 keeps tokens with p >= p_max/2");
+    tg_llama_sampler_free(s1);
+}
+
+int main(void) {
+    static struct row rows[32];
+    int n = read_rows(rows, 32);
+    CHECK(n == 12, "logits.tsv has %d rows", n);
+    struct tg_llama_model * m = NULL;
+    const char * cur = "";
+    for (int i = 0; i < n; i++) {
+        if (strcmp(cur, rows[i].model) != 0) {
+            tg_llama_model_free(m);
+            m = load(rows[i].model);
+            cur = rows[i].model;
+            CHECK(m != NULL, "load %s", cur);
+        }
+        if (m) check_row(m, &rows[i]);
+    }
+    tg_llama_model_free(m);
+    m = load("tiny-f32.gguf");
+    if (m && n >= 3) {
+        const struct tg_llama_hparams * h = tg_llama_model_hparams(m);
+        CHECK(h->n_vocab == 32000 && h->n_embd == 64 && h->n_layer == 2 && h->n_head == 4 && h->n_head_kv == 2 &&
+              h->n_ff == 160 && h->head_dim == 16 && h->n_rot == 16 && h->n_ctx_train == 512,
+              "hparams: vocab %d, embd %d, layers %d, heads %d/%d, ff %d, head dim %d, rot %d, ctx %d", h->n_vocab,
+              h->n_embd, h->n_layer, h->n_head, h->n_head_kv, h->n_ff, h->head_dim, h->n_rot, h->n_ctx_train);
+        CHECK(fabsf(h->rms_eps - 1e-5f) < 1e-9f && h->rope_freq_base == 10000.0f, "rms eps %g, rope base %g", h->rms_eps, h->rope_freq_base);
+        CHECK(tg_llama_model_bos(m) == 1 && tg_llama_model_eos(m) == 2, "bos 1, eos 2");
+        check_consistency(m, &rows[2]);
+    }
+    tg_llama_model_free(m);
+    check_load_errors();
+    check_sampling();
+    return tg_check_finish("test_llama");
+}
