@@ -3,6 +3,7 @@
 // info, and the diff/dot/check tools on the open trace.
 #include "cli.h"
 #include "shell.h"
+#include "tg/trace.h"
 #include "tg/types.h"
 
 #include <math.h>
@@ -386,8 +387,7 @@ int shell_cmd_print(struct shell * sh, int argc, char ** argv) {
     int ei = tg_trace_find_eval(sh->tr, gr.graph_id, ti, seq);
     struct tg_trace_eval ev;
     if (ei < 0 || !tg_trace_get_eval(sh->tr, ei, &ev)) return shell_err(sh, "%s was not evaluated in this trace", t.name);
-    if (slice) printf("  (no contents recorded: the slice needs them; record with TGDB_TRACE_DUMP='%s')\n", t.name);
-    printf("  no contents recorded (TGDB_TRACE_DUMP='%s' records them); summary:\n", t.name);
+    printf("  no contents recorded%s (TGDB_TRACE_DUMP='%s' records them); summary:\n", slice ? ", so no slice" : "", t.name);
     if (ev.flags & TG_TRACE_EVAL_SUMMARY)
         printf("  min %.6g max %.6g mean %.6g rms %.6g  nan %llu inf %llu zeros %llu of %llu\n", ev.sum.min, ev.sum.max, ev.sum.mean,
                ev.sum.rms, (unsigned long long) ev.sum.n_nan, (unsigned long long) ev.sum.n_inf, (unsigned long long) ev.sum.n_zero,

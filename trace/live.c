@@ -316,7 +316,12 @@ bool tg_live_where(const struct tg_live * lv, struct tg_live_where * w) {
     return true;
 }
 
+struct tg_graph * tg_live_graph(const struct tg_live * lv) {
+    return lv->state == TG_LIVE_IDLE ? NULL : tg_llama_last_graph(lv->ctx);
+}
+
 bool tg_live_node_done(const struct tg_live * lv, int i) {
+    if (lv->state == TG_LIVE_DONE) return true;
     return lv->state == TG_LIVE_STOPPED && i <= lv->index;
 }
 

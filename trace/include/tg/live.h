@@ -65,6 +65,9 @@ struct tg_live_where {
 };
 // Where the run is stopped. False when not stopped.
 bool tg_live_where(const struct tg_live * lv, struct tg_live_where * w);
+// The graph of the current or last decode (valid until the next decode),
+// NULL before the first. While running it must not be read.
+struct tg_graph * tg_live_graph(const struct tg_live * lv);
 // True when node i of the current graph has been computed already.
 bool tg_live_node_done(const struct tg_live * lv, int i);
 // Reads n elements (logical order, as float) of a tensor of the current graph
