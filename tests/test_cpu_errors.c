@@ -8,6 +8,7 @@
 #include "tg/cpu.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 static struct tg_context * ctx_new(bool no_alloc) {
@@ -156,6 +157,51 @@ static void test_bad_rows(void) {
     tg_context_free(ctx);
 }
 
+// Stops at every node of a graph mixing single-thread and multi-thread nodes,
+// with 1..4 threads, by a hook or by a kernel error: no deadlock, right counts.
+static void test_stop_schedule(void) {
+    struct tg_context_params cp = { .mem_size = 8u << 20, .mem_buffer = NULL, .no_alloc = false };
+    struct tg_context * ctx = tg_context_new(cp);
+    struct tg_tensor * big = tg_new_tensor_2d(ctx, TG_TYPE_F32, 256, 256);     // 64k elements: several threads
+    struct tg_tensor * emb = tg_new_tensor_2d(ctx, TG_TYPE_F32, 4, 10);
+    struct tg_tensor * ids = tg_new_tensor_1d(ctx, TG_TYPE_I32, 2);
+    memset(big->data, 0, tg_nbytes(big));
+    memset(emb->data, 0, tg_nbytes(emb));
+    struct tg_tensor * x = tg_abs(ctx, big);
+    struct tg_tensor * r = tg_get_rows(ctx, emb, ids);                          // small; may fail
+    struct tg_tensor * y = tg_neg(ctx, tg_scale(ctx, x, 2.0f));
+    struct tg_tensor * z = tg_add(ctx, tg_sqr(ctx, r), r);
+    struct tg_tensor * w = tg_silu(ctx, y);
+    struct tg_graph * g = tg_graph_new(ctx, 64);
+    bool built = w && z && tg_graph_build_forward(g, w) == TG_OK && tg_graph_build_forward(g, z) == TG_OK;
+    const int n = g->n_nodes;
+    if (!CHECK(built && n == 7, "mixed graph of %d nodes built", n)) { tg_context_free(ctx); return; }
+    bool all_ok = true;
+    for (int nt = 1; nt <= 4; nt++) {
+        struct tg_cpu_pool * pool = tg_cpu_pool_new(nt);
+        for (int stop = -1; stop < n; stop++) {
+            ((int32_t *) ids->data)[0] = 1;
+            ((int32_t *) ids->data)[1] = 3;
+            struct hook_log h = { .stop_at = stop, .last_index = -1, .in_order = true, .on_caller = true, .caller = pthread_self() };
+            struct tg_cpu_hooks hooks = { before, after, &h };
+            enum tg_status st = tg_cpu_graph_compute(pool, g, &hooks);
+            bool ok = stop < 0 ? st == TG_OK && h.n_before == n && h.n_after == n
+                               : st == TG_ERR_ABORTED && h.n_before == stop + 1 && h.n_after == stop;
+            // The same graph with a bad row id: the kernel error stops it, with and without hooks.
+            ((int32_t *) ids->data)[1] = 99;
+            struct hook_log h2 = { .stop_at = -1, .last_index = -1, .in_order = true, .on_caller = true, .caller = pthread_self() };
+            struct tg_cpu_hooks hooks2 = { before, after, &h2 };
+            st = tg_cpu_graph_compute(pool, g, stop < 0 ? NULL : &hooks2);
+            ok &= st == TG_ERR_INVALID_ARG && (stop < 0 || h2.n_before == h2.n_after + 1);
+            if (!ok) printf("  threads %d stop at %d: %s (before %d, after %d)\n", nt, stop, tg_status_str(st), h.n_before, h.n_after);
+            all_ok &= ok;
+        }
+        tg_cpu_pool_free(pool);
+    }
+    CHECK(all_ok, "stops at each of %d nodes (hook or kernel error) with 1..4 threads: right status and hook counts", n);
+    tg_context_free(ctx);
+}
+
 static void test_pool_args(void) {
     struct tg_cpu_pool * p = tg_cpu_pool_new(0);
     CHECK(p == NULL && tg_last_status() == TG_ERR_INVALID_ARG, "tg_cpu_pool_new(0) fails: %s", tg_last_error());
@@ -180,6 +226,7 @@ int main(void) {
     test_hooks();
     test_reentry();
     test_bad_rows();
+    test_stop_schedule();
     test_pool_args();
     return tg_check_finish("test_cpu_errors");
 }

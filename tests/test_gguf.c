@@ -209,11 +209,17 @@ static void test_round_trip(void) {
     CHECK(t && (int) t->type == 14 && strcmp(tg_gguf_tensor_type_name(t->type), "q6_K") == 0,
           "unsupported-but-valid q6_K opens with its type recorded");
 
-    // set_kv_from: copy the vocabulary into a new file.
+    tg_gguf_close(g);
+    free(mem);
+    unlink(path);
+}
+
+// set_kv_from: copy the vocabulary into a new file.
+static void test_kv_copy(void) {
     char * vpath = tg_test_data("llama-spm-vocab.gguf");
     struct tg_gguf * v = tg_gguf_open(vpath);
     free(vpath);
-    w = tg_gguf_writer_new();
+    struct tg_gguf_writer * w = tg_gguf_writer_new();
     CHECK(v && tg_gguf_set_kv_from(w, v) == TG_OK, "set_kv_from(vocab)");
     tg_gguf_set_str(w, "general.name", "copy");
     void * p2; size_t n2;
@@ -221,7 +227,7 @@ static void test_round_trip(void) {
     struct tg_gguf * g2 = tg_gguf_open_memory(p2, n2);
     CHECK(g2 && tg_gguf_n_kv(g2) == tg_gguf_n_kv(v), "copy has the same %lld keys", (long long) tg_gguf_n_kv(v));
     int64_t k1 = tg_gguf_find_key(v, "tokenizer.ggml.tokens"), k2 = tg_gguf_find_key(g2, "tokenizer.ggml.tokens");
-    same = g2 && tg_gguf_arr_n(g2, k2) == 32000;
+    bool same = g2 && tg_gguf_arr_n(g2, k2) == 32000;
     for (int64_t j = 0; same && j < 32000; j++) {
         size_t l1, l2;
         const char * s1 = tg_gguf_arr_str(v, k1, j, &l1), * s2 = tg_gguf_arr_str(g2, k2, j, &l2);
@@ -234,9 +240,6 @@ static void test_round_trip(void) {
     free(p2);
     tg_gguf_writer_free(w);
     tg_gguf_close(v);
-    tg_gguf_close(g);
-    free(mem);
-    unlink(path);
 }
 
 // ---- malformed files -----------------------------------------------------------------
@@ -400,6 +403,7 @@ int main(void) {
     test_vocab();
     test_type_table();
     test_round_trip();
+    test_kv_copy();
     test_bad_files();
     test_cut_short();
     test_open_errors();

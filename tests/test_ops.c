@@ -453,6 +453,41 @@ static void case_copy(void) {
     }
 }
 
+// Copies into strided destinations (a KV-cache-like view with padded rows, or
+// a transposed view), converting; only the view's elements are compared.
+static void case_cpy_into_views(void) {
+    static const int64_t sh[4] = { 64, 6, 3, 1 };
+    for (int a = 0; a < 3; a++) {
+        for (int b = 0; b < 5; b++) {
+            for (int v = 0; v < 2; v++) {
+                const enum tg_type ts = g_store_types[a], td = g_store_types[b];
+                const bool q = tg_type_traits(td)->is_quantized;
+                if (q && v == 1) continue;   // quantized rows cannot be transposed
+                struct tg_context * ctx = new_ctx();
+                struct tg_tensor * s = input(ctx, ts, sh, v ? L_PERM : L_CONTIG, -2, 2);
+                struct tg_tensor * dst;
+                if (v == 0) {
+                    struct tg_tensor * big = input(ctx, td, (const int64_t[4]) { 96, 8, 3, 1 }, L_CONTIG, -1, 1);
+                    dst = tg_view_4d(ctx, big, 64, 6, 3, 1, big->nb[1], big->nb[2], big->nb[3], big->nb[1] + (q ? tg_type_size(td) : 0));
+                    dst->user = (void *) " view";
+                } else {
+                    struct tg_tensor * big = input(ctx, td, (const int64_t[4]) { 6, 64, 3, 1 }, L_CONTIG, -1, 1);
+                    dst = tg_transpose(ctx, big);
+                    dst->user = (void *) " transp";
+                }
+                struct tg_tensor * out = tg_cpy(ctx, s, dst);
+                char what[200], da[64], db[64];
+                snprintf(what, sizeof(what), "cpy %s -> %s", desc(s, da, sizeof(da)), desc(dst, db, sizeof(db)));
+                double * ref = ref_alloc(s);
+                FOR4(s) ref[LIN(s)] = getv(s, i0, i1, i2, i3);
+                if (compute(ctx, out, what)) check_out(dst, ref, ts == td ? 0 : thr_for(td), what);
+                free(ref);
+                tg_context_free(ctx);
+            }
+        }
+    }
+}
+
 static void case_get_rows(void) {
     static const int64_t sa[4] = { 64, 10, 2, 1 };
     for (int t = 0; t < 5; t++) {
@@ -815,6 +850,7 @@ static void run_all_cases(void) {
     case_reduce();
     case_repeat_concat();
     case_copy();
+    case_cpy_into_views();
     case_get_rows();
     case_set_rows();
     case_norm();

@@ -18,6 +18,8 @@ static void check_sample(struct tg_trace * tr, const char * how) {
     CHECK(!strcmp(tg_trace_op_name(tr, 2), "MUL_MAT") && !strcmp(tg_trace_op_name(tr, 99), "OP#99"), "%s: op names", how);
     CHECK(!strcmp(tg_trace_type_name(tr, 8), "q8_0") && !strcmp(tg_trace_type_name(tr, 2), "type#2"), "%s: type names", how);
     CHECK(tg_trace_op_from_name(tr, "ADD") == 1, "%s: op from name", how);
+    CHECK(!strcmp(tg_trace_cause_name(tr, 3), "weight_buffer") && !strcmp(tg_trace_cause_name(tr, 9), "cause#9"),
+          "%s: cause names", how);
     struct tg_trace_sched s;
     CHECK(tg_trace_n_scheds(tr) == 1 && tg_trace_get_sched(tr, 0, &s) && s.n_backends == 2 &&
           !strcmp(s.backend[0], "BLAS"), "%s: sched", how);

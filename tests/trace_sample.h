@@ -38,7 +38,8 @@ static int write_sample_trace(const char * path, bool close_it) {
     struct tg_trace_writer * w = tg_trace_writer_open(path);
     if (!w) return -1;
     struct tg_trace_run run = { 1700000000000000000ull, 1000, 4242, 2, "0.1.0", "prog --flag", "CPU,BLAS", "note", 0 };
-    tg_trace_write_run(w, &run, sample_ops, 4, sample_types, 9);
+    static const char * const causes[] = { "none", "user", "preallocated", "weight_buffer" };
+    tg_trace_write_run_causes(w, &run, sample_ops, 4, sample_types, 9, causes, 4);
     struct tg_trace_sched s = { 1, 2, { "BLAS", "CPU" }, { "CPU", "CPU" }, 0 };
     tg_trace_write_sched(w, &s);
     struct tg_trace_tensor t[5];

@@ -164,8 +164,7 @@ static void stale_text(struct sbuf * b, struct tg_trace * tr, const struct tg_tr
         struct tg_trace_host hw;
         if (tg_trace_get_host(tr, bad->host, &hw)) sb_printf(b, "'%s' by a host write (record %u)", hw.name, hw.record);
     }
-    sb_printf(b, "\n  fix: mark '%s' as an output (tg_set_output) or copy it before the next graph is allocated\n",
-              h->name);
+    sb_printf(b, "\n");
 }
 
 static bool check_stale(struct tg_trace * tr, struct tg_trace_report * rep) {
@@ -183,12 +182,22 @@ static bool check_stale(struct tg_trace * tr, struct tg_trace_report * rep) {
         int lo = 0, hi = nw;
         while (lo < hi) { int mid = (lo + hi) / 2; if (w[mid].record < h.record) lo = mid + 1; else hi = mid; }
         const struct write_ev * own = NULL, * bad = NULL;
+        int k_own = -1;
         for (int k = lo - 1; k >= 0; k--) {
             if (w[k].buffer != h.buffer_uid || w[k].end <= hb || w[k].begin >= he) continue;
-            if (w[k].root == h.root_uid) { own = &w[k]; break; }
+            if (w[k].root == h.root_uid) { own = &w[k]; k_own = k; break; }
             bad = &w[k];   // keeps the earliest foreign write after the last own write
         }
         if (!bad) continue;
+        const struct write_ev * later[4];
+        int n_later = 0;
+        for (int k = k_own + 1; k < lo && n_later < 4; k++) {
+            if (&w[k] == bad || w[k].eval < 0 || w[k].buffer != h.buffer_uid || w[k].end <= hb || w[k].begin >= he ||
+                w[k].root == h.root_uid || w[k].root == bad->root) continue;
+            bool dup = false;
+            for (int j = 0; j < n_later; j++) dup = dup || later[j]->root == w[k].root;
+            if (!dup) later[n_later++] = &w[k];
+        }
         struct tg_trace_finding f = finding_init(TG_TRACE_FIND_STALE_READ, true);
         f.graph_t = h.graph_id; f.tensor_t = h.tensor;
         f.buffer_uid = h.buffer_uid;
@@ -197,6 +206,15 @@ static bool check_stale(struct tg_trace * tr, struct tg_trace_report * rep) {
         f.eval = bad->eval; f.host = i; f.record = h.record;
         struct sbuf b = {0};
         stale_text(&b, tr, &h, own, bad, &f);
+        for (int j = 0; j < n_later; j++) {
+            struct tg_trace_eval el;
+            if (!tg_trace_get_eval(tr, later[j]->eval, &el)) continue;
+            sb_printf(&b, "  then also overwritten by ");
+            describe_tensor(&b, tr, (int32_t) el.graph_id, el.node);
+            sb_printf(&b, " in computation #%u\n", el.compute_seq);
+        }
+        sb_printf(&b, "  fix: mark '%s' as an output (tg_set_output) and read it before the scheduler allocates "
+                  "another graph, or copy it out\n", h.name);
         ok = add_finding(rep, &f, &b);
     }
     free(w);

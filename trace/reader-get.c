@@ -43,6 +43,13 @@ const char * tg_trace_type_name(const struct tg_trace * tr, int type) {
     return tr->name_buf;
 }
 
+const char * tg_trace_cause_name(const struct tg_trace * tr, uint32_t cause) {
+    if (tr && cause < (uint32_t) tr->n_cause_names && tr->cause_names[cause][0]) return tr->cause_names[cause];
+    if (!tr) return "?";
+    snprintf(((struct tg_trace *) tr)->name_buf, sizeof(tr->name_buf), "cause#%u", cause);
+    return tr->name_buf;
+}
+
 int tg_trace_op_from_name(const struct tg_trace * tr, const char * name) {
     if (!tr || !name) return -1;
     for (int i = 0; i < tr->n_op_names; i++)

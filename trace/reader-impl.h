@@ -48,6 +48,8 @@ struct tg_trace {
     int            n_op_names;
     const char **  type_names;
     int            n_type_names;
+    const char **  cause_names;
+    int            n_cause_names;
     char           name_buf[32];
 
     struct trace_gmeta * graphs;

@@ -176,7 +176,8 @@ static bool parse_run_tables(struct tg_trace * tr, uint32_t ord) {
     if (end - p < 24) return false;
     p += 24;
     for (int k = 0; k < 4; k++) if (!trace_read_str(&p, end)) return false;
-    for (int tab = 0; tab < 2; tab++) {
+    for (int tab = 0; tab < 3; tab++) {
+        if (tab == 2 && p == end) break;   // cause table: optional
         if (end - p < 4) return false;
         uint32_t n = rd_u32(p); p += 4;
         if (n > (uint32_t) (end - p) / 4) return false;
@@ -186,8 +187,9 @@ static bool parse_run_tables(struct tg_trace * tr, uint32_t ord) {
             names[i] = trace_read_str(&p, end);
             if (!names[i]) { free(names); return false; }
         }
-        if (tab == 0) { tr->op_names = names; tr->n_op_names = (int) n; }
-        else          { tr->type_names = names; tr->n_type_names = (int) n; }
+        if (tab == 0)      { tr->op_names = names; tr->n_op_names = (int) n; }
+        else if (tab == 1) { tr->type_names = names; tr->n_type_names = (int) n; }
+        else               { tr->cause_names = names; tr->n_cause_names = (int) n; }
     }
     return true;
 }
@@ -367,6 +369,7 @@ void tg_trace_close(struct tg_trace * tr) {
     for (int k = 0; k < TRACE_N_KINDS; k++) free(tr->kind[k].v);
     free(tr->op_names);
     free(tr->type_names);
+    free(tr->cause_names);
     free(tr->graphs);
     free(tr->graph_by_id);
     free(tr->eval_keys);

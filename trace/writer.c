@@ -228,14 +228,22 @@ enum tg_status tg_trace_write_raw(struct tg_trace_writer * w, uint16_t type, con
     return rec_commit(w);
 }
 
-enum tg_status tg_trace_write_run(struct tg_trace_writer * w, const struct tg_trace_run * r,
+enum tg_status tg_trace_write_run(struct tg_trace_writer * w, const struct tg_trace_run * run,
                                   const char * const * op_names, int n_ops,
                                   const char * const * type_names, int n_types) {
-    if (!r || n_ops < 0 || n_types < 0) return tg_error(TG_ERR_INVALID_ARG, "trace: bad RUN arguments");
+    return tg_trace_write_run_causes(w, run, op_names, n_ops, type_names, n_types, NULL, 0);
+}
+
+enum tg_status tg_trace_write_run_causes(struct tg_trace_writer * w, const struct tg_trace_run * r,
+                                  const char * const * op_names, int n_ops,
+                                  const char * const * type_names, int n_types,
+                                  const char * const * cause_names, int n_causes) {
+    if (!r || n_ops < 0 || n_types < 0 || n_causes < 0) return tg_error(TG_ERR_INVALID_ARG, "trace: bad RUN arguments");
     size_t len = 24 + str_size(r->engine_version) + str_size(r->cmdline) + str_size(r->backends)
-               + str_size(r->note) + 8;
+               + str_size(r->note) + 12;
     for (int i = 0; i < n_ops; i++) len += str_size(op_names ? op_names[i] : NULL);
     for (int i = 0; i < n_types; i++) len += str_size(type_names ? type_names[i] : NULL);
+    for (int i = 0; i < n_causes; i++) len += str_size(cause_names ? cause_names[i] : NULL);
     uint8_t * p = rec_begin(w, TG_TRACE_REC_RUN, len);
     if (!p) return tg_last_status();
     wr_u64(p, r->time_unix_ns);
@@ -251,6 +259,8 @@ enum tg_status tg_trace_write_run(struct tg_trace_writer * w, const struct tg_tr
     for (int i = 0; i < n_ops; i++) q = put_str(q, op_names ? op_names[i] : NULL);
     wr_u32(q, (uint32_t) n_types); q += 4;
     for (int i = 0; i < n_types; i++) q = put_str(q, type_names ? type_names[i] : NULL);
+    wr_u32(q, (uint32_t) n_causes); q += 4;
+    for (int i = 0; i < n_causes; i++) q = put_str(q, cause_names ? cause_names[i] : NULL);
     return rec_commit(w);
 }
 

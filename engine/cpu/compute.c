@@ -229,6 +229,8 @@ struct node_plan {
     tg_cpu_kernel_fn fn;
     int nth;
     int index;
+    bool sync_before;   // all threads meet before the node (after thread 0's before hook)
+    bool sync_after;    // all threads meet after the node
 };
 
 struct graph_plan {
@@ -238,32 +240,53 @@ struct graph_plan {
     int stopped_at;                     // node index a hook stopped at, or -1
 };
 
+// Threads meet only where needed: around nodes that run on several threads
+// (and, with hooks, on both sides of thread 0's hook calls). Runs of
+// single-thread nodes go through thread 0 alone while the workers wait at the
+// next meeting point.
+static void plan_syncs(struct graph_plan * pl) {
+    for (int k = 0; k < pl->n; k++) {
+        struct node_plan * np = &pl->nodes[k];
+        const bool multi = np->nth > 1;
+        const bool next_multi = k + 1 < pl->n && pl->nodes[k + 1].nth > 1;
+        np->sync_before = pl->hooks && multi;
+        np->sync_after = multi || (!pl->hooks && next_multi);
+    }
+}
+
+// Every thread walks the same schedule of syncs. Thread 0 alone decides to
+// stop (a hook said so, or a kernel failed): it then skips work but keeps to
+// the schedule until the next sync, after which every thread leaves.
 static void graph_job(struct tg_cpu_pool * pool, void * job, int ith) {
     struct graph_plan * pl = job;
     const int n = pl->n;
-    const int n_threads = pool->n_threads;
     const struct tg_cpu_hooks * hooks = pl->hooks;
     struct tg_cpu_params prm = { .ith = ith, .nth = 1, .wdata = pool->wdata, .wsize = pool->wsize, .pool = pool };
+    bool stopping = false;   // thread 0 only
     for (int k = 0; k < n; k++) {
         const struct node_plan * np = &pl->nodes[k];
-        if (hooks) {
-            if (ith == 0 && hooks->before && !hooks->before(np->node, np->index, hooks->user)) {
-                pl->stopped_at = np->index;
-                atomic_store(&pool->abort, 1);
-            }
-            tg_cpu_barrier_wait(&pool->graph_bar, n_threads);
-            if (atomic_load(&pool->abort)) break;
+        if (ith == 0 && !stopping && hooks && hooks->before && !hooks->before(np->node, np->index, hooks->user)) {
+            pl->stopped_at = np->index;
+            stopping = true;
+            atomic_store(&pool->stop_request, 1);
         }
-        if (ith < np->nth) {
+        if (np->sync_before && tg_cpu_pool_sync(pool)) break;
+        if (!stopping && ith < np->nth) {
             prm.nth = np->nth;
             np->fn(&prm, np->node);
         }
-        tg_cpu_barrier_wait(&pool->graph_bar, n_threads);
-        if (atomic_load(&pool->err_set)) break;
-        if (ith == 0 && hooks && hooks->after) hooks->after(np->node, np->index, hooks->user);
+        if (np->sync_after && tg_cpu_pool_sync(pool)) break;
+        if (ith == 0 && !stopping) {
+            if (atomic_load(&pool->err_set)) {
+                stopping = true;
+                atomic_store(&pool->stop_request, 1);
+            } else if (hooks && hooks->after) {
+                hooks->after(np->node, np->index, hooks->user);
+            }
+        }
     }
-    // Nothing in `job` is read after this barrier (thread 0 frees it).
-    tg_cpu_barrier_wait(&pool->graph_bar, n_threads);
+    // Nothing in `job` is read after this sync (thread 0 frees it).
+    tg_cpu_pool_sync(pool);
 }
 
 // Builds the plan: skips no-op nodes, checks data and support, picks nth and
@@ -287,7 +310,7 @@ static enum tg_status make_plan(struct tg_cpu_pool * pool, struct tg_graph * g, 
         int nth = t < pool->n_threads ? (int) (t < 1 ? 1 : t) : pool->n_threads;
         size_t ws = d->wsize ? d->wsize(node, nth) : 0;
         if (ws > *wsize) *wsize = ws;
-        pl->nodes[pl->n++] = (struct node_plan) { node, d->fn, nth, i };
+        pl->nodes[pl->n++] = (struct node_plan) { node, d->fn, nth, i, false, false };
     }
     return TG_OK;
 }
@@ -312,7 +335,7 @@ enum tg_status tg_cpu_graph_compute(struct tg_cpu_pool * pool, struct tg_graph *
         st = tg_error(TG_ERR_NOMEM, "tg_cpu_graph_compute: cannot allocate a %zu-byte work buffer", ws);
     }
     if (st == TG_OK && pl.n > 0) {
-        atomic_store(&pool->abort, 0);
+        plan_syncs(&pl);
         tg_cpu_pool_run(pool, graph_job, &pl);
         if (atomic_load(&pool->err_set)) {
             st = tg_error(pool->err_st, "%s", pool->err_msg);

@@ -39,8 +39,13 @@ struct tg_cpu_pool {
     atomic_int err_set;         // first kernel error of the graph
     enum tg_status err_st;
     char       err_msg[512];
-    atomic_int abort;           // set by thread 0 (hook said stop / error)
+    atomic_int stop_request;    // set by thread 0 (a hook said stop, or it saw an error)
+    atomic_int stop_latched;    // stop_request || err_set as of the last tg_cpu_pool_sync
 };
+
+// Barrier of all the pool's threads between nodes; returns true when a stop
+// was requested before it (every thread gets the same answer).
+bool tg_cpu_pool_sync(struct tg_cpu_pool * pool);
 
 bool tg_cpu_pool_reserve(struct tg_cpu_pool * pool, size_t size);
 void tg_cpu_pool_run(struct tg_cpu_pool * pool, tg_cpu_job_fn fn, void * job);

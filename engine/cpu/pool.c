@@ -49,11 +49,16 @@ static void futex_wake_all(atomic_int * addr) {
 #endif
 }
 
-void tg_cpu_barrier_wait(struct tg_cpu_bar * b, int n) {
-    if (n <= 1) return;
+// The last thread to arrive runs `latch` (if any) before releasing the others.
+static void barrier_wait(struct tg_cpu_bar * b, int n, void (*latch)(struct tg_cpu_pool *), struct tg_cpu_pool * pool) {
+    if (n <= 1) {
+        if (latch) latch(pool);
+        return;
+    }
     int phase = atomic_load_explicit(&b->phase, memory_order_acquire);
     if (atomic_fetch_add_explicit(&b->arrived, 1, memory_order_acq_rel) == n - 1) {
         atomic_store_explicit(&b->arrived, 0, memory_order_relaxed);
+        if (latch) latch(pool);
         atomic_fetch_add(&b->phase, 1);               // seq_cst: ordered before the sleepers load
         if (atomic_load(&b->sleepers) > 0) futex_wake_all(&b->phase);
         return;
@@ -65,6 +70,22 @@ void tg_cpu_barrier_wait(struct tg_cpu_bar * b, int n) {
     atomic_fetch_add(&b->sleepers, 1);
     while (atomic_load(&b->phase) == phase) futex_wait(&b->phase, phase);
     atomic_fetch_sub(&b->sleepers, 1);
+}
+
+void tg_cpu_barrier_wait(struct tg_cpu_bar * b, int n) {
+    barrier_wait(b, n, NULL, NULL);
+}
+
+// Stop requests made before a sync (by thread 0 or a kernel error) become
+// visible to every thread after it, all at the same sync.
+static void latch_stop(struct tg_cpu_pool * pool) {
+    int stop = atomic_load(&pool->stop_request) || atomic_load(&pool->err_set);
+    atomic_store(&pool->stop_latched, stop);
+}
+
+bool tg_cpu_pool_sync(struct tg_cpu_pool * pool) {
+    barrier_wait(&pool->graph_bar, pool->n_threads, latch_stop, pool);
+    return atomic_load(&pool->stop_latched) != 0;
 }
 
 void tg_cpu_barrier(const struct tg_cpu_params * p) {
@@ -177,6 +198,8 @@ bool tg_cpu_pool_reserve(struct tg_cpu_pool * pool, size_t size) {
 // caller) and returns when all have returned.
 void tg_cpu_pool_run(struct tg_cpu_pool * pool, tg_cpu_job_fn fn, void * job) {
     atomic_store(&pool->err_set, 0);
+    atomic_store(&pool->stop_request, 0);
+    atomic_store(&pool->stop_latched, 0);
     pool->err_st = TG_OK;
     pool->err_msg[0] = '\0';
     if (pool->n_threads > 1) {

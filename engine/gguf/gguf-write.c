@@ -152,7 +152,8 @@ enum tg_status tg_gguf_set_arr(struct tg_gguf_writer * w, const char * key, enum
     if (st) return st;
     size_t sz = tg_gguf_type_size(t);
     if (sz == 0) return tg_error(TG_ERR_INVALID_ARG, "gguf writer: key '%s': %s is not a numeric array type", key, tg_gguf_type_name(t));
-    if (n < 0 || (n > 0 && !data)) return tg_error(TG_ERR_INVALID_ARG, "gguf writer: key '%s': bad array (n=%lld)", key, (long long) n);
+    if (n < 0 || (n > 0 && !data) || (uint64_t) n > SIZE_MAX / sz)
+        return tg_error(TG_ERR_INVALID_ARG, "gguf writer: key '%s': bad array (n=%lld)", key, (long long) n);
     if (strcmp(key, TG_GGUF_KEY_ALIGNMENT) == 0)
         return tg_error(TG_ERR_INVALID_ARG, "gguf writer: general.alignment must be uint32, got array");
     struct bb b = {0};

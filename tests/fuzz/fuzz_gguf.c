@@ -4,6 +4,7 @@
 #include "tg/gguf.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 static volatile uint8_t sink;
@@ -37,6 +38,32 @@ static void walk_kv(const struct tg_gguf * g, int64_t i) {
     touch(tg_gguf_get_str(g, key), 1);
 }
 
+// Property: whatever parses can be copied by the writer (every key/value,
+// every tensor with its data when present) and the copy parses the same.
+static void round_trip(const struct tg_gguf * g) {
+    struct tg_gguf_writer * w = tg_gguf_writer_new();
+    if (!w) return;
+    if (tg_gguf_set_kv_from(w, g) != TG_OK) __builtin_trap();
+    for (int64_t i = 0; i < tg_gguf_n_tensors(g); i++) {
+        const struct tg_gguf_tensor_info * t = tg_gguf_tensor(g, i);
+        if (t->size > (1u << 20)) { tg_gguf_writer_free(w); return; }   // keep the fuzzer fast
+        if (tg_gguf_add_tensor(w, t->name, t->type, t->n_dims, t->ne, tg_gguf_tensor_data(g, i)) != TG_OK) __builtin_trap();
+    }
+    void * p; size_t n;
+    if (tg_gguf_write_memory(w, &p, &n) != TG_OK) __builtin_trap();
+    struct tg_gguf * c = tg_gguf_open_memory(p, n);
+    if (!c || tg_gguf_n_kv(c) != tg_gguf_n_kv(g) || tg_gguf_n_tensors(c) != tg_gguf_n_tensors(g) ||
+        tg_gguf_alignment(c) != tg_gguf_alignment(g) || !tg_gguf_data_complete(c)) __builtin_trap();
+    for (int64_t i = 0; i < tg_gguf_n_tensors(g); i++) {
+        const void * a = tg_gguf_tensor_data(g, i), * b = tg_gguf_tensor_data(c, i);
+        if (tg_gguf_tensor(c, i)->size != tg_gguf_tensor(g, i)->size) __builtin_trap();
+        if (a && memcmp(a, b, tg_gguf_tensor(g, i)->size) != 0) __builtin_trap();
+    }
+    tg_gguf_close(c);
+    free(p);
+    tg_gguf_writer_free(w);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t * data, size_t size) {
     struct tg_gguf * g = tg_gguf_open_memory(data, size);
     if (!g) return 0;
@@ -51,6 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t * data, size_t size) {
     }
     if (tg_gguf_data(g) && tg_gguf_data_offset(g) < tg_gguf_file_size(g)) touch(tg_gguf_data(g), 1);
     tg_gguf_data_error(g);
+    round_trip(g);
     tg_gguf_close(g);
     return 0;
 }

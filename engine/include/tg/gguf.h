@@ -45,10 +45,16 @@ enum tg_gguf_type {
 
 struct tg_gguf;  // opaque
 
-// Opens and validates a file (mmap). NULL + last error on failure.
+// Opens and validates a file (read-only mmap; the file must not be truncated
+// while open). Returns a handle the caller closes, or NULL + last error:
+// TG_ERR_IO (missing, directory, not a regular file, mmap failed) or
+// TG_ERR_FORMAT (malformed: "gguf: <item> (at offset N): <field> ...").
 struct tg_gguf * tg_gguf_open(const char * path);
-// Parses a caller-owned memory image (kept, not copied: must outlive the handle).
+// Parses a caller-owned memory image (kept, not copied: must outlive the
+// handle). Same validation and errors as tg_gguf_open. Tensor data pointers
+// are as aligned as the buffer is.
 struct tg_gguf * tg_gguf_open_memory(const void * data, size_t size);
+// Unmaps and frees everything the handle owns. NULL is a no-op.
 void tg_gguf_close(struct tg_gguf * g);
 
 uint32_t tg_gguf_version(const struct tg_gguf * g);
@@ -133,8 +139,12 @@ const void * tg_gguf_tensor_data(const struct tg_gguf * g, int64_t i);
 // copied; setting a key again replaces its value (in place). Setting
 // "general.alignment" (uint32, power of two <= 1 MiB) also sets the data
 // alignment. Tensors are laid out in the order they are added.
+// Every setter returns TG_OK, TG_ERR_INVALID_ARG (NULL writer, empty key, bad
+// value for general.alignment, bad array) or TG_ERR_NOMEM, with last error.
 struct tg_gguf_writer;
+// New empty writer (alignment 32), owned by the caller; NULL on OOM.
 struct tg_gguf_writer * tg_gguf_writer_new(void);
+// Frees the writer and its copies (not tensor data). NULL is a no-op.
 void tg_gguf_writer_free(struct tg_gguf_writer * w);
 enum tg_status tg_gguf_set_u32 (struct tg_gguf_writer * w, const char * key, uint32_t v);
 enum tg_status tg_gguf_set_i32 (struct tg_gguf_writer * w, const char * key, int32_t v);
@@ -144,8 +154,10 @@ enum tg_status tg_gguf_set_bool(struct tg_gguf_writer * w, const char * key, boo
 enum tg_status tg_gguf_set_str (struct tg_gguf_writer * w, const char * key, const char * v);
 // Numeric array of n elements of type t (copied).
 enum tg_status tg_gguf_set_arr (struct tg_gguf_writer * w, const char * key, enum tg_gguf_type t, const void * data, int64_t n);
+// Array of n NUL-terminated strings (copied).
 enum tg_status tg_gguf_set_arr_str(struct tg_gguf_writer * w, const char * key, const char * const * strs, int64_t n);
-// Copies every key/value of an open file (e.g. a vocabulary) into the writer.
+// Copies every key/value of an open file (e.g. a vocabulary) into the writer,
+// byte for byte (src may be closed afterwards).
 enum tg_status tg_gguf_set_kv_from(struct tg_gguf_writer * w, const struct tg_gguf * src);
 // Adds a tensor; `data` (tg_row_size * rows bytes) is referenced, not copied,
 // until tg_gguf_write returns. NULL data writes zeros. Any GGUF type id is
@@ -153,8 +165,11 @@ enum tg_status tg_gguf_set_kv_from(struct tg_gguf_writer * w, const struct tg_gg
 // longer than 63 bytes are TG_ERR_INVALID_ARG.
 enum tg_status tg_gguf_add_tensor(struct tg_gguf_writer * w, const char * name, enum tg_type type,
                                   int n_dims, const int64_t * ne, const void * data);
+// Same as tg_gguf_set_u32(w, "general.alignment", alignment): a power of two <= 1 MiB.
 enum tg_status tg_gguf_set_alignment(struct tg_gguf_writer * w, uint32_t alignment);
-// Writes a GGUF v3 file. TG_ERR_IO with the path and errno text on failure.
+// Writes a GGUF v3 file (header, key/values, tensor infos, padding, each
+// tensor's data padded to the alignment). The writer stays usable. TG_ERR_IO
+// with the path and errno text on failure (a partial file is removed).
 enum tg_status tg_gguf_write(struct tg_gguf_writer * w, const char * path);
 // Same, into a malloc'd buffer the caller frees (*data, *size).
 enum tg_status tg_gguf_write_memory(struct tg_gguf_writer * w, void ** data, size_t * size);

@@ -85,6 +85,8 @@ bool tg_trace_get_run(const struct tg_trace * tr, struct tg_trace_run * out);
 // shared by calls with unknown ids: copy it before the next call in that case).
 const char * tg_trace_op_name(const struct tg_trace * tr, int op);
 const char * tg_trace_type_name(const struct tg_trace * tr, int type);
+// Placement cause name ("weight_buffer"); "cause#n" when unknown (same buffer rule).
+const char * tg_trace_cause_name(const struct tg_trace * tr, uint32_t cause);
 // Op id of a name in the trace's table, -1 if absent.
 int tg_trace_op_from_name(const struct tg_trace * tr, const char * name);
 int  tg_trace_n_scheds(const struct tg_trace * tr);

@@ -287,6 +287,15 @@ struct tg_trace_event {
 // Returns "log", "unallocated-use", ... or "unknown".
 const char * tg_trace_event_kind_name(uint32_t kind);
 
+// Node selection patterns (contents recording, `tgdb trace nodes --filter`):
+// a comma-separated list; each item is a node-name glob (`*` any run of
+// characters, `?` one character: "blk.3.*", "*-3") or `op=NAME` (an op name
+// glob: "op=MUL_MAT"). True when `name` or `op_name` matches an item; a NULL
+// or empty list matches nothing.
+bool tg_trace_pattern_match(const char * patterns, const char * name, const char * op_name);
+// Glob match of one pattern (`*`, `?`) against s.
+bool tg_trace_glob(const char * pattern, const char * s);
+
 #ifdef __cplusplus
 }
 #endif

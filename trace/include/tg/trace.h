@@ -76,11 +76,16 @@ uint32_t tg_trace_writer_n_records(const struct tg_trace_writer * w);
 // Bytes written so far.
 uint64_t tg_trace_writer_size(const struct tg_trace_writer * w);
 
-// RUN: metadata plus the engine's op and type name tables (op_names[i] is
-// the name of op id i; type_names[i] of type id i, NULL or "" if unused).
+// RUN: metadata plus the engine's name tables: op_names[i] names op id i,
+// type_names[i] type id i (NULL or "" for unused ids); no cause table.
 enum tg_status tg_trace_write_run(struct tg_trace_writer * w, const struct tg_trace_run * run,
                                   const char * const * op_names, int n_ops,
                                   const char * const * type_names, int n_types);
+// Same plus the placement cause names (cause_names[i] names cause i of tg/sched.h).
+enum tg_status tg_trace_write_run_causes(struct tg_trace_writer * w, const struct tg_trace_run * run,
+                                         const char * const * op_names, int n_ops,
+                                         const char * const * type_names, int n_types,
+                                         const char * const * cause_names, int n_causes);
 enum tg_status tg_trace_write_sched(struct tg_trace_writer * w, const struct tg_trace_sched * s);
 // GRAPH: tensors[n_nodes + n_leafs] (nodes first). g->structure_hash is
 // computed by the writer when 0.
@@ -132,11 +137,6 @@ bool tg_trace_summarize_data(const void * data, int type, const int64_t ne[4], c
 size_t tg_trace_gather_data(const void * data, int type, const int64_t ne[4], const size_t nb[4],
                             void * dst, size_t cap);
 
-// True when `name` (node name) or `op_name` matches the contents pattern
-// list (see the top of this file). NULL or "" pattern matches nothing.
-bool tg_trace_pattern_match(const char * patterns, const char * name, const char * op_name);
-// Glob match of one pattern (`*`, `?`).
-bool tg_trace_glob(const char * pattern, const char * s);
 
 // ============================================================================
 // Recorder (engine observer)
@@ -156,6 +156,29 @@ struct tg_trace_options {
 
 // Defaults: hashes, summaries and host hashes on, no contents, zstd level 3.
 struct tg_trace_options tg_trace_default_options(void);
+
+// Creates `path` and attaches a recorder to `sched`, or to every scheduler
+// and all host tensor access when sched is NULL (global). opt NULL: defaults
+// (the strings are copied). Returns NULL + last error (TG_ERR_IO: cannot
+// create the file; TG_ERR_NOMEM: too many observers). The caller owns the
+// recorder: tg_trace_detach() it before freeing the scheduler.
+struct tg_trace_recorder * tg_trace_attach(struct tg_sched * sched, const char * path,
+                                           const struct tg_trace_options * opt);
+// Detaches, writes the index and footer, closes the file and frees rec.
+// Returns the first write error met while recording (TG_OK if none). NULL: TG_OK.
+enum tg_status tg_trace_detach(struct tg_trace_recorder * rec);
+// The recorder attached by TGDB_TRACE (tg_observe_env_hook), or NULL.
+struct tg_trace_recorder * tg_trace_env_recorder(void);
+// Writes a DECODE marker (before computing a batch): n_tokens tokens from
+// position pos of sequence seq_id; ids may be NULL. Engine markers
+// (tg_observe_marker(sched, "decode", "n_tokens=%d pos=%d", ...)) are
+// recorded too; this call adds the token ids.
+enum tg_status tg_trace_mark_decode(struct tg_trace_recorder * rec, int n_tokens, int pos, int seq_id,
+                                    const int32_t * ids);
+// Writes a USER marker with free text.
+enum tg_status tg_trace_mark(struct tg_trace_recorder * rec, const char * text);
+// The recorder's writer (to add custom records), or NULL.
+struct tg_trace_writer * tg_trace_recorder_writer(struct tg_trace_recorder * rec);
 
 #ifdef __cplusplus
 }

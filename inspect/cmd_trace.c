@@ -1,0 +1,506 @@
+// cmd_trace.c - `tgdb trace info|nodes|node|dump`: read a trace file.
+#include "cli.h"
+#include "tg/trace-check.h"
+#include "tg/trace-read.h"
+#include "tg/types.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+TG_CLI_COMMAND(trace,
+    "trace info FILE | nodes FILE [--graph G] [--filter PATTERN] [--compute N] | node FILE NODE | "
+    "dump FILE NODE [--compute N] [--npy OUT]",
+    "read a trace: summary, evaluated nodes, one node in full, recorded contents")
+
+static struct tg_trace * open_trace(const char * path) {
+    struct tg_trace * tr = tg_trace_open(path);
+    if (!tr) tg_cli_err("%s", tg_last_error());
+    return tr;
+}
+
+static const char * human_bytes(uint64_t n, char * buf, size_t cap) {
+    if (n >= (1ull << 30)) snprintf(buf, cap, "%.2f GiB", (double) n / (1ull << 30));
+    else if (n >= (1ull << 20)) snprintf(buf, cap, "%.2f MiB", (double) n / (1ull << 20));
+    else if (n >= (1ull << 10)) snprintf(buf, cap, "%.1f KiB", (double) n / (1ull << 10));
+    else snprintf(buf, cap, "%" PRIu64 " B", n);
+    return buf;
+}
+
+static const char * usage_name(int usage) {
+    return usage == TG_TRACE_USAGE_WEIGHTS ? "weights" : usage == TG_TRACE_USAGE_COMPUTE ? "compute" : "any";
+}
+
+// ---- info ---------------------------------------------------------------------
+
+static void info_run(struct tg_trace * tr) {
+    struct tg_trace_run run;
+    if (!tg_trace_get_run(tr, &run)) { printf("run: (no RUN record)\n"); return; }
+    time_t t = (time_t) (run.time_unix_ns / 1000000000ull);
+    struct tm tm;
+    char when[64] = "?";
+    if (gmtime_r(&t, &tm)) strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+    printf("run: pid %u, %d threads, engine %s, started %s\n", run.pid, run.n_threads, run.engine_version, when);
+    printf("  command: %s\n", run.cmdline[0] ? run.cmdline : "(unknown)");
+    printf("  backends: %s\n", run.backends[0] ? run.backends : "(unknown)");
+    if (run.note[0]) printf("  note: %s\n", run.note);
+}
+
+static void info_graphs(struct tg_trace * tr) {
+    int ng = tg_trace_n_graphs(tr);
+    printf("graphs: %d\n", ng);
+    int shown = 0;
+    for (int gi = 0; gi < ng; gi++) {
+        struct tg_trace_graph g;
+        struct tg_trace_split_summary ss;
+        if (!tg_trace_get_graph(tr, gi, &g)) continue;
+        if (shown++ == 12 && ng > 14) { printf("  ... %d more graphs\n", ng - 12); break; }
+        tg_trace_split_summary(tr, gi, &ss);
+        char b1[32];
+        printf("  graph %u (sched %d): %d nodes, %d leafs, %d splits, %d copies (%s)", g.graph_id,
+               g.sched_id == UINT32_MAX ? -1 : (int) g.sched_id, g.n_nodes, g.n_leafs, ss.n_splits, ss.n_copies,
+               human_bytes(ss.copy_bytes, b1, sizeof(b1)));
+        int nb = tg_trace_n_buffers(tr, gi);
+        for (int bi = 0; bi < nb; bi++) {
+            struct tg_trace_buffer b;
+            if (tg_trace_get_buffer(tr, gi, bi, &b))
+                printf("%s %s %s #%" PRIu64 " %s", bi ? "," : "; buffers:", b.buft, usage_name(b.usage), b.uid,
+                       human_bytes(b.size, b1, sizeof(b1)));
+        }
+        printf("\n");
+    }
+}
+
+static void info_totals(struct tg_trace * tr) {
+    int nc = tg_trace_n_computes(tr), ok = 0, failed = 0, begun = 0;
+    for (int i = 0; i < nc; i++) {
+        struct tg_trace_compute c;
+        if (!tg_trace_get_compute(tr, i, &c)) continue;
+        if (c.phase == TG_TRACE_BEGIN) begun++;
+        else if (c.status == 0) ok++;
+        else failed++;
+    }
+    int ne = tg_trace_n_evals(tr), nhash = 0, nsum = 0, nnan = 0;
+    uint64_t t_ns = 0;
+    for (int i = 0; i < ne; i++) {
+        struct tg_trace_eval e;
+        if (!tg_trace_get_eval(tr, i, &e)) continue;
+        nhash += (e.flags & TG_TRACE_EVAL_HASH) != 0;
+        nsum += (e.flags & TG_TRACE_EVAL_SUMMARY) != 0;
+        nnan += (e.flags & TG_TRACE_EVAL_SUMMARY) && (e.sum.n_nan || e.sum.n_inf);
+        if ((e.flags & TG_TRACE_EVAL_TIME) && e.t_end_ns >= e.t_begin_ns) t_ns += e.t_end_ns - e.t_begin_ns;
+    }
+    printf("computations: %d begun, %d ok, %d failed%s\n", begun, ok, failed,
+           begun > ok + failed ? " (some did not finish)" : "");
+    printf("evaluated nodes: %d (%d hashed, %d summarized, %d with NaN/Inf), node time %.3f ms\n", ne, nhash, nsum,
+           nnan, (double) t_ns / 1e6);
+    int nct = tg_trace_n_contents(tr);
+    uint64_t raw = 0, stored = 0;
+    for (int i = 0; i < nct; i++) {
+        struct tg_trace_contents c;
+        if (tg_trace_get_contents(tr, i, &c)) { raw += c.raw_size; stored += c.stored_size; }
+    }
+    char b1[32], b2[32];
+    printf("contents: %d tensors (%s, %s stored)\n", nct, human_bytes(raw, b1, sizeof(b1)),
+           human_bytes(stored, b2, sizeof(b2)));
+    int nh = tg_trace_n_hosts(tr), nr = 0;
+    for (int i = 0; i < nh; i++) {
+        struct tg_trace_host h;
+        if (tg_trace_get_host(tr, i, &h)) nr += h.kind == TG_TRACE_HOST_READ;
+    }
+    printf("host accesses: %d reads, %d writes; markers: %d; events: %d\n", nr, nh - nr, tg_trace_n_markers(tr),
+           tg_trace_n_events(tr));
+}
+
+static int trace_info(int argc, char ** argv) {
+    if (argc != 3) return tg_cli_usage("trace");
+    struct tg_trace * tr = open_trace(argv[2]);
+    if (!tr) return 1;
+    struct tg_trace_status st;
+    tg_trace_get_status(tr, &st);
+    printf("trace: %s (format %u.%u, %" PRIu64 " bytes)\n", argv[2], st.version_major, st.version_minor, st.file_size);
+    printf("status: %s\n", st.message);
+    if (st.truncated)
+        printf("truncated: yes, at offset %" PRIu64 " (record %u): %s\n", st.stop_offset, st.n_records,
+               st.stop == TG_TRACE_STOP_NONE ? "not closed" : tg_trace_stop_str(st.stop));
+    if (st.n_unknown || st.n_invalid) printf("skipped: %u unknown, %u invalid records\n", st.n_unknown, st.n_invalid);
+    info_run(tr);
+    int ns = tg_trace_n_scheds(tr);
+    printf("schedulers: %d\n", ns);
+    for (int i = 0; i < ns; i++) {
+        struct tg_trace_sched s;
+        if (!tg_trace_get_sched(tr, i, &s)) continue;
+        printf("  sched %u:", s.sched_id);
+        for (int b = 0; b < s.n_backends; b++) printf("%s %d=%s (%s)", b ? "," : "", b, s.backend[b], s.buft[b]);
+        printf("\n");
+    }
+    info_graphs(tr);
+    info_totals(tr);
+    tg_trace_close(tr);
+    return 0;
+}
+
+// ---- nodes ----------------------------------------------------------------------
+
+static void print_eval_row(struct tg_trace * tr, int i, const struct tg_trace_eval * e, int gi) {
+    struct tg_trace_tensor t;
+    struct tg_trace_graph g;
+    bool have = tg_trace_get_tensor(tr, gi, e->node, &t) && tg_trace_get_graph(tr, gi, &g);
+    printf("%6d %5u %5d  %-24s %-10s %-6s %3d  #%" PRIu64 "@%-9" PRIu64, i, e->graph_id, e->node, have ? t.name : "?",
+           have ? tg_trace_op_name(tr, t.op) : "?", have ? tg_trace_backend_name(tr, g.sched_id, e->backend) : "?",
+           e->split, e->buffer_uid, e->offset);
+    if (e->flags & TG_TRACE_EVAL_TIME) printf(" %9.1f", (double) (e->t_end_ns - e->t_begin_ns) / 1e3);
+    else printf(" %9s", "-");
+    if (e->flags & TG_TRACE_EVAL_HASH) printf("  %016" PRIx64, e->hash);
+    else printf("  %16s", "-");
+    if (e->flags & TG_TRACE_EVAL_SUMMARY) {
+        printf("  %11.4g %11.4g %11.4g %11.4g", e->sum.min, e->sum.max, e->sum.mean, e->sum.rms);
+        if (e->sum.n_nan || e->sum.n_inf)
+            printf("  nan=%" PRIu64 " inf=%" PRIu64, e->sum.n_nan, e->sum.n_inf);
+    }
+    printf("%s\n", e->flags & TG_TRACE_EVAL_CONTENTS ? "  [contents]" : "");
+}
+
+static int trace_nodes(int argc, char ** argv) {
+    if (argc < 3) return tg_cli_usage("trace");
+    long graph = -1, compute = -1;
+    const char * filter = NULL;
+    for (int i = 3; i < argc; i++) {
+        if (!strcmp(argv[i], "--graph") && i + 1 < argc) graph = strtol(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--compute") && i + 1 < argc) compute = strtol(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--filter") && i + 1 < argc) filter = argv[++i];
+        else return tg_cli_err("trace nodes: unknown argument '%s'", argv[i]);
+    }
+    struct tg_trace * tr = open_trace(argv[2]);
+    if (!tr) return 1;
+    if (graph >= 0 && tg_trace_find_graph(tr, (uint32_t) graph) < 0) {
+        tg_trace_close(tr);
+        return tg_cli_err("trace nodes: no graph %ld in %s", graph, argv[2]);
+    }
+    printf("%6s %5s %5s  %-24s %-10s %-6s %3s  %-20s %9s  %-16s  %11s %11s %11s %11s\n", "eval", "graph", "node", "name",
+           "op", "backend", "spl", "buffer@offset", "time_us", "hash", "min", "max", "mean", "rms");
+    int ne = tg_trace_n_evals(tr), shown = 0, cached_gid = -1, gi = -1, last_marker = -2;
+    for (int i = 0; i < ne; i++) {
+        struct tg_trace_eval e;
+        if (!tg_trace_get_eval(tr, i, &e)) continue;
+        if (graph >= 0 && e.graph_id != (uint32_t) graph) continue;
+        if (compute >= 0 && e.compute_seq != (uint32_t) compute) continue;
+        if ((int) e.graph_id != cached_gid) { cached_gid = (int) e.graph_id; gi = tg_trace_find_graph(tr, e.graph_id); }
+        if (filter) {
+            struct tg_trace_tensor t;
+            if (!tg_trace_get_tensor(tr, gi, e.node, &t) || !tg_trace_pattern_match(filter, t.name, tg_trace_op_name(tr, t.op)))
+                continue;
+        }
+        int mi = tg_trace_marker_before(tr, e.record);
+        struct tg_trace_marker m;
+        if (mi != last_marker && mi >= 0 && tg_trace_get_marker(tr, mi, &m))
+            printf("-- marker %d: %s n_tokens=%d pos=%d\n", mi, m.text, m.n_tokens, m.pos);
+        last_marker = mi;
+        print_eval_row(tr, i, &e, gi);
+        shown++;
+    }
+    printf("%d of %d evaluated nodes\n", shown, ne);
+    tg_trace_close(tr);
+    return 0;
+}
+
+// ---- node ---------------------------------------------------------------------------
+
+// Resolves NODE: "G:I" (graph_id:tensor index), "#E" (eval index) or a name
+// (the latest graph holding it). Sets *gi, *ti and *eval (-1 if not evaluated).
+static bool resolve_node(struct tg_trace * tr, const char * spec, long compute, int * gi, int * ti, int * eval) {
+    struct tg_trace_graph g;
+    *gi = -1; *ti = -1; *eval = -1;
+    char * end;
+    if (spec[0] == '#') {
+        long e = strtol(spec + 1, &end, 10);
+        struct tg_trace_eval ev;
+        if (*end || !tg_trace_get_eval(tr, (int) e, &ev)) return false;
+        *gi = tg_trace_find_graph(tr, ev.graph_id);
+        *ti = ev.node;
+        *eval = (int) e;
+        return *gi >= 0;
+    }
+    const char * colon = strchr(spec, ':');
+    if (colon) {
+        long gid = strtol(spec, &end, 10);
+        if (end == colon) {
+            long t = strtol(colon + 1, &end, 10);
+            if (*end) return false;
+            *gi = tg_trace_find_graph(tr, (uint32_t) gid);
+            if (*gi < 0 || !tg_trace_get_graph(tr, *gi, &g) || t < 0 || t >= g.n_nodes + g.n_leafs) return false;
+            *ti = (int) t;
+        }
+    }
+    if (*gi < 0) {
+        for (int k = tg_trace_n_graphs(tr) - 1; k >= 0 && *gi < 0; k--) {
+            int t = tg_trace_find_tensor(tr, k, spec);
+            if (t >= 0) { *gi = k; *ti = t; }
+        }
+        if (*gi < 0) return false;
+    }
+    tg_trace_get_graph(tr, *gi, &g);
+    *eval = tg_trace_find_eval(tr, g.graph_id, *ti, compute >= 0 ? (uint32_t) compute : UINT32_MAX);
+    return true;
+}
+
+static void print_ref(struct tg_trace * tr, int gi, int ti) {
+    struct tg_trace_graph g;
+    char name[TG_TRACE_NAME];
+    tg_trace_get_graph(tr, gi, &g);
+    tg_trace_tensor_name(tr, gi, ti, name);
+    if (ti < g.n_nodes) {
+        struct tg_trace_tensor t;
+        tg_trace_get_tensor(tr, gi, ti, &t);
+        printf("'%s' (node %d, %s)", name, ti, tg_trace_op_name(tr, t.op));
+    } else {
+        printf("'%s' (leaf %d)", name, ti - g.n_nodes);
+    }
+}
+
+static void node_structure(struct tg_trace * tr, int gi, int ti, const struct tg_trace_tensor * t) {
+    char shape[96];
+    printf("  type %s, shape %s, strides [%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "], uid %#" PRIx64 "\n",
+           tg_trace_type_name(tr, t->type), tg_trace_shape_str(t->ne, shape, sizeof(shape)), t->nb[0], t->nb[1],
+           t->nb[2], t->nb[3], t->uid);
+    if (t->flags)
+        printf("  flags:%s%s%s%s\n", t->flags & 1 ? " input" : "", t->flags & 2 ? " output" : "",
+               t->flags & 4 ? " param" : "", t->flags & 8 ? " loss" : "");
+    int last = -1;
+    for (int k = 0; k < TG_TRACE_MAX_OP_PARAMS; k++) if (t->op_params[k]) last = k;
+    if (last >= 0) {
+        printf("  op params:");
+        for (int k = 0; k <= last; k++) {
+            float f;
+            memcpy(&f, &t->op_params[k], 4);
+            printf(" [%d]=%d", k, t->op_params[k]);
+            if (isfinite(f) && fabsf(f) > 1e-30f && fabsf(f) < 1e30f && (t->op_params[k] > 0x00FFFFFF || t->op_params[k] < -0x00FFFFFF))
+                printf("(%g)", f);
+        }
+        printf("\n");
+    }
+    for (int k = 0; k < TG_TRACE_MAX_SRC; k++) {
+        if (t->src[k] < 0) continue;
+        printf("  src[%d]: ", k);
+        print_ref(tr, gi, t->src[k]);
+        printf("\n");
+    }
+    if (t->view_src >= 0) {
+        printf("  view of: ");
+        print_ref(tr, gi, t->view_src);
+        printf(" at byte offset %" PRIu64 "\n", t->view_offs);
+    }
+}
+
+static void node_placement(struct tg_trace * tr, int gi, int ti, const struct tg_trace_graph * g) {
+    struct tg_trace_placement p;
+    if (tg_trace_get_placement(tr, gi, ti, &p))
+        printf("  placement: %s, cause %s%s%s\n", tg_trace_backend_name(tr, g->sched_id, p.backend),
+               tg_trace_cause_name(tr, p.cause), p.text[0] ? ": " : "", p.text);
+    int si = ti < g->n_nodes ? tg_trace_split_of_node(tr, gi, ti) : -1;
+    struct tg_trace_split sp;
+    if (si >= 0 && tg_trace_get_split(tr, gi, si, &sp))
+        printf("  split %d of %d: %s, nodes %d..%d, %u inputs\n", si, tg_trace_n_splits(tr, gi),
+               tg_trace_backend_name(tr, g->sched_id, sp.backend), sp.node_begin, sp.node_end - 1, sp.n_inputs);
+}
+
+static void node_alloc(struct tg_trace * tr, int gi, int ti, const struct tg_trace_graph * g) {
+    struct tg_trace_alloc a;
+    struct tg_trace_buffer b;
+    if (!tg_trace_get_alloc(tr, gi, ti, &a)) { printf("  allocation: not recorded\n"); return; }
+    if (a.buffer < 0 || !tg_trace_get_buffer(tr, gi, a.buffer, &b)) {
+        printf("  allocation: %s\n", a.flags & TG_TRACE_ALLOC_NONE ? "no memory" : "not in a recorded buffer");
+        return;
+    }
+    printf("  allocation: buffer #%" PRIu64 " (%s, %s), offset %" PRIu64 ", %" PRIu64 " bytes, live steps %d..%d%s%s",
+           b.uid, b.buft, usage_name(b.usage), a.offset, a.size, a.first_step, a.last_step,
+           a.flags & TG_TRACE_ALLOC_VIEW ? ", view" : "", a.flags & TG_TRACE_ALLOC_EXTERNAL ? ", preallocated" : "");
+    if (a.inplace_parent >= 0) { printf(", in place of "); print_ref(tr, gi, a.inplace_parent); }
+    printf("\n");
+    int shown = 0, nt = g->n_nodes + g->n_leafs;
+    for (int k = 0; k < nt; k++) {
+        struct tg_trace_alloc o;
+        if (k == ti || !tg_trace_get_alloc(tr, gi, k, &o) || o.buffer != a.buffer || o.size == 0) continue;
+        if (o.offset >= a.offset + a.size || a.offset >= o.offset + o.size) continue;
+        if (shown++ == 0) printf("  shares memory with:\n");
+        if (shown > 24) continue;
+        printf("    ");
+        print_ref(tr, gi, k);
+        printf(" bytes [%" PRIu64 ", %" PRIu64 "), live steps %d..%d%s\n", o.offset, o.offset + o.size, o.first_step,
+               o.last_step, o.flags & TG_TRACE_ALLOC_VIEW ? " (view)" : "");
+    }
+    if (shown > 24) printf("    ... %d more\n", shown - 24);
+}
+
+static void node_evals(struct tg_trace * tr, const struct tg_trace_graph * g, int ti) {
+    int n = tg_trace_n_evals(tr), shown = 0;
+    for (int i = 0; i < n; i++) {
+        struct tg_trace_eval e;
+        if (!tg_trace_get_eval(tr, i, &e) || e.graph_id != g->graph_id || e.node != ti) continue;
+        if (shown++ == 0) printf("  evaluations:\n");
+        printf("    eval #%d, computation %u: %.1f us", i, e.compute_seq, (double) (e.t_end_ns - e.t_begin_ns) / 1e3);
+        if (e.flags & TG_TRACE_EVAL_HASH) printf(", hash %016" PRIx64, e.hash);
+        if (e.flags & TG_TRACE_EVAL_SUMMARY)
+            printf(", min %.6g max %.6g mean %.6g rms %.6g, nan %" PRIu64 " inf %" PRIu64 " zero %" PRIu64, e.sum.min,
+                   e.sum.max, e.sum.mean, e.sum.rms, e.sum.n_nan, e.sum.n_inf, e.sum.n_zero);
+        if (e.flags & TG_TRACE_EVAL_CONTENTS) printf(", contents recorded");
+        int mi = tg_trace_marker_before(tr, e.record);
+        struct tg_trace_marker m;
+        if (mi >= 0 && tg_trace_get_marker(tr, mi, &m)) printf(" [%s #%d pos %d]", m.text, mi, m.pos);
+        printf("\n");
+    }
+    if (!shown) printf("  evaluations: none recorded\n");
+}
+
+static int trace_node(int argc, char ** argv) {
+    if (argc < 4) return tg_cli_usage("trace");
+    long compute = -1;
+    for (int i = 4; i < argc; i++) {
+        if (!strcmp(argv[i], "--compute") && i + 1 < argc) compute = strtol(argv[++i], NULL, 10);
+        else return tg_cli_err("trace node: unknown argument '%s'", argv[i]);
+    }
+    struct tg_trace * tr = open_trace(argv[2]);
+    if (!tr) return 1;
+    int gi, ti, ev;
+    if (!resolve_node(tr, argv[3], compute, &gi, &ti, &ev)) {
+        tg_trace_close(tr);
+        return tg_cli_err("trace node: no node '%s' in %s (use a name, GRAPH:INDEX or #EVAL)", argv[3], argv[2]);
+    }
+    struct tg_trace_graph g;
+    struct tg_trace_tensor t;
+    tg_trace_get_graph(tr, gi, &g);
+    tg_trace_get_tensor(tr, gi, ti, &t);
+    printf("'%s': graph %u (sched %d), %s %d, op %s\n", t.name, g.graph_id,
+           g.sched_id == UINT32_MAX ? -1 : (int) g.sched_id, ti < g.n_nodes ? "node" : "leaf",
+           ti < g.n_nodes ? ti : ti - g.n_nodes, tg_trace_op_name(tr, t.op));
+    node_structure(tr, gi, ti, &t);
+    node_placement(tr, gi, ti, &g);
+    node_alloc(tr, gi, ti, &g);
+    node_evals(tr, &g, ti);
+    tg_trace_close(tr);
+    return 0;
+}
+
+// ---- dump ---------------------------------------------------------------------------
+
+// Converts n elements of `type` to f32 (false if the type cannot be).
+static bool to_f32(int type, const uint8_t * src, float * dst, int64_t n) {
+    switch (type) {
+    case TG_TYPE_F32: memcpy(dst, src, (size_t) n * 4); return true;
+    case TG_TYPE_F64: for (int64_t i = 0; i < n; i++) { double v; memcpy(&v, src + 8 * i, 8); dst[i] = (float) v; } return true;
+    case TG_TYPE_I8:  for (int64_t i = 0; i < n; i++) dst[i] = (int8_t) src[i]; return true;
+    case TG_TYPE_I16: for (int64_t i = 0; i < n; i++) { int16_t v; memcpy(&v, src + 2 * i, 2); dst[i] = v; } return true;
+    case TG_TYPE_I32: for (int64_t i = 0; i < n; i++) { int32_t v; memcpy(&v, src + 4 * i, 4); dst[i] = (float) v; } return true;
+    case TG_TYPE_I64: for (int64_t i = 0; i < n; i++) { int64_t v; memcpy(&v, src + 8 * i, 8); dst[i] = (float) v; } return true;
+    default: break;
+    }
+    const struct tg_type_traits * tt = tg_type_traits((enum tg_type) type);
+    if (!tt || !tt->to_float || n % tt->blck_size) return false;
+    tt->to_float(src, dst, n);
+    return true;
+}
+
+static int write_npy(const char * path, const float * v, const int64_t ne[4]) {
+    int nd = 1;
+    for (int d = 0; d < 4; d++) if (ne[d] > 1) nd = d + 1;
+    char shape[128] = "", hdr[256];
+    for (int d = nd - 1; d >= 0; d--) {
+        char one[32];
+        snprintf(one, sizeof(one), "%lld,%s", (long long) ne[d], nd == 1 ? "" : " ");
+        strcat(shape, one);
+    }
+    int hl = snprintf(hdr, sizeof(hdr), "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }", shape);
+    int total = 10 + hl + 1;
+    int pad = (64 - total % 64) % 64;
+    FILE * f = fopen(path, "wb");
+    if (!f) return tg_cli_err("trace dump: cannot create '%s'", path);
+    uint16_t hlen = (uint16_t) (hl + pad + 1);
+    fwrite("\x93NUMPY\x01\x00", 1, 8, f);
+    fputc(hlen & 0xFF, f); fputc(hlen >> 8, f);
+    fwrite(hdr, 1, (size_t) hl, f);
+    for (int i = 0; i < pad; i++) fputc(' ', f);
+    fputc('\n', f);
+    size_t n = (size_t) (ne[0] * ne[1] * ne[2] * ne[3]);
+    bool ok = fwrite(v, 4, n, f) == n;
+    if (fclose(f) != 0 || !ok) return tg_cli_err("trace dump: write to '%s' failed", path);
+    return 0;
+}
+
+static void print_values(const float * v, const int64_t ne[4]) {
+    int64_t rows = ne[1] * ne[2] * ne[3];
+    for (int64_t r = 0; r < rows && r < 8; r++) {
+        printf("  [%lld,%lld,%lld] ", (long long) (r % ne[1]), (long long) (r / ne[1] % ne[2]),
+               (long long) (r / (ne[1] * ne[2])));
+        for (int64_t c = 0; c < ne[0] && c < 10; c++) printf(" %10.5g", v[r * ne[0] + c]);
+        printf("%s\n", ne[0] > 10 ? " ..." : "");
+    }
+    if (rows > 8) printf("  ... %lld more rows\n", (long long) (rows - 8));
+}
+
+static int trace_dump(int argc, char ** argv) {
+    if (argc < 4) return tg_cli_usage("trace");
+    long compute = -1;
+    const char * npy = NULL;
+    for (int i = 4; i < argc; i++) {
+        if (!strcmp(argv[i], "--compute") && i + 1 < argc) compute = strtol(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--npy") && i + 1 < argc) npy = argv[++i];
+        else return tg_cli_err("trace dump: unknown argument '%s'", argv[i]);
+    }
+    struct tg_trace * tr = open_trace(argv[2]);
+    if (!tr) return 1;
+    int gi, ti, ev, rc = 1;
+    struct tg_trace_graph g;
+    struct tg_trace_contents c;
+    float * v = NULL;
+    uint8_t * raw = NULL;
+    if (!resolve_node(tr, argv[3], compute, &gi, &ti, &ev)) {
+        rc = tg_cli_err("trace dump: no node '%s' in %s", argv[3], argv[2]);
+        goto done;
+    }
+    tg_trace_get_graph(tr, gi, &g);
+    int ci = tg_trace_find_contents(tr, g.graph_id, ti, compute >= 0 ? (uint32_t) compute : UINT32_MAX);
+    if (ci < 0 || !tg_trace_get_contents(tr, ci, &c)) {
+        rc = tg_cli_err("trace dump: no contents recorded for '%s' (record them with TGDB_TRACE_DUMP=PATTERN)", argv[3]);
+        goto done;
+    }
+    int64_t n = c.ne[0] * c.ne[1] * c.ne[2] * c.ne[3];
+    raw = malloc(c.raw_size ? (size_t) c.raw_size : 1);
+    v = malloc((size_t) (n > 0 ? n : 1) * sizeof(float));
+    if (!raw || !v) { rc = tg_cli_err("trace dump: out of memory"); goto done; }
+    if (tg_trace_read_contents(tr, ci, raw, (size_t) c.raw_size) != TG_OK) {
+        rc = tg_cli_err("trace dump: %s", tg_last_error());
+        goto done;
+    }
+    if (!to_f32(c.type, raw, v, n)) {
+        rc = tg_cli_err("trace dump: cannot convert type %s", tg_trace_type_name(tr, c.type));
+        goto done;
+    }
+    char shape[96];
+    printf("'%s' graph %u node %d, computation %u: %s %s, hash %016" PRIx64 "\n", argv[3], g.graph_id, ti,
+           c.compute_seq, tg_trace_type_name(tr, c.type), tg_trace_shape_str(c.ne, shape, sizeof(shape)), c.hash);
+    if (npy) {
+        rc = write_npy(npy, v, c.ne);
+        if (rc == 0) printf("wrote %s (float32)\n", npy);
+    } else {
+        print_values(v, c.ne);
+        rc = 0;
+    }
+done:
+    free(raw);
+    free(v);
+    tg_trace_close(tr);
+    return rc;
+}
+
+static int cmd_trace(int argc, char ** argv) {
+    if (argc < 3) return tg_cli_usage("trace");
+    const char * sub = argv[1];
+    if (!strcmp(sub, "info")) return trace_info(argc, argv);
+    if (!strcmp(sub, "nodes")) return trace_nodes(argc, argv);
+    if (!strcmp(sub, "node")) return trace_node(argc, argv);
+    if (!strcmp(sub, "dump")) return trace_dump(argc, argv);
+    return tg_cli_err("trace: unknown subcommand '%s' (info, nodes, node, dump)", sub);
+}

@@ -1,0 +1,224 @@
+// test_trace_record.c - the recorder on a real scheduler: every node
+// evaluated is recorded with the hash of its real contents, summaries match,
+// contents selected by pattern decode to the real bytes, placement and
+// allocation are recorded, host reads are recorded; a view and its
+// contiguous copy hash the same in the trace.
+//
+// Also the "victim" program of tests/test_trace_kill.sh:
+//   test_trace_record victim loop N        compute N graphs (N<=0: forever), "computed K" after each
+//   test_trace_record victim kill-at K     SIGKILL itself from the eval callback at node K of graph 2
+//   test_trace_record victim abort-at K    abort() from the eval callback at node K of graph 2
+//   test_trace_record victim kill-before   SIGKILL itself right after creating the scheduler
+// (run with TGDB_TRACE=path: the recorder comes from the environment hook).
+#include "check.h"
+#include "tg/backend.h"
+#include "tg/sched.h"
+#include "tg/trace-read.h"
+#include "tg/trace.h"
+
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct net {
+    struct tg_context * wctx, * ctx;
+    struct tg_buffer *  wbuf;
+    struct tg_tensor *  w, * x, * mm, * tr, * ct, * out;
+    struct tg_graph *   g;
+};
+
+// out = scale(cont(transpose(w x)), 0.5) + 1; w [64,32] weights, x [64,8] input.
+static bool net_build(struct net * n, struct tg_backend * cpu, bool keep_all) {
+    struct tg_context_params wp = { 1 << 16, NULL, true };
+    n->wctx = tg_context_new(wp);
+    n->w = tg_set_name(tg_new_tensor_2d(n->wctx, TG_TYPE_F32, 64, 32), "w.weight");
+    n->wbuf = tg_backend_alloc_ctx_tensors(n->wctx, cpu);
+    if (!n->wbuf) return false;
+    tg_buffer_set_usage(n->wbuf, TG_BUFFER_USAGE_WEIGHTS);
+    float wv[64 * 32];
+    for (int i = 0; i < 64 * 32; i++) wv[i] = sinf((float) i * 0.37f) * 0.1f;
+    tg_backend_tensor_set(n->w, wv, 0, sizeof(wv));
+    struct tg_context_params cp = { 1 << 20, NULL, true };
+    n->ctx = tg_context_new(cp);
+    n->x = tg_set_name(tg_new_tensor_2d(n->ctx, TG_TYPE_F32, 64, 8), "x");
+    tg_set_input(n->x);
+    n->mm = tg_set_name(tg_mul_mat(n->ctx, n->w, n->x), "mm-0");
+    n->tr = tg_set_name(tg_transpose(n->ctx, n->mm), "mm_t-0");
+    n->ct = tg_set_name(tg_cont(n->ctx, n->tr), "mm_tc-0");
+    struct tg_tensor * s = tg_set_name(tg_scale(n->ctx, n->ct, 0.5f), "half-0");
+    n->out = tg_set_name(tg_add(n->ctx, s, tg_set_name(tg_scale(n->ctx, s, 0.0f), "zero-0")), "out");
+    tg_set_output(n->out);
+    n->g = tg_graph_new(n->ctx, 64);
+    if (!n->g || tg_graph_build_forward(n->g, n->out) != TG_OK) return false;
+    if (keep_all)   // no reuse: every result stays readable after the computation
+        for (int i = 0; i < n->g->n_nodes; i++) tg_set_output(n->g->nodes[i]);
+    return true;
+}
+
+static enum tg_status net_run(struct net * n, struct tg_sched * s, float seed) {
+    float xv[64 * 8];
+    for (int i = 0; i < 64 * 8; i++) xv[i] = cosf((float) i * seed);
+    tg_sched_reset(s);
+    enum tg_status st = tg_sched_alloc_graph(s, n->g);
+    if (st == TG_OK) st = tg_backend_tensor_set(n->x, xv, 0, sizeof(xv));
+    if (st == TG_OK) st = tg_sched_graph_compute(s, n->g);
+    return st;
+}
+
+static void net_free(struct net * n) {
+    tg_context_free(n->ctx);
+    tg_buffer_free(n->wbuf);
+    tg_context_free(n->wctx);
+}
+
+// ---- victim ------------------------------------------------------------------------
+
+static int victim_node = -1, victim_graph = 0;
+static bool victim_abort;
+
+static bool victim_cb(struct tg_tensor * t, bool ask, void * user) {
+    int * counter = user;
+    if (ask) return true;
+    if (victim_graph == 2 && (*counter)++ == victim_node) {
+        fflush(stdout);
+        if (victim_abort) abort();
+        raise(SIGKILL);
+    }
+    return true;
+}
+
+static int victim(int argc, char ** argv) {
+    const char * mode = argv[2];
+    struct tg_backend * cpu = tg_backend_cpu_init();
+    if (!cpu) { fprintf(stderr, "victim: %s\n", tg_last_error()); return 1; }
+    tg_backend_cpu_set_n_threads(cpu, 1);
+    struct tg_sched * s = tg_sched_new(&cpu, 1, 64);
+    if (!strcmp(mode, "kill-before")) raise(SIGKILL);
+    struct net n;
+    if (!net_build(&n, cpu, false)) { fprintf(stderr, "victim: %s\n", tg_last_error()); return 1; }
+    int counter = 0, limit = -1;
+    if (!strcmp(mode, "kill-at") || !strcmp(mode, "abort-at")) {
+        victim_node = argc > 3 ? atoi(argv[3]) : 2;
+        victim_abort = !strcmp(mode, "abort-at");
+        tg_sched_set_eval_callback(s, victim_cb, &counter);
+        limit = 3;
+    } else if (!strcmp(mode, "loop")) {
+        limit = argc > 3 ? atoi(argv[3]) : 0;
+    } else {
+        fprintf(stderr, "victim: unknown mode %s\n", mode);
+        return 1;
+    }
+    for (int k = 1; limit <= 0 || k <= limit; k++) {
+        victim_graph = k;
+        if (net_run(&n, s, 0.01f * (float) k) != TG_OK) { fprintf(stderr, "victim: %s\n", tg_last_error()); return 1; }
+        float o[8];
+        tg_backend_tensor_get(n.out, o, 0, sizeof(o));
+        printf("computed %d\n", k);
+        fflush(stdout);
+    }
+    tg_sched_free(s);
+    net_free(&n);
+    tg_backend_free(cpu);
+    return 0;
+}
+
+// ---- tests -----------------------------------------------------------------------------
+
+static void check_trace(const char * path, struct net * n) {
+    struct tg_trace * tr = tg_trace_open(path);
+    CHECK(tr != NULL, "trace opens: %s", tr ? "ok" : tg_last_error());
+    if (!tr) return;
+    struct tg_trace_status st;
+    tg_trace_get_status(tr, &st);
+    CHECK(st.complete, "trace complete: %s", st.message);
+    CHECK(tg_trace_n_scheds(tr) == 1 && tg_trace_n_graphs(tr) == 2, "1 scheduler, 2 graphs (%d, %d)",
+          tg_trace_n_scheds(tr), tg_trace_n_graphs(tr));
+    struct tg_trace_graph g;
+    tg_trace_get_graph(tr, 1, &g);
+    CHECK(g.n_nodes == n->g->n_nodes, "graph has %d nodes", g.n_nodes);
+    CHECK(tg_trace_n_evals(tr) == 2 * n->g->n_nodes, "every node evaluated twice is recorded (%d evals)", tg_trace_n_evals(tr));
+    int bad_hash = 0, bad_sum = 0;
+    for (int i = 0; i < n->g->n_nodes; i++) {
+        int ei = tg_trace_find_eval(tr, g.graph_id, i, UINT32_MAX);
+        struct tg_trace_eval e;
+        struct tg_trace_summary s;
+        struct tg_tensor * t = n->g->nodes[i];
+        if (ei < 0 || !tg_trace_get_eval(tr, ei, &e)) { bad_hash++; continue; }
+        if (!(e.flags & TG_TRACE_EVAL_HASH) || e.hash != tg_trace_hash_tensor(t)) bad_hash++;
+        tg_trace_summarize_data(t->data, t->type, t->ne, t->nb, &s);
+        if (!(e.flags & TG_TRACE_EVAL_SUMMARY) || e.sum.min != s.min || e.sum.max != s.max || e.sum.n_elem != s.n_elem)
+            bad_sum++;
+    }
+    CHECK(bad_hash == 0, "recorded hashes equal the hashes of the real results (%d wrong)", bad_hash);
+    CHECK(bad_sum == 0, "recorded summaries equal the real ones (%d wrong)", bad_sum);
+    int ti_t = tg_trace_find_tensor(tr, 1, "mm_t-0"), ti_c = tg_trace_find_tensor(tr, 1, "mm_tc-0");
+    struct tg_trace_eval et, ec;
+    CHECK(ti_t >= 0 && ti_c >= 0 && tg_trace_get_eval(tr, tg_trace_find_eval(tr, g.graph_id, ti_t, UINT32_MAX), &et) &&
+          tg_trace_get_eval(tr, tg_trace_find_eval(tr, g.graph_id, ti_c, UINT32_MAX), &ec) && et.hash == ec.hash,
+          "in the trace, the transposed view and its contiguous copy hash the same");
+    int ti_mm = tg_trace_find_tensor(tr, 1, "mm-0");
+    int ci = tg_trace_find_contents(tr, g.graph_id, ti_mm, UINT32_MAX);
+    float got[32 * 8];
+    CHECK(ci >= 0 && tg_trace_read_contents(tr, ci, got, sizeof(got)) == TG_OK &&
+          memcmp(got, n->mm->data, sizeof(got)) == 0, "contents of mm-0 (pattern mm-*) decode to the real bytes");
+    CHECK(tg_trace_find_contents(tr, g.graph_id, tg_trace_find_tensor(tr, 1, "out"), UINT32_MAX) < 0,
+          "no contents for nodes outside the pattern");
+    struct tg_trace_placement p;
+    CHECK(tg_trace_get_placement(tr, 1, ti_mm, &p) && p.backend == 0 && strlen(tg_trace_cause_name(tr, p.cause)) > 0,
+          "placement recorded (cause %s: %s)", tg_trace_cause_name(tr, p.cause), p.text);
+    struct tg_trace_alloc a;
+    struct tg_trace_buffer b;
+    CHECK(tg_trace_get_alloc(tr, 1, ti_mm, &a) && a.buffer >= 0 && tg_trace_get_buffer(tr, 1, a.buffer, &b) &&
+          b.usage == TG_TRACE_USAGE_COMPUTE && a.first_step == ti_mm, "allocation of mm-0 in the compute buffer, step %d",
+          a.first_step);
+    int wi = tg_trace_find_tensor(tr, 1, "w.weight");
+    CHECK(tg_trace_get_alloc(tr, 1, wi, &a) && (a.flags & TG_TRACE_ALLOC_EXTERNAL) && a.buffer >= 0 &&
+          tg_trace_get_buffer(tr, 1, a.buffer, &b) && b.usage == TG_TRACE_USAGE_WEIGHTS, "weights: external, weights buffer");
+    int reads = 0, writes = 0;
+    for (int i = 0; i < tg_trace_n_hosts(tr); i++) {
+        struct tg_trace_host h;
+        if (!tg_trace_get_host(tr, i, &h)) continue;
+        if (h.kind == TG_TRACE_HOST_READ && !strcmp(h.name, "out") && h.graph_id == (int32_t) g.graph_id) reads++;
+        if (h.kind == TG_TRACE_HOST_WRITE && !strcmp(h.name, "x")) writes++;
+    }
+    CHECK(reads == 1 && writes == 2, "host reads of out (%d) and writes of x (%d) recorded", reads, writes);
+    struct tg_trace_marker m;
+    int32_t ids[4];
+    CHECK(tg_trace_n_markers(tr) == 1 && tg_trace_get_marker(tr, 0, &m) && m.n_tokens == 4 &&
+          tg_trace_marker_tokens(tr, 0, ids, 4) == 4 && ids[3] == 13, "decode marker with token ids");
+    tg_trace_close(tr);
+}
+
+int main(int argc, char ** argv) {
+    if (argc >= 3 && !strcmp(argv[1], "victim")) return victim(argc, argv);
+    char path[256];
+    snprintf(path, sizeof(path), "test_trace_record.%d.tgt", (int) getpid());
+    struct tg_backend * cpu = tg_backend_cpu_init();
+    CHECK(cpu != NULL, "cpu backend");
+    tg_backend_cpu_set_n_threads(cpu, 2);
+    struct tg_sched * s = tg_sched_new(&cpu, 1, 64);
+    struct net n;
+    CHECK(net_build(&n, cpu, true), "network built: %s", tg_last_error());
+    struct tg_trace_options opt = tg_trace_default_options();
+    opt.contents = "mm-*,op=CONT";
+    struct tg_trace_recorder * rec = tg_trace_attach(s, path, &opt);
+    CHECK(rec != NULL, "recorder attached: %s", rec ? "ok" : tg_last_error());
+    CHECK(net_run(&n, s, 0.3f) == TG_OK, "first computation");
+    int32_t ids[4] = { 1, 5, 9, 13 };
+    tg_trace_mark_decode(rec, 4, 0, 0, ids);
+    CHECK(net_run(&n, s, 0.7f) == TG_OK, "second computation");
+    float o[32 * 8];
+    CHECK(tg_backend_tensor_get(n.out, o, 0, sizeof(o)) == TG_OK, "host read of out");
+    CHECK(tg_trace_detach(rec) == TG_OK, "recorder detached, file closed");
+    check_trace(path, &n);
+    CHECK(tg_trace_attach(s, "/nonexistent-dir/x.tgt", NULL) == NULL && tg_last_status() == TG_ERR_IO,
+          "attach to an uncreatable path fails cleanly: %s", tg_last_error());
+    unlink(path);
+    tg_sched_free(s);
+    net_free(&n);
+    tg_backend_free(cpu);
+    return tg_check_finish("test_trace_record");
+}

@@ -1,0 +1,318 @@
+// recorder-graph.c - the recorder's graph side: SCHED, GRAPH, PLACEMENT,
+// SPLITS and ALLOC records from scheduler events, and the pointer maps that
+// turn engine pointers into trace indices.
+#include "recorder-impl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+// ---- pointer map ----------------------------------------------------------------
+
+static size_t pmap_slot(uint64_t key, size_t cap) {
+    uint64_t h = key * 0x9E3779B97F4A7C15ull;
+    return (size_t) (h >> 17) & (cap - 1);
+}
+
+static bool pmap_grow(struct pmap * m) {
+    size_t cap = m->cap ? m->cap * 2 : 256;
+    uint64_t * k = calloc(cap, sizeof(*k)), * v = calloc(cap, sizeof(*v));
+    if (!k || !v) { free(k); free(v); return false; }
+    for (size_t i = 0; i < m->cap; i++) {
+        if (!m->keys[i]) continue;
+        size_t s = pmap_slot(m->keys[i], cap);
+        while (k[s]) s = (s + 1) & (cap - 1);
+        k[s] = m->keys[i]; v[s] = m->vals[i];
+    }
+    free(m->keys); free(m->vals);
+    m->keys = k; m->vals = v; m->cap = cap;
+    return true;
+}
+
+bool pmap_put(struct pmap * m, uint64_t key, uint64_t val) {
+    if (!key) return false;
+    if ((m->n + 1) * 2 > m->cap && !pmap_grow(m)) return false;
+    size_t s = pmap_slot(key, m->cap);
+    while (m->keys[s] && m->keys[s] != key) s = (s + 1) & (m->cap - 1);
+    if (!m->keys[s]) { m->keys[s] = key; m->n++; }
+    m->vals[s] = val;
+    return true;
+}
+
+bool pmap_get(const struct pmap * m, uint64_t key, uint64_t * val) {
+    if (!m->cap || !key) return false;
+    size_t s = pmap_slot(key, m->cap);
+    while (m->keys[s]) {
+        if (m->keys[s] == key) { if (val) *val = m->vals[s]; return true; }
+        s = (s + 1) & (m->cap - 1);
+    }
+    return false;
+}
+
+void pmap_clear(struct pmap * m) {
+    if (m->cap) memset(m->keys, 0, m->cap * sizeof(*m->keys));
+    m->n = 0;
+}
+
+void pmap_free(struct pmap * m) {
+    free(m->keys); free(m->vals);
+    memset(m, 0, sizeof(*m));
+}
+
+// ---- schedulers -------------------------------------------------------------------
+
+struct rec_sched * rec_sched_state(struct tg_trace_recorder * r, struct tg_sched * sched, uint64_t sched_id) {
+    for (int i = 0; i < r->n_scheds; i++)
+        if (r->scheds[i].sched_id == sched_id) return &r->scheds[i];
+    if (r->n_scheds == REC_MAX_SCHEDS) return NULL;
+    struct rec_sched * s = &r->scheds[r->n_scheds++];
+    memset(s, 0, sizeof(*s));
+    s->sched_id = sched_id;
+    s->sched = sched;
+    s->graph_id = UINT32_MAX;
+    if (sched) {
+        struct tg_trace_sched ts = { (uint32_t) sched_id, 0, {0}, {0}, 0 };
+        int n = tg_sched_n_backends(sched);
+        for (int b = 0; b < n && b < TG_TRACE_MAX_BACKENDS; b++) {
+            struct tg_backend * be = tg_sched_get_backend(sched, b);
+            ts.backend[b] = be ? tg_backend_name(be) : "?";
+            struct tg_buffer_type * bt = be ? tg_backend_get_default_buffer_type(be) : NULL;
+            ts.buft[b] = bt ? tg_buft_name(bt) : "?";
+            ts.n_backends = b + 1;
+        }
+        tg_trace_write_sched(r->w, &ts);
+        s->written = true;
+    }
+    return s;
+}
+
+// ---- graph structure -----------------------------------------------------------------
+
+static bool add_tensor(struct rec_sched * s, struct tg_tensor * t) {
+    if (pmap_get(&s->index, (uint64_t) (uintptr_t) t, NULL)) return true;
+    if (s->n_tensors == s->cap_tensors) {
+        int cap = s->cap_tensors ? s->cap_tensors * 2 : 1024;
+        struct tg_tensor ** nt = realloc(s->tensors, (size_t) cap * sizeof(*nt));
+        if (!nt) return false;
+        s->tensors = nt; s->cap_tensors = cap;
+    }
+    s->tensors[s->n_tensors] = t;
+    return pmap_put(&s->index, (uint64_t) (uintptr_t) t, (uint64_t) s->n_tensors++);
+}
+
+static int32_t index_of(const struct rec_sched * s, const struct tg_tensor * t) {
+    uint64_t v;
+    return t && pmap_get(&s->index, (uint64_t) (uintptr_t) t, &v) ? (int32_t) v : TG_TRACE_NONE;
+}
+
+// Lists nodes, leafs, split copies and any source outside the graph.
+static bool collect_tensors(struct rec_sched * s, struct tg_graph * g, const struct tg_obs_split_event * ev) {
+    pmap_clear(&s->index);
+    s->n_tensors = 0;
+    s->n_nodes = g->n_nodes;
+    s->n_leafs = g->n_leafs;
+    bool ok = true;
+    for (int i = 0; i < g->n_nodes; i++) ok = ok && add_tensor(s, g->nodes[i]);
+    for (int i = 0; i < g->n_leafs; i++) ok = ok && add_tensor(s, g->leafs[i]);
+    for (int k = 0; ev && k < ev->n_splits; k++)
+        for (int j = 0; j < ev->splits[k].n_inputs; j++)
+            if (ev->splits[k].copies && ev->splits[k].copies[j]) ok = ok && add_tensor(s, ev->splits[k].copies[j]);
+    for (int i = 0; i < s->n_tensors && ok; i++) {   // grows while outside sources are found
+        struct tg_tensor * t = s->tensors[i];
+        for (int k = 0; k < TG_MAX_SRC; k++) if (t->src[k]) ok = ok && add_tensor(s, t->src[k]);
+        if (t->view_src) ok = ok && add_tensor(s, t->view_src);
+    }
+    return ok;
+}
+
+uint64_t rec_root_uid(const struct tg_tensor * t) {
+    for (int depth = 0; t && t->view_src && depth < 64; depth++) t = t->view_src;
+    return (uint64_t) (uintptr_t) t;
+}
+
+static void fill_tensor(struct tg_trace_tensor * o, const struct rec_sched * s, const struct tg_tensor * t) {
+    memset(o, 0, sizeof(*o));
+    snprintf(o->name, sizeof(o->name), "%s", t->name);
+    o->uid = (uint64_t) (uintptr_t) t;
+    for (int d = 0; d < 4; d++) { o->ne[d] = t->ne[d]; o->nb[d] = t->nb[d]; }
+    memcpy(o->op_params, t->op_params, sizeof(o->op_params));
+    o->op = (int32_t) t->op;
+    o->type = (int32_t) t->type;
+    o->flags = t->flags;
+    for (int k = 0; k < TG_TRACE_MAX_SRC; k++) o->src[k] = k < TG_MAX_SRC ? index_of(s, t->src[k]) : TG_TRACE_NONE;
+    o->view_src = index_of(s, t->view_src);
+    o->view_offs = t->view_offs;
+}
+
+static void write_placement(struct tg_trace_recorder * r, struct rec_sched * s, const struct tg_obs_split_event * ev) {
+    struct tg_trace_placement * p = calloc((size_t) s->n_tensors, sizeof(*p));
+    char (*texts)[TG_TRACE_NAME + 48] = calloc((size_t) s->n_tensors, sizeof(*texts));
+    if (!p || !texts) { free(p); free(texts); return; }
+    for (int i = 0; i < s->n_tensors; i++) {
+        const struct tg_sched_placement * sp = i < s->n_nodes ? &ev->nodes[i]
+            : i < s->n_nodes + s->n_leafs ? &ev->leafs[i - s->n_nodes] : NULL;
+        p[i] = sp ? (struct tg_trace_placement) { sp->backend, (uint32_t) sp->cause, sp->detail }
+                  : (struct tg_trace_placement) { TG_TRACE_NONE, 0, NULL };
+    }
+    for (int k = 0; k < ev->n_splits; k++) {
+        const struct tg_sched_split * sp = &ev->splits[k];
+        for (int j = 0; j < sp->n_inputs; j++) {
+            int32_t ci = sp->copies ? index_of(s, sp->copies[j]) : TG_TRACE_NONE;
+            if (ci < s->n_nodes + s->n_leafs) continue;
+            snprintf(texts[ci], sizeof(texts[ci]), "copy of input '%s' for split %d", sp->inputs[j]->name, k);
+            p[ci] = (struct tg_trace_placement) { sp->backend, 0, texts[ci] };
+        }
+    }
+    tg_trace_write_placement(r->w, s->graph_id, p, s->n_tensors);
+    free(p);
+    free(texts);
+}
+
+static int32_t backend_of(const struct rec_sched * s, const struct tg_obs_split_event * ev, int32_t ti) {
+    if (ti < 0) return TG_TRACE_NONE;
+    if (ti < s->n_nodes) return ev->nodes[ti].backend;
+    if (ti < s->n_nodes + s->n_leafs) return ev->leafs[ti - s->n_nodes].backend;
+    return TG_TRACE_NONE;
+}
+
+static void write_splits(struct tg_trace_recorder * r, struct rec_sched * s, const struct tg_obs_split_event * ev) {
+    int n_in = 0;
+    for (int k = 0; k < ev->n_splits; k++) n_in += ev->splits[k].n_inputs;
+    struct tg_trace_split * sp = calloc((size_t) ev->n_splits + 1, sizeof(*sp));
+    struct tg_trace_split_input * in = calloc((size_t) n_in + 1, sizeof(*in));
+    if (!sp || !in) { free(sp); free(in); return; }
+    int at = 0;
+    for (int k = 0; k < ev->n_splits; k++) {
+        const struct tg_sched_split * x = &ev->splits[k];
+        sp[k] = (struct tg_trace_split) { x->backend, x->i_start, x->i_end, (uint32_t) at, (uint32_t) x->n_inputs };
+        for (int j = 0; j < x->n_inputs; j++, at++) {
+            int32_t ti = index_of(s, x->inputs[j]);
+            in[at].tensor = ti;
+            in[at].from_backend = backend_of(s, ev, ti);
+            in[at].bytes = tg_nbytes(x->inputs[j]);
+            if (x->copies && x->copies[j]) snprintf(in[at].copy_name, sizeof(in[at].copy_name), "%s", x->copies[j]->name);
+        }
+    }
+    tg_trace_write_splits(r->w, s->graph_id, sp, ev->n_splits, in, n_in);
+    free(sp);
+    free(in);
+}
+
+// Writes the GRAPH record for s's current tensor list.
+static void write_graph(struct tg_trace_recorder * r, struct rec_sched * s) {
+    if ((size_t) s->n_tensors > r->tt_cap) {
+        struct tg_trace_tensor * nt = realloc(r->tt, (size_t) s->n_tensors * sizeof(*nt));
+        if (!nt) return;
+        r->tt = nt; r->tt_cap = (size_t) s->n_tensors;
+    }
+    for (int i = 0; i < s->n_tensors; i++) {
+        fill_tensor(&r->tt[i], s, s->tensors[i]);
+        pmap_put(&r->uid_graph, r->tt[i].uid, ((uint64_t) s->graph_id << 32) | (uint32_t) i);
+    }
+    struct tg_trace_graph g = { s->graph_id, (uint32_t) s->sched_id, s->n_nodes,
+                                s->n_tensors - s->n_nodes, 0, 0, 0 };
+    tg_trace_write_graph(r->w, &g, r->tt);
+}
+
+void rec_graph_split(struct tg_trace_recorder * r, const struct tg_obs_split_event * ev) {
+    struct rec_sched * s = rec_sched_state(r, ev->sched, ev->sched_id);
+    if (!s || !ev->graph) return;
+    s->graph_id = r->next_graph_id++;
+    s->graph_seq = ev->graph_seq;
+    s->graph = ev->graph;
+    if (!collect_tensors(s, ev->graph, ev)) return;
+    write_graph(r, s);
+    write_placement(r, s, ev);
+    write_splits(r, s, ev);
+}
+
+// ---- allocation -------------------------------------------------------------------------
+
+struct buf_list { const struct tg_buffer * b[64]; int backend[64]; int n; };
+
+static int32_t buf_index(struct buf_list * l, const struct tg_buffer * b, int backend) {
+    if (!b) return TG_TRACE_NONE;
+    for (int i = 0; i < l->n; i++) if (l->b[i] == b) return i;
+    if (l->n == 64) return TG_TRACE_NONE;
+    l->b[l->n] = b;
+    l->backend[l->n] = backend;
+    return l->n++;
+}
+
+static uint32_t kind_flags(enum tg_alloc_kind k) {
+    switch (k) {
+    case TG_ALLOC_PLANNED:       return TG_TRACE_ALLOC_ALLOCATED;
+    case TG_ALLOC_INPLACE:       return TG_TRACE_ALLOC_ALLOCATED | TG_TRACE_ALLOC_INPLACE;
+    case TG_ALLOC_VIEW:          return TG_TRACE_ALLOC_VIEW;
+    case TG_ALLOC_PREALLOCATED:  return TG_TRACE_ALLOC_EXTERNAL;
+    default:                     return TG_TRACE_ALLOC_NONE;
+    }
+}
+
+// step_map[k]: user node index of alloc_graph step k (split copies map to the
+// next user node).
+static int * map_steps(const struct rec_sched * s, const struct tg_graph * ag) {
+    int n = ag ? ag->n_nodes : 0;
+    int * m = malloc((size_t) (n ? n : 1) * sizeof(int));
+    if (!m) return NULL;
+    int next = s->n_nodes - 1;
+    for (int k = n - 1; k >= 0; k--) {
+        int32_t ti = index_of(s, ag->nodes[k]);
+        if (ti >= 0 && ti < s->n_nodes) next = ti;
+        m[k] = next;
+    }
+    return m;
+}
+
+static void fill_alloc(struct tg_trace_alloc * a, const struct tg_alloc_tensor_info * in, const struct rec_sched * s,
+                       struct buf_list * bl, const int * steps, int n_steps) {
+    a->buffer = buf_index(bl, in->buffer, -1);
+    a->inplace_parent = index_of(s, in->inplace_of);
+    a->offset = in->offset;
+    a->size = in->size;
+    a->first_step = in->first_step >= 0 && in->first_step < n_steps && steps ? steps[in->first_step] : -1;
+    a->last_step = in->last_step >= 0 && in->last_step < n_steps && steps ? steps[in->last_step] : -1;
+    a->flags = kind_flags(in->kind);
+}
+
+void rec_graph_alloc(struct tg_trace_recorder * r, const struct tg_obs_alloc_event * ev) {
+    struct rec_sched * s = rec_sched_state(r, ev->sched, ev->sched_id);
+    if (!s || !ev->graph) return;
+    if (s->graph != ev->graph || s->graph_seq != ev->graph_seq || s->graph_id == UINT32_MAX) {
+        // no split event for this graph: record its structure now
+        s->graph_id = r->next_graph_id++;
+        s->graph_seq = ev->graph_seq;
+        s->graph = ev->graph;
+        if (!collect_tensors(s, ev->graph, NULL)) return;
+        write_graph(r, s);
+    }
+    struct pmap info = {0};
+    for (int i = 0; i < ev->n_tensors; i++) pmap_put(&info, (uint64_t) (uintptr_t) ev->tensors[i].tensor, (uint64_t) i);
+    struct tg_trace_alloc * al = calloc((size_t) s->n_tensors + 1, sizeof(*al));
+    int * steps = map_steps(s, ev->alloc_graph);
+    struct buf_list bl = { .n = 0 };
+    for (int i = 0; i < ev->n_buffers; i++) buf_index(&bl, ev->buffers[i].buffer, ev->buffer_backend ? ev->buffer_backend[i] : -1);
+    for (int i = 0; al && i < s->n_tensors; i++) {
+        const struct tg_tensor * t = s->tensors[i];
+        uint64_t k;
+        if (pmap_get(&info, (uint64_t) (uintptr_t) t, &k)) {
+            fill_alloc(&al[i], &ev->tensors[k], s, &bl, steps, ev->alloc_graph ? ev->alloc_graph->n_nodes : 0);
+            continue;
+        }
+        struct tg_buffer * b = tg_tensor_buffer(t);
+        void * base = b ? tg_buffer_get_base(b) : NULL;
+        al[i] = (struct tg_trace_alloc) { buf_index(&bl, b, -1), TG_TRACE_NONE,
+            b && base && t->data ? (uint64_t) ((const char *) t->data - (const char *) base) : 0, tg_nbytes(t), -1, -1,
+            b ? TG_TRACE_ALLOC_EXTERNAL : TG_TRACE_ALLOC_NONE };
+    }
+    struct tg_trace_buffer tb[64];
+    for (int i = 0; i < bl.n; i++) {
+        tb[i] = (struct tg_trace_buffer) { bl.b[i]->id, bl.backend[i], (int32_t) tg_buffer_get_usage(bl.b[i]),
+                                           tg_buffer_get_size(bl.b[i]), "" };
+        snprintf(tb[i].buft, sizeof(tb[i].buft), "%s", tg_buffer_name(bl.b[i]));
+    }
+    if (al) tg_trace_write_alloc(r->w, s->graph_id, (uint32_t) s->sched_id, tb, bl.n, al, s->n_tensors);
+    free(al);
+    free(steps);
+    pmap_free(&info);
+}

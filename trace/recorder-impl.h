@@ -1,0 +1,74 @@
+// recorder-impl.h - private to libtgtrace: recorder state shared by
+// recorder.c (observer callbacks, attach/detach) and recorder-graph.c
+// (GRAPH/PLACEMENT/SPLITS/ALLOC records from scheduler events).
+#ifndef TG_TRACE_RECORDER_IMPL_H
+#define TG_TRACE_RECORDER_IMPL_H
+
+#include "tg/observe.h"
+#include "tg/trace.h"
+
+#include <pthread.h>
+
+// Open-addressing map from a pointer-sized key to a 64-bit value.
+struct pmap {
+    uint64_t * keys;   // 0 = empty
+    uint64_t * vals;
+    size_t     cap, n;
+};
+bool pmap_put(struct pmap * m, uint64_t key, uint64_t val);
+bool pmap_get(const struct pmap * m, uint64_t key, uint64_t * val);
+void pmap_clear(struct pmap * m);
+void pmap_free(struct pmap * m);
+
+#define REC_MAX_SCHEDS 32
+
+struct rec_sched {                 // what the recorder knows of one scheduler
+    uint64_t            sched_id;
+    struct tg_sched *   sched;
+    bool                written;   // SCHED record written
+    uint32_t            graph_id;  // current graph (UINT32_MAX: none yet)
+    uint64_t            graph_seq;
+    struct tg_graph *   graph;
+    int                 n_nodes, n_leafs;
+    int                 n_tensors; // nodes + leafs + extra (copies, outside sources)
+    struct tg_tensor ** tensors;   // [n_tensors] in trace index order
+    int                 cap_tensors;
+    struct pmap         index;     // tensor pointer -> trace index
+    uint32_t            compute_seq;
+    uint64_t            t_node_begin;
+    int                 next_node;  // first node of the current computation not yet recorded
+};
+
+struct tg_trace_recorder {
+    struct tg_trace_writer * w;
+    struct tg_trace_options  opt;
+    char *                   contents;   // owned copy of opt.contents
+    char *                   note;
+    struct tg_sched *        sched;      // NULL: global
+    struct tg_observer       obs;
+    struct tg_observer       host_obs;   // per-scheduler recorders: host access (global events)
+    pthread_mutex_t          mu;
+    uint32_t                 next_graph_id;
+    uint32_t                 n_computes;      // computations begun
+    uint32_t                 n_computes_done;
+    struct rec_sched         scheds[REC_MAX_SCHEDS];
+    int                      n_scheds;
+    struct pmap              uid_graph;  // tensor uid -> graph_id << 32 | index (latest graph)
+    uint8_t *                scratch;    // device reads, gathered contents
+    size_t                   scratch_cap;
+    struct tg_trace_tensor * tt;         // GRAPH record under construction
+    size_t                   tt_cap;
+};
+
+// Per-scheduler state for ev->sched (writes its SCHED record the first time).
+struct rec_sched * rec_sched_state(struct tg_trace_recorder * r, struct tg_sched * sched, uint64_t sched_id);
+// Records a newly placed graph (GRAPH, PLACEMENT, SPLITS) and makes it current.
+void rec_graph_split(struct tg_trace_recorder * r, const struct tg_obs_split_event * ev);
+// Records the allocation of the current graph (ALLOC).
+void rec_graph_alloc(struct tg_trace_recorder * r, const struct tg_obs_alloc_event * ev);
+// uid of the tensor owning t's memory (end of the view_src chain).
+uint64_t rec_root_uid(const struct tg_tensor * t);
+// Scratch of at least n bytes (NULL on OOM).
+uint8_t * rec_scratch(struct tg_trace_recorder * r, size_t n);
+
+#endif

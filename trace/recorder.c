@@ -1,0 +1,381 @@
+// recorder.c - the trace recorder: an engine observer writing RUN, COMPUTE,
+// EVAL (+ hashes, summaries, contents), HOST and MARKER records; attach and
+// detach; the TGDB_TRACE environment hook.
+#include "recorder-impl.h"
+#include "tg/backend.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#ifndef TG_VERSION
+#define TG_VERSION "?"
+#endif
+
+static _Thread_local int in_recorder;   // our own tensor reads are not host accesses
+
+struct tg_trace_options tg_trace_default_options(void) {
+    return (struct tg_trace_options) { true, true, NULL, 3, true, NULL };
+}
+
+uint8_t * rec_scratch(struct tg_trace_recorder * r, size_t n) {
+    if (n > r->scratch_cap) {
+        uint8_t * p = realloc(r->scratch, n);
+        if (!p) return NULL;
+        r->scratch = p; r->scratch_cap = n;
+    }
+    return r->scratch;
+}
+
+static uint64_t buffer_offset(const struct tg_buffer * b, const void * data) {
+    void * base = b ? tg_buffer_get_base((struct tg_buffer *) b) : NULL;
+    return base && data && (const char *) data >= (const char *) base ? (uint64_t) ((const char *) data - (const char *) base) : 0;
+}
+
+// ---- RUN ----------------------------------------------------------------------------
+
+static void read_cmdline(char * buf, size_t cap) {
+    buf[0] = '\0';
+    FILE * f = fopen("/proc/self/cmdline", "rb");
+    if (!f) return;
+    size_t n = fread(buf, 1, cap - 1, f);
+    fclose(f);
+    for (size_t i = 0; i < n; i++) if (buf[i] == '\0') buf[i] = ' ';
+    while (n > 0 && buf[n - 1] == ' ') n--;
+    buf[n] = '\0';
+}
+
+static void write_run(struct tg_trace_recorder * r) {
+    const char * ops[TG_OP_COUNT];
+    const char * types[TG_TYPE_COUNT];
+    const char * causes[TG_CAUSE_COUNT];
+    for (int i = 0; i < TG_OP_COUNT; i++) ops[i] = tg_op_name((enum tg_op) i);
+    for (int i = 0; i < TG_TYPE_COUNT; i++) types[i] = tg_type_supported(i) ? tg_type_name((enum tg_type) i) : "";
+    for (int i = 0; i < TG_CAUSE_COUNT; i++) causes[i] = tg_cause_name((enum tg_cause) i);
+    char cmd[2048], backends[256] = "";
+    read_cmdline(cmd, sizeof(cmd));
+    int nb = r->sched ? tg_sched_n_backends(r->sched) : tg_device_count();
+    for (int b = 0; b < nb; b++) {   // the scheduler's backends, or every device of the build
+        size_t l = strlen(backends);
+        const char * name = r->sched ? tg_backend_name(tg_sched_get_backend(r->sched, b)) : tg_device_name(tg_device_get(b));
+        snprintf(backends + l, sizeof(backends) - l, "%s%s", b ? "," : "", name ? name : "?");
+    }
+    struct timespec rt;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    long nproc = sysconf(_SC_NPROCESSORS_ONLN);
+    struct tg_trace_run run = { (uint64_t) rt.tv_sec * 1000000000ull + (uint64_t) rt.tv_nsec, tg_observe_now_ns(),
+                                (uint32_t) getpid(), (int32_t) nproc, TG_VERSION, cmd, backends, r->note ? r->note : "", 0 };
+    tg_trace_write_run_causes(r->w, &run, ops, TG_OP_COUNT, types, TG_TYPE_COUNT, causes, TG_CAUSE_COUNT);
+}
+
+// ---- observer callbacks ---------------------------------------------------------------
+
+#define LOCKED(r, body) do { pthread_mutex_lock(&(r)->mu); body; pthread_mutex_unlock(&(r)->mu); } while (0)
+
+static void on_sched(const struct tg_obs_sched_event * ev, void * user) {
+    struct tg_trace_recorder * r = user;
+    if (ev->what == TG_OBS_SCHED_NEW) LOCKED(r, rec_sched_state(r, ev->sched, ev->sched_id));
+}
+
+static void on_graph_split(const struct tg_obs_split_event * ev, void * user) {
+    struct tg_trace_recorder * r = user;
+    LOCKED(r, rec_graph_split(r, ev));
+}
+
+static void on_graph_alloc(const struct tg_obs_alloc_event * ev, void * user) {
+    struct tg_trace_recorder * r = user;
+    LOCKED(r, rec_graph_alloc(r, ev));
+}
+
+static void compute_begin(struct tg_trace_recorder * r, const struct tg_obs_compute_event * ev) {
+    struct rec_sched * s = rec_sched_state(r, ev->sched, ev->sched_id);
+    if (!s) return;
+    s->compute_seq = r->n_computes++;
+    s->next_node = 0;
+    struct tg_trace_compute c = { s->graph_id, s->compute_seq, TG_TRACE_BEGIN, 0, ev->t_ns, 0 };
+    tg_trace_write_compute(r->w, &c);
+}
+
+static void on_compute_begin(const struct tg_obs_compute_event * ev, void * user) {
+    struct tg_trace_recorder * r = user;
+    LOCKED(r, compute_begin(r, ev));
+}
+
+static void record_skipped(struct tg_trace_recorder * r, struct rec_sched * s, int end);
+
+// Node events flow only while hashes, summaries or contents are wanted.
+static bool node_events_on(const struct tg_trace_recorder * r) { return r->obs.on_node_end != NULL; }
+
+static void compute_end(struct tg_trace_recorder * r, const struct tg_obs_compute_event * ev) {
+    struct rec_sched * s = rec_sched_state(r, ev->sched, ev->sched_id);
+    if (!s) return;
+    r->n_computes_done++;
+    if (ev->status == TG_OK && node_events_on(r)) record_skipped(r, s, s->graph ? s->graph->n_nodes : 0);
+    struct tg_trace_compute c = { s->graph_id, s->compute_seq, TG_TRACE_END, (int32_t) ev->status, ev->t_ns, 0 };
+    tg_trace_write_compute(r->w, &c);
+}
+
+static void on_compute_end(const struct tg_obs_compute_event * ev, void * user) {
+    struct tg_trace_recorder * r = user;
+    LOCKED(r, compute_end(r, ev));
+}
+
+static void on_node_begin(const struct tg_obs_node_event * ev, void * user) {
+    struct tg_trace_recorder * r = user;
+    LOCKED(r, {
+        struct rec_sched * s = rec_sched_state(r, ev->sched, ev->sched_id);
+        if (s) {
+            record_skipped(r, s, ev->index);   // views before it: their bytes are still intact
+            s->t_node_begin = tg_observe_now_ns();
+        }
+    });
+}
+
+// Host address of t's element 0 with readable bytes: t->data for host
+// memory, else a copy in the scratch. NULL if unreadable.
+static const void * host_view(struct tg_trace_recorder * r, struct tg_tensor * t) {
+    if (!t->data) return NULL;
+    struct tg_buffer * b = tg_tensor_buffer(t);
+    if (!b || tg_buffer_is_host(b)) return t->data;
+    size_t n = tg_nbytes(t);
+    uint8_t * dst = rec_scratch(r, n);
+    if (!dst) return NULL;
+    in_recorder++;
+    enum tg_status st = tg_backend_tensor_get(t, dst, 0, n);
+    in_recorder--;
+    return st == TG_OK ? dst : NULL;
+}
+
+static void write_contents(struct tg_trace_recorder * r, const struct tg_trace_eval * e, struct tg_tensor * t,
+                           const void * data) {
+    size_t need = tg_trace_gather_data(data, t->type, t->ne, t->nb, NULL, 0);
+    uint8_t * buf = need ? malloc(need) : NULL;
+    if (!buf) return;
+    tg_trace_gather_data(data, t->type, t->ne, t->nb, buf, need);
+    struct tg_trace_contents c = { e->graph_id, e->compute_seq, e->node, (int32_t) t->type, 0,
+                                   { t->ne[0], t->ne[1], t->ne[2], t->ne[3] }, need, 0, e->hash, 0 };
+    tg_trace_write_contents(r->w, &c, buf, r->opt.zstd_level);
+    free(buf);
+}
+
+// Records node `index` (tensor t) of s's current graph. t_begin == t_end == 0
+// for nodes the backend skipped (views: no computation, no node event).
+static void record_eval(struct tg_trace_recorder * r, struct rec_sched * s, struct tg_tensor * t, int index,
+                        int split, int backend, uint64_t t_begin, uint64_t t_end) {
+    struct tg_buffer * b = tg_tensor_buffer(t);
+    struct tg_trace_eval e = { s->graph_id, s->compute_seq, index, t_end ? TG_TRACE_EVAL_TIME : 0, t_begin, t_end,
+                               0, (uint64_t) (uintptr_t) t, rec_root_uid(t), b ? b->id : 0, buffer_offset(b, t->data),
+                               tg_nbytes(t), backend, split, { 0, 0, 0, 0, 0, 0, 0, 0 }, 0 };
+    bool want_contents = r->contents && tg_trace_pattern_match(r->contents, t->name, tg_op_name(t->op));
+    if (r->opt.hashes || r->opt.summaries || want_contents) {
+        const void * data = host_view(r, t);
+        if (!data) {
+            e.flags |= TG_TRACE_EVAL_NODATA;
+        } else {
+            if (r->opt.hashes || want_contents) {
+                e.hash = tg_trace_hash_data(data, t->type, t->ne, t->nb);
+                e.flags |= TG_TRACE_EVAL_HASH;
+            }
+            if (r->opt.summaries && tg_trace_summarize_data(data, t->type, t->ne, t->nb, &e.sum))
+                e.flags |= TG_TRACE_EVAL_SUMMARY;
+            if (want_contents) e.flags |= TG_TRACE_EVAL_CONTENTS;
+            tg_trace_write_eval(r->w, &e);
+            if (want_contents) write_contents(r, &e, t, data);
+            return;
+        }
+    }
+    tg_trace_write_eval(r->w, &e);
+}
+
+// Records the nodes [s->next_node, end) that ran without node events.
+static void record_skipped(struct tg_trace_recorder * r, struct rec_sched * s, int end) {
+    if (!s->graph || s->sched == NULL) return;
+    if (end > s->graph->n_nodes) end = s->graph->n_nodes;
+    for (int j = s->next_node; j < end; j++) {
+        int k = tg_sched_node_split(s->sched, j);
+        const struct tg_sched_split * sp = k >= 0 ? tg_sched_get_split(s->sched, k) : NULL;
+        record_eval(r, s, s->graph->nodes[j], j, k, sp ? sp->backend : -1, 0, 0);
+    }
+    if (end > s->next_node) s->next_node = end;
+}
+
+static void node_end(struct tg_trace_recorder * r, const struct tg_obs_node_event * ev) {
+    struct rec_sched * s = rec_sched_state(r, ev->sched, ev->sched_id);
+    if (!s || !ev->node) return;
+    record_skipped(r, s, ev->index);   // normally done at its begin already
+    record_eval(r, s, ev->node, ev->index, ev->split, ev->backend, s->t_node_begin, ev->t_ns);
+    if (ev->index + 1 > s->next_node) s->next_node = ev->index + 1;
+}
+
+static void on_node_end(const struct tg_obs_node_event * ev, void * user) {
+    struct tg_trace_recorder * r = user;
+    LOCKED(r, node_end(r, ev));
+}
+
+static void host_access(struct tg_trace_recorder * r, const struct tg_obs_tensor_io * ev, uint32_t kind) {
+    const struct tg_tensor * t = ev->tensor;
+    if (!t) return;
+    if (!ev->buffer && !t->data) {
+        struct tg_trace_event e = { TG_TRACE_EV_UNALLOCATED_USE, TG_TRACE_ERROR, ev->t_ns, -1, -1,
+                                    (uint64_t) (uintptr_t) t, 0, ev->offset, ev->size, -1, "", NULL, 0 };
+        char msg[200];
+        snprintf(msg, sizeof(msg), "host %s of tensor '%s' which has no buffer (allocate its context or graph first)",
+                 kind == TG_TRACE_HOST_READ ? "read" : "write", t->name);
+        snprintf(e.name, sizeof(e.name), "%s", t->name);
+        e.message = msg;
+        tg_trace_write_event(r->w, &e);
+        return;
+    }
+    uint64_t gv;
+    bool known = pmap_get(&r->uid_graph, (uint64_t) (uintptr_t) t, &gv);
+    if (r->sched && !known) return;   // a per-scheduler recorder keeps to its graphs' tensors
+    struct tg_trace_host h = { kind, r->n_computes_done, ev->t_ns, (uint64_t) (uintptr_t) t, rec_root_uid(t),
+                               ev->buffer ? ev->buffer->id : 0, buffer_offset(ev->buffer, t->data) + ev->offset,
+                               ev->size, 0, -1, -1, "", 0 };
+    snprintf(h.name, sizeof(h.name), "%s", t->name);
+    if (r->opt.host_hashes && ev->data && ev->size) h.hash = XXH64(ev->data, ev->size, 0);
+    if (known) { h.graph_id = (int32_t) (gv >> 32); h.tensor = (int32_t) (uint32_t) gv; }
+    tg_trace_write_host(r->w, &h);
+}
+
+static void on_tensor_set(const struct tg_obs_tensor_io * ev, void * user) {
+    struct tg_trace_recorder * r = user;
+    if (in_recorder) return;
+    LOCKED(r, host_access(r, ev, TG_TRACE_HOST_WRITE));
+}
+
+static void on_tensor_get(const struct tg_obs_tensor_io * ev, void * user) {
+    struct tg_trace_recorder * r = user;
+    if (in_recorder) return;
+    LOCKED(r, host_access(r, ev, TG_TRACE_HOST_READ));
+}
+
+// Integer value of "key=" in text, or def.
+static int kv_int(const char * text, const char * key, int def) {
+    const char * p = text ? strstr(text, key) : NULL;
+    return p ? atoi(p + strlen(key)) : def;
+}
+
+static void on_marker(const struct tg_obs_marker * ev, void * user) {
+    struct tg_trace_recorder * r = user;
+    bool decode = ev->name && !strcmp(ev->name, "decode");
+    struct tg_trace_marker m = { decode ? TG_TRACE_MARK_DECODE : TG_TRACE_MARK_USER, 0, ev->t_ns,
+                                 kv_int(ev->text, "n_tokens=", 0), kv_int(ev->text, "pos=", 0),
+                                 kv_int(ev->text, "seq=", 0), 0, NULL, 0 };
+    char text[256];
+    snprintf(text, sizeof(text), "%s%s%s", ev->name ? ev->name : "marker", ev->text && ev->text[0] ? " " : "",
+             ev->text ? ev->text : "");
+    m.text = text;
+    LOCKED(r, { m.compute_seq = r->n_computes_done; tg_trace_write_marker(r->w, &m, NULL); });
+}
+
+// ---- attach / detach ----------------------------------------------------------------------
+
+struct tg_trace_recorder * tg_trace_attach(struct tg_sched * sched, const char * path,
+                                           const struct tg_trace_options * opt) {
+    struct tg_trace_recorder * r = calloc(1, sizeof(*r));
+    if (!r) { tg_error(TG_ERR_NOMEM, "trace: no memory for a recorder"); return NULL; }
+    r->opt = opt ? *opt : tg_trace_default_options();
+    r->contents = r->opt.contents && r->opt.contents[0] ? strdup(r->opt.contents) : NULL;
+    r->note = r->opt.note ? strdup(r->opt.note) : NULL;
+    r->opt.contents = r->contents;
+    r->opt.note = r->note;
+    r->sched = sched;
+    r->next_graph_id = 1;   // graph ids count from 1, like the schedulers' graph_seq
+    pthread_mutex_init(&r->mu, NULL);
+    r->w = tg_trace_writer_open(path);
+    if (!r->w) { free(r->contents); free(r->note); pthread_mutex_destroy(&r->mu); free(r); return NULL; }
+    write_run(r);
+    if (sched) rec_sched_state(r, sched, tg_sched_id(sched));
+    r->obs = (struct tg_observer) { r, on_sched, on_graph_split, on_graph_alloc, on_compute_begin, on_compute_end,
+                                    on_node_begin, on_node_end, on_tensor_set, on_tensor_get, on_marker };
+    enum tg_status st = sched ? tg_sched_add_observer(sched, &r->obs) : tg_observe_attach_global(&r->obs);
+    if (st == TG_OK && sched) {
+        r->host_obs = (struct tg_observer) { .user = r, .on_tensor_set = on_tensor_set, .on_tensor_get = on_tensor_get };
+        st = tg_observe_attach_global(&r->host_obs);
+        if (st != TG_OK) tg_sched_remove_observer(sched, &r->obs);
+    }
+    if (st != TG_OK) {
+        char msg[512];
+        snprintf(msg, sizeof(msg), "%s", tg_last_error());
+        tg_trace_writer_close(r->w);
+        free(r->contents); free(r->note); pthread_mutex_destroy(&r->mu); free(r);
+        tg_error(st, "trace: cannot attach the recorder: %s", msg);
+        return NULL;
+    }
+    return r;
+}
+
+enum tg_status tg_trace_detach(struct tg_trace_recorder * r) {
+    if (!r) return TG_OK;
+    if (r->sched) {
+        tg_sched_remove_observer(r->sched, &r->obs);
+        tg_observe_detach_global(&r->host_obs);
+    }
+    else tg_observe_detach_global(&r->obs);
+    pthread_mutex_lock(&r->mu);
+    enum tg_status st = tg_trace_writer_close(r->w);
+    r->w = NULL;
+    pthread_mutex_unlock(&r->mu);
+    for (int i = 0; i < r->n_scheds; i++) { pmap_free(&r->scheds[i].index); free(r->scheds[i].tensors); }
+    pmap_free(&r->uid_graph);
+    free(r->scratch);
+    free(r->tt);
+    free(r->contents);
+    free(r->note);
+    pthread_mutex_destroy(&r->mu);
+    free(r);
+    return st;
+}
+
+struct tg_trace_writer * tg_trace_recorder_writer(struct tg_trace_recorder * r) { return r ? r->w : NULL; }
+
+enum tg_status tg_trace_mark_decode(struct tg_trace_recorder * r, int n_tokens, int pos, int seq_id, const int32_t * ids) {
+    if (!r) return tg_error(TG_ERR_INVALID_ARG, "trace: NULL recorder");
+    struct tg_trace_marker m = { TG_TRACE_MARK_DECODE, 0, tg_observe_now_ns(), n_tokens, pos, seq_id,
+                                 ids && n_tokens > 0 ? (uint32_t) n_tokens : 0, "decode", 0 };
+    enum tg_status st;
+    LOCKED(r, { m.compute_seq = r->n_computes_done; st = tg_trace_write_marker(r->w, &m, ids); });
+    return st;
+}
+
+enum tg_status tg_trace_mark(struct tg_trace_recorder * r, const char * text) {
+    if (!r) return tg_error(TG_ERR_INVALID_ARG, "trace: NULL recorder");
+    struct tg_trace_marker m = { TG_TRACE_MARK_USER, 0, tg_observe_now_ns(), 0, 0, 0, 0, text ? text : "", 0 };
+    enum tg_status st;
+    LOCKED(r, { m.compute_seq = r->n_computes_done; st = tg_trace_write_marker(r->w, &m, NULL); });
+    return st;
+}
+
+// ---- TGDB_TRACE ---------------------------------------------------------------------------
+
+static struct tg_trace_recorder * env_rec;
+
+struct tg_trace_recorder * tg_trace_env_recorder(void) { return env_rec; }
+
+static void env_close(void) {
+    struct tg_trace_recorder * r = env_rec;
+    env_rec = NULL;
+    enum tg_status st = tg_trace_detach(r);
+    if (st != TG_OK) tg_log_printf(TG_LOG_ERROR, "TGDB_TRACE: %s", tg_last_error());
+}
+
+// Called by the engine at the first tg_sched_new() (tg/observe.h).
+void tg_observe_env_hook(void) {
+    const char * path = getenv("TGDB_TRACE");
+    if (!path || !*path || env_rec) return;
+    struct tg_trace_options opt = tg_trace_default_options();
+    opt.contents = getenv("TGDB_TRACE_DUMP");
+    const char * h = getenv("TGDB_TRACE_HASH");
+    if (h && !strcmp(h, "0")) { opt.hashes = false; opt.summaries = false; }
+    opt.note = "TGDB_TRACE";
+    env_rec = tg_trace_attach(NULL, path, &opt);
+    if (!env_rec) {
+        tg_log_printf(TG_LOG_ERROR, "TGDB_TRACE=%s: %s", path, tg_last_error());
+        return;
+    }
+    atexit(env_close);
+}
