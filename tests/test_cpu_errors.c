@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static struct tg_context * ctx_new(bool no_alloc) {
@@ -220,7 +221,19 @@ static void test_pool_args(void) {
     CHECK(strcmp(tg_cpu_simd_name(), name) == 0, "tg_cpu_force_scalar(false) restores '%s'", name);
 }
 
+// TG_NO_SIMD=1 is read when the CPU is first probed.
+static void test_env_no_simd(void) {
+    setenv("TG_NO_SIMD", "1", 1);
+    CHECK(strcmp(tg_cpu_simd_name(), "scalar") == 0, "TG_NO_SIMD=1 selects the scalar paths ('%s')", tg_cpu_simd_name());
+    unsetenv("TG_NO_SIMD");
+    tg_cpu_force_scalar(false);
+    struct tg_cpu_features f = tg_cpu_features();
+    bool simd = f.avx && f.fma && f.f16c;
+    CHECK(simd == (strcmp(tg_cpu_simd_name(), "scalar") != 0), "tg_cpu_force_scalar(false) restores detection ('%s')", tg_cpu_simd_name());
+}
+
 int main(void) {
+    test_env_no_simd();   // first: before anything probes the CPU
     test_no_buffer();
     test_unsupported();
     test_hooks();

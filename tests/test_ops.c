@@ -796,9 +796,9 @@ static double thr_mm(enum tg_type wt, enum tg_type bt) {
 
 static void case_mul_mat(void) {
     static const int64_t sa[4] = { 64, 11, 2, 1 }, sb[4] = { 64, 7, 4, 3 };
-    static const enum tg_type btypes[2] = { TG_TYPE_F32, TG_TYPE_F16 };
+    static const enum tg_type btypes[3] = { TG_TYPE_F32, TG_TYPE_F16, TG_TYPE_BF16 };
     for (int t = 0; t < 5; t++) {
-        for (int bt = 0; bt < 2; bt++) {
+        for (int bt = 0; bt < 3; bt++) {
             for (int v = 0; v < 3; v++) {
                 enum layout lb = v == 1 ? L_PERM : v == 2 ? L_TRANSP : L_CONTIG;
                 struct tg_context * ctx = new_ctx();

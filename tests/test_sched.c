@@ -539,6 +539,44 @@ static void test_reuse(struct tg_backend * cpu) {
     tg_context_free(c2);
 }
 
+// ---- poison mode ------------------------------------------------------------------------------
+
+static void test_poison(struct tg_backend * cpu) {
+    for (int on = 0; on < 2; on++) {
+        struct tg_context * c = new_ctx(1);
+        struct tg_tensor * x = tg_set_name(tg_new_tensor_1d(c, TG_TYPE_F32, 64), "x");
+        tg_set_input(x);
+        struct tg_tensor * mid = tg_set_name(tg_sqr(c, tg_scale(c, x, 2.0f)), "mid");   // read twice: released, not taken
+        struct tg_tensor * out = tg_set_name(tg_add(c, tg_silu(c, mid), tg_neg(c, mid)), "out");
+        tg_set_output(out);
+        struct tg_graph * g = tg_graph_new(c, 16);
+        tg_graph_build_forward(g, out);
+        struct tg_sched * s = tg_sched_new(&cpu, 1, 16);
+        tg_sched_set_poison(s, on != 0);
+        CHECK(tg_sched_alloc_graph(s, g) == TG_OK && fill_ok(x), "poison %s: allocated", on ? "on" : "off");
+        const struct tg_alloc_tensor_info * mi = tg_gallocr_find(tg_sched_get_gallocr(s), mid);
+        const struct tg_alloc_tensor_info * ni = tg_gallocr_find(tg_sched_get_gallocr(s), out->src[1]);
+        CHECK(mi && !mi->released && ni && ni->inplace_of == mid && ni->released,
+              "mid's last reader (neg) took its range in place; neg's range is released after the add");
+        CHECK(tg_sched_graph_compute(s, g) == TG_OK, "poison %s: computed", on ? "on" : "off");
+        float v[64], o[64], xv[64];
+        tg_backend_tensor_get(mid, v, 0, sizeof v);
+        tg_backend_tensor_get(out, o, 0, sizeof o);
+        tg_backend_tensor_get(x, xv, 0, sizeof xv);
+        int n_nan = 0, n_out_ok = 0;
+        for (int i = 0; i < 64; i++) {
+            float m = 4.0f * xv[i] * xv[i];
+            n_nan += isnan(v[i]);
+            n_out_ok += fabsf(o[i] - (m / (1.0f + expf(-m)) - m)) <= 1e-5f * (1.0f + m);
+        }
+        if (on) CHECK(n_nan == 64, "poison on: the stale read of mid gives NaN everywhere (%d/64)", n_nan);
+        else    CHECK(n_nan == 0, "poison off: the stale read of mid looks plausible (%d NaN)", n_nan);
+        CHECK(n_out_ok == 64, "poison %s: the output is right (%d/64)", on ? "on" : "off", n_out_ok);
+        tg_sched_free(s);
+        tg_context_free(c);
+    }
+}
+
 int main(void) {
     struct tg_backend * cpu = tg_backend_cpu_init();
     tg_backend_cpu_set_n_threads(cpu, 2);
@@ -556,6 +594,7 @@ int main(void) {
     test_eval_callback(cpu);
     test_observers(cpu);
     test_reuse(cpu);
+    test_poison(cpu);
     tg_backend_free(blas);
     tg_backend_free(cpu);
     return tg_check_finish("test_sched");

@@ -370,6 +370,7 @@ static void release(struct tg_gallocr * ga, int i, int step) {
     ga->state[i] |= ST_FREED;
     if (ga->state[i] & ST_TAKEN) return;   // a child owns the range now
     in->last_step = step;
+    in->released = true;
     if (!ga->opts.no_reuse) fl_free(&ga->fl[in->buffer_id], in->offset, in->size);
 }
 

@@ -93,6 +93,13 @@ static int64_t tasks_elems(const struct tg_tensor * d) {
     }
     return (n + g - 1) / g;
 }
+// Row kernels: no more threads than rows (of dst; of src0 for reductions, of
+// src1 for SET_ROWS).
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t tasks_rows(const struct tg_tensor * d) { return min64(tasks_elems(d), tg_nrows(d)); }
+static int64_t tasks_src0_rows(const struct tg_tensor * d) { return min64(tasks_elems(d), tg_nrows(d->src[0])); }
+static int64_t tasks_src1_rows(const struct tg_tensor * d) { return min64(tasks_elems(d), tg_nrows(d->src[1])); }
+
 // Multiply-adds / 4 per grain: a matmul is worth splitting much earlier.
 static int64_t tasks_matmul(const struct tg_tensor * d) {
     const struct tg_tensor * a = d->src[0];
@@ -153,23 +160,23 @@ static const struct op_desc g_ops[TG_OP_COUNT] = {
     [TG_OP_SILU]     = { tg_cpu_op_unary,    sup_f32_unary,  tasks_elems, ws_rows },
     [TG_OP_GELU]     = { tg_cpu_op_unary,    sup_f32_unary,  tasks_elems, ws_rows },
     [TG_OP_RELU]     = { tg_cpu_op_unary,    sup_f32_unary,  tasks_elems, ws_rows },
-    [TG_OP_GLU]      = { tg_cpu_op_glu,      sup_glu,        tasks_elems, ws_rows },
-    [TG_OP_SUM]      = { tg_cpu_op_sum,      sup_f32_in,     tasks_elems, ws_partials },
-    [TG_OP_SUM_ROWS] = { tg_cpu_op_sum_rows, sup_f32_in,     tasks_elems, ws_rows },
-    [TG_OP_MEAN]     = { tg_cpu_op_sum_rows, sup_f32_in,     tasks_elems, ws_rows },
-    [TG_OP_ARGMAX]   = { tg_cpu_op_argmax,   sup_argmax,     tasks_elems, ws_rows },
-    [TG_OP_REPEAT]   = { tg_cpu_op_repeat,   sup_plain_same, tasks_elems, ws_rows },
-    [TG_OP_CONCAT]   = { tg_cpu_op_concat,   sup_concat,     tasks_elems, ws_rows },
-    [TG_OP_GET_ROWS] = { tg_cpu_op_get_rows, sup_get_rows,   tasks_elems, ws_rows },
-    [TG_OP_SET_ROWS] = { tg_cpu_op_set_rows, sup_set_rows,   tasks_elems, ws_rows },
+    [TG_OP_GLU]      = { tg_cpu_op_glu,      sup_glu,        tasks_rows, ws_rows },
+    [TG_OP_SUM]      = { tg_cpu_op_sum,      sup_f32_in,     tasks_src0_rows, ws_partials },
+    [TG_OP_SUM_ROWS] = { tg_cpu_op_sum_rows, sup_f32_in,     tasks_rows, ws_rows },
+    [TG_OP_MEAN]     = { tg_cpu_op_sum_rows, sup_f32_in,     tasks_rows, ws_rows },
+    [TG_OP_ARGMAX]   = { tg_cpu_op_argmax,   sup_argmax,     tasks_rows, ws_rows },
+    [TG_OP_REPEAT]   = { tg_cpu_op_repeat,   sup_plain_same, tasks_rows, ws_rows },
+    [TG_OP_CONCAT]   = { tg_cpu_op_concat,   sup_concat,     tasks_rows, ws_rows },
+    [TG_OP_GET_ROWS] = { tg_cpu_op_get_rows, sup_get_rows,   tasks_rows, ws_rows },
+    [TG_OP_SET_ROWS] = { tg_cpu_op_set_rows, sup_set_rows,   tasks_src1_rows, ws_rows },
     [TG_OP_MUL_MAT]  = { tg_cpu_mul_mat,     tg_cpu_mul_mat_supported,  tasks_matmul, tg_cpu_mul_mat_work_size },
     [TG_OP_OUT_PROD] = { tg_cpu_out_prod,    tg_cpu_out_prod_supported, tasks_matmul, tg_cpu_out_prod_work_size },
-    [TG_OP_RMS_NORM] = { tg_cpu_op_norm,     sup_f32_unary,  tasks_elems, ws_rows },
-    [TG_OP_NORM]     = { tg_cpu_op_norm,     sup_f32_unary,  tasks_elems, ws_rows },
-    [TG_OP_SOFT_MAX] = { tg_cpu_op_soft_max, sup_soft_max,   tasks_elems, ws_rows },
-    [TG_OP_ROPE]     = { tg_cpu_op_rope,     sup_rope,       tasks_elems, ws_rows },
-    [TG_OP_DIAG_MASK_INF] = { tg_cpu_op_diag_mask_inf, sup_f32_unary, tasks_elems, ws_rows },
-    [TG_OP_CROSS_ENTROPY_LOSS] = { tg_cpu_op_cross_entropy, sup_ce, tasks_elems, ws_partials },
+    [TG_OP_RMS_NORM] = { tg_cpu_op_norm,     sup_f32_unary,  tasks_rows, ws_rows },
+    [TG_OP_NORM]     = { tg_cpu_op_norm,     sup_f32_unary,  tasks_rows, ws_rows },
+    [TG_OP_SOFT_MAX] = { tg_cpu_op_soft_max, sup_soft_max,   tasks_rows, ws_rows },
+    [TG_OP_ROPE]     = { tg_cpu_op_rope,     sup_rope,       tasks_rows, ws_rows },
+    [TG_OP_DIAG_MASK_INF] = { tg_cpu_op_diag_mask_inf, sup_f32_unary, tasks_rows, ws_rows },
+    [TG_OP_CROSS_ENTROPY_LOSS] = { tg_cpu_op_cross_entropy, sup_ce, tasks_src0_rows, ws_partials },
     [TG_OP_SET]      = { tg_cpu_op_set_acc,  sup_set_acc,    tasks_elems, ws_rows },
     [TG_OP_ACC]      = { tg_cpu_op_set_acc,  sup_set_acc,    tasks_elems, ws_rows },
 };
@@ -243,15 +250,18 @@ struct graph_plan {
 // Threads meet only where needed: around nodes that run on several threads
 // (and, with hooks, on both sides of thread 0's hook calls). Runs of
 // single-thread nodes go through thread 0 alone while the workers wait at the
-// next meeting point.
-static void plan_syncs(struct graph_plan * pl) {
+// next meeting point. Returns whether any node runs on several threads.
+static bool plan_syncs(struct graph_plan * pl) {
+    bool any_multi = false;
     for (int k = 0; k < pl->n; k++) {
         struct node_plan * np = &pl->nodes[k];
         const bool multi = np->nth > 1;
         const bool next_multi = k + 1 < pl->n && pl->nodes[k + 1].nth > 1;
         np->sync_before = pl->hooks && multi;
         np->sync_after = multi || (!pl->hooks && next_multi);
+        any_multi |= multi;
     }
+    return any_multi;
 }
 
 // Every thread walks the same schedule of syncs. Thread 0 alone decides to
@@ -335,8 +345,8 @@ enum tg_status tg_cpu_graph_compute(struct tg_cpu_pool * pool, struct tg_graph *
         st = tg_error(TG_ERR_NOMEM, "tg_cpu_graph_compute: cannot allocate a %zu-byte work buffer", ws);
     }
     if (st == TG_OK && pl.n > 0) {
-        plan_syncs(&pl);
-        tg_cpu_pool_run(pool, graph_job, &pl);
+        bool all_threads = plan_syncs(&pl);   // no node worth splitting: the workers sleep on
+        tg_cpu_pool_run(pool, graph_job, &pl, all_threads);
         if (atomic_load(&pool->err_set)) {
             st = tg_error(pool->err_st, "%s", pool->err_msg);
         } else if (pl.stopped_at >= 0) {

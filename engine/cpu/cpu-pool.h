@@ -20,6 +20,7 @@ typedef void (*tg_cpu_job_fn)(struct tg_cpu_pool * pool, void * job, int ith);
 
 struct tg_cpu_pool {
     int        n_threads;
+    int        run_threads;     // threads taking part in the current job (1 or n_threads)
     int        n_started;       // workers actually created (1..n_threads-1)
     pthread_t * threads;        // [n_threads], index 0 unused (caller)
     pthread_mutex_t mu;         // guards generation, stop, job
@@ -48,6 +49,6 @@ struct tg_cpu_pool {
 bool tg_cpu_pool_sync(struct tg_cpu_pool * pool);
 
 bool tg_cpu_pool_reserve(struct tg_cpu_pool * pool, size_t size);
-void tg_cpu_pool_run(struct tg_cpu_pool * pool, tg_cpu_job_fn fn, void * job);
+void tg_cpu_pool_run(struct tg_cpu_pool * pool, tg_cpu_job_fn fn, void * job, bool all_threads);
 
 #endif

@@ -84,7 +84,7 @@ static void latch_stop(struct tg_cpu_pool * pool) {
 }
 
 bool tg_cpu_pool_sync(struct tg_cpu_pool * pool) {
-    barrier_wait(&pool->graph_bar, pool->n_threads, latch_stop, pool);
+    barrier_wait(&pool->graph_bar, pool->run_threads, latch_stop, pool);
     return atomic_load(&pool->stop_latched) != 0;
 }
 
@@ -195,14 +195,16 @@ bool tg_cpu_pool_reserve(struct tg_cpu_pool * pool, size_t size) {
 }
 
 // Runs fn(pool, job, ith) on every thread of the pool (thread 0 is the
-// caller) and returns when all have returned.
-void tg_cpu_pool_run(struct tg_cpu_pool * pool, tg_cpu_job_fn fn, void * job) {
+// caller), or on the caller alone when all_threads is false (the workers
+// sleep on), and returns when all have returned.
+void tg_cpu_pool_run(struct tg_cpu_pool * pool, tg_cpu_job_fn fn, void * job, bool all_threads) {
     atomic_store(&pool->err_set, 0);
     atomic_store(&pool->stop_request, 0);
     atomic_store(&pool->stop_latched, 0);
     pool->err_st = TG_OK;
     pool->err_msg[0] = '\0';
-    if (pool->n_threads > 1) {
+    pool->run_threads = all_threads ? pool->n_threads : 1;
+    if (pool->run_threads > 1) {
         pthread_mutex_lock(&pool->mu);
         pool->job_fn = fn;
         pool->job = job;

@@ -65,27 +65,28 @@ TG_SCALAR_QBLOCK(block_q8_q8_scalar, dot_q8_q8_scalar, tg_block_q8_0)
 TG_SCALAR_QBLOCK(block_q4_q8_scalar, dot_q4_q8_scalar, tg_block_q4_0)
 
 #ifdef TG_X86
-// Block of ni x nj: TI x TJ tiles, then the row and column edges. TILE takes
-// (RI, RJ, number of blocks, a, lda, b, ldb, c, ldc).
-#define TG_QBLOCK(NAME, ATTR, TILE, TI, TJ)                                   \
+// Block of ni x nj: TI x TJ tiles with the row edge done row by row; the
+// columns past the last full TJ (all of them when nj < TJ, as in generation)
+// by TI1 x 1 tiles. TILE takes (RI, RJ, number of blocks, a, lda, b, ldb, c, ldc).
+#define TG_QBLOCK(NAME, ATTR, TILE, TI, TJ, TI1)                              \
 ATTR static void NAME(const struct tg_mm_args * g) {                          \
     const int64_t ni = g->ni, nj = g->nj, nb = g->k / TG_QK8_0;               \
+    const int64_t nj0 = nj - nj % TJ;                                         \
     int64_t i = 0;                                                            \
     for (; i + TI <= ni; i += TI) {                                           \
-        const char * a = g->a + i * g->lda;                                   \
-        int64_t j = 0;                                                        \
-        for (; j + TJ <= nj; j += TJ)                                         \
-            TILE(TI, TJ, nb, a, g->lda, g->b + j * g->ldb, g->ldb, g->c + j * g->ldc + i, g->ldc); \
-        for (; j < nj; j++)                                                   \
-            TILE(TI, 1, nb, a, g->lda, g->b + j * g->ldb, g->ldb, g->c + j * g->ldc + i, g->ldc); \
+        for (int64_t j = 0; j < nj0; j += TJ)                                 \
+            TILE(TI, TJ, nb, g->a + i * g->lda, g->lda, g->b + j * g->ldb, g->ldb, g->c + j * g->ldc + i, g->ldc); \
     }                                                                         \
     for (; i < ni; i++) {                                                     \
-        const char * a = g->a + i * g->lda;                                   \
-        int64_t j = 0;                                                        \
-        for (; j + TJ <= nj; j += TJ)                                         \
-            TILE(1, TJ, nb, a, g->lda, g->b + j * g->ldb, g->ldb, g->c + j * g->ldc + i, g->ldc); \
-        for (; j < nj; j++)                                                   \
-            TILE(1, 1, nb, a, g->lda, g->b + j * g->ldb, g->ldb, g->c + j * g->ldc + i, g->ldc); \
+        for (int64_t j = 0; j < nj0; j += TJ)                                 \
+            TILE(1, TJ, nb, g->a + i * g->lda, g->lda, g->b + j * g->ldb, g->ldb, g->c + j * g->ldc + i, g->ldc); \
+    }                                                                         \
+    for (int64_t j = nj0; j < nj; j++) {                                      \
+        i = 0;                                                                \
+        for (; i + TI1 <= ni; i += TI1)                                       \
+            TILE(TI1, 1, nb, g->a + i * g->lda, g->lda, g->b + j * g->ldb, g->ldb, g->c + j * g->ldc + i, g->ldc); \
+        for (; i < ni; i++)                                                   \
+            TILE(1, 1, nb, g->a + i * g->lda, g->lda, g->b + j * g->ldb, g->ldb, g->c + j * g->ldc + i, g->ldc); \
     }                                                                         \
 }
 
@@ -100,62 +101,85 @@ TG_AVX_INLINE float hsum8(__m256 v) {
     return _mm_cvtss_f32(s);
 }
 
-// Signed bytes of a block as two halves (elements 0..15, 16..31).
-TG_AVX_INLINE void q8_avx(const tg_block_q8_0 * b, __m128i * lo, __m128i * hi) {
-    *lo = _mm_loadu_si128((const __m128i *) b->qs);
-    *hi = _mm_loadu_si128((const __m128i *) (b->qs + 16));
-}
-TG_AVX_INLINE void q4_avx(const tg_block_q4_0 * b, __m128i * lo, __m128i * hi) {
-    const __m128i m = _mm_set1_epi8(0x0F), off = _mm_set1_epi8(8);
-    __m128i t = _mm_loadu_si128((const __m128i *) b->qs);
-    *lo = _mm_sub_epi8(_mm_and_si128(t, m), off);
-    *hi = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(t, 4), m), off);
-}
-// 4 int32 sums of 4 consecutive products of 16 signed bytes.
-TG_AVX_INLINE __m128i dot16_avx(__m128i ax, __m128i x, __m128i y) {
-    __m128i p = _mm_maddubs_epi16(ax, _mm_sign_epi8(y, x));
-    return _mm_madd_epi16(p, _mm_set1_epi16(1));
+TG_AVX_INLINE __m256 bcast_d_avx(tg_fp16_t d) { return _mm256_set1_ps(_cvtsh_ss(d)); }
+
+// Q8_0 x Q8_0, RI x RJ tile. Per block: the RJ activation blocks are held
+// (two 16-byte halves each), every weight block is loaded once, and each
+// pair takes maddubs(|x|, sign(y, x)) -> madd -> 8 int32 lanes -> f32.
+TG_AVX_INLINE void tile_q8_q8_avx(const int RI, const int RJ, int64_t nb,
+        const char * a, size_t lda, const char * b, size_t ldb, float * c, size_t ldc) {
+    __m256 acc[4][4];
+    const __m128i ones = _mm_set1_epi16(1);
+    _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++)
+    _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++) acc[i][j] = _mm256_setzero_ps();
+    for (int64_t blk = 0; blk < nb; blk++) {
+        __m128i yl[4], yh[4];
+        __m256 dy[4];
+        _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++) {
+            const tg_block_q8_0 * by = (const tg_block_q8_0 *) (b + j * ldb) + blk;
+            yl[j] = _mm_loadu_si128((const __m128i *) by->qs);
+            yh[j] = _mm_loadu_si128((const __m128i *) (by->qs + 16));
+            dy[j] = bcast_d_avx(by->d);
+        }
+        _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++) {
+            const tg_block_q8_0 * bx = (const tg_block_q8_0 *) (a + i * lda) + blk;
+            const __m128i xl = _mm_loadu_si128((const __m128i *) bx->qs);
+            const __m128i xh = _mm_loadu_si128((const __m128i *) (bx->qs + 16));
+            const __m128i al = _mm_sign_epi8(xl, xl), ah = _mm_sign_epi8(xh, xh);
+            const __m256 dx = bcast_d_avx(bx->d);
+            _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++) {
+                __m128i pl = _mm_madd_epi16(_mm_maddubs_epi16(al, _mm_sign_epi8(yl[j], xl)), ones);
+                __m128i ph = _mm_madd_epi16(_mm_maddubs_epi16(ah, _mm_sign_epi8(yh[j], xh)), ones);
+                __m256 p = _mm256_cvtepi32_ps(_mm256_set_m128i(ph, pl));
+                acc[i][j] = _mm256_fmadd_ps(p, _mm256_mul_ps(dx, dy[j]), acc[i][j]);
+            }
+        }
+    }
+    _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++)
+    _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++)
+        c[j * ldc + i] = hsum8(acc[i][j]);
 }
 
-#define TG_AVX_QTILE(NAME, BX, LOADX)                                         \
-TG_AVX_INLINE void NAME(const int RI, const int RJ, int64_t nb,               \
-        const char * a, size_t lda, const char * b, size_t ldb,              \
-        float * c, size_t ldc) {                                              \
-    __m256 acc[4][4];                                                         \
-    _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++)                      \
-    _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++) acc[i][j] = _mm256_setzero_ps(); \
-    for (int64_t blk = 0; blk < nb; blk++) {                                  \
-        __m128i xl[4], xh[4], al[4], ah[4];                                   \
-        float dx[4];                                                          \
-        _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++) {                \
-            const BX * bx = (const BX *) (a + i * lda) + blk;                 \
-            LOADX(bx, &xl[i], &xh[i]);                                        \
-            al[i] = _mm_sign_epi8(xl[i], xl[i]);                              \
-            ah[i] = _mm_sign_epi8(xh[i], xh[i]);                              \
-            dx[i] = _cvtsh_ss(bx->d);                                         \
-        }                                                                     \
-        _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++) {                \
-            const tg_block_q8_0 * by = (const tg_block_q8_0 *) (b + j * ldb) + blk; \
-            __m128i yl, yh;                                                   \
-            q8_avx(by, &yl, &yh);                                             \
-            const float dy = _cvtsh_ss(by->d);                                \
-            _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++) {            \
-                __m128i pl = dot16_avx(al[i], xl[i], yl);                     \
-                __m128i ph = dot16_avx(ah[i], xh[i], yh);                     \
-                __m256 p = _mm256_cvtepi32_ps(_mm256_set_m128i(ph, pl));      \
-                acc[i][j] = _mm256_fmadd_ps(p, _mm256_set1_ps(dx[i] * dy), acc[i][j]); \
-            }                                                                 \
-        }                                                                     \
-    }                                                                         \
-    _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++)                      \
-    _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++)                      \
-        c[j * ldc + i] = hsum8(acc[i][j]);                                    \
+// Q4_0 x Q8_0, RI x RJ tile. The nibbles stay unsigned: each lane is
+// sum(nib * y) - 8 * sum(y), the same exact integers as sum((nib - 8) * y);
+// 8 * sum(y) is taken once per activation block.
+TG_AVX_INLINE void tile_q4_q8_avx(const int RI, const int RJ, int64_t nb,
+        const char * a, size_t lda, const char * b, size_t ldb, float * c, size_t ldc) {
+    __m256 acc[4][4];
+    const __m128i ones = _mm_set1_epi16(1), ones8 = _mm_set1_epi8(1), m4 = _mm_set1_epi8(0x0F);
+    _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++)
+    _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++) acc[i][j] = _mm256_setzero_ps();
+    for (int64_t blk = 0; blk < nb; blk++) {
+        __m128i yl[4], yh[4], sl[4], sh[4];
+        __m256 dy[4];
+        _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++) {
+            const tg_block_q8_0 * by = (const tg_block_q8_0 *) (b + j * ldb) + blk;
+            yl[j] = _mm_loadu_si128((const __m128i *) by->qs);
+            yh[j] = _mm_loadu_si128((const __m128i *) (by->qs + 16));
+            sl[j] = _mm_slli_epi32(_mm_madd_epi16(_mm_maddubs_epi16(ones8, yl[j]), ones), 3);
+            sh[j] = _mm_slli_epi32(_mm_madd_epi16(_mm_maddubs_epi16(ones8, yh[j]), ones), 3);
+            dy[j] = bcast_d_avx(by->d);
+        }
+        _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++) {
+            const tg_block_q4_0 * bx = (const tg_block_q4_0 *) (a + i * lda) + blk;
+            const __m128i t = _mm_loadu_si128((const __m128i *) bx->qs);
+            const __m128i xl = _mm_and_si128(t, m4), xh = _mm_and_si128(_mm_srli_epi16(t, 4), m4);
+            const __m256 dx = bcast_d_avx(bx->d);
+            _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++) {
+                __m128i pl = _mm_sub_epi32(_mm_madd_epi16(_mm_maddubs_epi16(xl, yl[j]), ones), sl[j]);
+                __m128i ph = _mm_sub_epi32(_mm_madd_epi16(_mm_maddubs_epi16(xh, yh[j]), ones), sh[j]);
+                __m256 p = _mm256_cvtepi32_ps(_mm256_set_m128i(ph, pl));
+                acc[i][j] = _mm256_fmadd_ps(p, _mm256_mul_ps(dx, dy[j]), acc[i][j]);
+            }
+        }
+    }
+    _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++)
+    _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++)
+        c[j * ldc + i] = hsum8(acc[i][j]);
 }
 
-TG_AVX_QTILE(tile_q8_q8_avx, tg_block_q8_0, q8_avx)
-TG_AVX_QTILE(tile_q4_q8_avx, tg_block_q4_0, q4_avx)
-TG_QBLOCK(block_q8_q8_avx, TG_AVX, tile_q8_q8_avx, 4, 2)
-TG_QBLOCK(block_q4_q8_avx, TG_AVX, tile_q4_q8_avx, 4, 2)
+TG_QBLOCK(block_q8_q8_avx, TG_AVX, tile_q8_q8_avx, 2, 2, 4)
+TG_QBLOCK(block_q4_q8_avx, TG_AVX, tile_q4_q8_avx, 2, 2, 4)
 
 // ---- avx2 (+fma, f16c): 256-bit integer ops ---------------------------------
 #define TG_AVX2 __attribute__((target("avx2,avx,fma,f16c")))
@@ -164,13 +188,6 @@ TG_QBLOCK(block_q4_q8_avx, TG_AVX, tile_q4_q8_avx, 4, 2)
 TG_AVX2_INLINE __m256i q8_avx2(const tg_block_q8_0 * b) {
     return _mm256_loadu_si256((const __m256i *) b->qs);
 }
-TG_AVX2_INLINE __m256i q4_avx2(const tg_block_q4_0 * b) {
-    const __m128i m = _mm_set1_epi8(0x0F);
-    __m128i t = _mm_loadu_si128((const __m128i *) b->qs);
-    __m256i v = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(t, 4), m), _mm_and_si128(t, m));
-    return _mm256_sub_epi8(v, _mm256_set1_epi8(8));
-}
-
 #define TG_AVX2_QTILE(NAME, BX, LOADX)                                        \
 TG_AVX2_INLINE void NAME(const int RI, const int RJ, int64_t nb,              \
         const char * a, size_t lda, const char * b, size_t ldb,              \
@@ -205,9 +222,42 @@ TG_AVX2_INLINE void NAME(const int RI, const int RJ, int64_t nb,              \
 }
 
 TG_AVX2_QTILE(tile_q8_q8_avx2, tg_block_q8_0, q8_avx2)
-TG_AVX2_QTILE(tile_q4_q8_avx2, tg_block_q4_0, q4_avx2)
-TG_QBLOCK(block_q8_q8_avx2, TG_AVX2, tile_q8_q8_avx2, 4, 2)
-TG_QBLOCK(block_q4_q8_avx2, TG_AVX2, tile_q4_q8_avx2, 4, 2)
+
+// Q4_0 x Q8_0 with unsigned nibbles: lane = sum(nib * y) - 8 * sum(y) (see
+// tile_q4_q8_avx); the activation side is held per block.
+TG_AVX2_INLINE void tile_q4_q8_avx2(const int RI, const int RJ, int64_t nb,
+        const char * a, size_t lda, const char * b, size_t ldb, float * c, size_t ldc) {
+    __m256 acc[4][4];
+    const __m256i ones = _mm256_set1_epi16(1), ones8 = _mm256_set1_epi8(1);
+    const __m128i m4 = _mm_set1_epi8(0x0F);
+    _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++)
+    _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++) acc[i][j] = _mm256_setzero_ps();
+    for (int64_t blk = 0; blk < nb; blk++) {
+        __m256i y[4], ys[4];
+        __m256 dy[4];
+        _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++) {
+            const tg_block_q8_0 * by = (const tg_block_q8_0 *) (b + j * ldb) + blk;
+            y[j] = q8_avx2(by);
+            ys[j] = _mm256_slli_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(ones8, y[j]), ones), 3);
+            dy[j] = _mm256_set1_ps(_cvtsh_ss(by->d));
+        }
+        _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++) {
+            const tg_block_q4_0 * bx = (const tg_block_q4_0 *) (a + i * lda) + blk;
+            const __m128i t = _mm_loadu_si128((const __m128i *) bx->qs);
+            const __m256i x = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(t, 4), m4), _mm_and_si128(t, m4));
+            const __m256 dx = _mm256_set1_ps(_cvtsh_ss(bx->d));
+            _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++) {
+                __m256i p = _mm256_sub_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(x, y[j]), ones), ys[j]);
+                acc[i][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_mul_ps(dx, dy[j]), acc[i][j]);
+            }
+        }
+    }
+    _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++)
+    _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++)
+        c[j * ldc + i] = hsum8(acc[i][j]);
+}
+TG_QBLOCK(block_q8_q8_avx2, TG_AVX2, tile_q8_q8_avx2, 4, 2, 4)
+TG_QBLOCK(block_q4_q8_avx2, TG_AVX2, tile_q4_q8_avx2, 4, 2, 4)
 
 #define TG_QDOT(NAME, ATTR, TILE, BX)                                         \
 ATTR static float NAME(int64_t nb, const BX * x, const tg_block_q8_0 * y) {  \

@@ -65,8 +65,9 @@ void tg_sched_emit_alloc(struct tg_sched * s) {
 
 struct node_ctx {
     struct tg_sched * s;
-    int split;
-    int offset;   // user index of the sub-graph's node 0
+    int  split;
+    int  offset;   // user index of the sub-graph's node 0
+    bool events;   // emit node events
 };
 
 static void emit_node(struct node_ctx * c, struct tg_tensor * node, int index, bool begin) {
@@ -79,13 +80,54 @@ static void emit_node(struct node_ctx * c, struct tg_tensor * node, int index, b
     else       EMIT(s, on_node_end, &ev);
 }
 
+static bool grow_ints(int ** p, int * cap, int need) {
+    if (need <= *cap) return true;
+    int * q = realloc(*p, (size_t) need * sizeof(int));
+    if (!q) return false;
+    *p = q;
+    *cap = need;
+    return true;
+}
+
+// Groups the ranges released at each allocator step (poison mode).
+static enum tg_status prepare_poison(struct tg_sched * s) {
+    int n_steps = s->gcopy.n_nodes, n_user = s->graph->n_nodes, n_info = tg_gallocr_n_tensors(s->galloc);
+    if (!grow_ints(&s->poison_start, &s->cap_poison_steps, n_steps + 2) || !grow_ints(&s->poison_idx, &s->cap_poison_idx, n_info + 1)
+        || !grow_ints(&s->step_of_node, &s->cap_step_of, n_user + 1))
+        return tg_error(TG_ERR_NOMEM, "scheduler: out of memory (poison)");
+    for (int k = 0; k < n_steps; k++) if (s->gc_user_index[k] >= 0) s->step_of_node[s->gc_user_index[k]] = k;
+    memset(s->poison_start, 0, (size_t) (n_steps + 2) * sizeof(int));
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < n_info; i++) {
+            const struct tg_alloc_tensor_info * in = tg_gallocr_tensor_info(s->galloc, i);
+            bool own = in->kind == TG_ALLOC_PLANNED || in->kind == TG_ALLOC_INPLACE;
+            if (!own || !in->released || !tg_buffer_is_host(in->buffer) || in->last_step < 0 || in->last_step >= n_steps) continue;
+            if (pass == 0) s->poison_start[in->last_step + 2]++;
+            else s->poison_idx[s->poison_start[in->last_step + 1]++] = i;
+        }
+        if (pass == 0) for (int k = 0; k < n_steps; k++) s->poison_start[k + 2] += s->poison_start[k + 1];
+    }
+    return TG_OK;
+}
+
+static void poison_after(struct tg_sched * s, int user_index) {
+    int step = s->step_of_node[user_index];
+    for (int q = step > 0 ? s->poison_start[step] : 0; q < s->poison_start[step + 1]; q++) {
+        const struct tg_alloc_tensor_info * in = tg_gallocr_tensor_info(s->galloc, s->poison_idx[q]);
+        memset((char *) tg_buffer_get_base(in->buffer) + in->offset, 0xFF, in->size);
+    }
+}
+
 static bool hook_before(struct tg_tensor * node, int index, void * user) {
-    emit_node(user, node, index, true);
+    struct node_ctx * c = user;
+    if (c->events) emit_node(c, node, index, true);
     return true;
 }
 
 static void hook_after(struct tg_tensor * node, int index, void * user) {
-    emit_node(user, node, index, false);
+    struct node_ctx * c = user;
+    if (c->s->poison) poison_after(c->s, c->offset + index);
+    if (c->events) emit_node(c, node, index, false);
 }
 
 // Computes user nodes [i0, i1) of split k on its backend.
@@ -93,19 +135,19 @@ static enum tg_status run_nodes(struct tg_sched * s, int k, int i0, int i1, bool
     struct tg_backend * be = s->backends[s->splits[k].backend];
     if (i1 <= i0) return TG_OK;
     struct tg_graph view = tg_graph_view(s->graph, i0, i1);
-    if (!node_events) return tg_backend_graph_compute(be, &view);
-    struct node_ctx c = { s, k, i0 };
+    if (!node_events && !s->poison) return tg_backend_graph_compute(be, &view);
+    struct node_ctx c = { s, k, i0, node_events };
     if (be->iface.graph_compute_hooks) {
         struct tg_node_hooks h = { hook_before, hook_after, &c };
         return be->iface.graph_compute_hooks(be, &view, &h);
     }
     for (int i = i0; i < i1; i++) {   // node by node
         struct tg_graph one = tg_graph_view(s->graph, i, i + 1);
-        emit_node(&c, s->graph->nodes[i], i - i0, true);
+        hook_before(s->graph->nodes[i], i - i0, &c);
         enum tg_status st = tg_backend_graph_compute(be, &one);
         tg_backend_synchronize(be);
-        emit_node(&c, s->graph->nodes[i], i - i0, false);
         if (st != TG_OK) return st;
+        hook_after(s->graph->nodes[i], i - i0, &c);
     }
     return TG_OK;
 }
@@ -179,6 +221,10 @@ static enum tg_status compute_all(struct tg_sched * s, bool node_events) {
 }
 
 enum tg_status tg_sched_compute_splits(struct tg_sched * s) {
+    if (__builtin_expect(s->poison, 0)) {
+        enum tg_status st = prepare_poison(s);
+        if (st != TG_OK) return st;
+    }
     if (__builtin_expect(!observed(s), 1)) return compute_all(s, false);
     struct tg_obs_compute_event ev = {
         .sched = s, .sched_id = s->id, .graph_seq = s->graph_seq, .graph = s->graph,

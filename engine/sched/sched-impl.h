@@ -59,6 +59,12 @@ struct tg_sched {
     int *                   gc_user_index; // [gcopy.n_nodes]: user node index, -1 for copies
     bool                    replanned;
 
+    bool                    poison;
+    int *                   poison_start;  // [gcopy steps + 1] offsets into poison_idx
+    int *                   poison_idx;    // allocator tensor-info indices, grouped by last_step
+    int *                   step_of_node;  // [user n_nodes] allocator step of each user node
+    int                     cap_poison_steps, cap_poison_idx, cap_step_of;
+
     tg_sched_eval_cb        eval_cb;
     void *                  eval_user;
 

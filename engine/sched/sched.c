@@ -96,6 +96,7 @@ void tg_sched_free(struct tg_sched * s) {
     free(s->splits); free(s->io); free(s->repl);
     free(s->gcopy.nodes); free(s->gcopy.leafs);
     free(s->gc_node_ids); free(s->gc_leaf_ids); free(s->gc_user_index);
+    free(s->poison_start); free(s->poison_idx); free(s->step_of_node);
     free(s);
 }
 
@@ -219,6 +220,9 @@ int tg_sched_node_split(const struct tg_sched * s, int i) {
 struct tg_gallocr * tg_sched_get_gallocr(const struct tg_sched * s) { return s ? s->galloc : NULL; }
 struct tg_graph * tg_sched_get_graph(const struct tg_sched * s) { return s ? s->graph : NULL; }
 uint64_t tg_sched_graph_seq(const struct tg_sched * s) { return s ? s->graph_seq : 0; }
+
+void tg_sched_set_poison(struct tg_sched * s, bool on) { if (s) s->poison = on; }
+bool tg_sched_get_poison(const struct tg_sched * s) { return s && s->poison; }
 
 void tg_sched_set_eval_callback(struct tg_sched * s, tg_sched_eval_cb cb, void * user) {
     if (!s) return;

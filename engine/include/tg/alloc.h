@@ -67,6 +67,8 @@ struct tg_alloc_tensor_info {
     struct tg_tensor * inplace_of;   // parent whose range it took over (TG_ALLOC_INPLACE)
     int                first_step;   // first node step its bytes are live (allocated)
     int                last_step;    // last node step (freed after it); n_nodes-1 if kept
+    bool               released;     // its range went back to the allocator after last_step
+                                     // (false: kept to the end, or handed to an in-place child)
 };
 
 struct tg_alloc_buffer_info {

@@ -148,6 +148,15 @@ uint64_t            tg_sched_graph_seq(const struct tg_sched * sched); // graphs
 typedef bool (*tg_sched_eval_cb)(struct tg_tensor * t, bool ask, void * user);
 void tg_sched_set_eval_callback(struct tg_sched * sched, tg_sched_eval_cb cb, void * user);
 
+// ---- debug: poisoning freed memory ------------------------------------------------
+// With poison on, right after each node the scheduler fills the bytes the
+// allocator takes back at that node (tensors whose last use it was:
+// tg_alloc_tensor_info.released) with 0xFF (a NaN in every float type), so a
+// stale read of an intermediate fails loudly instead of returning plausible
+// values. Host buffers only; computes with per-node hooks (slower).
+void tg_sched_set_poison(struct tg_sched * sched, bool on);
+bool tg_sched_get_poison(const struct tg_sched * sched);
+
 // ---- observers (tg/observe.h) -------------------------------------------------
 // Attaches an observer to this scheduler (copied; up to 8). TG_ERR_NOMEM if full.
 enum tg_status tg_sched_add_observer(struct tg_sched * sched, const struct tg_observer * obs);
