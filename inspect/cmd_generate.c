@@ -103,8 +103,9 @@ static void print_graph(struct tg_llama_context * ctx) {
             printf("%-16s %8lld %10.3f %5.1f%%\n", tg_op_name((enum tg_op) op), (long long) prof[op].n_calls,
                    prof[op].ms, total > 0 ? 100.0 * prof[op].ms / total : 0.0);
     struct tg_llama_stats s = tg_llama_stats(ctx);
-    printf("total %.3f ms compute, %.3f ms building graphs, %.3f ms allocating; %lld graphs; compute memory %.2f MiB, KV cache %.2f MiB\n",
-           s.ms_compute, s.ms_build, s.ms_alloc, (long long) s.n_graphs, s.compute_bytes / 1048576.0, s.kv_bytes / 1048576.0);
+    printf("total %.3f ms compute, %.3f ms building graphs, %.3f ms placing/allocating; %lld graphs (last: %d splits, %d copies);"
+           " compute memory %.2f MiB, KV cache %.2f MiB\n", s.ms_compute, s.ms_build, s.ms_alloc, (long long) s.n_graphs,
+           s.n_splits, s.n_copies, s.compute_bytes / 1048576.0, s.kv_bytes / 1048576.0);
 }
 
 // Prompt ids (BOS added as the vocabulary says) into *ids; returns the count or -1.

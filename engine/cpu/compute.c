@@ -2,10 +2,10 @@
 // thread counts and work sizes, hooks.
 //
 // Every thread of the pool walks the same list of nodes; a node runs on its
-// first nth threads (nth = min(pool threads, useful parallelism)) and all
-// threads meet at a barrier before the next node. Kernels split work so that
-// each output element is produced by one thread in a fixed order, so results
-// do not depend on nth.
+// first nth threads (nth = min(pool threads, useful parallelism)); threads
+// meet at a barrier around every node that runs on more than one thread
+// (plan_syncs). Kernels split work so that each output element is produced by
+// one thread in a fixed order, so results do not depend on nth.
 #include "cpu/cpu-pool.h"
 
 #include <stdio.h>

@@ -128,6 +128,7 @@ void tg_llama_profile_reset(struct tg_llama_context * c) { memset(c->prof, 0, si
 struct tg_llama_stats tg_llama_stats(const struct tg_llama_context * c) {
     struct tg_llama_stats s = c->stats;
     s.compute_bytes = tg_llama_exec_bytes(c->exec);
+    tg_llama_exec_splits(c->exec, &s.n_splits, &s.n_copies);
     return s;
 }
 

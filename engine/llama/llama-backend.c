@@ -71,6 +71,12 @@ void tg_llama_exec_free(struct tg_llama_exec * e) {
 
 size_t tg_llama_exec_bytes(const struct tg_llama_exec * e) { return e ? e->cap : 0; }
 
+void tg_llama_exec_splits(const struct tg_llama_exec * e, int32_t * n_splits, int32_t * n_copies) {
+    (void) e;
+    *n_splits = 1;
+    *n_copies = 0;
+}
+
 enum tg_status tg_llama_exec_reserve(struct tg_llama_exec * e, struct tg_graph * g) { (void) e; (void) g; return TG_OK; }
 void tg_llama_exec_reset(struct tg_llama_exec * e) { (void) e; }
 

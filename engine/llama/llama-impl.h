@@ -13,7 +13,7 @@
 // 1: compute through the backend scheduler (llama-sched.c); 0: directly on
 // the CPU with a bump allocator (llama-backend.c).
 #ifndef TG_LLAMA_SCHED
-#define TG_LLAMA_SCHED 0
+#define TG_LLAMA_SCHED 1
 #endif
 #include <stdint.h>
 
@@ -112,6 +112,8 @@ enum tg_status tg_llama_exec_set(struct tg_llama_exec * e, struct tg_tensor * t,
 enum tg_status tg_llama_exec_get(struct tg_llama_exec * e, const struct tg_tensor * t, void * data, size_t offset, size_t size);
 enum tg_status tg_llama_exec_compute(struct tg_llama_exec * e, struct tg_graph * g, const struct tg_llama_exec_hooks * hooks);
 size_t tg_llama_exec_bytes(const struct tg_llama_exec * e);
+// Splits and copies of the last graph (0 when there is no scheduler).
+void tg_llama_exec_splits(const struct tg_llama_exec * e, int32_t * n_splits, int32_t * n_copies);
 // Reserves compute memory for the worst case (the given graphs); may be a no-op.
 enum tg_status tg_llama_exec_reserve(struct tg_llama_exec * e, struct tg_graph * g);
 // Forgets the last graph (before its metadata is freed).

@@ -89,6 +89,11 @@ size_t tg_llama_exec_bytes(const struct tg_llama_exec * e) {
     return n;
 }
 
+void tg_llama_exec_splits(const struct tg_llama_exec * e, int32_t * n_splits, int32_t * n_copies) {
+    *n_splits = tg_sched_get_n_splits(e->sched);
+    *n_copies = tg_sched_get_n_copies(e->sched);
+}
+
 enum tg_status tg_llama_exec_reserve(struct tg_llama_exec * e, struct tg_graph * g) {
     return tg_sched_reserve(e->sched, g);
 }

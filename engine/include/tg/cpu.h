@@ -41,7 +41,8 @@ void tg_cpu_pool_free(struct tg_cpu_pool * pool);
 int  tg_cpu_pool_n_threads(const struct tg_cpu_pool * pool);
 
 // Computes the nodes of g in order on host memory (every node and source
-// must have data). Returns TG_OK, TG_ERR_NO_BUFFER (names the tensor with no
+// must have data). No-op nodes (NONE, VIEW, RESHAPE, PERMUTE, TRANSPOSE) are
+// skipped, hooks included; `index` in the hooks is the node's index in g. Returns TG_OK, TG_ERR_NO_BUFFER (names the tensor with no
 // data), TG_ERR_UNSUPPORTED (op/type combination the CPU lacks, named),
 // TG_ERR_ABORTED (a hook stopped it) or TG_ERR_NOMEM.
 enum tg_status tg_cpu_graph_compute(struct tg_cpu_pool * pool, struct tg_graph * g,

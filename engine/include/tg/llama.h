@@ -172,6 +172,8 @@ struct tg_llama_stats {
     double  ms_compute;    // computing
     size_t  compute_bytes; // compute memory currently held
     size_t  kv_bytes;      // KV cache bytes
+    int32_t n_splits;      // splits of the last graph (runs of nodes on one backend)
+    int32_t n_copies;      // split inputs copied between backends in the last graph
 };
 struct tg_llama_stats tg_llama_stats(const struct tg_llama_context * ctx);
 
