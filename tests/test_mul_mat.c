@@ -356,6 +356,41 @@ static void test_dots_match_tiles(void) {
     CHECK(fabs(v - ref) <= 1e-5 * (1 + fabs(ref)), "tg_vec_dot_bf16 n=37: %.7g vs %.7g", v, ref);
 }
 
+// The activation quantizer of every level gives tg_quantize_row_q8_0's bytes
+// (random rows, exact ties, zeros, NaN, Inf, subnormals).
+static void test_quantize_q8(void) {
+    enum { NB = 8, N = NB * TG_QK8_0 };
+    float x[N];
+    for (int i = 0; i < N; i++) x[i] = frand() * 10.0f;
+    for (int i = 0; i < 32; i++) x[32 + i] = (float) (i - 16) + 0.5f;  // amax 127 below: d = 1, ties
+    x[63] = 127.0f;
+    for (int i = 0; i < 32; i++) x[64 + i] = 0.0f;
+    x[96 + 3] = NAN;
+    x[128 + 5] = INFINITY;
+    for (int i = 0; i < 32; i++) x[160 + i] = (float) i * 1e-40f;      // subnormal
+    x[192 + 7] = -1e30f;
+    tg_block_q8_0 ref[NB], got[NB];
+    tg_quantize_row_q8_0(x, ref, N);
+    enum { NR = 256 };   // blocks of random magnitude 1e-45 .. 1e44, some of half-integers
+    float * xr = malloc(NR * TG_QK8_0 * sizeof(float));
+    tg_block_q8_0 * rr = malloc(NR * sizeof(tg_block_q8_0)), * gr = malloc(NR * sizeof(tg_block_q8_0));
+    for (int b = 0; b < NR; b++) {
+        const float sc = powf(10.0f, (float) (b % 90 - 45));
+        for (int j = 0; j < TG_QK8_0; j++) {
+            xr[b * TG_QK8_0 + j] = b % 3 == 0 ? (float) ((int) (frand() * 254.0f)) * 0.5f : frand() * sc;
+        }
+    }
+    tg_quantize_row_q8_0(xr, rr, NR * TG_QK8_0);
+    for (int lv = 0; lv <= tg_cpu_simd_level(); lv++) {
+        memset(got, 0x55, sizeof got);
+        tg_mm_quantize_row_q8_0(lv, x, got, N);
+        tg_mm_quantize_row_q8_0(lv, xr, gr, NR * TG_QK8_0);
+        CHECK(memcmp(got, ref, sizeof ref) == 0 && memcmp(gr, rr, NR * sizeof(tg_block_q8_0)) == 0,
+              "q8_0 activation quantizer level %d: same bytes as tg_quantize_row_q8_0 (%d blocks)", lv, NB + NR);
+    }
+    free(xr); free(rr); free(gr);
+}
+
 // ---- out_prod ------------------------------------------------------------------------
 
 static void test_out_prod(void) {
@@ -440,6 +475,7 @@ int main(void) {
     test_quant_end_to_end();
     test_levels_and_threads();
     test_dots_match_tiles();
+    test_quantize_q8();
     test_out_prod();
     return tg_check_finish("test_mul_mat");
 }

@@ -108,6 +108,7 @@ static void mm_row_to_f32(const struct tg_tensor * b, const char * row, int64_t 
 // through the f32 scratch row tmp.
 static void mm_convert_b(const struct tg_tensor * b, const struct mm_plan * pl, int64_t t0, int64_t t1,
                          char * rows, float * tmp) {
+    const int level = tg_cpu_simd_level();
     const int64_t n = b->ne[1], r = b->ne[2], k = pl->k;
     for (int64_t t = t0; t < t1; t++) {
         const int64_t j = t % n, i2 = (t / n) % r, i3 = t / (n * r);
@@ -123,7 +124,7 @@ static void mm_convert_b(const struct tg_tensor * b, const struct mm_plan * pl, 
             break;
         default:  // Q8_0
             mm_row_to_f32(b, src, k, tmp);
-            tg_quantize_row_q8_0(tmp, (tg_block_q8_0 *) out, k);
+            tg_mm_quantize_row_q8_0(level, tmp, (tg_block_q8_0 *) out, k);
             break;
         }
     }

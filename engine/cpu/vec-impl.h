@@ -39,6 +39,9 @@ enum tg_mm_kind {
 tg_mm_block_fn tg_mm_float_block(enum tg_mm_kind kind, int level);  // vec-f32.c
 tg_mm_block_fn tg_mm_quant_block(enum tg_mm_kind kind, int level);  // vec-quant.c
 
+// tg_quantize_row_q8_0 (same bytes), SIMD at levels >= TG_SIMD_AVX.
+void tg_mm_quantize_row_q8_0(int level, const float * x, tg_block_q8_0 * y, int64_t n);
+
 // y[i] += a * x[i] for i < n, one multiply-add per element (fixed per level).
 void tg_mm_axpy_f32(int level, int64_t n, float a, const float * x, float * y);
 

@@ -259,6 +259,45 @@ TG_AVX2_INLINE void tile_q4_q8_avx2(const int RI, const int RJ, int64_t nb,
 TG_QBLOCK(block_q8_q8_avx2, TG_AVX2, tile_q8_q8_avx2, 4, 2, 4)
 TG_QBLOCK(block_q4_q8_avx2, TG_AVX2, tile_q4_q8_avx2, 4, 2, 4)
 
+// Quantizes n floats (n multiple of 32) to Q8_0 with the same bytes as
+// tg_quantize_row_q8_0: amax over |x| skipping NaN, d = amax / 127,
+// q = round-half-even(x * (1/d)), NaN -> 0.
+TG_AVX static void quantize_q8_avx(const float * x, tg_block_q8_0 * y, int64_t n) {
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    for (int64_t b = 0; b < n / TG_QK8_0; b++) {
+        const float * xb = x + b * TG_QK8_0;
+        __m256 v[4], mx = _mm256_setzero_ps();
+        for (int t = 0; t < 4; t++) {
+            v[t] = _mm256_loadu_ps(xb + 8 * t);
+            mx = _mm256_max_ps(_mm256_andnot_ps(sign, v[t]), mx);  // NaN in the first operand: keeps mx
+        }
+        __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(mx), _mm256_extractf128_ps(mx, 1));
+        m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+        m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+        const float amax = _mm_cvtss_f32(m4);
+        const float d = amax / 127.0f;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        y[b].d = tg_fp32_to_fp16(d);
+        const __m256 vid = _mm256_set1_ps(id);
+        __m128i q32[8];
+        for (int t = 0; t < 4; t++) {
+            __m256 s = _mm256_mul_ps(v[t], vid);
+            s = _mm256_and_ps(s, _mm256_cmp_ps(s, s, _CMP_ORD_Q));   // NaN -> 0
+            __m256i r = _mm256_cvtps_epi32(_mm256_round_ps(s, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+            q32[2 * t] = _mm256_castsi256_si128(r);
+            q32[2 * t + 1] = _mm256_extractf128_si256(r, 1);
+        }
+        // keep the low byte of each int32 (what the scalar conversion gives,
+        // also for the 0x80000000 of x * Inf when d is subnormal and 1/d overflows)
+        const __m128i low = _mm_set1_epi32(0xFF);
+        for (int t = 0; t < 8; t++) q32[t] = _mm_and_si128(q32[t], low);
+        __m128i lo = _mm_packus_epi16(_mm_packus_epi32(q32[0], q32[1]), _mm_packus_epi32(q32[2], q32[3]));
+        __m128i hi = _mm_packus_epi16(_mm_packus_epi32(q32[4], q32[5]), _mm_packus_epi32(q32[6], q32[7]));
+        _mm_storeu_si128((__m128i *) y[b].qs, lo);
+        _mm_storeu_si128((__m128i *) (y[b].qs + 16), hi);
+    }
+}
+
 #define TG_QDOT(NAME, ATTR, TILE, BX)                                         \
 ATTR static float NAME(int64_t nb, const BX * x, const tg_block_q8_0 * y) {  \
     float r;                                                                  \
@@ -281,6 +320,14 @@ tg_mm_block_fn tg_mm_quant_block(enum tg_mm_kind kind, int level) {
 #endif
     (void) level;
     return q4 ? block_q4_q8_scalar : block_q8_q8_scalar;
+}
+
+void tg_mm_quantize_row_q8_0(int level, const float * x, tg_block_q8_0 * y, int64_t n) {
+#ifdef TG_X86
+    if (level >= TG_SIMD_AVX) { quantize_q8_avx(x, y, n); return; }
+#endif
+    (void) level;
+    tg_quantize_row_q8_0(x, y, n);
 }
 
 float tg_vec_dot_q8_0_q8_0(int64_t n, const tg_block_q8_0 * x, const tg_block_q8_0 * y) {
