@@ -5,6 +5,7 @@
 //   tg64: 45.67 tok/s
 #include "cli.h"
 #include "tg/llama.h"
+#include "tg/trace.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -58,7 +59,7 @@ static double bench_tg(struct tg_llama_context * ctx, const int32_t * toks, int 
 }
 
 static int cmd_bench(int argc, char ** argv) {
-    const char * model_path = NULL;
+    const char * model_path = NULL, * trace = NULL, * trace_dump = NULL;
     int n_prompt = 512, n_gen = 128, n_threads = 4, reps = 1;
     bool kv_f32 = false;
     for (int i = 1; i < argc; i++) {
@@ -72,13 +73,14 @@ static int cmd_bench(int argc, char ** argv) {
         else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) ok = parse_i(v, 1, 512, &n_threads);
         else if (!strcmp(a, "-r") || !strcmp(a, "--repetitions")) ok = parse_i(v, 1, 1000, &reps);
         else if (!strcmp(a, "--ctk")) { kv_f32 = !strcmp(v, "f32"); ok = kv_f32 || !strcmp(v, "f16"); }
-        else if (!strcmp(a, "--trace") || !strcmp(a, "--trace-dump"))
-            return tg_cli_err("bench: %s needs the trace recorder, which this build does not have yet", a);
+        else if (!strcmp(a, "--trace")) trace = v;
+        else if (!strcmp(a, "--trace-dump")) trace_dump = v;
         else return tg_cli_err("bench: unknown option '%s' (see 'tgdb help bench')", a);
         if (!ok) return tg_cli_err("bench: bad value '%s' for %s", v, a);
     }
     if (!model_path) return tg_cli_err("bench: no model (-m MODEL)");
     if (n_prompt + n_gen < 1) return tg_cli_err("bench: nothing to measure (-p 0 -n 0)");
+    if (trace_dump && !trace) return tg_cli_err("bench: --trace-dump needs --trace FILE");
     struct tg_llama_model * model = tg_llama_model_load(model_path, NULL);
     if (!model) return tg_cli_err("bench: %s", tg_last_error());
     const struct tg_llama_hparams * h = tg_llama_model_hparams(model);
@@ -89,6 +91,14 @@ static int cmd_bench(int argc, char ** argv) {
     cp.n_batch = cp.n_ubatch = n_max;
     cp.n_threads = n_threads;
     if (kv_f32) cp.type_k = cp.type_v = TG_TYPE_F32;
+    struct tg_trace_recorder * rec = NULL;
+    if (trace) {  // timings then include the recorder's cost
+        struct tg_trace_options topt = tg_trace_default_options();
+        topt.contents = trace_dump;
+        topt.note = "tgdb bench";
+        rec = tg_trace_attach(NULL, trace, &topt);
+        if (!rec) { tg_cli_err("bench: %s", tg_last_error()); tg_llama_model_free(model); free(toks); return 1; }
+    }
     struct tg_llama_context * ctx = toks ? tg_llama_context_new(model, &cp) : NULL;
     int rc = 1;
     if (!ctx) { tg_cli_err("bench: %s", toks ? tg_last_error() : "out of memory"); goto done; }
@@ -115,6 +125,7 @@ static int cmd_bench(int argc, char ** argv) {
     }
     rc = 0;
 done:
+    if (rec && tg_trace_detach(rec) != TG_OK && rc == 0) rc = tg_cli_err("bench: trace %s: %s", trace, tg_last_error());
     tg_llama_context_free(ctx);
     tg_llama_model_free(model);
     free(toks);

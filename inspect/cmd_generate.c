@@ -6,6 +6,7 @@
 #include "json.h"
 #include "tg/gguf.h"
 #include "tg/llama.h"
+#include "tg/trace.h"
 #include "tg/vocab.h"
 
 #include <errno.h>
@@ -74,8 +75,7 @@ static int parse_gen(int argc, char ** argv, struct gen_opts * o) {
     }
     if (!o->model) return tg_cli_err("generate: no model (-m MODEL)");
     if (!o->prompt) return tg_cli_err("generate: no prompt (-p PROMPT)");
-    if (o->trace || o->trace_dump)
-        return tg_cli_err("generate: --trace/--trace-dump need the trace recorder, which this build does not have yet");
+    if (o->trace_dump && !o->trace) return tg_cli_err("generate: --trace-dump needs --trace FILE");
     return 0;
 }
 
@@ -119,6 +119,7 @@ static int tokenize_prompt(const struct tg_vocab * v, const char * text, int32_t
 }
 
 struct run {
+    struct tg_trace_recorder * rec;
     struct tg_llama_model * model;
     struct tg_llama_context * ctx;
     struct tg_vocab * vocab;
@@ -196,6 +197,13 @@ static int cmd_generate(int argc, char ** argv) {
     cp.n_batch = cp.n_ctx;
     cp.n_threads = o.n_threads;
     if (o.kv_f32) cp.type_k = cp.type_v = TG_TYPE_F32;
+    if (o.trace) {  // global recorder attached before the context: its scheduler is recorded from birth
+        struct tg_trace_options topt = tg_trace_default_options();
+        topt.contents = o.trace_dump;
+        topt.note = "tgdb generate";
+        r.rec = tg_trace_attach(NULL, o.trace, &topt);
+        if (!r.rec) { tg_cli_err("generate: %s", tg_last_error()); goto done; }
+    }
     r.ctx = tg_llama_context_new(r.model, &cp);
     r.smp = r.ctx ? tg_llama_sampler_new(&o.sp) : NULL;
     if (!r.smp) { tg_cli_err("generate: %s", tg_last_error()); goto done; }
@@ -206,6 +214,8 @@ static int cmd_generate(int argc, char ** argv) {
     else { putchar('\n'); rc = 0; }
     if (rc == 0 && o.graph) print_graph(r.ctx);
 done:
+    if (r.rec && tg_trace_detach(r.rec) != TG_OK && rc == 0) rc = tg_cli_err("generate: trace %s: %s", o.trace, tg_last_error());
+    else if (r.rec && rc == 0) fprintf(stderr, "trace written to %s\n", o.trace);
     tg_llama_sampler_free(r.smp);
     tg_llama_context_free(r.ctx);
     tg_vocab_free(r.vocab);

@@ -4,6 +4,7 @@
 //   perplexity: 236210.206731 chunks 21 tokens 2718
 #include "cli.h"
 #include "tg/llama.h"
+#include "tg/trace.h"
 #include "tg/vocab.h"
 
 #include <errno.h>
@@ -54,7 +55,7 @@ static void progress(int chunk, int n_chunks, double ppl, double seconds, void *
 }
 
 static int cmd_perplexity(int argc, char ** argv) {
-    const char * model_path = NULL, * text_path = NULL;
+    const char * model_path = NULL, * text_path = NULL, * trace = NULL, * trace_dump = NULL;
     int n_ctx = 512, n_batch = 0, n_threads = 4;
     bool kv_f32 = false;
     for (int i = 1; i < argc; i++) {
@@ -68,13 +69,14 @@ static int cmd_perplexity(int argc, char ** argv) {
         else if (!strcmp(a, "-b") || !strcmp(a, "--batch-size")) ok = parse_i(v, 1, 1 << 20, &n_batch);
         else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) ok = parse_i(v, 1, 512, &n_threads);
         else if (!strcmp(a, "--ctk")) { kv_f32 = !strcmp(v, "f32"); ok = kv_f32 || !strcmp(v, "f16"); }
-        else if (!strcmp(a, "--trace") || !strcmp(a, "--trace-dump"))
-            return tg_cli_err("perplexity: %s needs the trace recorder, which this build does not have yet", a);
+        else if (!strcmp(a, "--trace")) trace = v;
+        else if (!strcmp(a, "--trace-dump")) trace_dump = v;
         else return tg_cli_err("perplexity: unknown option '%s' (see 'tgdb help perplexity')", a);
         if (!ok) return tg_cli_err("perplexity: bad value '%s' for %s", v, a);
     }
     if (!model_path) return tg_cli_err("perplexity: no model (-m MODEL)");
     if (!text_path) return tg_cli_err("perplexity: no text file (-f TEXT)");
+    if (trace_dump && !trace) return tg_cli_err("perplexity: --trace-dump needs --trace FILE");
     size_t len = 0;
     char * text = read_text(text_path, &len);
     if (!text) return 1;
@@ -82,6 +84,7 @@ static int cmd_perplexity(int argc, char ** argv) {
     struct tg_llama_context * ctx = NULL;
     struct tg_vocab * vocab = NULL;
     int32_t * ids = NULL;
+    struct tg_trace_recorder * rec = NULL;
     struct tg_llama_model * model = tg_llama_model_load(model_path, NULL);
     if (!model) { tg_cli_err("perplexity: %s", tg_last_error()); goto done; }
     vocab = tg_vocab_load(tg_llama_model_gguf(model));
@@ -102,6 +105,13 @@ static int cmd_perplexity(int argc, char ** argv) {
         tg_cli_err("perplexity: %s has %d tokens, fewer than the context size %d (-c)", text_path, n, n_ctx);
         goto done;
     }
+    if (trace) {
+        struct tg_trace_options topt = tg_trace_default_options();
+        topt.contents = trace_dump;
+        topt.note = "tgdb perplexity";
+        rec = tg_trace_attach(NULL, trace, &topt);
+        if (!rec) { tg_cli_err("perplexity: %s", tg_last_error()); goto done; }
+    }
     ctx = tg_llama_context_new(model, &cp);
     if (!ctx) { tg_cli_err("perplexity: %s", tg_last_error()); goto done; }
     fprintf(stderr, "perplexity: %d tokens, %d chunks of %d\n", n, n / n_ctx, n_ctx);
@@ -114,6 +124,7 @@ static int cmd_perplexity(int argc, char ** argv) {
     fprintf(stderr, "mean NLL %.6f +/- %.6f over %d predictions\n", res.nll, res.nll_stderr, res.n_scored);
     rc = 0;
 done:
+    if (rec && tg_trace_detach(rec) != TG_OK && rc == 0) rc = tg_cli_err("perplexity: trace %s: %s", trace, tg_last_error());
     tg_llama_context_free(ctx);
     tg_vocab_free(vocab);
     tg_llama_model_free(model);

@@ -60,12 +60,21 @@ check "make-model --type q4_0 writes a model" [ -s "$TMP/m.gguf" ]
 "$TGDB" generate -m "$TMP/m.gguf" -p "Hello" -n 4 -t 2 --temp 0 --json >"$TMP/mm.json" 2>&1
 check "generate runs on the made model" grep -q '"generated_ids": \[[0-9]*, [0-9]*, [0-9]*, [0-9]*\]' "$TMP/mm.json"
 
+# --trace: a trace of the run that `tgdb trace info` reads
+"$TGDB" generate -m "$DATA/tiny-f32.gguf" -p "Once upon a time" -n 3 --temp 0 -t 2 --trace "$TMP/g.tgt" \
+    --trace-dump 'result_output' >/dev/null 2>&1
+check "generate --trace writes a trace" [ -s "$TMP/g.tgt" ]
+trace_info() { "$TGDB" trace info "$1" >/dev/null 2>&1; }
+check "tgdb trace info reads it" trace_info "$TMP/g.tgt"
+
 # errors: one line on stderr, exit 1
 echo "not a gguf file" >"$TMP/bad.gguf"
 fails_cleanly "generate with a missing model" "$TGDB" generate -m "$TMP/none.gguf" -p hi
 fails_cleanly "generate with a malformed model" "$TGDB" generate -m "$TMP/bad.gguf" -p hi
 fails_cleanly "generate without a prompt" "$TGDB" generate -m "$DATA/tiny-f32.gguf"
 fails_cleanly "generate with a bad -n" "$TGDB" generate -m "$DATA/tiny-f32.gguf" -p hi -n abc
+fails_cleanly "generate --trace-dump without --trace" "$TGDB" generate -m "$DATA/tiny-f32.gguf" -p hi --trace-dump x
+fails_cleanly "generate --trace into a missing directory" "$TGDB" generate -m "$DATA/tiny-f32.gguf" -p hi --trace "$TMP/no/such/dir.tgt"
 fails_cleanly "generate with an unknown option" "$TGDB" generate -m "$DATA/tiny-f32.gguf" -p hi --bogus 1
 fails_cleanly "perplexity with a missing text" "$TGDB" perplexity -m "$DATA/tiny-f32.gguf" -f "$TMP/none.txt" -c 128
 fails_cleanly "perplexity with too little text" "$TGDB" perplexity -m "$DATA/tiny-f32.gguf" -f "$TMP/bad.gguf" -c 128

@@ -120,6 +120,7 @@ const struct tg_llama_model * tg_llama_context_model(const struct tg_llama_conte
 int32_t tg_llama_n_ctx(const struct tg_llama_context * c) { return c->params.n_ctx; }
 void tg_llama_kv_clear(struct tg_llama_context * c) { tg_llama_kv_zero(&c->kv); }
 int32_t tg_llama_kv_used(const struct tg_llama_context * c) { return c->kv.used; }
+struct tg_sched * tg_llama_context_sched(const struct tg_llama_context * c) { return tg_llama_exec_sched(c->exec); }
 struct tg_graph * tg_llama_last_graph(const struct tg_llama_context * c) { return c->ug.graph; }
 void tg_llama_set_profile(struct tg_llama_context * c, bool on) { c->profile = on; }
 const struct tg_llama_op_time * tg_llama_profile(const struct tg_llama_context * c) { return c->prof; }
@@ -226,10 +227,10 @@ static enum tg_status decode_ubatch(struct tg_llama_context * c, const struct tg
     if (st) return st;
     c->ug = ug;
     double t1 = tg_llama_time_ms();
+    tg_llama_exec_marker(c->exec, T, p0, u0 / c->params.n_ubatch, b->n_tokens, b->pos0);
     if ((st = tg_llama_exec_alloc(c->exec, ug.graph))) return st;
     if ((st = set_inputs(c, b, u0))) return st;
     double t2 = tg_llama_time_ms();
-    tg_llama_exec_marker(c->exec, "ubatch", T, p0, (int32_t) c->stats.n_graphs);
     struct tg_llama_exec_hooks hooks = { c->params.eval_cb, c->params.eval_cb_user, c->profile ? c->prof : NULL };
     if ((st = tg_llama_exec_compute(c->exec, ug.graph, &hooks))) return st;
     double t3 = tg_llama_time_ms();
@@ -247,7 +248,6 @@ enum tg_status tg_llama_decode_batch(struct tg_llama_context * c, const struct t
     c->n_last = 0;
     if (plan_outputs(c, b) < 0) return tg_last_status();
     c->kv.used = b->pos0;  // positions after pos0 are overwritten
-    tg_llama_exec_marker(c->exec, "decode", b->n_tokens, b->pos0, -1);
     for (int32_t u0 = 0; u0 < b->n_tokens; u0 += c->params.n_ubatch) {
         int32_t T = b->n_tokens - u0 < c->params.n_ubatch ? b->n_tokens - u0 : c->params.n_ubatch;
         enum tg_status st = decode_ubatch(c, b, u0, T);

@@ -77,6 +77,11 @@ void tg_llama_exec_splits(const struct tg_llama_exec * e, int32_t * n_splits, in
     *n_copies = 0;
 }
 
+struct tg_sched * tg_llama_exec_sched(const struct tg_llama_exec * e) {
+    (void) e;
+    return NULL;
+}
+
 enum tg_status tg_llama_exec_reserve(struct tg_llama_exec * e, struct tg_graph * g) { (void) e; (void) g; return TG_OK; }
 void tg_llama_exec_reset(struct tg_llama_exec * e) { (void) e; }
 
@@ -168,8 +173,9 @@ enum tg_status tg_llama_exec_compute(struct tg_llama_exec * e, struct tg_graph *
     return st;
 }
 
-void tg_llama_exec_marker(struct tg_llama_exec * e, const char * what, int32_t n_tokens, int32_t pos0, int32_t ubatch) {
-    (void) e; (void) what; (void) n_tokens; (void) pos0; (void) ubatch;  // no observer in this engine build yet
+void tg_llama_exec_marker(struct tg_llama_exec * e, int32_t n_tokens, int32_t pos, int32_t ubatch,
+                          int32_t batch_tokens, int32_t batch_pos) {
+    (void) e; (void) n_tokens; (void) pos; (void) ubatch; (void) batch_tokens; (void) batch_pos;  // no observers here
 }
 
 #endif  // !TG_LLAMA_SCHED

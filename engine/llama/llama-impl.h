@@ -112,14 +112,18 @@ enum tg_status tg_llama_exec_set(struct tg_llama_exec * e, struct tg_tensor * t,
 enum tg_status tg_llama_exec_get(struct tg_llama_exec * e, const struct tg_tensor * t, void * data, size_t offset, size_t size);
 enum tg_status tg_llama_exec_compute(struct tg_llama_exec * e, struct tg_graph * g, const struct tg_llama_exec_hooks * hooks);
 size_t tg_llama_exec_bytes(const struct tg_llama_exec * e);
+struct tg_sched * tg_llama_exec_sched(const struct tg_llama_exec * e);  // NULL without a scheduler
 // Splits and copies of the last graph (0 when there is no scheduler).
 void tg_llama_exec_splits(const struct tg_llama_exec * e, int32_t * n_splits, int32_t * n_copies);
 // Reserves compute memory for the worst case (the given graphs); may be a no-op.
 enum tg_status tg_llama_exec_reserve(struct tg_llama_exec * e, struct tg_graph * g);
 // Forgets the last graph (before its metadata is freed).
 void tg_llama_exec_reset(struct tg_llama_exec * e);
-// Marks the start of a decode step in the engine's observer stream (if any).
-void tg_llama_exec_marker(struct tg_llama_exec * e, const char * what, int32_t n_tokens, int32_t pos0, int32_t ubatch);
+// Emits the observer marker "decode" before each micro-batch's graph:
+// "n_tokens=T pos=P seq=0 ubatch=U batch_tokens=N batch_pos=P0" (T tokens at
+// positions P.., micro-batch U of a decode call of N tokens from P0).
+void tg_llama_exec_marker(struct tg_llama_exec * e, int32_t n_tokens, int32_t pos, int32_t ubatch,
+                          int32_t batch_tokens, int32_t batch_pos);
 
 // Small helpers.
 double tg_llama_time_ms(void);

@@ -94,6 +94,10 @@ void tg_llama_exec_splits(const struct tg_llama_exec * e, int32_t * n_splits, in
     *n_copies = tg_sched_get_n_copies(e->sched);
 }
 
+struct tg_sched * tg_llama_exec_sched(const struct tg_llama_exec * e) {
+    return e->sched;
+}
+
 enum tg_status tg_llama_exec_reserve(struct tg_llama_exec * e, struct tg_graph * g) {
     return tg_sched_reserve(e->sched, g);
 }
@@ -141,11 +145,10 @@ enum tg_status tg_llama_exec_compute(struct tg_llama_exec * e, struct tg_graph *
     return st;
 }
 
-void tg_llama_exec_marker(struct tg_llama_exec * e, const char * what, int32_t n_tokens, int32_t pos0, int32_t ubatch) {
-    if (ubatch < 0)
-        tg_observe_marker(e->sched, what, "n_tokens=%d pos=%d..%d", n_tokens, pos0, pos0 + n_tokens - 1);
-    else
-        tg_observe_marker(e->sched, what, "ubatch=%d n_tokens=%d pos=%d..%d", ubatch, n_tokens, pos0, pos0 + n_tokens - 1);
+void tg_llama_exec_marker(struct tg_llama_exec * e, int32_t n_tokens, int32_t pos, int32_t ubatch,
+                          int32_t batch_tokens, int32_t batch_pos) {
+    tg_observe_marker(e->sched, "decode", "n_tokens=%d pos=%d seq=0 ubatch=%d batch_tokens=%d batch_pos=%d",
+                      n_tokens, pos, ubatch, batch_tokens, batch_pos);
 }
 
 #endif  // TG_LLAMA_SCHED

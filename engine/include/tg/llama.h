@@ -138,6 +138,9 @@ struct tg_llama_batch {
 // TG_OK; TG_ERR_INVALID_ARG (bad token id, position, n_tokens > n_batch or
 // past n_ctx), TG_ERR_ABORTED (the eval callback stopped it) or a compute
 // error. On failure the cache holds positions < pos0 only.
+// Before each micro-batch's graph the observer marker "decode" is emitted
+// (tg/observe.h) with the text "n_tokens=T pos=P seq=0 ubatch=U
+// batch_tokens=N batch_pos=P0", so traces can map graphs to tokens.
 enum tg_status tg_llama_decode_batch(struct tg_llama_context * ctx, const struct tg_llama_batch * batch);
 // Shorthand for a batch with logits = NULL.
 enum tg_status tg_llama_decode(struct tg_llama_context * ctx, const int32_t * tokens, int32_t n_tokens, int32_t pos0);
@@ -146,6 +149,12 @@ enum tg_status tg_llama_decode(struct tg_llama_context * ctx, const int32_t * to
 // of token i of the last decoded batch (i < 0 counts from the end: -1 is the
 // last token), or NULL (last error set) when that token's logits were not kept.
 const float * tg_llama_get_logits(const struct tg_llama_context * ctx, int32_t i);
+
+// The context's backend scheduler (owned by the context), e.g. to attach
+// observers or a trace recorder to this context only; NULL in builds
+// without a scheduler.
+struct tg_sched;
+struct tg_sched * tg_llama_context_sched(const struct tg_llama_context * ctx);
 
 // The last computed graph (of the last micro-batch), for summaries and tools;
 // owned by the context, valid until the next decode. NULL before any decode.
