@@ -57,6 +57,7 @@ check_info abort "$tmp/abort.tgt" 6
 for delay in 0.05 0.2 0.5; do
     TGDB_TRACE=$tmp/ext.tgt "$VICTIM" victim loop 0 >"$tmp/ext.out" 2>&1 &
     pid=$!
+    for _ in $(seq 1 1000); do grep -q computed "$tmp/ext.out" 2>/dev/null && break; sleep 0.01; done
     sleep $delay
     kill -9 $pid 2>/dev/null
     { wait $pid; } 2>/dev/null

@@ -167,6 +167,91 @@ static void stale_text(struct sbuf * b, struct tg_trace * tr, const struct tg_tr
     sb_printf(b, "\n");
 }
 
+static void fix_hint(struct sbuf * b, const char * name) {
+    sb_printf(b, "  fix: mark '%s' as an output (tg_set_output) and read it before the scheduler allocates "
+              "another graph, or copy it out\n", name);
+}
+
+// Reports host read h (index hi) whose bytes were overwritten by `bad` (and
+// maybe more foreign writes among w[k_own+1 .. lo)).
+static bool report_overwrite(struct tg_trace * tr, struct tg_trace_report * rep, const struct tg_trace_host * h, int hi,
+                             const struct write_ev * w, int k_own, int lo, const struct write_ev * bad) {
+    uint64_t hb = h->offset, he = h->offset + h->size;
+    const struct write_ev * later[4];
+    int n_later = 0;
+    for (int k = k_own + 1; k < lo && n_later < 4; k++) {
+        if (&w[k] == bad || w[k].eval < 0 || w[k].buffer != h->buffer_uid || w[k].end <= hb || w[k].begin >= he ||
+            w[k].root == h->root_uid || w[k].root == bad->root) continue;
+        bool dup = false;
+        for (int j = 0; j < n_later; j++) dup = dup || later[j]->root == w[k].root;
+        if (!dup) later[n_later++] = &w[k];
+    }
+    struct tg_trace_finding f = finding_init(TG_TRACE_FIND_STALE_READ, true);
+    f.graph_t = h->graph_id; f.tensor_t = h->tensor;
+    f.buffer_uid = h->buffer_uid;
+    f.begin = bad->begin > hb ? bad->begin : hb;
+    f.end = bad->end < he ? bad->end : he;
+    f.eval = bad->eval; f.host = hi; f.record = h->record;
+    struct sbuf b = {0};
+    stale_text(&b, tr, h, k_own >= 0 ? &w[k_own] : NULL, bad, &f);
+    for (int j = 0; j < n_later; j++) {
+        struct tg_trace_eval el;
+        if (!tg_trace_get_eval(tr, later[j]->eval, &el)) continue;
+        sb_printf(&b, "  then also overwritten by ");
+        describe_tensor(&b, tr, (int32_t) el.graph_id, el.node);
+        sb_printf(&b, " in computation #%u\n", el.compute_seq);
+    }
+    fix_hint(&b, h->name);
+    return add_finding(rep, &f, &b);
+}
+
+// True when tensor ti of graph gi lives in memory the graph allocator placed
+// (itself or, for views, the tensor it views).
+static bool allocator_owned(const struct tg_trace * tr, int gi, int ti) {
+    for (int depth = 0; depth < 16; depth++) {
+        struct tg_trace_alloc a;
+        struct tg_trace_tensor t;
+        if (!tg_trace_get_alloc(tr, gi, ti, &a)) return false;
+        if (a.flags & TG_TRACE_ALLOC_ALLOCATED) return true;
+        if (!(a.flags & TG_TRACE_ALLOC_VIEW) || !tg_trace_get_tensor(tr, gi, ti, &t) || t.view_src < 0) return false;
+        ti = t.view_src;
+    }
+    return false;
+}
+
+// A host read of an allocator-placed tensor after the scheduler allocated
+// another graph: its memory belongs to that graph now (the scheduler's
+// contract), whether or not the bytes were overwritten yet.
+static bool check_superseded(struct tg_trace * tr, struct tg_trace_report * rep, const struct tg_trace_host * h, int hi) {
+    int gi = h->graph_id >= 0 ? tg_trace_find_graph(tr, (uint32_t) h->graph_id) : -1;
+    struct tg_trace_graph g;
+    if (gi < 0 || !tg_trace_get_graph(tr, gi, &g) || g.sched_id == UINT32_MAX) return true;
+    if (!allocator_owned(tr, gi, h->tensor)) return true;
+    int na = tg_trace_n_alloc_records(tr);
+    uint32_t own_rec = UINT32_MAX, gid, sid, rec;
+    for (int i = 0; i < na; i++)
+        if (tg_trace_get_alloc_record(tr, i, &gid, &sid, &rec) && rec < h->record && gid == g.graph_id) own_rec = rec;
+    if (own_rec == UINT32_MAX) return true;
+    for (int i = 0; i < na; i++) {
+        if (!tg_trace_get_alloc_record(tr, i, &gid, &sid, &rec) || rec <= own_rec || rec >= h->record) continue;
+        if (sid != g.sched_id || gid == g.graph_id) continue;
+        struct tg_trace_finding f = finding_init(TG_TRACE_FIND_STALE_READ, true);
+        f.graph_t = h->graph_id; f.tensor_t = h->tensor; f.graph_u = (int32_t) gid;
+        f.buffer_uid = h->buffer_uid; f.begin = h->offset; f.end = h->offset + h->size;
+        f.host = hi; f.record = h->record;
+        struct sbuf b = {0};
+        sb_printf(&b, "stale read: host read of '%s' = ", h->name);
+        describe_tensor(&b, tr, h->graph_id, h->tensor);
+        sb_printf(&b, " (record %u)\n  after graph %u was allocated on the same scheduler %u (record %u):\n"
+                  "  graph %u's compute memory, bytes [%llu, %llu) of buffer #%llu included, now belongs to graph %u\n",
+                  h->record, gid, sid, rec, g.graph_id, (unsigned long long) h->offset,
+                  (unsigned long long) (h->offset + h->size), (unsigned long long) h->buffer_uid, gid);
+        fix_hint(&b, h->name);
+        return add_finding(rep, &f, &b);
+    }
+    return true;
+}
+
 static bool check_stale(struct tg_trace * tr, struct tg_trace_report * rep) {
     int nw = 0;
     struct write_ev * w = collect_writes(tr, &nw);
@@ -178,44 +263,16 @@ static bool check_stale(struct tg_trace * tr, struct tg_trace_report * rep) {
         if (!tg_trace_get_host(tr, i, &h) || h.kind != TG_TRACE_HOST_READ || h.buffer_uid == 0 || h.size == 0) continue;
         rep->n_host_reads_checked++;
         uint64_t hb = h.offset, he = h.offset + h.size;
-        // last write before the read
-        int lo = 0, hi = nw;
+        int lo = 0, hi = nw;   // writes before the read: w[0 .. lo)
         while (lo < hi) { int mid = (lo + hi) / 2; if (w[mid].record < h.record) lo = mid + 1; else hi = mid; }
-        const struct write_ev * own = NULL, * bad = NULL;
+        const struct write_ev * bad = NULL;
         int k_own = -1;
         for (int k = lo - 1; k >= 0; k--) {
             if (w[k].buffer != h.buffer_uid || w[k].end <= hb || w[k].begin >= he) continue;
-            if (w[k].root == h.root_uid) { own = &w[k]; k_own = k; break; }
+            if (w[k].root == h.root_uid) { k_own = k; break; }
             bad = &w[k];   // keeps the earliest foreign write after the last own write
         }
-        if (!bad) continue;
-        const struct write_ev * later[4];
-        int n_later = 0;
-        for (int k = k_own + 1; k < lo && n_later < 4; k++) {
-            if (&w[k] == bad || w[k].eval < 0 || w[k].buffer != h.buffer_uid || w[k].end <= hb || w[k].begin >= he ||
-                w[k].root == h.root_uid || w[k].root == bad->root) continue;
-            bool dup = false;
-            for (int j = 0; j < n_later; j++) dup = dup || later[j]->root == w[k].root;
-            if (!dup) later[n_later++] = &w[k];
-        }
-        struct tg_trace_finding f = finding_init(TG_TRACE_FIND_STALE_READ, true);
-        f.graph_t = h.graph_id; f.tensor_t = h.tensor;
-        f.buffer_uid = h.buffer_uid;
-        f.begin = bad->begin > hb ? bad->begin : hb;
-        f.end = bad->end < he ? bad->end : he;
-        f.eval = bad->eval; f.host = i; f.record = h.record;
-        struct sbuf b = {0};
-        stale_text(&b, tr, &h, own, bad, &f);
-        for (int j = 0; j < n_later; j++) {
-            struct tg_trace_eval el;
-            if (!tg_trace_get_eval(tr, later[j]->eval, &el)) continue;
-            sb_printf(&b, "  then also overwritten by ");
-            describe_tensor(&b, tr, (int32_t) el.graph_id, el.node);
-            sb_printf(&b, " in computation #%u\n", el.compute_seq);
-        }
-        sb_printf(&b, "  fix: mark '%s' as an output (tg_set_output) and read it before the scheduler allocates "
-                  "another graph, or copy it out\n", h.name);
-        ok = add_finding(rep, &f, &b);
+        ok = bad ? report_overwrite(tr, rep, &h, i, w, k_own, lo, bad) : check_superseded(tr, rep, &h, i);
     }
     free(w);
     return ok;

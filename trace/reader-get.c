@@ -314,6 +314,19 @@ bool tg_trace_get_alloc(const struct tg_trace * tr, int gi, int ti, struct tg_tr
     return true;
 }
 
+int tg_trace_n_alloc_records(const struct tg_trace * tr) { return tr ? tr->kind[TG_TRACE_REC_ALLOC].n : 0; }
+
+bool tg_trace_get_alloc_record(const struct tg_trace * tr, int i, uint32_t * graph_id, uint32_t * sched_id,
+                               uint32_t * record) {
+    uint32_t ord = trace_kind_ord(tr, TG_TRACE_REC_ALLOC, i);
+    if (ord == UINT32_MAX) return false;
+    const uint8_t * p = trace_payload(tr, ord);   // validated when listed (>= ALLOC head)
+    if (graph_id) *graph_id = rd_u32(p);
+    if (sched_id) *sched_id = rd_u32(p + 4);
+    if (record) *record = ord;
+    return true;
+}
+
 // ---- computations and evals -------------------------------------------------
 
 int tg_trace_n_computes(const struct tg_trace * tr) { return tr ? tr->kind[TG_TRACE_REC_COMPUTE].n : 0; }

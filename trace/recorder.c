@@ -350,6 +350,32 @@ enum tg_status tg_trace_mark(struct tg_trace_recorder * r, const char * text) {
     return st;
 }
 
+// ---- poison mode ------------------------------------------------------------------------------
+
+static void poison_on_sched(const struct tg_obs_sched_event * ev, void * user) {
+    if (ev->what == TG_OBS_SCHED_NEW) tg_sched_set_poison(ev->sched, true);
+}
+
+static void poison_on_alloc(const struct tg_obs_alloc_event * ev, void * user) {
+    for (int i = 0; i < ev->n_buffers; i++)   // the previous graph's tensors lose their bytes now
+        if (ev->buffers[i].buffer) tg_buffer_clear(ev->buffers[i].buffer, 0xFF);
+}
+
+static const struct tg_observer poison_obs = { .on_sched = poison_on_sched, .on_graph_alloc = poison_on_alloc };
+static bool poison_attached;
+
+enum tg_status tg_trace_set_poison(bool on) {
+    if (on == poison_attached) return TG_OK;
+    if (!on) {
+        tg_observe_detach_global(&poison_obs);
+        poison_attached = false;
+        return TG_OK;
+    }
+    enum tg_status st = tg_observe_attach_global(&poison_obs);
+    poison_attached = st == TG_OK;
+    return st;
+}
+
 // ---- TGDB_TRACE ---------------------------------------------------------------------------
 
 static struct tg_trace_recorder * env_rec;
@@ -365,6 +391,9 @@ static void env_close(void) {
 
 // Called by the engine at the first tg_sched_new() (tg/observe.h).
 void tg_observe_env_hook(void) {
+    const char * pz = getenv("TGDB_POISON");
+    if (pz && *pz && strcmp(pz, "0") != 0 && tg_trace_set_poison(true) != TG_OK)
+        tg_log_printf(TG_LOG_ERROR, "TGDB_POISON: %s", tg_last_error());
     const char * path = getenv("TGDB_TRACE");
     if (!path || !*path || env_rec) return;
     struct tg_trace_options opt = tg_trace_default_options();

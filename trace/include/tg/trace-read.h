@@ -122,6 +122,11 @@ bool tg_trace_has_alloc(const struct tg_trace * tr, int gi);
 int  tg_trace_n_buffers(const struct tg_trace * tr, int gi);
 bool tg_trace_get_buffer(const struct tg_trace * tr, int gi, int bi, struct tg_trace_buffer * out);
 bool tg_trace_get_alloc(const struct tg_trace * tr, int gi, int ti, struct tg_trace_alloc * out);
+// Every ALLOC record in file order (a graph allocated on a scheduler): its
+// graph_id, sched_id and record ordinal. False if i is out of range.
+int  tg_trace_n_alloc_records(const struct tg_trace * tr);
+bool tg_trace_get_alloc_record(const struct tg_trace * tr, int i, uint32_t * graph_id, uint32_t * sched_id,
+                               uint32_t * record);
 
 // ---- computations and evaluated nodes -------------------------------------
 int  tg_trace_n_computes(const struct tg_trace * tr);

@@ -180,6 +180,17 @@ enum tg_status tg_trace_mark(struct tg_trace_recorder * rec, const char * text);
 // The recorder's writer (to add custom records), or NULL.
 struct tg_trace_writer * tg_trace_recorder_writer(struct tg_trace_recorder * rec);
 
+// Debug poison mode for the whole process (also TGDB_POISON=1 in the
+// environment of any program linked with tgtrace): every scheduler created
+// afterwards gets tg_sched_set_poison(on) (ranges the allocator frees are
+// filled with 0xFF bytes, a NaN in every float type, right after the node
+// that last used them), and whenever a scheduler allocates a graph its
+// compute buffers are filled with 0xFF before the new tensors are used, so a
+// read of an earlier graph's tensor returns NaN instead of plausible numbers.
+// Schedulers that exist already: call tg_sched_set_poison() on them.
+// Returns TG_ERR_NOMEM when no observer slot is free.
+enum tg_status tg_trace_set_poison(bool on);
+
 #ifdef __cplusplus
 }
 #endif
