@@ -1,20 +1,32 @@
 // cmd_tui.c - `tgdb tui`: the terminal UI on a trace (post-mortem) or on a
 // model running in-process (live).
 #include "cli.h"
+#include "tg/tui-live.h"
 #include "tg/tui-trace.h"
 #include "tg/tui.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-TG_CLI_COMMAND(tui, "tui TRACE [--diff TRACE2] [--mono]",
-               "browse a trace in the terminal UI: nodes, detail, tensors, memory map, splits, diff")
+TG_CLI_COMMAND(tui, "tui TRACE [--diff TRACE2] [--mono] | tui -m MODEL -p PROMPT [-n N] [-t THREADS]",
+               "terminal UI on a trace (nodes, detail, tensors, memory map, splits, diff) or on a live run (-m)")
 
 static int cmd_tui(int argc, char ** argv) {
-    const char * path = NULL, * diff = NULL;
+    const char * path = NULL, * diff = NULL, * model = NULL, * prompt = NULL;
+    int n_predict = 0, n_threads = 2;
     struct tg_tui_options opt = {0};
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--diff")) {
+        if (!strcmp(argv[i], "-m") || !strcmp(argv[i], "-p") || !strcmp(argv[i], "-n") || !strcmp(argv[i], "-t")) {
+            if (i + 1 >= argc) return tg_cli_err("tui: %s needs a value", argv[i]);
+            const char * v = argv[++i];
+            switch (argv[i - 1][1]) {
+            case 'm': model = v; break;
+            case 'p': prompt = v; break;
+            case 'n': n_predict = atoi(v); break;
+            default:  n_threads = atoi(v) > 0 ? atoi(v) : 2; break;
+            }
+        } else if (!strcmp(argv[i], "--diff")) {
             if (++i >= argc) return tg_cli_err("tui: --diff needs a second trace file");
             diff = argv[i];
         } else if (!strcmp(argv[i], "--mono")) {
@@ -26,6 +38,14 @@ static int cmd_tui(int argc, char ** argv) {
         } else {
             return tg_cli_err("tui: unexpected argument '%s'", argv[i]);
         }
+    }
+    if (model) {
+        if (path || diff) return tg_cli_err("tui: give either a trace or -m MODEL, not both");
+        struct tg_tui_source live;
+        if (!tg_tui_source_live(model, prompt ? prompt : "Hello", n_predict, n_threads, &live)) return tg_cli_err("%s", tg_last_error());
+        int rc = tg_tui_run(&live, &opt);
+        live.ops->close(live.ctx);
+        return rc;
     }
     if (!path) return tg_cli_usage("tui");
     struct tg_tui_source src, src2;

@@ -200,6 +200,16 @@ int main(int argc, char ** argv) {
             printf("  %-42s %10.3f %10.3f %+11.2f%%\n", mode_names[k], mn, md, k == M_DIRECT ? 0.0 : 100.0 * (mn - base_min) / base_min);
             free(t[k]);
         }
+        double alloc_us = 1e30;
+        for (int i = 0; i < 20; i++) {   // placement passes, splits, plan check and placement of every tensor
+            tg_sched_reset(s);
+            uint64_t t0 = tg_observe_now_ns();
+            if (tg_sched_alloc_graph(s, r.g) != TG_OK) { fprintf(stderr, "bench_observer: %s\n", tg_last_error()); return 1; }
+            double d = (double) (tg_observe_now_ns() - t0) / 1e3;
+            if (d < alloc_us) alloc_us = d;
+        }
+        printf("  tg_sched_alloc_graph (placement, splits, plan reuse): %.1f us = %.3f%% of direct compute (min)\n",
+               alloc_us, 100.0 * alloc_us / (base_min * 1e3));
         double ns = sched_path_ns(r.g);
         printf("  scheduler path itself (null backend, same graph): %.1f ns per compute call = %.5f%% of direct (min)\n",
                ns, 100.0 * ns / (base_min * 1e6));

@@ -1,0 +1,156 @@
+// shell-live.c - the shell's commands on a model running in-process: run,
+// step, continue, finish, print of the real tensors, where, list.
+#include "shell.h"
+#include "tg/live.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct shell_live { struct tg_live * lv; bool breaks_synced; };
+
+bool shell_parse_slice(const char * s, const int64_t ne[4], int64_t * lo, int64_t * hi, char * err, size_t n_err);
+
+struct shell_live * shell_live_open(const char * model, int n_threads, char * err, size_t n) {
+    struct shell_live * sl = calloc(1, sizeof(*sl));
+    if (!sl) { snprintf(err, n, "out of memory"); return NULL; }
+    sl->lv = tg_live_open(model, n_threads, 512);
+    if (!sl->lv) { snprintf(err, n, "%s", tg_last_error()); free(sl); return NULL; }
+    printf("live: model %s loaded; 'run PROMPT' evaluates it (set breakpoints first)\n", model);
+    return sl;
+}
+
+void shell_live_close(struct shell_live * sl) {
+    if (!sl) return;
+    tg_live_close(sl->lv);
+    free(sl);
+}
+
+// Breakpoints live in the shell; hand them to the live engine before moving.
+static void sync_breaks(struct shell * sh) {
+    struct tg_live * lv = sh->live->lv;
+    tg_live_break_clear(lv);
+    for (int k = 0; k < sh->n_breaks; k++) {
+        const struct shell_break * b = &sh->breaks[k];
+        if (!b->enabled) continue;
+        if (b->kind == BREAK_NAME) tg_live_break_add(lv, TG_LIVE_BREAK_NAME, b->pattern);
+        else if (b->kind == BREAK_OP) tg_live_break_add(lv, TG_LIVE_BREAK_OP, b->pattern);
+        else if (b->kind == BREAK_NAN) tg_live_break_add(lv, TG_LIVE_BREAK_NAN, NULL);
+    }
+}
+
+int shell_live_where(struct shell * sh) {
+    struct tg_live * lv = sh->live->lv;
+    struct tg_live_where w;
+    if (!tg_live_where(lv, &w)) {
+        printf("not stopped: %s\n", tg_live_message(lv)[0] ? tg_live_message(lv) : "no run yet ('run PROMPT')");
+        return 0;
+    }
+    char shape[96];
+    tg_shape_str(w.node, shape, sizeof(shape));
+    printf("stopped after node %d/%d %s (%s %s) of graph %d; decode of %d token%s at pos %d (token %d)",
+           w.index, w.graph ? w.graph->n_nodes : 0, w.node->name, tg_op_name(w.node->op), shape, w.graph_seq,
+           w.n_tokens, w.n_tokens == 1 ? "" : "s", w.pos0, w.pos0 + w.n_tokens - 1);
+    if (w.layer >= 0) printf(", layer %d", w.layer);
+    printf("\n");
+    return 0;
+}
+
+static int after_move(struct shell * sh, enum tg_status st) {
+    struct tg_live * lv = sh->live->lv;
+    if (st != TG_OK) return shell_err(sh, "%s", tg_last_error());
+    printf("%s\n", tg_live_message(lv));
+    if (tg_live_get_state(lv) == TG_LIVE_STOPPED) return shell_live_where(sh);
+    if (tg_live_text(lv)[0]) printf("generated: %s\n", tg_live_text(lv));
+    return 0;
+}
+
+int shell_live_step(struct shell * sh, int n, bool same_graph) {
+    (void) same_graph;
+    sync_breaks(sh);
+    return after_move(sh, tg_live_step(sh->live->lv, n));
+}
+
+int shell_live_continue(struct shell * sh, bool finish) {
+    sync_breaks(sh);
+    return after_move(sh, finish ? tg_live_finish(sh->live->lv) : tg_live_continue(sh->live->lv));
+}
+
+int shell_cmd_run(struct shell * sh, int argc, char ** argv) {
+    if (!sh->live) return shell_err(sh, "run: needs a model (tgdb shell -m MODEL)");
+    if (argc < 2) return shell_err(sh, "usage: run PROMPT [-n N_PREDICT]");
+    char prompt[4096] = "";
+    int n_predict = 0;
+    size_t len = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-n") && i + 1 < argc) { n_predict = atoi(argv[++i]); continue; }
+        len += (size_t) snprintf(prompt + len, sizeof(prompt) - len, "%s%s", len ? " " : "", argv[i]);
+        if (len >= sizeof(prompt)) return shell_err(sh, "run: prompt too long");
+    }
+    sync_breaks(sh);
+    return after_move(sh, tg_live_run(sh->live->lv, prompt, n_predict));
+}
+
+int shell_cmd_trace(struct shell * sh, int argc, char ** argv) {
+    (void) argc; (void) argv;
+    if (!sh->live) return shell_err(sh, "trace: needs a live model (tgdb shell -m MODEL); a trace file is read with open");
+    return shell_err(sh, "trace on FILE: record with TGDB_TRACE=FILE tgdb shell -m MODEL for now");
+}
+
+static struct tg_tensor * find_node(struct tg_graph * g, const char * name, int * index) {
+    for (int i = 0; g && i < g->n_nodes; i++) if (!strcmp(g->nodes[i]->name, name)) { *index = i; return g->nodes[i]; }
+    for (int i = 0; g && i < g->n_leafs; i++) if (!strcmp(g->leafs[i]->name, name)) { *index = -1; return g->leafs[i]; }
+    return NULL;
+}
+
+int shell_live_print(struct shell * sh, int argc, char ** argv) {
+    struct tg_live * lv = sh->live->lv;
+    struct tg_live_where w;
+    if (!tg_live_where(lv, &w)) return shell_err(sh, "print: not stopped in a run (run PROMPT with a breakpoint, then step)");
+    struct tg_tensor * t = w.node;
+    int index = w.index, a = 1;
+    if (a < argc && argv[a][0] != '[') {
+        t = find_node(w.graph, argv[a], &index);
+        if (!t) return shell_err(sh, "no node named '%s' in the current graph (tab completes names)", argv[a]);
+        a++;
+    }
+    const char * slice = a < argc ? argv[a++] : NULL;
+    if (a < argc) return shell_err(sh, "usage: print [NODE] [SLICE]");
+    char shape[96];
+    tg_shape_str(t, shape, sizeof(shape));
+    printf("%s: %s %s (read from its backend buffer)%s\n", t->name, tg_op_name(t->op), shape,
+           index >= 0 && !tg_live_node_done(lv, index) ? "  WARNING: not computed yet: stale memory" : "");
+    int64_t lo = 0, hi = tg_nelements(t) < 16 ? tg_nelements(t) : 16;
+    char err[160];
+    if (slice && !shell_parse_slice(slice, t->ne, &lo, &hi, err, sizeof(err))) return shell_err(sh, "%s", err);
+    float * v = malloc(sizeof(float) * (size_t) (hi - lo));
+    if (!v) return shell_err(sh, "out of memory");
+    int64_t got = tg_live_read(lv, t, lo, hi - lo, v);
+    if (got < 0) { free(v); return shell_err(sh, "%s", tg_last_error()); }
+    for (int64_t k = 0; k < got; k++) printf("%s%.6g", k % 8 == 0 ? (k ? "\n    " : "    ") : " ", v[k]);
+    printf("\n");
+    if (!slice && tg_nelements(t) > hi) printf("  ... %lld more (print %s [a:b])\n", (long long) (tg_nelements(t) - hi), t->name);
+    free(v);
+    return 0;
+}
+
+int shell_live_list(struct shell * sh, int n) {
+    struct tg_live * lv = sh->live->lv;
+    struct tg_live_where w;
+    if (!tg_live_where(lv, &w)) return shell_err(sh, "list: not stopped in a run");
+    int lo = w.index - n / 2 < 0 ? 0 : w.index - n / 2, hi = lo + n > w.graph->n_nodes ? w.graph->n_nodes : lo + n;
+    for (int i = lo; i < hi; i++) {
+        struct tg_tensor * t = w.graph->nodes[i];
+        char shape[96];
+        tg_shape_str(t, shape, sizeof(shape));
+        printf("%s %5d  %-28s %-12s %s%s\n", i == w.index ? "=>" : "  ", i, t->name, tg_op_name(t->op), shape,
+               tg_live_node_done(lv, i) ? "" : "  (not computed yet)");
+    }
+    return 0;
+}
+
+void shell_live_node_names(struct shell * sh, void (*fn)(const char *, void *), void * user) {
+    struct tg_live_where w;
+    if (!tg_live_where(sh->live->lv, &w)) return;
+    for (int i = 0; i < w.graph->n_nodes; i++) if (w.graph->nodes[i]->name[0]) fn(w.graph->nodes[i]->name, user);
+}
