@@ -193,6 +193,9 @@ static void test_copies(struct tg_backend * cpu) {
     tg_graph_build_forward(g, out);
     struct tg_backend * bk[2] = { &alt, cpu };
     struct tg_sched * s = tg_sched_new(bk, 2, 64);
+    CHECK(tg_sched_set_tensor_backend(s, m.h, &alt) == TG_OK && tg_sched_alloc_graph(s, g) == TG_ERR_UNSUPPORTED
+          && strstr(tg_last_error(), "ALT does not support"), "pinning MUL_MAT to ALT is refused: %s", tg_last_error());
+    tg_sched_reset(s);
     CHECK(tg_sched_set_tensor_backend(s, m.y, &alt) == TG_OK, "pin y to ALT");
     CHECK(tg_sched_alloc_graph(s, g) == TG_OK, "copies: allocated (%s)", tg_last_error());
     CHECK(cause_of(s, m.y) == TG_CAUSE_USER && strcmp(backend_of(s, m.y), "ALT") == 0, "y on ALT (user)");
@@ -221,6 +224,128 @@ static void test_copies(struct tg_backend * cpu) {
     tg_sched_free(sc);
     tg_sched_free(s);
     small_free(&m);
+}
+
+// Random square graphs on ALT + CPU with random pins: results equal CPU only
+// bitwise, splits tile the graph, inputs ALT cannot read are copied.
+struct rg { struct tg_context * ctx; struct tg_graph * g; struct tg_tensor * in[3], * out[8]; int n_out; struct tg_tensor * nodes[64]; int n; };
+
+static void rg_build(struct rg * r, uint64_t seed, int n_ops) {
+    rng_state = seed;
+    r->ctx = new_ctx(2);
+    struct tg_tensor * pool[80];
+    int np = 0;
+    for (int i = 0; i < 3; i++) {
+        r->in[i] = tg_format_name(tg_new_tensor_2d(r->ctx, TG_TYPE_F32, 16, 16), "in%d", i);
+        tg_set_input(r->in[i]);
+        pool[np++] = r->in[i];
+    }
+    r->n_out = 0; r->n = 0;
+    struct tg_tensor * t = NULL;
+    for (int k = 0; k < n_ops; k++) {
+        uint32_t u = (uint32_t) (rndf() * 1e6f + 1e6f);
+        struct tg_tensor * a = pool[np - 1 - (int) (u % (np < 3 ? np : 3))], * b = pool[(u / 7) % np];
+        switch ((u / 131) % 6) {
+            case 0: t = tg_add(r->ctx, a, b); break;
+            case 1: t = tg_mul(r->ctx, a, b); break;
+            case 2: t = tg_silu(r->ctx, a); break;
+            case 3: t = tg_scale(r->ctx, a, 0.75f); break;
+            case 4: t = tg_cont(r->ctx, tg_transpose(r->ctx, a)); break;
+            default: t = tg_add(r->ctx, tg_view_tensor(r->ctx, a), b); break;
+        }
+        tg_format_name(t, "op%d", k);
+        pool[np++] = t;
+        r->nodes[r->n++] = t;
+        if ((u / 1009) % 6 == 0 && r->n_out < 7) { tg_set_output(t); r->out[r->n_out++] = t; }
+    }
+    tg_set_output(t);
+    r->out[r->n_out++] = t;
+    r->g = tg_graph_new(r->ctx, 256);
+    for (int i = 0; i < r->n_out; i++) tg_graph_build_forward(r->g, r->out[i]);
+}
+
+// Live overlaps in the scheduler's allocation: two owned ranges of a buffer
+// that share bytes while both are live must be an in-place handoff at one step.
+static int live_overlaps(const struct tg_gallocr * ga) {
+    int bad = 0, n = tg_gallocr_n_tensors(ga);
+    for (int i = 0; i < n; i++) {
+        const struct tg_alloc_tensor_info * a = tg_gallocr_tensor_info(ga, i);
+        if (a->kind != TG_ALLOC_PLANNED && a->kind != TG_ALLOC_INPLACE) continue;
+        for (int j = i + 1; j < n; j++) {
+            const struct tg_alloc_tensor_info * b = tg_gallocr_tensor_info(ga, j);
+            if ((b->kind != TG_ALLOC_PLANNED && b->kind != TG_ALLOC_INPLACE) || b->buffer != a->buffer) continue;
+            if (!(a->offset < b->offset + b->size && b->offset < a->offset + a->size)) continue;
+            if (!(a->first_step <= b->last_step && b->first_step <= a->last_step)) continue;
+            bool handoff = (a->last_step == b->first_step && b->kind == TG_ALLOC_INPLACE)
+                        || (b->last_step == a->first_step && a->kind == TG_ALLOC_INPLACE);
+            bad += !CHECKQ(handoff, "overlap: %s steps %d..%d and %s steps %d..%d", a->tensor->name, a->first_step,
+                           a->last_step, b->tensor->name, b->first_step, b->last_step);
+        }
+    }
+    return bad;
+}
+
+static void test_random_graphs(struct tg_backend * cpu) {
+    struct tg_backend alt = {
+        .iface = { .get_name = alt_name, .get_default_buffer_type = alt_default, .graph_compute = alt_compute,
+                   .supports_op = alt_supports_op, .supports_buft = alt_supports_buft },
+        .context = cpu,
+    };
+    struct tg_backend * bk[2] = { &alt, cpu };
+    int bad = 0, total_copies = 0, total_splits = 0;
+    for (int it = 0; it < 30; it++) {
+        uint64_t seed = 500 + (uint64_t) it;
+        struct rg r, ref;
+        rg_build(&r, seed, 12 + it);
+        rg_build(&ref, seed, 12 + it);
+        struct tg_sched * s = tg_sched_new(bk, 2, 256);
+        for (int i = 0; i < r.n; i++)
+            if ((i * 7 + it) % 5 == 0 && alt_supports_op(&alt, r.nodes[i])) tg_sched_set_tensor_backend(s, r.nodes[i], &alt);
+        struct tg_sched * sc = tg_sched_new(&cpu, 1, 256);
+        if (!CHECKQ(tg_sched_alloc_graph(s, r.g) == TG_OK && tg_sched_alloc_graph(sc, ref.g) == TG_OK,
+                    "random %d: allocated (%s)", it, tg_last_error())) { bad++; goto next; }
+        // splits tile the nodes; each non-view node is on its split's backend
+        int expect_start = 0;
+        for (int k = 0; k < tg_sched_get_n_splits(s); k++) {
+            const struct tg_sched_split * sp = tg_sched_get_split(s, k);
+            bad += !CHECKQ(sp->i_start == expect_start && sp->i_end > sp->i_start, "random %d: split %d contiguous", it, k);
+            expect_start = sp->i_end;
+            for (int i = sp->i_start; i < sp->i_end; i++) {
+                struct tg_tensor * n = r.g->nodes[i];
+                if (tg_op_is_view(n->op)) continue;
+                bad += !CHECKQ(tg_sched_node_placement(s, i)->backend == sp->backend, "random %d: node %d on its split's backend", it, i);
+                bad += !CHECKQ(tg_backend_supports_op(bk[sp->backend], n), "random %d: node %d supported by its backend", it, i);
+                for (int j = 0; j < TG_MAX_SRC; j++) {
+                    struct tg_tensor * src = n->src[j];
+                    struct tg_buffer * sb = src ? tg_tensor_buffer(src) : NULL;
+                    if (sb) bad += !CHECKQ(tg_backend_supports_buft(bk[sp->backend], sb->buft),
+                                           "random %d: node %d reads %s from a buffer its backend supports", it, i, src->name);
+                }
+            }
+        }
+        bad += !CHECKQ(expect_start == r.g->n_nodes, "random %d: splits cover every node", it);
+        bad += live_overlaps(tg_sched_get_gallocr(s));
+        total_copies += tg_sched_get_n_copies(s);
+        total_splits += tg_sched_get_n_splits(s);
+        bool ok = true;
+        for (int pass = 0; pass < 2; pass++) {
+            rng_state = seed * 3;
+            for (int i = 0; i < 3; i++)
+                if (tg_sched_get_placement(s, r.in[i])) ok = ok && fill_ok(pass ? ref.in[i] : r.in[i]);
+        }
+        ok = ok && tg_sched_graph_compute(s, r.g) == TG_OK && tg_sched_graph_compute(sc, ref.g) == TG_OK;
+        bad += !CHECKQ(ok, "random %d: computed (%s)", it, tg_last_error());
+        for (int o = 0; ok && o < r.n_out; o++) {
+            float * a = read_f32(r.out[o]), * b = read_f32(ref.out[o]);
+            bad += !CHECKQ(memcmp(a, b, tg_nbytes(r.out[o])) == 0, "random %d: output %s equals CPU only bitwise", it, r.out[o]->name);
+            free(a); free(b);
+        }
+    next:
+        tg_sched_free(s); tg_sched_free(sc);
+        tg_context_free(r.ctx); tg_context_free(ref.ctx);
+    }
+    CHECK(bad == 0, "30 random graphs on ALT+CPU with pins: splits tile the graph, buffers readable, results equal CPU only");
+    CHECK(total_copies > 0 && total_splits > 30, "random graphs exercised copies (%d) and splits (%d)", total_copies, total_splits);
 }
 
 // ---- llama-ish graph: CPU+BLAS vs CPU -------------------------------------------------------
@@ -589,6 +714,7 @@ int main(void) {
 #endif
     test_splits_scenario(cpu, blas);
     test_copies(cpu);
+    test_random_graphs(cpu);
     test_blas_vs_cpu(cpu, blas, TG_TYPE_F32);
     test_blas_vs_cpu(cpu, blas, TG_TYPE_Q8_0);
     test_eval_callback(cpu);
