@@ -17,6 +17,14 @@
 #define TG_X86 1
 #endif
 
+// Full unrolling of the small constant loops of the tiles (the accumulators
+// must become registers).
+#if defined(__clang__)
+#define TG_UNROLL _Pragma("clang loop unroll(full)")
+#else
+#define TG_UNROLL _Pragma("GCC unroll 8")
+#endif
+
 // ---- scalar ------------------------------------------------------------
 
 static inline float ld_f32(const float * p, int64_t i)      { return p[i]; }
@@ -98,21 +106,21 @@ TG_AVX_INLINE void NAME(const int RI, const int RJ, int64_t k,                \
         const char * a, size_t lda, const char * b, size_t ldb,              \
         float * c, size_t ldc) {                                              \
     __m256 acc[4][4];                                                         \
-    _Pragma("GCC unroll 8") for (int i = 0; i < RI; i++)                      \
-    _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++) acc[i][j] = _mm256_setzero_ps(); \
+    TG_UNROLL for (int i = 0; i < RI; i++)                      \
+    TG_UNROLL for (int j = 0; j < RJ; j++) acc[i][j] = _mm256_setzero_ps(); \
     int64_t kk = 0;                                                           \
     for (; kk + 8 <= k; kk += 8) {                                            \
         __m256 va[4];                                                         \
-        _Pragma("GCC unroll 8") for (int i = 0; i < RI; i++)                  \
+        TG_UNROLL for (int i = 0; i < RI; i++)                  \
             va[i] = VA((const TA *) (a + i * lda) + kk);                      \
-        _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++) {                \
+        TG_UNROLL for (int j = 0; j < RJ; j++) {                \
             __m256 vb = VB((const TB *) (b + j * ldb) + kk);                  \
-            _Pragma("GCC unroll 8") for (int i = 0; i < RI; i++)              \
+            TG_UNROLL for (int i = 0; i < RI; i++)              \
                 acc[i][j] = _mm256_fmadd_ps(va[i], vb, acc[i][j]);            \
         }                                                                     \
     }                                                                         \
-    _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++)                      \
-    _Pragma("GCC unroll 8") for (int i = 0; i < RI; i++) {                    \
+    TG_UNROLL for (int j = 0; j < RJ; j++)                      \
+    TG_UNROLL for (int i = 0; i < RI; i++) {                    \
         const TA * x = (const TA *) (a + i * lda);                            \
         const TB * y = (const TB *) (b + j * ldb);                            \
         float s = hsum8(acc[i][j]);                                           \
@@ -198,25 +206,25 @@ TG_AVX512_INLINE void NAME(const int RI, const int RJ, int64_t k,             \
         const char * a, size_t lda, const char * b, size_t ldb,              \
         float * c, size_t ldc) {                                              \
     __m512 acc[8][8];                                                         \
-    _Pragma("GCC unroll 8") for (int i = 0; i < RI; i++)                      \
-    _Pragma("GCC unroll 8") for (int j = 0; j < RJ; j++) acc[i][j] = _mm512_setzero_ps(); \
+    TG_UNROLL for (int i = 0; i < RI; i++)                      \
+    TG_UNROLL for (int j = 0; j < RJ; j++) acc[i][j] = _mm512_setzero_ps(); \
     int64_t kk = 0;                                                           \
     for (; kk + 16 <= k; kk += 16) {                                          \
         __m512 va[8];                                                         \
-        _Pragma("GCC unroll 8") for (int i = 0; i < RI; i++)                  \
+        TG_UNROLL for (int i = 0; i < RI; i++)                  \
             va[i] = VA((const TA *) (a + i * lda) + kk);                      \
         /* keep a's vectors in registers: folding the loads into */          \
         /* every FMA would make the loop load-bound */                        \
-        _Pragma("GCC unroll 8") for (int i = 0; i < RI; i++)                  \
+        TG_UNROLL for (int i = 0; i < RI; i++)                  \
             __asm__("" : "+v"(va[i]));                                        \
-        _Pragma("GCC unroll 8") for (int j = 0; j < RJ; j++) {                \
+        TG_UNROLL for (int j = 0; j < RJ; j++) {                \
             __m512 vb = VB((const TB *) (b + j * ldb) + kk);                  \
-            _Pragma("GCC unroll 8") for (int i = 0; i < RI; i++)              \
+            TG_UNROLL for (int i = 0; i < RI; i++)              \
                 acc[i][j] = _mm512_fmadd_ps(va[i], vb, acc[i][j]);            \
         }                                                                     \
     }                                                                         \
-    _Pragma("GCC unroll 8") for (int j = 0; j < RJ; j++)                      \
-    _Pragma("GCC unroll 8") for (int i = 0; i < RI; i++) {                    \
+    TG_UNROLL for (int j = 0; j < RJ; j++)                      \
+    TG_UNROLL for (int i = 0; i < RI; i++) {                    \
         const TA * x = (const TA *) (a + i * lda);                            \
         const TB * y = (const TB *) (b + j * ldb);                            \
         float s = hsum16(acc[i][j]);                                          \
