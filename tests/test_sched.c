@@ -214,6 +214,8 @@ static void test_copies(struct tg_backend * cpu) {
     fill(m.x, 1.0f);
     alt_computes = 0;
     CHECK(tg_sched_graph_compute(s, g) == TG_OK && alt_computes == 1, "copies: computed, ALT ran once");
+    CHECK(sp->copy_bytes == tg_nbytes(m.h) + tg_nbytes(m.b1) && sp->copy_ns > 0,
+          "copies: split 1 moved %zu bytes in %llu ns", sp->copy_bytes, (unsigned long long) sp->copy_ns);
     float * got = read_f32(out);
     tg_sched_reset(s);
     CHECK(m.y->src[0] == m.h && m.y->src[1] == m.b1, "reset restores the sources");

@@ -84,6 +84,8 @@ struct tg_sched_split {
     struct tg_tensor ** copies;       // per input: its copy in this split's buffer type,
                                       // or NULL when the backend reads it in place
     int                 n_copies;     // inputs with a copy
+    size_t              copy_bytes;   // bytes those copies move per compute
+    uint64_t            copy_ns;      // time the last compute spent copying them
 };
 
 // New scheduler over backends[0..n) (priority order, the last is the
