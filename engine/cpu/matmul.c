@@ -161,7 +161,7 @@ void tg_cpu_mul_mat(const struct tg_cpu_params * p, struct tg_tensor * dst) {
     int64_t u0, u1;
     tg_cpu_range(r * s * nrb * ncb, p->ith, p->nth, &u0, &u1);
     for (int64_t u = u0; u < u1; u++) {
-        const int64_t mat = u / (nrb * ncb), ib = (u / ncb) % nrb, jb = u % ncb;
+        const int64_t mat = u / (nrb * ncb), jb = (u / nrb) % ncb, ib = u % nrb;
         const int64_t i2 = mat % r, i3 = mat / r;
         const int64_t i0 = ib * TG_MM_RB, j0 = jb * TG_MM_CB;
         struct tg_mm_args g;

@@ -123,8 +123,10 @@ TG_AVX_INLINE void NAME(const int RI, const int RJ, int64_t k,                \
         __m256 va[4];                                                         \
         TG_UNROLL for (int i = 0; i < RI; i++)                  \
             va[i] = VA((const TA *) (a + i * lda) + kk);                      \
+        TG_UNROLL for (int i = 0; i < RI; i++) __asm__("" : "+x"(va[i]));  \
         TG_UNROLL for (int j = 0; j < RJ; j++) {                \
             __m256 vb = VB((const TB *) (b + j * ldb) + kk);                  \
+            __asm__("" : "+x"(vb));  /* one load, not one per FMA */          \
             TG_UNROLL for (int i = 0; i < RI; i++)              \
                 acc[i][j] = _mm256_fmadd_ps(va[i], vb, acc[i][j]);            \
         }                                                                     \
