@@ -480,6 +480,38 @@ static void test_blas_vs_cpu(struct tg_backend * cpu, struct tg_backend * blas, 
     tg_context_free(md.ctx);
 }
 
+// Reserve a worst case (then free it), allocate smaller and equal graphs of
+// the same shape without re-planning or growing the buffer.
+static void test_reserve(struct tg_backend * cpu) {
+    struct model md;
+    model_make(&md, cpu, TG_TYPE_F32);
+    struct tg_sched * s = tg_sched_new(&cpu, 1, 1024);
+    struct lg worst;
+    lg_build(&worst, &md, 32);
+    CHECK(tg_sched_reserve(s, worst.g) == TG_OK, "reserve: worst case (32 tokens) planned");
+    size_t size = tg_sched_get_buffer_size(s, 0);
+    CHECK(size > 0 && worst.inp->data == NULL, "reserve: %zu-byte compute buffer, the graph's tensors are not placed", size);
+    CHECK(tg_sched_get_graph(s) == NULL && tg_sched_get_n_splits(s) == 0, "reserve: no 'last graph' afterwards");
+    tg_context_free(worst.ctx);
+    int plans = tg_gallocr_n_plans(tg_sched_get_gallocr(s));
+    int Ts[3] = { 1, 7, 32 };
+    for (int i = 0; i < 3; i++) {
+        struct lg r;
+        lg_build(&r, &md, Ts[i]);
+        bool ok = tg_sched_alloc_graph(s, r.g) == TG_OK;
+        CHECK(ok && tg_gallocr_n_plans(tg_sched_get_gallocr(s)) == plans && tg_sched_get_buffer_size(s, 0) == size,
+              "reserve: %d-token graph placed with the reserved plan (plans %d, buffer %zu)", Ts[i],
+              tg_gallocr_n_plans(tg_sched_get_gallocr(s)), tg_sched_get_buffer_size(s, 0));
+        lg_inputs(&r, Ts[i]);
+        CHECK(ok && tg_sched_graph_compute(s, r.g) == TG_OK, "reserve: %d-token graph computed", Ts[i]);
+        tg_sched_reset(s);
+        tg_context_free(r.ctx);
+    }
+    tg_sched_free(s);
+    tg_buffer_free(md.buf);
+    tg_context_free(md.ctx);
+}
+
 // BLAS op coverage: broadcast MUL_MAT (grouped heads), F16/Q4_0 weights, OUT_PROD.
 static void test_blas_ops(struct tg_backend * cpu, struct tg_backend * blas) {
     if (!blas) { printf("note: built without TG_HAVE_BLAS: BLAS op checks skipped\n"); return; }
@@ -776,6 +808,7 @@ int main(void) {
     test_blas_vs_cpu(cpu, blas, TG_TYPE_F32);
     test_blas_vs_cpu(cpu, blas, TG_TYPE_Q8_0);
     test_blas_ops(cpu, blas);
+    test_reserve(cpu);
     test_eval_callback(cpu);
     test_observers(cpu);
     test_reuse(cpu);
