@@ -273,6 +273,7 @@ TG_AVX512_INLINE void NAME(const int RI, const int RJ, int64_t k,             \
             __asm__("" : "+v"(va[i]));                                        \
         TG_UNROLL for (int j = 0; j < RJ; j++) {                \
             __m512 vb = VB((const TB *) (b + j * ldb) + kk);                  \
+            __asm__("" : "+v"(vb));                                           \
             TG_UNROLL for (int i = 0; i < RI; i++)              \
                 acc[i][j] = _mm512_fmadd_ps(va[i], vb, acc[i][j]);            \
         }                                                                     \
