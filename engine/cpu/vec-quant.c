@@ -10,9 +10,12 @@
 // the same bits; the scalar path differs only where the compiler does not
 // fuse the multiply-add.
 //
-// The int8 products use maddubs(|x|, sign(y, x)), exact for the values a
-// Q8_0/Q4_0 quantizer produces (-127..127 and -8..7): it saturates only when
-// x and y are both -128.
+// Q8_0 x Q8_0 products use maddubs(|x|, sign(y, x)), exact for the values a
+// Q8_0 quantizer produces (-127..127): it saturates only when x and y are both
+// -128 (never produced by tg_quantize_row_q8_0 or ggml's quantizer). Q4_0 x
+// Q8_0 multiplies the unsigned nibbles and subtracts 8 * sum(y): exact for
+// all inputs. Levels: scalar; avx (128-bit integer halves); avx2 (also used
+// at the avx512 level).
 #include "vec-impl.h"
 
 #include <math.h>
