@@ -90,27 +90,54 @@ struct acc {
     uint64_t n_nan, n_inf, n_zero, n;
 };
 
+// Lane-explicit so the compiler vectorizes it without reassociating a
+// scalar reduction (hash.c is built with -O3): 16 independent lanes, folded
+// into double accumulators every block.
+#define LANES 16
 static void acc_floats(struct acc * a, const float * x, size_t n) {
-    float mn = (float) a->min, mx = (float) a->max;
-    uint64_t nan = 0, inf = 0, zero = 0;
-    for (size_t i0 = 0; i0 < n; i0 += 256) {
-        size_t i1 = i0 + 256 < n ? i0 + 256 : n;
-        float s = 0, ss = 0;
-        for (size_t i = i0; i < i1; i++) {
-            float v = x[i];
-            bool is_nan = v != v;
-            bool is_inf = fabsf(v) == INFINITY;
-            bool fin = !is_nan && !is_inf;
-            nan += is_nan; inf += is_inf; zero += v == 0.0f;
-            mn = v < mn ? v : mn;
-            mx = v > mx ? v : mx;
-            float f = fin ? v : 0.0f;
-            s += f; ss += f * f;
+    float mn[LANES], mx[LANES];
+    uint32_t nan[LANES] = {0}, inf[LANES] = {0}, zero[LANES] = {0};
+    for (int j = 0; j < LANES; j++) { mn[j] = (float) a->min; mx[j] = (float) a->max; }
+    size_t i = 0;
+    for (; i + LANES <= n; ) {
+        size_t end = i + 256 * LANES < n ? i + 256 * LANES : n - (n - i) % LANES;
+        float s[LANES] = {0}, ss[LANES] = {0};
+        for (; i < end; i += LANES) {
+            for (int j = 0; j < LANES; j++) {
+                float v = x[i + j];
+                int is_nan = v != v;
+                int is_inf = fabsf(v) == INFINITY;
+                nan[j] += (uint32_t) is_nan;
+                inf[j] += (uint32_t) is_inf;
+                zero[j] += (uint32_t) (v == 0.0f);
+                mn[j] = v < mn[j] ? v : mn[j];
+                mx[j] = v > mx[j] ? v : mx[j];
+                float f = (is_nan | is_inf) ? 0.0f : v;
+                s[j] += f;
+                ss[j] += f * f;
+            }
         }
-        a->sum += s; a->sumsq += ss;
+        double bs = 0, bss = 0;
+        for (int j = 0; j < LANES; j++) { bs += s[j]; bss += ss[j]; }
+        a->sum += bs; a->sumsq += bss;
+        // counters fold often enough never to overflow 32 bits
+        for (int j = 0; j < LANES; j++) {
+            a->n_nan += nan[j]; a->n_inf += inf[j]; a->n_zero += zero[j];
+            nan[j] = inf[j] = zero[j] = 0;
+        }
     }
-    a->min = mn; a->max = mx;
-    a->n_nan += nan; a->n_inf += inf; a->n_zero += zero; a->n += n;
+    double m0 = a->min, m1 = a->max;
+    for (int j = 0; j < LANES; j++) { if (mn[j] < m0) m0 = mn[j]; if (mx[j] > m1) m1 = mx[j]; }
+    a->min = m0; a->max = m1;
+    for (; i < n; i++) {   // tail
+        float v = x[i];
+        bool is_nan = v != v, is_inf = fabsf(v) == INFINITY;
+        a->n_nan += is_nan; a->n_inf += is_inf; a->n_zero += v == 0.0f;
+        if (v < a->min) a->min = v;
+        if (v > a->max) a->max = v;
+        if (!is_nan && !is_inf) { a->sum += v; a->sumsq += (double) v * v; }
+    }
+    a->n += n;
 }
 
 static void acc_double(struct acc * a, double v) {

@@ -23,6 +23,14 @@
 #define TG_X86 1
 #endif
 
+// Full unrolling of the small constant loops of the tiles (the accumulators
+// must become registers).
+#if defined(__clang__)
+#define TG_UNROLL _Pragma("clang loop unroll(full)")
+#else
+#define TG_UNROLL _Pragma("GCC unroll 8")
+#endif
+
 // ---- scalar ---------------------------------------------------------------
 
 static inline float tree8(const float * s) {
@@ -110,24 +118,24 @@ TG_AVX_INLINE void tile_q8_q8_avx(const int RI, const int RJ, int64_t nb,
         const char * a, size_t lda, const char * b, size_t ldb, float * c, size_t ldc) {
     __m256 acc[4][4];
     const __m128i ones = _mm_set1_epi16(1);
-    _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++)
-    _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++) acc[i][j] = _mm256_setzero_ps();
+    TG_UNROLL for (int i = 0; i < RI; i++)
+    TG_UNROLL for (int j = 0; j < RJ; j++) acc[i][j] = _mm256_setzero_ps();
     for (int64_t blk = 0; blk < nb; blk++) {
         __m128i yl[4], yh[4];
         __m256 dy[4];
-        _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++) {
+        TG_UNROLL for (int j = 0; j < RJ; j++) {
             const tg_block_q8_0 * by = (const tg_block_q8_0 *) (b + j * ldb) + blk;
             yl[j] = _mm_loadu_si128((const __m128i *) by->qs);
             yh[j] = _mm_loadu_si128((const __m128i *) (by->qs + 16));
             dy[j] = bcast_d_avx(by->d);
         }
-        _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++) {
+        TG_UNROLL for (int i = 0; i < RI; i++) {
             const tg_block_q8_0 * bx = (const tg_block_q8_0 *) (a + i * lda) + blk;
             const __m128i xl = _mm_loadu_si128((const __m128i *) bx->qs);
             const __m128i xh = _mm_loadu_si128((const __m128i *) (bx->qs + 16));
             const __m128i al = _mm_sign_epi8(xl, xl), ah = _mm_sign_epi8(xh, xh);
             const __m256 dx = bcast_d_avx(bx->d);
-            _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++) {
+            TG_UNROLL for (int j = 0; j < RJ; j++) {
                 __m128i pl = _mm_madd_epi16(_mm_maddubs_epi16(al, _mm_sign_epi8(yl[j], xl)), ones);
                 __m128i ph = _mm_madd_epi16(_mm_maddubs_epi16(ah, _mm_sign_epi8(yh[j], xh)), ones);
                 __m256 p = _mm256_cvtepi32_ps(_mm256_set_m128i(ph, pl));
@@ -135,8 +143,8 @@ TG_AVX_INLINE void tile_q8_q8_avx(const int RI, const int RJ, int64_t nb,
             }
         }
     }
-    _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++)
-    _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++)
+    TG_UNROLL for (int j = 0; j < RJ; j++)
+    TG_UNROLL for (int i = 0; i < RI; i++)
         c[j * ldc + i] = hsum8(acc[i][j]);
 }
 
@@ -147,12 +155,12 @@ TG_AVX_INLINE void tile_q4_q8_avx(const int RI, const int RJ, int64_t nb,
         const char * a, size_t lda, const char * b, size_t ldb, float * c, size_t ldc) {
     __m256 acc[4][4];
     const __m128i ones = _mm_set1_epi16(1), ones8 = _mm_set1_epi8(1), m4 = _mm_set1_epi8(0x0F);
-    _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++)
-    _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++) acc[i][j] = _mm256_setzero_ps();
+    TG_UNROLL for (int i = 0; i < RI; i++)
+    TG_UNROLL for (int j = 0; j < RJ; j++) acc[i][j] = _mm256_setzero_ps();
     for (int64_t blk = 0; blk < nb; blk++) {
         __m128i yl[4], yh[4], sl[4], sh[4];
         __m256 dy[4];
-        _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++) {
+        TG_UNROLL for (int j = 0; j < RJ; j++) {
             const tg_block_q8_0 * by = (const tg_block_q8_0 *) (b + j * ldb) + blk;
             yl[j] = _mm_loadu_si128((const __m128i *) by->qs);
             yh[j] = _mm_loadu_si128((const __m128i *) (by->qs + 16));
@@ -160,12 +168,12 @@ TG_AVX_INLINE void tile_q4_q8_avx(const int RI, const int RJ, int64_t nb,
             sh[j] = _mm_slli_epi32(_mm_madd_epi16(_mm_maddubs_epi16(ones8, yh[j]), ones), 3);
             dy[j] = bcast_d_avx(by->d);
         }
-        _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++) {
+        TG_UNROLL for (int i = 0; i < RI; i++) {
             const tg_block_q4_0 * bx = (const tg_block_q4_0 *) (a + i * lda) + blk;
             const __m128i t = _mm_loadu_si128((const __m128i *) bx->qs);
             const __m128i xl = _mm_and_si128(t, m4), xh = _mm_and_si128(_mm_srli_epi16(t, 4), m4);
             const __m256 dx = bcast_d_avx(bx->d);
-            _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++) {
+            TG_UNROLL for (int j = 0; j < RJ; j++) {
                 __m128i pl = _mm_sub_epi32(_mm_madd_epi16(_mm_maddubs_epi16(xl, yl[j]), ones), sl[j]);
                 __m128i ph = _mm_sub_epi32(_mm_madd_epi16(_mm_maddubs_epi16(xh, yh[j]), ones), sh[j]);
                 __m256 p = _mm256_cvtepi32_ps(_mm256_set_m128i(ph, pl));
@@ -173,8 +181,8 @@ TG_AVX_INLINE void tile_q4_q8_avx(const int RI, const int RJ, int64_t nb,
             }
         }
     }
-    _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++)
-    _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++)
+    TG_UNROLL for (int j = 0; j < RJ; j++)
+    TG_UNROLL for (int i = 0; i < RI; i++)
         c[j * ldc + i] = hsum8(acc[i][j]);
 }
 
@@ -194,30 +202,30 @@ TG_AVX2_INLINE void NAME(const int RI, const int RJ, int64_t nb,              \
         float * c, size_t ldc) {                                              \
     __m256 acc[4][4];                                                         \
     const __m256i ones = _mm256_set1_epi16(1);                                \
-    _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++)                      \
-    _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++) acc[i][j] = _mm256_setzero_ps(); \
+    TG_UNROLL for (int i = 0; i < RI; i++)                      \
+    TG_UNROLL for (int j = 0; j < RJ; j++) acc[i][j] = _mm256_setzero_ps(); \
     for (int64_t blk = 0; blk < nb; blk++) {                                  \
         __m256i x[4], ax[4];                                                  \
         __m256 dx[4];                                                         \
-        _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++) {                \
+        TG_UNROLL for (int i = 0; i < RI; i++) {                \
             const BX * bx = (const BX *) (a + i * lda) + blk;                 \
             x[i] = LOADX(bx);                                                 \
             ax[i] = _mm256_sign_epi8(x[i], x[i]);                             \
             dx[i] = _mm256_set1_ps(_cvtsh_ss(bx->d));                         \
         }                                                                     \
-        _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++) {                \
+        TG_UNROLL for (int j = 0; j < RJ; j++) {                \
             const tg_block_q8_0 * by = (const tg_block_q8_0 *) (b + j * ldb) + blk; \
             const __m256i y = q8_avx2(by);                                    \
             const __m256 dy = _mm256_set1_ps(_cvtsh_ss(by->d));               \
-            _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++) {            \
+            TG_UNROLL for (int i = 0; i < RI; i++) {            \
                 __m256i p = _mm256_maddubs_epi16(ax[i], _mm256_sign_epi8(y, x[i])); \
                 __m256 s = _mm256_cvtepi32_ps(_mm256_madd_epi16(p, ones));    \
                 acc[i][j] = _mm256_fmadd_ps(s, _mm256_mul_ps(dx[i], dy), acc[i][j]); \
             }                                                                 \
         }                                                                     \
     }                                                                         \
-    _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++)                      \
-    _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++)                      \
+    TG_UNROLL for (int j = 0; j < RJ; j++)                      \
+    TG_UNROLL for (int i = 0; i < RI; i++)                      \
         c[j * ldc + i] = hsum8(acc[i][j]);                                    \
 }
 
@@ -230,30 +238,30 @@ TG_AVX2_INLINE void tile_q4_q8_avx2(const int RI, const int RJ, int64_t nb,
     __m256 acc[4][4];
     const __m256i ones = _mm256_set1_epi16(1), ones8 = _mm256_set1_epi8(1);
     const __m128i m4 = _mm_set1_epi8(0x0F);
-    _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++)
-    _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++) acc[i][j] = _mm256_setzero_ps();
+    TG_UNROLL for (int i = 0; i < RI; i++)
+    TG_UNROLL for (int j = 0; j < RJ; j++) acc[i][j] = _mm256_setzero_ps();
     for (int64_t blk = 0; blk < nb; blk++) {
         __m256i y[4], ys[4];
         __m256 dy[4];
-        _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++) {
+        TG_UNROLL for (int j = 0; j < RJ; j++) {
             const tg_block_q8_0 * by = (const tg_block_q8_0 *) (b + j * ldb) + blk;
             y[j] = q8_avx2(by);
             ys[j] = _mm256_slli_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(ones8, y[j]), ones), 3);
             dy[j] = _mm256_set1_ps(_cvtsh_ss(by->d));
         }
-        _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++) {
+        TG_UNROLL for (int i = 0; i < RI; i++) {
             const tg_block_q4_0 * bx = (const tg_block_q4_0 *) (a + i * lda) + blk;
             const __m128i t = _mm_loadu_si128((const __m128i *) bx->qs);
             const __m256i x = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(t, 4), m4), _mm_and_si128(t, m4));
             const __m256 dx = _mm256_set1_ps(_cvtsh_ss(bx->d));
-            _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++) {
+            TG_UNROLL for (int j = 0; j < RJ; j++) {
                 __m256i p = _mm256_sub_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(x, y[j]), ones), ys[j]);
                 acc[i][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_mul_ps(dx, dy[j]), acc[i][j]);
             }
         }
     }
-    _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++)
-    _Pragma("GCC unroll 4") for (int i = 0; i < RI; i++)
+    TG_UNROLL for (int j = 0; j < RJ; j++)
+    TG_UNROLL for (int i = 0; i < RI; i++)
         c[j * ldc + i] = hsum8(acc[i][j]);
 }
 TG_QBLOCK(block_q8_q8_avx2, TG_AVX2, tile_q8_q8_avx2, 4, 2, 4)

@@ -53,8 +53,12 @@ struct tg_llama_exec {
     size_t cap;
 };
 
-struct tg_llama_exec * tg_llama_exec_new(const struct tg_llama_model * m, int n_threads) {
+struct tg_llama_exec * tg_llama_exec_new(const struct tg_llama_model * m, int n_threads, const char * devices) {
     (void) m;
+    if (devices && devices[0] && strcmp(devices, "CPU") != 0) {
+        tg_error(TG_ERR_UNSUPPORTED, "llama: devices '%s' need the scheduler (this build computes on the CPU only)", devices);
+        return NULL;
+    }
     struct tg_llama_exec * e = calloc(1, sizeof *e);
     if (!e) { tg_error(TG_ERR_NOMEM, "out of memory (llama exec)"); return NULL; }
     e->pool = tg_cpu_pool_new(n_threads);

@@ -98,6 +98,10 @@ struct tg_llama_context_params {
     enum tg_type type_k;     // KV cache types: TG_TYPE_F16 (default) or TG_TYPE_F32
     enum tg_type type_v;
     bool         logits_all; // tg_llama_decode keeps the logits of every token (perplexity); default false
+    const char * devices;    // backends in priority order, comma-separated device names (tg/backend.h
+                             // registry, e.g. "BLAS,CPU"); the CPU is appended as the fallback when
+                             // missing. NULL or "" = "CPU". Weights live in a host buffer of usage
+                             // WEIGHTS: the scheduler places ops by its rules (offload, expansion...).
     tg_llama_eval_cb eval_cb; // optional per-node callback (see above); NULL = none
     void *       eval_cb_user;
 };
