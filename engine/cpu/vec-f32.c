@@ -83,6 +83,11 @@ static void outer_scalar(int64_t m, int64_t k, const float * a, size_t lda, cons
 }
 
 #ifdef TG_X86
+// Bytes ahead of the current position of a weight row that single-column
+// (generation) tiles prefetch (16-bit and quantized weights: the hardware
+// prefetchers alone leave them below the read bandwidth).
+#define TG_PREFETCH 1024
+
 // ---- avx (+fma, f16c) -----------------------------------------------------
 #define TG_AVX __attribute__((target("avx,fma,f16c")))
 #define TG_AVX_INLINE static inline __attribute__((always_inline, target("avx,fma,f16c")))
@@ -123,6 +128,10 @@ TG_AVX_INLINE void NAME(const int RI, const int RJ, int64_t k,                \
         __m256 va[4];                                                         \
         TG_UNROLL for (int i = 0; i < RI; i++)                  \
             va[i] = VA((const TA *) (a + i * lda) + kk);                      \
+        if (RJ == 1 && sizeof(TA) < 4) {  /* generation: 16-bit weights */    \
+            TG_UNROLL for (int i = 0; i < RI; i++)                            \
+                _mm_prefetch((const char *) ((const TA *) (a + i * lda) + kk) + TG_PREFETCH, _MM_HINT_T0); \
+        }                                                                     \
         TG_UNROLL for (int i = 0; i < RI; i++) __asm__("" : "+x"(va[i]));  \
         TG_UNROLL for (int j = 0; j < RJ; j++) {                \
             __m256 vb = VB((const TB *) (b + j * ldb) + kk);                  \
@@ -267,12 +276,17 @@ TG_AVX512_INLINE void NAME(const int RI, const int RJ, int64_t k,             \
         __m512 va[8];                                                         \
         TG_UNROLL for (int i = 0; i < RI; i++)                  \
             va[i] = VA((const TA *) (a + i * lda) + kk);                      \
+        if (RJ == 1 && sizeof(TA) < 4) {  /* generation: 16-bit weights */    \
+            TG_UNROLL for (int i = 0; i < RI; i++)                            \
+                _mm_prefetch((const char *) ((const TA *) (a + i * lda) + kk) + TG_PREFETCH, _MM_HINT_T0); \
+        }                                                                     \
         /* keep a's vectors in registers: folding the loads into */          \
         /* every FMA would make the loop load-bound */                        \
         TG_UNROLL for (int i = 0; i < RI; i++)                  \
             __asm__("" : "+v"(va[i]));                                        \
         TG_UNROLL for (int j = 0; j < RJ; j++) {                \
             __m512 vb = VB((const TB *) (b + j * ldb) + kk);                  \
+            __asm__("" : "+v"(vb));                                           \
             TG_UNROLL for (int i = 0; i < RI; i++)              \
                 acc[i][j] = _mm512_fmadd_ps(va[i], vb, acc[i][j]);            \
         }                                                                     \
