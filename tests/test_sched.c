@@ -2,6 +2,7 @@
 // against CPU only, the eval callback protocol, observers, and reuse of one
 // scheduler for two graphs.
 #include "check.h"
+#include "tg/cpu.h"
 #include "tg/observe.h"
 #include "tg/sched.h"
 
@@ -213,6 +214,8 @@ static void test_copies(struct tg_backend * cpu) {
     fill(m.x, 1.0f);
     alt_computes = 0;
     CHECK(tg_sched_graph_compute(s, g) == TG_OK && alt_computes == 1, "copies: computed, ALT ran once");
+    CHECK(sp->copy_bytes == tg_nbytes(m.h) + tg_nbytes(m.b1) && sp->copy_ns > 0,
+          "copies: split 1 moved %zu bytes in %llu ns", sp->copy_bytes, (unsigned long long) sp->copy_ns);
     float * got = read_f32(out);
     tg_sched_reset(s);
     CHECK(m.y->src[0] == m.h && m.y->src[1] == m.b1, "reset restores the sources");
@@ -477,6 +480,93 @@ static void test_blas_vs_cpu(struct tg_backend * cpu, struct tg_backend * blas, 
     tg_context_free(md.ctx);
 }
 
+// Reserve a worst case (then free it), allocate smaller and equal graphs of
+// the same shape without re-planning or growing the buffer.
+static void test_reserve(struct tg_backend * cpu) {
+    struct model md;
+    model_make(&md, cpu, TG_TYPE_F32);
+    struct tg_sched * s = tg_sched_new(&cpu, 1, 1024);
+    struct lg worst;
+    lg_build(&worst, &md, 32);
+    CHECK(tg_sched_reserve(s, worst.g) == TG_OK, "reserve: worst case (32 tokens) planned");
+    size_t size = tg_sched_get_buffer_size(s, 0);
+    CHECK(size > 0 && worst.inp->data == NULL, "reserve: %zu-byte compute buffer, the graph's tensors are not placed", size);
+    CHECK(tg_sched_get_graph(s) == NULL && tg_sched_get_n_splits(s) == 0, "reserve: no 'last graph' afterwards");
+    tg_context_free(worst.ctx);
+    int plans = tg_gallocr_n_plans(tg_sched_get_gallocr(s));
+    int Ts[3] = { 1, 7, 32 };
+    for (int i = 0; i < 3; i++) {
+        struct lg r;
+        lg_build(&r, &md, Ts[i]);
+        bool ok = tg_sched_alloc_graph(s, r.g) == TG_OK;
+        CHECK(ok && tg_gallocr_n_plans(tg_sched_get_gallocr(s)) == plans && tg_sched_get_buffer_size(s, 0) == size,
+              "reserve: %d-token graph placed with the reserved plan (plans %d, buffer %zu)", Ts[i],
+              tg_gallocr_n_plans(tg_sched_get_gallocr(s)), tg_sched_get_buffer_size(s, 0));
+        lg_inputs(&r, Ts[i]);
+        CHECK(ok && tg_sched_graph_compute(s, r.g) == TG_OK, "reserve: %d-token graph computed", Ts[i]);
+        tg_sched_reset(s);
+        tg_context_free(r.ctx);
+    }
+    tg_sched_free(s);
+    tg_buffer_free(md.buf);
+    tg_context_free(md.ctx);
+}
+
+// BLAS op coverage: broadcast MUL_MAT (grouped heads), F16/Q4_0 weights, OUT_PROD.
+static void test_blas_ops(struct tg_backend * cpu, struct tg_backend * blas) {
+    if (!blas) { printf("note: built without TG_HAVE_BLAS: BLAS op checks skipped\n"); return; }
+    struct { const char * what; enum tg_op op; enum tg_type ta; int64_t a[4], b[4]; } cases[] = {
+        { "mul_mat f32 broadcast 2->4", TG_OP_MUL_MAT, TG_TYPE_F32, { 64, 24, 2, 1 }, { 64, 40, 4, 1 } },
+        { "mul_mat f16 weights",        TG_OP_MUL_MAT, TG_TYPE_F16, { 64, 24, 1, 1 }, { 64, 40, 1, 1 } },
+        { "mul_mat q4_0 weights",       TG_OP_MUL_MAT, TG_TYPE_Q4_0, { 64, 24, 1, 1 }, { 64, 40, 1, 1 } },
+        { "out_prod f32",               TG_OP_OUT_PROD, TG_TYPE_F32, { 24, 40, 1, 1 }, { 32, 40, 1, 1 } },
+    };
+    for (int c = 0; c < 4; c++) {
+        struct tg_context * ctx = new_ctx(1);
+        struct tg_tensor * a = tg_set_name(tg_new_tensor(ctx, cases[c].ta, 4, cases[c].a), "a");
+        struct tg_tensor * b = tg_set_name(tg_new_tensor(ctx, TG_TYPE_F32, 4, cases[c].b), "b");
+        tg_set_input(a); tg_set_input(b);
+        struct tg_tensor * d = cases[c].op == TG_OP_MUL_MAT ? tg_mul_mat(ctx, a, b) : tg_out_prod(ctx, a, b);
+        if (!CHECK(d != NULL, "%s: built", cases[c].what)) { printf("  %s\n", tg_last_error()); tg_context_free(ctx); continue; }
+        tg_set_output(d);
+        struct tg_graph * g = tg_graph_new(ctx, 8);
+        tg_graph_build_forward(g, d);
+        if (!tg_cpu_supports_op(d)) {
+            printf("note: %s: the CPU lacks this op, BLAS result not compared\n", cases[c].what);
+            tg_context_free(ctx);
+            continue;
+        }
+        struct tg_backend * bk[2] = { blas, cpu };
+        struct tg_sched * s = tg_sched_new(bk, 2, 8);
+        enum tg_status ast = tg_sched_alloc_graph(s, g);
+        const struct tg_sched_placement * pd = tg_sched_get_placement(s, d);
+        CHECK(ast == TG_OK && strcmp(backend_of(s, d), "BLAS") == 0, "%s: placed on BLAS (%s)",
+              cases[c].what, pd ? pd->detail : tg_last_error());
+        rng_state = 41;
+        int64_t na = tg_nelements(a);
+        float * av = malloc((size_t) na * sizeof(float));
+        for (int64_t i = 0; i < na; i++) av[i] = rndf();
+        size_t rs = tg_row_size(a->type, a->ne[0]);
+        char * q = malloc(rs * (size_t) tg_nrows(a));
+        for (int64_t r = 0; r < tg_nrows(a); r++)
+            if (a->type == TG_TYPE_F32) memcpy(q + r * rs, av + r * a->ne[0], rs);
+            else tg_type_traits(a->type)->from_float(av + r * a->ne[0], q + r * rs, a->ne[0]);
+        tg_backend_tensor_set(a, q, 0, rs * (size_t) tg_nrows(a));
+        fill(b, 1.0f);
+        CHECK(tg_sched_graph_compute(s, g) == TG_OK, "%s: BLAS computed", cases[c].what);
+        float * got = read_f32(d);
+        struct tg_graph one = tg_graph_view(g, 0, g->n_nodes);
+        CHECK(tg_backend_graph_compute(cpu, &one) == TG_OK, "%s: CPU computed", cases[c].what);
+        float * want = read_f32(d);
+        double e = nmse(got, want, tg_nelements(d));
+        double thr = a->type == TG_TYPE_F32 ? 1e-10 : 5e-3;   // CPU rounds activations for quantized/half weights
+        CHECK(e < thr, "%s: BLAS equals CPU (nmse %.2e < %.0e)", cases[c].what, e, thr);
+        free(av); free(q); free(got); free(want);
+        tg_sched_free(s);
+        tg_context_free(ctx);
+    }
+}
+
 // ---- eval callback ------------------------------------------------------------------------
 
 struct evlog { int n_ask, n_seen, stop_after; struct tg_tensor * asked[256], * seen[256]; };
@@ -717,6 +807,8 @@ int main(void) {
     test_random_graphs(cpu);
     test_blas_vs_cpu(cpu, blas, TG_TYPE_F32);
     test_blas_vs_cpu(cpu, blas, TG_TYPE_Q8_0);
+    test_blas_ops(cpu, blas);
+    test_reserve(cpu);
     test_eval_callback(cpu);
     test_observers(cpu);
     test_reuse(cpu);

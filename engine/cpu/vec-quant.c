@@ -73,6 +73,9 @@ TG_SCALAR_QBLOCK(block_q8_q8_scalar, dot_q8_q8_scalar, tg_block_q8_0)
 TG_SCALAR_QBLOCK(block_q4_q8_scalar, dot_q4_q8_scalar, tg_block_q4_0)
 
 #ifdef TG_X86
+// Bytes ahead in a weight row that single-column (generation) tiles prefetch.
+#define TG_PREFETCH 1024
+
 // Block of ni x nj: TI x TJ tiles with the row edge done row by row; the
 // columns past the last full TJ (all of them when nj < TJ, as in generation)
 // by TI1 x 1 tiles. TILE takes (RI, RJ, number of blocks, a, lda, b, ldb, c, ldc).
@@ -131,6 +134,7 @@ TG_AVX_INLINE void tile_q8_q8_avx(const int RI, const int RJ, int64_t nb,
         }
         TG_UNROLL for (int i = 0; i < RI; i++) {
             const tg_block_q8_0 * bx = (const tg_block_q8_0 *) (a + i * lda) + blk;
+            if (RJ == 1) _mm_prefetch((const char *) bx + TG_PREFETCH, _MM_HINT_T0);
             const __m128i xl = _mm_loadu_si128((const __m128i *) bx->qs);
             const __m128i xh = _mm_loadu_si128((const __m128i *) (bx->qs + 16));
             const __m128i al = _mm_sign_epi8(xl, xl), ah = _mm_sign_epi8(xh, xh);
@@ -170,6 +174,7 @@ TG_AVX_INLINE void tile_q4_q8_avx(const int RI, const int RJ, int64_t nb,
         }
         TG_UNROLL for (int i = 0; i < RI; i++) {
             const tg_block_q4_0 * bx = (const tg_block_q4_0 *) (a + i * lda) + blk;
+            if (RJ == 1) _mm_prefetch((const char *) bx + TG_PREFETCH, _MM_HINT_T0);
             const __m128i t = _mm_loadu_si128((const __m128i *) bx->qs);
             const __m128i xl = _mm_and_si128(t, m4), xh = _mm_and_si128(_mm_srli_epi16(t, 4), m4);
             const __m256 dx = bcast_d_avx(bx->d);
@@ -209,6 +214,7 @@ TG_AVX2_INLINE void NAME(const int RI, const int RJ, int64_t nb,              \
         __m256 dx[4];                                                         \
         TG_UNROLL for (int i = 0; i < RI; i++) {                \
             const BX * bx = (const BX *) (a + i * lda) + blk;                 \
+            if (RJ == 1) _mm_prefetch((const char *) bx + TG_PREFETCH, _MM_HINT_T0); \
             x[i] = LOADX(bx);                                                 \
             ax[i] = _mm256_sign_epi8(x[i], x[i]);                             \
             dx[i] = _mm256_set1_ps(_cvtsh_ss(bx->d));                         \
@@ -251,6 +257,7 @@ TG_AVX2_INLINE void tile_q4_q8_avx2(const int RI, const int RJ, int64_t nb,
         }
         TG_UNROLL for (int i = 0; i < RI; i++) {
             const tg_block_q4_0 * bx = (const tg_block_q4_0 *) (a + i * lda) + blk;
+            if (RJ == 1) _mm_prefetch((const char *) bx + TG_PREFETCH, _MM_HINT_T0);
             const __m128i t = _mm_loadu_si128((const __m128i *) bx->qs);
             const __m256i x = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(t, 4), m4), _mm_and_si128(t, m4));
             const __m256 dx = _mm256_set1_ps(_cvtsh_ss(bx->d));

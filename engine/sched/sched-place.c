@@ -383,6 +383,8 @@ static enum tg_status make_copies(struct tg_sched * s, struct tg_graph * g, cons
     for (int k = 0; k < s->n_splits; k++) {
         struct tg_sched_split * sp = &s->splits[k];
         sp->n_copies = 0;
+        sp->copy_bytes = 0;
+        sp->copy_ns = 0;
         for (int q = off[k]; q < off[k] + sp->n_inputs; q++) {
             struct tg_tensor * src = s->io[q];
             s->io[n_in + q] = NULL;
@@ -396,6 +398,7 @@ static enum tg_status make_copies(struct tg_sched * s, struct tg_graph * g, cons
             if (!c) return tg_last_status();
             s->io[n_in + q] = c;
             sp->n_copies++;
+            sp->copy_bytes += tg_nbytes(src);
             s->n_copies++;
             for (int i = sp->i_start; i < sp->i_end; i++)
                 for (int j = 0; j < TG_MAX_SRC; j++)
