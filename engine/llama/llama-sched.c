@@ -5,8 +5,6 @@
 // results through the host tensor API, the eval callback and observer markers.
 #include "llama-impl.h"
 
-#if TG_LLAMA_SCHED
-
 #include "tg/backend.h"
 #include "tg/observe.h"
 #include "tg/sched.h"
@@ -198,5 +196,3 @@ void tg_llama_exec_marker(struct tg_llama_exec * e, int32_t n_tokens, int32_t po
     tg_observe_marker(e->sched, "decode", "n_tokens=%d pos=%d seq=0 ubatch=%d batch_tokens=%d batch_pos=%d",
                       n_tokens, pos, ubatch, batch_tokens, batch_pos);
 }
-
-#endif  // TG_LLAMA_SCHED

@@ -155,8 +155,7 @@ enum tg_status tg_llama_decode(struct tg_llama_context * ctx, const int32_t * to
 const float * tg_llama_get_logits(const struct tg_llama_context * ctx, int32_t i);
 
 // The context's backend scheduler (owned by the context), e.g. to attach
-// observers or a trace recorder to this context only; NULL in builds
-// without a scheduler.
+// observers or a trace recorder to this context only.
 struct tg_sched;
 struct tg_sched * tg_llama_context_sched(const struct tg_llama_context * ctx);
 
