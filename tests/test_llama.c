@@ -285,6 +285,21 @@ static void check_sampling(void) {
     }
     CHECK(hits == 200, "top-k 3 keeps the 3 best (%d/200)", hits);
     tg_llama_sampler_free(s1);
+    p.top_k = 40; p.seed = 2; p.temp = 5.0f;
+    s1 = tg_llama_sampler_new(&p);
+    static float big[5000];
+    for (int i = 0; i < 5000; i++) big[i] = sinf((float) i * 12.9898f) * 43758.5453f - floorf(sinf((float) i * 12.9898f) * 43758.5453f);
+    int in_top = 0, distinct = 0;
+    static bool seen[5000];
+    for (int i = 0; i < 400; i++) {
+        int t = tg_llama_sample(s1, big, 5000), rank = 0;
+        for (int j = 0; j < 5000; j++) rank += big[j] > big[t];
+        in_top += rank < 40;
+        if (!seen[t]) { seen[t] = true; distinct++; }
+    }
+    CHECK(in_top == 400 && distinct > 20, "top-k 40 of 5000: %d/400 samples in the top 40, %d distinct", in_top, distinct);
+    tg_llama_sampler_free(s1);
+    p.temp = 1.5f;
     p.top_k = 0; p.min_p = 0.5f;
     s1 = tg_llama_sampler_new(&p);
     bool minp = true;
