@@ -168,6 +168,7 @@ static enum tg_status emit_splits(struct build * b) {
         for (uint32_t k = 0; k < sp.n_inputs; k++) {  // the split's input copies
             struct tg_trace_split_input in;
             if (!tg_trace_get_split_input(b->tr, b->gi, (int) (sp.first_input + k), &in) || in.tensor < 0 || in.tensor >= b->n) continue;
+            if (!in.copy_name[0]) continue;  // read in place (shared buffer type): no copy to draw
             if (b->map[in.tensor] == DROP) continue;
             char id[48], f1[96], f2[64], src[32];
             snprintf(id, sizeof(id), "c%d_%u", s, k);

@@ -14,7 +14,7 @@
 #include <time.h>
 
 TG_CLI_COMMAND(bench,
-    "bench -m MODEL [-p N_PROMPT] [-n N_GEN] [-t THREADS] [-r REPS] [--ctk f16|f32] [--trace FILE] [--trace-dump PATTERN]",
+    "bench -m MODEL [-p N_PROMPT] [-n N_GEN] [-t THREADS] [-r REPS] [--ctk f16|f32] [--device LIST] [--trace FILE] [--trace-dump PATTERN]",
     "measure prompt processing (pp) and generation (tg) speed in tokens/s")
 
 static bool parse_i(const char * s, long lo, long hi, int * out) {
@@ -59,7 +59,7 @@ static double bench_tg(struct tg_llama_context * ctx, const int32_t * toks, int 
 }
 
 static int cmd_bench(int argc, char ** argv) {
-    const char * model_path = NULL, * trace = NULL, * trace_dump = NULL;
+    const char * model_path = NULL, * trace = NULL, * trace_dump = NULL, * devices = NULL;
     int n_prompt = 512, n_gen = 128, n_threads = 4, reps = 1;
     bool kv_f32 = false;
     for (int i = 1; i < argc; i++) {
@@ -73,6 +73,7 @@ static int cmd_bench(int argc, char ** argv) {
         else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) ok = parse_i(v, 1, 512, &n_threads);
         else if (!strcmp(a, "-r") || !strcmp(a, "--repetitions")) ok = parse_i(v, 1, 1000, &reps);
         else if (!strcmp(a, "--ctk")) { kv_f32 = !strcmp(v, "f32"); ok = kv_f32 || !strcmp(v, "f16"); }
+        else if (!strcmp(a, "-dev") || !strcmp(a, "--device")) devices = v;
         else if (!strcmp(a, "--trace")) trace = v;
         else if (!strcmp(a, "--trace-dump")) trace_dump = v;
         else return tg_cli_err("bench: unknown option '%s' (see 'tgdb help bench')", a);
@@ -90,6 +91,7 @@ static int cmd_bench(int argc, char ** argv) {
     cp.n_ctx = n_max;
     cp.n_batch = cp.n_ubatch = n_max;
     cp.n_threads = n_threads;
+    cp.devices = devices;
     if (kv_f32) cp.type_k = cp.type_v = TG_TYPE_F32;
     struct tg_trace_recorder * rec = NULL;
     if (trace) {  // timings then include the recorder's cost

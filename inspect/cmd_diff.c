@@ -71,7 +71,7 @@ static void print_json(const struct tg_diff_result * r, const char * a, const ch
 }
 
 static void print_text(const struct tg_diff_result * r, const char * a, const char * b, const struct tg_diff_options * o, bool all) {
-    printf("A: %s (%d graphs)\nB: %s (%d graph%s)\n", a, r->n_graphs_a, b, r->n_graphs_b, r->n_graphs_b == 1 ? "" : "s");
+    printf("A: %s (%d graph%s)\nB: %s (%d graph%s)\n", a, r->n_graphs_a, r->n_graphs_a == 1 ? "" : "s", b, r->n_graphs_b, r->n_graphs_b == 1 ? "" : "s");
     printf("compared %d graph%s, %d node pairs: %d same, %d near, %d DIFF, %d only in A, %d only in B, %d without data\n",
            r->n_graphs, r->n_graphs == 1 ? "" : "s", r->n_pairs, r->counts[TG_DIFF_SAME], r->counts[TG_DIFF_NEAR],
            r->counts[TG_DIFF_DIFF], r->counts[TG_DIFF_ONLY_A], r->counts[TG_DIFF_ONLY_B], r->counts[TG_DIFF_UNKNOWN]);

@@ -17,11 +17,11 @@
 
 TG_CLI_COMMAND(generate,
     "generate -m MODEL -p PROMPT [-n N] [-t THREADS] [-c N_CTX] [--temp T] [--top-k K] [--top-p P] [--min-p P] "
-    "[--seed S] [--json] [--logits-out FILE] [--graph] [--ctk f16|f32] [--trace FILE] [--trace-dump PATTERN]",
+    "[--seed S] [--json] [--logits-out FILE] [--graph] [--ctk f16|f32] [--device LIST] [--trace FILE] [--trace-dump PATTERN]",
     "generate text from a llama GGUF model (greedy with --temp 0)")
 
 struct gen_opts {
-    const char * model, * prompt, * logits_out, * trace, * trace_dump;
+    const char * model, * prompt, * logits_out, * trace, * trace_dump, * devices;
     int n_predict, n_threads, n_ctx;
     struct tg_llama_sampler_params sp;
     bool json, graph, kv_f32;
@@ -68,6 +68,7 @@ static int parse_gen(int argc, char ** argv, struct gen_opts * o) {
         else if (!strcmp(a, "--seed")) { char * e; errno = 0; o->sp.seed = strtoull(v, &e, 0); ok = !errno && !*e && e != v; }
         else if (!strcmp(a, "--logits-out")) o->logits_out = v;
         else if (!strcmp(a, "--ctk")) { o->kv_f32 = !strcmp(v, "f32"); ok = o->kv_f32 || !strcmp(v, "f16"); }
+        else if (!strcmp(a, "-dev") || !strcmp(a, "--device")) o->devices = v;
         else if (!strcmp(a, "--trace")) o->trace = v;
         else if (!strcmp(a, "--trace-dump")) o->trace_dump = v;
         else return tg_cli_err("generate: unknown option '%s' (see 'tgdb help generate')", a);
@@ -196,6 +197,7 @@ static int cmd_generate(int argc, char ** argv) {
     }
     cp.n_batch = cp.n_ctx;
     cp.n_threads = o.n_threads;
+    cp.devices = o.devices;
     if (o.kv_f32) cp.type_k = cp.type_v = TG_TYPE_F32;
     if (o.trace) {  // global recorder attached before the context: its scheduler is recorded from birth
         struct tg_trace_options topt = tg_trace_default_options();

@@ -13,7 +13,7 @@
 #include <string.h>
 
 TG_CLI_COMMAND(perplexity,
-    "perplexity -m MODEL -f TEXT [-c N_CTX] [-b N_BATCH] [-t THREADS] [--ctk f16|f32] [--trace FILE] [--trace-dump PATTERN]",
+    "perplexity -m MODEL -f TEXT [-c N_CTX] [-b N_BATCH] [-t THREADS] [--ctk f16|f32] [--device LIST] [--trace FILE] [--trace-dump PATTERN]",
     "perplexity of a text file (llama.cpp's method; result line 'perplexity: X')")
 
 static bool parse_i(const char * s, long lo, long hi, int * out) {
@@ -55,7 +55,7 @@ static void progress(int chunk, int n_chunks, double ppl, double seconds, void *
 }
 
 static int cmd_perplexity(int argc, char ** argv) {
-    const char * model_path = NULL, * text_path = NULL, * trace = NULL, * trace_dump = NULL;
+    const char * model_path = NULL, * text_path = NULL, * trace = NULL, * trace_dump = NULL, * devices = NULL;
     int n_ctx = 512, n_batch = 0, n_threads = 4;
     bool kv_f32 = false;
     for (int i = 1; i < argc; i++) {
@@ -69,6 +69,7 @@ static int cmd_perplexity(int argc, char ** argv) {
         else if (!strcmp(a, "-b") || !strcmp(a, "--batch-size")) ok = parse_i(v, 1, 1 << 20, &n_batch);
         else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) ok = parse_i(v, 1, 512, &n_threads);
         else if (!strcmp(a, "--ctk")) { kv_f32 = !strcmp(v, "f32"); ok = kv_f32 || !strcmp(v, "f16"); }
+        else if (!strcmp(a, "-dev") || !strcmp(a, "--device")) devices = v;
         else if (!strcmp(a, "--trace")) trace = v;
         else if (!strcmp(a, "--trace-dump")) trace_dump = v;
         else return tg_cli_err("perplexity: unknown option '%s' (see 'tgdb help perplexity')", a);
@@ -100,6 +101,7 @@ static int cmd_perplexity(int argc, char ** argv) {
     cp.n_batch = n_batch ? n_batch : n_ctx;
     cp.n_ubatch = cp.n_batch;
     cp.n_threads = n_threads;
+    cp.devices = devices;
     if (kv_f32) cp.type_k = cp.type_v = TG_TYPE_F32;
     if (n < n_ctx) {
         tg_cli_err("perplexity: %s has %d tokens, fewer than the context size %d (-c)", text_path, n, n_ctx);

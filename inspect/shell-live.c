@@ -2,12 +2,13 @@
 // step, continue, finish, print of the real tensors, where, list.
 #include "shell.h"
 #include "tg/live.h"
+#include "tg/trace.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-struct shell_live { struct tg_live * lv; bool breaks_synced; };
+struct shell_live { struct tg_live * lv; struct tg_trace_recorder * rec; char rec_path[512]; };
 
 bool shell_parse_slice(const char * s, const int64_t ne[4], int64_t * lo, int64_t * hi, char * err, size_t n_err);
 
@@ -23,6 +24,7 @@ struct shell_live * shell_live_open(const char * model, int n_threads, char * er
 void shell_live_close(struct shell_live * sl) {
     if (!sl) return;
     tg_live_close(sl->lv);
+    if (sl->rec) tg_trace_detach(sl->rec);
     free(sl);
 }
 
@@ -92,9 +94,26 @@ int shell_cmd_run(struct shell * sh, int argc, char ** argv) {
 }
 
 int shell_cmd_trace(struct shell * sh, int argc, char ** argv) {
-    (void) argc; (void) argv;
     if (!sh->live) return shell_err(sh, "trace: needs a live model (tgdb shell -m MODEL); a trace file is read with open");
-    return shell_err(sh, "trace on FILE: record with TGDB_TRACE=FILE tgdb shell -m MODEL for now");
+    struct shell_live * sl = sh->live;
+    if (argc == 2 && !strcmp(argv[1], "off")) {
+        if (!sl->rec) return shell_err(sh, "trace off: not recording");
+        enum tg_status st = tg_trace_detach(sl->rec);
+        sl->rec = NULL;
+        if (st != TG_OK) return shell_err(sh, "trace off: %s", tg_last_error());
+        printf("trace written to %s\n", sl->rec_path);
+        return 0;
+    }
+    if (argc < 3 || strcmp(argv[1], "on") != 0) return shell_err(sh, "usage: trace on FILE [CONTENTS-PATTERN] | trace off");
+    if (sl->rec) return shell_err(sh, "trace on: already recording to %s (trace off first)", sl->rec_path);
+    struct tg_trace_options opt = tg_trace_default_options();
+    opt.contents = argc > 3 ? argv[3] : NULL;
+    opt.note = "recorded from tgdb shell (trace on)";
+    sl->rec = tg_trace_attach(NULL, argv[2], &opt);   // every scheduler of the process, from now on
+    if (!sl->rec) return shell_err(sh, "trace on: %s", tg_last_error());
+    snprintf(sl->rec_path, sizeof(sl->rec_path), "%s", argv[2]);
+    printf("recording to %s from here on%s%s\n", argv[2], opt.contents ? ", contents of " : "", opt.contents ? opt.contents : "");
+    return 0;
 }
 
 static struct tg_tensor * find_node(struct tg_graph * g, const char * name, int * index) {

@@ -22,6 +22,7 @@ static void test_no_buffer(void) {
     CHECK(st == TG_ERR_NO_BUFFER, "set on a tensor with no buffer returns TG_ERR_NO_BUFFER (got %s)", tg_status_str(st));
     CHECK(strstr(msg, "kq_scale") != NULL, "message names the tensor: %s", msg);
     CHECK(strstr(msg, "has no buffer") != NULL, "message says it has no buffer");
+    CHECK(strstr(msg, "no_alloc context") != NULL, "message says which (no_alloc) context: %s", msg);
     CHECK(strstr(msg, "tg_backend_alloc_ctx_tensors") && strstr(msg, "tg_sched_alloc_graph"),
           "message says what to do (alloc_ctx_tensors or tg_sched_alloc_graph)");
     st = tg_backend_tensor_get(t, v, 0, sizeof v);

@@ -65,6 +65,20 @@ static void test_unsupported(void) {
     CHECK(st == TG_ERR_UNSUPPORTED, "unsupported type combination: TG_ERR_UNSUPPORTED (got %s)", tg_status_str(st));
     CHECK(strstr(tg_last_error(), "SILU") && strstr(tg_last_error(), "i8") && strstr(tg_last_error(), "f32") &&
           strstr(tg_last_error(), "bad_silu"), "message names op, node and types: %s", tg_last_error());
+
+    // A q8_0 view whose blocks are not dense along dim 0 (made by hand: the
+    // constructors refuse to build one) has no copy kernel.
+    struct tg_tensor * q = tg_new_tensor_2d(ctx, TG_TYPE_Q8_0, 64, 4);
+    memset(q->data, 0, tg_nbytes(q));
+    struct tg_tensor * qv = tg_view_2d(ctx, q, 64, 2, q->nb[1] * 2, 0);
+    struct tg_tensor * qc = qv ? tg_cont(ctx, qv) : NULL;
+    if (CHECK(qc != NULL, "cont of a q8_0 view built: %s", qc ? "" : tg_last_error())) {
+        qv->nb[0] = q->nb[1];
+        CHECK(!tg_cpu_supports_op(qc), "tg_cpu_supports_op(cont of q8_0 with strided blocks) is false");
+        g = graph_of(ctx, qc);
+        st = tg_cpu_compute(g, 1);
+        CHECK(st == TG_ERR_UNSUPPORTED, "computing it: TG_ERR_UNSUPPORTED: %s", tg_last_error());
+    }
     tg_context_free(ctx);
 }
 

@@ -189,6 +189,32 @@ static bool write_variant(const char * out, const char * drop, const char * resh
     return ok;
 }
 
+#ifdef TG_HAVE_BLAS
+// The BLAS backend first: the scheduler offloads the prompt's matrix products
+// (>= 32 columns) to it, so the graph splits; logits still match.
+static void check_blas(struct tg_llama_model * m, const struct row * r) {
+    const int n_vocab = tg_llama_model_hparams(m)->n_vocab;
+    struct tg_llama_context_params cp = tg_llama_context_default_params();
+    cp.n_ctx = 128; cp.n_threads = 2; cp.devices = "BLAS,CPU";
+    tg_clear_error();
+    struct tg_llama_context * c = tg_llama_context_new(m, &cp);
+    float * ref = read_f32("logits-tiny-f32-p3.f32", n_vocab);
+    if (CHECK(c && ref, "BLAS,CPU context (%s)", tg_last_error())) {
+        CHECK(tg_llama_decode(c, r->ids, r->n_ids, 0) == TG_OK, "decode %d tokens on BLAS,CPU (%s)", r->n_ids, tg_last_error());
+        struct tg_llama_stats st = tg_llama_stats(c);
+        CHECK(st.n_splits > 1, "the prompt graph has %d splits over BLAS and CPU", st.n_splits);
+        double e = rel_l2(tg_llama_get_logits(c, -1), ref, n_vocab);
+        CHECK(e < 1e-3, "BLAS,CPU logits vs reference: relative L2 error %.3g < 1e-3", e);
+    }
+    free(ref);
+    tg_llama_context_free(c);
+    cp.devices = "NO-SUCH-DEVICE";
+    c = tg_llama_context_new(m, &cp);
+    CHECK(!c && strstr(tg_last_error(), "NO-SUCH-DEVICE"), "unknown device refused: %s", tg_last_error());
+    tg_llama_context_free(c);
+}
+#endif
+
 static void check_load_errors(void) {
     struct tg_llama_model * m = tg_llama_model_load("no-such-model.gguf", NULL);
     CHECK(!m && strstr(tg_last_error(), "no-such-model.gguf"), "missing file: %s", tg_last_error());
@@ -259,6 +285,21 @@ static void check_sampling(void) {
     }
     CHECK(hits == 200, "top-k 3 keeps the 3 best (%d/200)", hits);
     tg_llama_sampler_free(s1);
+    p.top_k = 40; p.seed = 2; p.temp = 5.0f;
+    s1 = tg_llama_sampler_new(&p);
+    static float big[5000];
+    for (int i = 0; i < 5000; i++) big[i] = sinf((float) i * 12.9898f) * 43758.5453f - floorf(sinf((float) i * 12.9898f) * 43758.5453f);
+    int in_top = 0, distinct = 0;
+    static bool seen[5000];
+    for (int i = 0; i < 400; i++) {
+        int t = tg_llama_sample(s1, big, 5000), rank = 0;
+        for (int j = 0; j < 5000; j++) rank += big[j] > big[t];
+        in_top += rank < 40;
+        if (!seen[t]) { seen[t] = true; distinct++; }
+    }
+    CHECK(in_top == 400 && distinct > 20, "top-k 40 of 5000: %d/400 samples in the top 40, %d distinct", in_top, distinct);
+    tg_llama_sampler_free(s1);
+    p.temp = 1.5f;
     p.top_k = 0; p.min_p = 0.5f;
     s1 = tg_llama_sampler_new(&p);
     bool minp = true;
@@ -293,6 +334,9 @@ int main(void) {
         CHECK(fabsf(h->rms_eps - 1e-5f) < 1e-9f && h->rope_freq_base == 10000.0f, "rms eps %g, rope base %g", h->rms_eps, h->rope_freq_base);
         CHECK(tg_llama_model_bos(m) == 1 && tg_llama_model_eos(m) == 2, "bos 1, eos 2");
         check_consistency(m, &rows[2]);
+#ifdef TG_HAVE_BLAS
+        check_blas(m, &rows[2]);
+#endif
     }
     tg_llama_model_free(m);
     check_load_errors();

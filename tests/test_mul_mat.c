@@ -399,10 +399,13 @@ static void test_quantize_q8(void) {
 
 static void test_out_prod(void) {
     const enum tg_type types[] = { TG_TYPE_F32, TG_TYPE_F16, TG_TYPE_BF16, TG_TYPE_Q8_0, TG_TYPE_Q4_0 };
+    const int top = tg_cpu_simd_level();
+    for (int lv = 0; lv <= top; lv++)
     for (int ti = 0; ti < 5; ti++)
     for (int transposed = 0; transposed < 2; transposed++) {
+        tg_cpu_set_simd_cap(lv);
         const enum tg_type at = types[ti];
-        const int64_t m = is_quant(at) ? 64 : 37, k = 9, n = 5, p = 2, r = 4, s = 2;
+        const int64_t m = is_quant(at) ? 64 : 37, k = 9, n = transposed ? 6 : 7, p = 2, r = 4, s = 2;
         struct tg_context * ctx = new_ctx();
         double * A = NULL, * B = NULL;
         // a [m,k,p,1] (rows of length m): make_weights gives [m][k] per matrix
@@ -424,19 +427,20 @@ static void test_out_prod(void) {
         }
         float * out1 = d ? compute(ctx, d, 1) : NULL;
         const double e = out1 ? nmse(out1, R, m * n * r * s) : INFINITY;
-        CHECK(e <= 1e-10, "OUT_PROD a=%s[%lld,%lld,%lld,1]%s b=f32[%lld,%lld,%lld,%lld]%s: nmse %.3g <= 1e-10",
+        CHECK(e <= 1e-10, "OUT_PROD a=%s[%lld,%lld,%lld,1]%s b=f32[%lld,%lld,%lld,%lld]%s level=%d: nmse %.3g <= 1e-10",
               tg_type_name(at), (long long) m, (long long) k, (long long) p, transposed ? " padded-rows" : "",
-              (long long) n, (long long) k, (long long) r, (long long) s, transposed ? " transposed" : "", e);
+              (long long) n, (long long) k, (long long) r, (long long) s, transposed ? " transposed" : "", lv, e);
         bool same = out1 != NULL;
         for (int nth = 2; nth <= 4 && same; nth++) {
             float * o = compute(ctx, d, nth);
             same = o && memcmp(o, out1, (size_t) (m * n * r * s) * sizeof(float)) == 0;
             free(o);
         }
-        CHECK(same, "OUT_PROD a=%s: bitwise identical for 1..4 threads", tg_type_name(at));
+        CHECK(same, "OUT_PROD a=%s level=%d: bitwise identical for 1..4 threads", tg_type_name(at), lv);
         free(out1); free(R); free(A); free(B);
         tg_context_free(ctx);
     }
+    tg_cpu_set_simd_cap(-1);
 }
 
 // ---- support checks -------------------------------------------------------------------

@@ -57,6 +57,7 @@ static double getv(const struct tg_tensor * t, int64_t i0, int64_t i1, int64_t i
         case TG_TYPE_BF16: return tg_bf16_to_fp32(*(const tg_bf16_t *) p);
         case TG_TYPE_I32:  return *(const int32_t *) p;
         case TG_TYPE_I64:  return (double) *(const int64_t *) p;
+        case TG_TYPE_F64:  return *(const double *) p;
         default:           return NAN;
     }
 }
@@ -69,6 +70,7 @@ static void setv(struct tg_tensor * t, int64_t i0, int64_t i1, int64_t i2, int64
         case TG_TYPE_BF16: *(tg_bf16_t *) p = tg_fp32_to_bf16((float) v); break;
         case TG_TYPE_I32:  *(int32_t *) p = (int32_t) v; break;
         case TG_TYPE_I64:  *(int64_t *) p = (int64_t) v; break;
+        case TG_TYPE_F64:  *(double *) p = v; break;
         default: break;
     }
 }
@@ -488,6 +490,28 @@ static void case_cpy_into_views(void) {
     }
 }
 
+// F64 (GGUF's double type) converts to and from f32 like the other float types.
+static void case_f64(void) {
+    static const int64_t sh[4] = { 64, 6, 3, 1 }, sa[4] = { 64, 10, 2, 1 };
+    for (int b = 0; b < 5; b++) {
+        one_cpy(TG_TYPE_F64, g_store_types[b], L_PERM, sh, sh, 2);
+        one_cpy(g_store_types[b], TG_TYPE_F64, L_CONTIG, sh, sh, 2);
+    }
+    one_cpy(TG_TYPE_F64, TG_TYPE_F64, L_TRANSP, sh, sh, 0);
+    struct tg_context * ctx = new_ctx();
+    struct tg_tensor * a = input(ctx, TG_TYPE_F64, sa, L_VIEW, -2, 2);
+    struct tg_tensor * ids = tg_new_tensor_2d(ctx, TG_TYPE_I32, 5, 2);
+    for (int64_t j = 0; j < 10; j++) ((int32_t *) ids->data)[j] = (int32_t) (urand() * 10);
+    struct tg_tensor * out = tg_get_rows(ctx, a, ids);
+    double * ref = ref_alloc(out);
+    FOR4(out) ref[LIN(out)] = (float) getv(a, i0, (int64_t) getv(ids, i1, i2, 0, 0), i2, i3);
+    char what[160], da[64];
+    snprintf(what, sizeof(what), "get_rows %s ids i32 [5,2,1,1] -> f32", desc(a, da, sizeof(da)));
+    if (compute(ctx, out, what)) check_out(out, ref, 0, what);
+    free(ref);
+    tg_context_free(ctx);
+}
+
 static void case_get_rows(void) {
     static const int64_t sa[4] = { 64, 10, 2, 1 };
     for (int t = 0; t < 5; t++) {
@@ -851,6 +875,7 @@ static void run_all_cases(void) {
     case_repeat_concat();
     case_copy();
     case_cpy_into_views();
+    case_f64();
     case_get_rows();
     case_set_rows();
     case_norm();

@@ -2,6 +2,7 @@
 // against CPU only, the eval callback protocol, observers, and reuse of one
 // scheduler for two graphs.
 #include "check.h"
+#include "tg/cpu.h"
 #include "tg/observe.h"
 #include "tg/sched.h"
 
@@ -193,6 +194,9 @@ static void test_copies(struct tg_backend * cpu) {
     tg_graph_build_forward(g, out);
     struct tg_backend * bk[2] = { &alt, cpu };
     struct tg_sched * s = tg_sched_new(bk, 2, 64);
+    CHECK(tg_sched_set_tensor_backend(s, m.h, &alt) == TG_OK && tg_sched_alloc_graph(s, g) == TG_ERR_UNSUPPORTED
+          && strstr(tg_last_error(), "ALT does not support"), "pinning MUL_MAT to ALT is refused: %s", tg_last_error());
+    tg_sched_reset(s);
     CHECK(tg_sched_set_tensor_backend(s, m.y, &alt) == TG_OK, "pin y to ALT");
     CHECK(tg_sched_alloc_graph(s, g) == TG_OK, "copies: allocated (%s)", tg_last_error());
     CHECK(cause_of(s, m.y) == TG_CAUSE_USER && strcmp(backend_of(s, m.y), "ALT") == 0, "y on ALT (user)");
@@ -210,6 +214,8 @@ static void test_copies(struct tg_backend * cpu) {
     fill(m.x, 1.0f);
     alt_computes = 0;
     CHECK(tg_sched_graph_compute(s, g) == TG_OK && alt_computes == 1, "copies: computed, ALT ran once");
+    CHECK(sp->copy_bytes == tg_nbytes(m.h) + tg_nbytes(m.b1) && sp->copy_ns > 0,
+          "copies: split 1 moved %zu bytes in %llu ns", sp->copy_bytes, (unsigned long long) sp->copy_ns);
     float * got = read_f32(out);
     tg_sched_reset(s);
     CHECK(m.y->src[0] == m.h && m.y->src[1] == m.b1, "reset restores the sources");
@@ -221,6 +227,128 @@ static void test_copies(struct tg_backend * cpu) {
     tg_sched_free(sc);
     tg_sched_free(s);
     small_free(&m);
+}
+
+// Random square graphs on ALT + CPU with random pins: results equal CPU only
+// bitwise, splits tile the graph, inputs ALT cannot read are copied.
+struct rg { struct tg_context * ctx; struct tg_graph * g; struct tg_tensor * in[3], * out[8]; int n_out; struct tg_tensor * nodes[64]; int n; };
+
+static void rg_build(struct rg * r, uint64_t seed, int n_ops) {
+    rng_state = seed;
+    r->ctx = new_ctx(2);
+    struct tg_tensor * pool[80];
+    int np = 0;
+    for (int i = 0; i < 3; i++) {
+        r->in[i] = tg_format_name(tg_new_tensor_2d(r->ctx, TG_TYPE_F32, 16, 16), "in%d", i);
+        tg_set_input(r->in[i]);
+        pool[np++] = r->in[i];
+    }
+    r->n_out = 0; r->n = 0;
+    struct tg_tensor * t = NULL;
+    for (int k = 0; k < n_ops; k++) {
+        uint32_t u = (uint32_t) (rndf() * 1e6f + 1e6f);
+        struct tg_tensor * a = pool[np - 1 - (int) (u % (np < 3 ? np : 3))], * b = pool[(u / 7) % np];
+        switch ((u / 131) % 6) {
+            case 0: t = tg_add(r->ctx, a, b); break;
+            case 1: t = tg_mul(r->ctx, a, b); break;
+            case 2: t = tg_silu(r->ctx, a); break;
+            case 3: t = tg_scale(r->ctx, a, 0.75f); break;
+            case 4: t = tg_cont(r->ctx, tg_transpose(r->ctx, a)); break;
+            default: t = tg_add(r->ctx, tg_view_tensor(r->ctx, a), b); break;
+        }
+        tg_format_name(t, "op%d", k);
+        pool[np++] = t;
+        r->nodes[r->n++] = t;
+        if ((u / 1009) % 6 == 0 && r->n_out < 7) { tg_set_output(t); r->out[r->n_out++] = t; }
+    }
+    tg_set_output(t);
+    r->out[r->n_out++] = t;
+    r->g = tg_graph_new(r->ctx, 256);
+    for (int i = 0; i < r->n_out; i++) tg_graph_build_forward(r->g, r->out[i]);
+}
+
+// Live overlaps in the scheduler's allocation: two owned ranges of a buffer
+// that share bytes while both are live must be an in-place handoff at one step.
+static int live_overlaps(const struct tg_gallocr * ga) {
+    int bad = 0, n = tg_gallocr_n_tensors(ga);
+    for (int i = 0; i < n; i++) {
+        const struct tg_alloc_tensor_info * a = tg_gallocr_tensor_info(ga, i);
+        if (a->kind != TG_ALLOC_PLANNED && a->kind != TG_ALLOC_INPLACE) continue;
+        for (int j = i + 1; j < n; j++) {
+            const struct tg_alloc_tensor_info * b = tg_gallocr_tensor_info(ga, j);
+            if ((b->kind != TG_ALLOC_PLANNED && b->kind != TG_ALLOC_INPLACE) || b->buffer != a->buffer) continue;
+            if (!(a->offset < b->offset + b->size && b->offset < a->offset + a->size)) continue;
+            if (!(a->first_step <= b->last_step && b->first_step <= a->last_step)) continue;
+            bool handoff = (a->last_step == b->first_step && b->kind == TG_ALLOC_INPLACE)
+                        || (b->last_step == a->first_step && a->kind == TG_ALLOC_INPLACE);
+            bad += !CHECKQ(handoff, "overlap: %s steps %d..%d and %s steps %d..%d", a->tensor->name, a->first_step,
+                           a->last_step, b->tensor->name, b->first_step, b->last_step);
+        }
+    }
+    return bad;
+}
+
+static void test_random_graphs(struct tg_backend * cpu) {
+    struct tg_backend alt = {
+        .iface = { .get_name = alt_name, .get_default_buffer_type = alt_default, .graph_compute = alt_compute,
+                   .supports_op = alt_supports_op, .supports_buft = alt_supports_buft },
+        .context = cpu,
+    };
+    struct tg_backend * bk[2] = { &alt, cpu };
+    int bad = 0, total_copies = 0, total_splits = 0;
+    for (int it = 0; it < 30; it++) {
+        uint64_t seed = 500 + (uint64_t) it;
+        struct rg r, ref;
+        rg_build(&r, seed, 12 + it);
+        rg_build(&ref, seed, 12 + it);
+        struct tg_sched * s = tg_sched_new(bk, 2, 256);
+        for (int i = 0; i < r.n; i++)
+            if ((i * 7 + it) % 5 == 0 && alt_supports_op(&alt, r.nodes[i])) tg_sched_set_tensor_backend(s, r.nodes[i], &alt);
+        struct tg_sched * sc = tg_sched_new(&cpu, 1, 256);
+        if (!CHECKQ(tg_sched_alloc_graph(s, r.g) == TG_OK && tg_sched_alloc_graph(sc, ref.g) == TG_OK,
+                    "random %d: allocated (%s)", it, tg_last_error())) { bad++; goto next; }
+        // splits tile the nodes; each non-view node is on its split's backend
+        int expect_start = 0;
+        for (int k = 0; k < tg_sched_get_n_splits(s); k++) {
+            const struct tg_sched_split * sp = tg_sched_get_split(s, k);
+            bad += !CHECKQ(sp->i_start == expect_start && sp->i_end > sp->i_start, "random %d: split %d contiguous", it, k);
+            expect_start = sp->i_end;
+            for (int i = sp->i_start; i < sp->i_end; i++) {
+                struct tg_tensor * n = r.g->nodes[i];
+                if (tg_op_is_view(n->op)) continue;
+                bad += !CHECKQ(tg_sched_node_placement(s, i)->backend == sp->backend, "random %d: node %d on its split's backend", it, i);
+                bad += !CHECKQ(tg_backend_supports_op(bk[sp->backend], n), "random %d: node %d supported by its backend", it, i);
+                for (int j = 0; j < TG_MAX_SRC; j++) {
+                    struct tg_tensor * src = n->src[j];
+                    struct tg_buffer * sb = src ? tg_tensor_buffer(src) : NULL;
+                    if (sb) bad += !CHECKQ(tg_backend_supports_buft(bk[sp->backend], sb->buft),
+                                           "random %d: node %d reads %s from a buffer its backend supports", it, i, src->name);
+                }
+            }
+        }
+        bad += !CHECKQ(expect_start == r.g->n_nodes, "random %d: splits cover every node", it);
+        bad += live_overlaps(tg_sched_get_gallocr(s));
+        total_copies += tg_sched_get_n_copies(s);
+        total_splits += tg_sched_get_n_splits(s);
+        bool ok = true;
+        for (int pass = 0; pass < 2; pass++) {
+            rng_state = seed * 3;
+            for (int i = 0; i < 3; i++)
+                if (tg_sched_get_placement(s, r.in[i])) ok = ok && fill_ok(pass ? ref.in[i] : r.in[i]);
+        }
+        ok = ok && tg_sched_graph_compute(s, r.g) == TG_OK && tg_sched_graph_compute(sc, ref.g) == TG_OK;
+        bad += !CHECKQ(ok, "random %d: computed (%s)", it, tg_last_error());
+        for (int o = 0; ok && o < r.n_out; o++) {
+            float * a = read_f32(r.out[o]), * b = read_f32(ref.out[o]);
+            bad += !CHECKQ(memcmp(a, b, tg_nbytes(r.out[o])) == 0, "random %d: output %s equals CPU only bitwise", it, r.out[o]->name);
+            free(a); free(b);
+        }
+    next:
+        tg_sched_free(s); tg_sched_free(sc);
+        tg_context_free(r.ctx); tg_context_free(ref.ctx);
+    }
+    CHECK(bad == 0, "30 random graphs on ALT+CPU with pins: splits tile the graph, buffers readable, results equal CPU only");
+    CHECK(total_copies > 0 && total_splits > 30, "random graphs exercised copies (%d) and splits (%d)", total_copies, total_splits);
 }
 
 // ---- llama-ish graph: CPU+BLAS vs CPU -------------------------------------------------------
@@ -350,6 +478,93 @@ static void test_blas_vs_cpu(struct tg_backend * cpu, struct tg_backend * blas, 
     }
     tg_buffer_free(md.buf);
     tg_context_free(md.ctx);
+}
+
+// Reserve a worst case (then free it), allocate smaller and equal graphs of
+// the same shape without re-planning or growing the buffer.
+static void test_reserve(struct tg_backend * cpu) {
+    struct model md;
+    model_make(&md, cpu, TG_TYPE_F32);
+    struct tg_sched * s = tg_sched_new(&cpu, 1, 1024);
+    struct lg worst;
+    lg_build(&worst, &md, 32);
+    CHECK(tg_sched_reserve(s, worst.g) == TG_OK, "reserve: worst case (32 tokens) planned");
+    size_t size = tg_sched_get_buffer_size(s, 0);
+    CHECK(size > 0 && worst.inp->data == NULL, "reserve: %zu-byte compute buffer, the graph's tensors are not placed", size);
+    CHECK(tg_sched_get_graph(s) == NULL && tg_sched_get_n_splits(s) == 0, "reserve: no 'last graph' afterwards");
+    tg_context_free(worst.ctx);
+    int plans = tg_gallocr_n_plans(tg_sched_get_gallocr(s));
+    int Ts[3] = { 1, 7, 32 };
+    for (int i = 0; i < 3; i++) {
+        struct lg r;
+        lg_build(&r, &md, Ts[i]);
+        bool ok = tg_sched_alloc_graph(s, r.g) == TG_OK;
+        CHECK(ok && tg_gallocr_n_plans(tg_sched_get_gallocr(s)) == plans && tg_sched_get_buffer_size(s, 0) == size,
+              "reserve: %d-token graph placed with the reserved plan (plans %d, buffer %zu)", Ts[i],
+              tg_gallocr_n_plans(tg_sched_get_gallocr(s)), tg_sched_get_buffer_size(s, 0));
+        lg_inputs(&r, Ts[i]);
+        CHECK(ok && tg_sched_graph_compute(s, r.g) == TG_OK, "reserve: %d-token graph computed", Ts[i]);
+        tg_sched_reset(s);
+        tg_context_free(r.ctx);
+    }
+    tg_sched_free(s);
+    tg_buffer_free(md.buf);
+    tg_context_free(md.ctx);
+}
+
+// BLAS op coverage: broadcast MUL_MAT (grouped heads), F16/Q4_0 weights, OUT_PROD.
+static void test_blas_ops(struct tg_backend * cpu, struct tg_backend * blas) {
+    if (!blas) { printf("note: built without TG_HAVE_BLAS: BLAS op checks skipped\n"); return; }
+    struct { const char * what; enum tg_op op; enum tg_type ta; int64_t a[4], b[4]; } cases[] = {
+        { "mul_mat f32 broadcast 2->4", TG_OP_MUL_MAT, TG_TYPE_F32, { 64, 24, 2, 1 }, { 64, 40, 4, 1 } },
+        { "mul_mat f16 weights",        TG_OP_MUL_MAT, TG_TYPE_F16, { 64, 24, 1, 1 }, { 64, 40, 1, 1 } },
+        { "mul_mat q4_0 weights",       TG_OP_MUL_MAT, TG_TYPE_Q4_0, { 64, 24, 1, 1 }, { 64, 40, 1, 1 } },
+        { "out_prod f32",               TG_OP_OUT_PROD, TG_TYPE_F32, { 24, 40, 1, 1 }, { 32, 40, 1, 1 } },
+    };
+    for (int c = 0; c < 4; c++) {
+        struct tg_context * ctx = new_ctx(1);
+        struct tg_tensor * a = tg_set_name(tg_new_tensor(ctx, cases[c].ta, 4, cases[c].a), "a");
+        struct tg_tensor * b = tg_set_name(tg_new_tensor(ctx, TG_TYPE_F32, 4, cases[c].b), "b");
+        tg_set_input(a); tg_set_input(b);
+        struct tg_tensor * d = cases[c].op == TG_OP_MUL_MAT ? tg_mul_mat(ctx, a, b) : tg_out_prod(ctx, a, b);
+        if (!CHECK(d != NULL, "%s: built", cases[c].what)) { printf("  %s\n", tg_last_error()); tg_context_free(ctx); continue; }
+        tg_set_output(d);
+        struct tg_graph * g = tg_graph_new(ctx, 8);
+        tg_graph_build_forward(g, d);
+        if (!tg_cpu_supports_op(d)) {
+            printf("note: %s: the CPU lacks this op, BLAS result not compared\n", cases[c].what);
+            tg_context_free(ctx);
+            continue;
+        }
+        struct tg_backend * bk[2] = { blas, cpu };
+        struct tg_sched * s = tg_sched_new(bk, 2, 8);
+        enum tg_status ast = tg_sched_alloc_graph(s, g);
+        const struct tg_sched_placement * pd = tg_sched_get_placement(s, d);
+        CHECK(ast == TG_OK && strcmp(backend_of(s, d), "BLAS") == 0, "%s: placed on BLAS (%s)",
+              cases[c].what, pd ? pd->detail : tg_last_error());
+        rng_state = 41;
+        int64_t na = tg_nelements(a);
+        float * av = malloc((size_t) na * sizeof(float));
+        for (int64_t i = 0; i < na; i++) av[i] = rndf();
+        size_t rs = tg_row_size(a->type, a->ne[0]);
+        char * q = malloc(rs * (size_t) tg_nrows(a));
+        for (int64_t r = 0; r < tg_nrows(a); r++)
+            if (a->type == TG_TYPE_F32) memcpy(q + r * rs, av + r * a->ne[0], rs);
+            else tg_type_traits(a->type)->from_float(av + r * a->ne[0], q + r * rs, a->ne[0]);
+        tg_backend_tensor_set(a, q, 0, rs * (size_t) tg_nrows(a));
+        fill(b, 1.0f);
+        CHECK(tg_sched_graph_compute(s, g) == TG_OK, "%s: BLAS computed", cases[c].what);
+        float * got = read_f32(d);
+        struct tg_graph one = tg_graph_view(g, 0, g->n_nodes);
+        CHECK(tg_backend_graph_compute(cpu, &one) == TG_OK, "%s: CPU computed", cases[c].what);
+        float * want = read_f32(d);
+        double e = nmse(got, want, tg_nelements(d));
+        double thr = a->type == TG_TYPE_F32 ? 1e-10 : 5e-3;   // CPU rounds activations for quantized/half weights
+        CHECK(e < thr, "%s: BLAS equals CPU (nmse %.2e < %.0e)", cases[c].what, e, thr);
+        free(av); free(q); free(got); free(want);
+        tg_sched_free(s);
+        tg_context_free(ctx);
+    }
 }
 
 // ---- eval callback ------------------------------------------------------------------------
@@ -589,8 +804,11 @@ int main(void) {
 #endif
     test_splits_scenario(cpu, blas);
     test_copies(cpu);
+    test_random_graphs(cpu);
     test_blas_vs_cpu(cpu, blas, TG_TYPE_F32);
     test_blas_vs_cpu(cpu, blas, TG_TYPE_Q8_0);
+    test_blas_ops(cpu, blas);
+    test_reserve(cpu);
     test_eval_callback(cpu);
     test_observers(cpu);
     test_reuse(cpu);

@@ -85,6 +85,30 @@ check 200x60-open
 keys Enter;                      check 200x60-detail
 keys q m;                        check 200x60-memory
 
+# live mode: step through the first layer of the sample model, print a tensor
+if "$B/samples/make-model" --preset tiny -o "$work/tiny.gguf" > /dev/null 2>&1; then
+    start 100 30 -m tiny.gguf -p Hello
+    screen_has() { local i; for i in $(seq 1 100); do tmux -L "$sock" capture-pane -p -t t | grep -qE -- "$1" && return 0; sleep 0.05; done; return 1; }
+    if screen_has "stopped: node 0 inp_embd"; then echo "ok   live: starts stopped after inp_embd"; pass=$((pass + 1));
+    else echo "FAIL live: not stopped at the first node"; tmux -L "$sock" capture-pane -p -t t; fail=$((fail + 1)); fi
+    steps=0
+    status() { tmux -L "$sock" capture-pane -p -t t | grep -oE "stopped(:| after) node [0-9]+ [^ ,]+" | head -1 || true; }
+    while [ $steps -lt 80 ] && ! status | grep -q " l_out-0$"; do
+        before=$(status); keys S; steps=$((steps + 1))
+        for i in $(seq 1 100); do [ "$(status)" != "$before" ] && break; sleep 0.02; done
+    done
+    if screen_has "stopped(:| after) node [0-9]+ l_out-0"; then echo "ok   live: stepped through layer 0 to l_out-0 ($steps steps)"; pass=$((pass + 1));
+    else echo "FAIL live: never reached l_out-0"; tmux -L "$sock" capture-pane -p -t t; fail=$((fail + 1)); fi
+    keys t
+    if screen_has "^tensor l_out-0 f32 \[64,2\]" && screen_has "^ +0 +-?[0-9]"; then echo "ok   live: tensor pager shows l_out-0's values"; pass=$((pass + 1));
+    else echo "FAIL live: tensor pager"; tmux -L "$sock" capture-pane -p -t t; fail=$((fail + 1)); fi
+    keys q c
+    if screen_has "done: 2 prompt tokens"; then echo "ok   live: continue runs to the end"; pass=$((pass + 1));
+    else echo "FAIL live: continue"; tmux -L "$sock" capture-pane -p -t t; fail=$((fail + 1)); fi
+else
+    echo "FAIL make-model"; fail=$((fail + 1))
+fi
+
 # errors: one line, exit 1
 if "$TGDB" tui "$work/missing.tgt" 2> "$work/err"; then
     echo "FAIL tui on a missing file exited 0"; fail=$((fail + 1))

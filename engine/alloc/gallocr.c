@@ -520,6 +520,7 @@ static bool plan_fits(struct tg_gallocr * ga, struct tg_graph * g, const int * n
         if (planned) {
             struct tg_buffer_type * buft = ga->bufts[bid];
             if (tg_buft_get_alloc_size(buft, t) > ga->info[i].size) return false;
+            if (k == TG_ALLOC_INPLACE && !tg_op_can_inplace(t)) return false;
         }
     }
     return true;

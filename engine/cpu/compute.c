@@ -19,15 +19,12 @@ static bool is_f32(const struct tg_tensor * t) { return t && t->type == TG_TYPE_
 static bool is_index(const struct tg_tensor * t) {
     return t && (t->type == TG_TYPE_I32 || t->type == TG_TYPE_I64);
 }
-// Types the copy/convert kernels read and write.
+// Types the copy/convert kernels read and write: those with f32 conversions
+// (F32, F16, BF16, F64, Q8_0, Q4_0); quantized rows must be dense blocks.
 static bool is_storage(const struct tg_tensor * t) {
-    if (!t) return false;
-    switch (t->type) {
-        case TG_TYPE_F32: case TG_TYPE_F16: case TG_TYPE_BF16: case TG_TYPE_Q8_0: case TG_TYPE_Q4_0:
-            return true;
-        default:
-            return false;
-    }
+    const struct tg_type_traits * tr = t ? tg_type_traits(t->type) : NULL;
+    if (!tr || !tr->to_float || !tr->from_float) return false;
+    return !tr->is_quantized || t->nb[0] == tr->type_size;
 }
 static bool is_quant(const struct tg_tensor * t) {
     return t->type == TG_TYPE_Q8_0 || t->type == TG_TYPE_Q4_0;

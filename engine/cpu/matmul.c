@@ -3,13 +3,15 @@
 //
 // MUL_MAT: dst F32 [m,n,r,s] = a [k,m,p,q] x b [k,n,r,s]; dst[i,j] = dot(a row
 // i, b row j), a's matrix broadcast over dims 2/3 (i2 / (r/p), i3 / (s/q)).
-// Phase 1 converts b's rows into wdata as dense rows of the dot type (f32 for
-// f32/bf16 weights, Q8_0 blocks for quantized weights, and for f16 weights
-// the f16 values - the f16 dot product's rounding - held as f32 so that the
-// kernels convert only the weights), unless b's rows already are that; phase 2 cuts every dst matrix into blocks
-// of RB rows x CB columns, hands contiguous ranges of blocks to the threads,
-// and runs the block kernel of the SIMD level. Each element is one dot
-// product with a fixed order (vec-impl.h), whatever the cut.
+// Phase 1 converts b's rows into wdata as dense rows of the dot type: f32
+// for f32/bf16 weights, Q8_0 blocks for quantized weights, and for f16
+// weights the f16 values (the f16 dot product's rounding) held as f32 so that
+// the kernels convert only the weights; b's rows are used in place when they
+// already are that. Phase 2 cuts every dst matrix into blocks of RB rows x CB
+// columns, hands contiguous ranges of blocks to the threads and runs the
+// block kernel of the SIMD level. Each element is one dot product with a
+// fixed order (vec-impl.h), whatever the cut: results do not depend on the
+// thread count.
 #include "vec-impl.h"
 
 #include <string.h>
@@ -159,7 +161,7 @@ void tg_cpu_mul_mat(const struct tg_cpu_params * p, struct tg_tensor * dst) {
     int64_t u0, u1;
     tg_cpu_range(r * s * nrb * ncb, p->ith, p->nth, &u0, &u1);
     for (int64_t u = u0; u < u1; u++) {
-        const int64_t mat = u / (nrb * ncb), ib = (u / ncb) % nrb, jb = u % ncb;
+        const int64_t mat = u / (nrb * ncb), jb = (u / nrb) % ncb, ib = u % nrb;
         const int64_t i2 = mat % r, i3 = mat / r;
         const int64_t i0 = ib * TG_MM_RB, j0 = jb * TG_MM_CB;
         struct tg_mm_args g;
@@ -185,10 +187,11 @@ void tg_cpu_mul_mat(const struct tg_cpu_params * p, struct tg_tensor * dst) {
 // dst F32 [m,n,r,s] = a [m,k,p,q] (f32, f16, bf16, q8_0, q4_0) x b [n,k,r,s] (f32):
 // dst[i,j] = sum over l = 0..k-1, in that order, of a[i,l] * b[j,l]. Phase 1
 // converts a's rows (length m) to dense f32 rows in wdata unless they already
-// are; phase 2 gives each thread whole dst columns j (per matrix).
+// are; phase 2 gives each thread whole groups of 4 dst columns (per matrix),
+// whose b values it gathers into its own scratch first.
 
 static bool op_a_dense(const struct tg_tensor * a) {
-    return a->type == TG_TYPE_F32 && a->nb[0] == sizeof(float);
+    return a->type == TG_TYPE_F32 && a->nb[0] == sizeof(float) && a->nb[1] % sizeof(float) == 0;
 }
 
 static bool op_check(const struct tg_tensor * dst) {
@@ -207,10 +210,16 @@ bool tg_cpu_out_prod_supported(const struct tg_tensor * dst) {
     return dst && dst->op == TG_OP_OUT_PROD && op_check(dst);
 }
 
+// Bytes of the converted a (0 when a is used in place).
+static size_t op_a_bytes(const struct tg_tensor * a) {
+    return op_a_dense(a) ? 0 : align64((size_t) tg_nelements(a) * sizeof(float));
+}
+
 size_t tg_cpu_out_prod_work_size(const struct tg_tensor * dst, int nth) {
-    if (!dst || !op_check(dst) || op_a_dense(dst->src[0])) return 0;
+    if (!dst || !op_check(dst)) return 0;
+    if (nth < 1) nth = 1;
     const struct tg_tensor * a = dst->src[0];
-    return align64((size_t) tg_nelements(a) * sizeof(float));
+    return op_a_bytes(a) + (size_t) nth * align64((size_t) a->ne[1] * 4 * sizeof(float));
 }
 
 void tg_cpu_out_prod(const struct tg_cpu_params * p, struct tg_tensor * dst) {
@@ -230,22 +239,26 @@ void tg_cpu_out_prod(const struct tg_cpu_params * p, struct tg_tensor * dst) {
         }
         tg_cpu_barrier(p);
     }
+    float * bv = (float *) ((char *) p->wdata + op_a_bytes(a) +
+                            (size_t) p->ith * align64((size_t) k * 4 * sizeof(float)));
     const int level = tg_cpu_simd_level();
-    const int64_t n = dst->ne[1], r = dst->ne[2], s = dst->ne[3];
+    const int64_t n = dst->ne[1], r = dst->ne[2], s = dst->ne[3], ng = (n + 3) / 4;
     const int64_t br2 = r / pa, br3 = s / qa;
+    const size_t lda = dense ? a->nb[1] / sizeof(float) : (size_t) m;
     int64_t u0, u1;
-    tg_cpu_range(n * r * s, p->ith, p->nth, &u0, &u1);
+    tg_cpu_range(ng * r * s, p->ith, p->nth, &u0, &u1);
     for (int64_t u = u0; u < u1; u++) {
-        const int64_t j = u % n, i2 = (u / n) % r, i3 = u / (n * r);
+        const int64_t j0 = (u % ng) * 4, i2 = (u / ng) % r, i3 = u / (ng * r);
+        const int nj = n - j0 < 4 ? (int) (n - j0) : 4;
         const int64_t a2 = i2 / br2, a3 = i3 / br3;
-        float * out = (float *) ((char *) dst->data + j * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3]);
-        const char * brow = (const char *) b->data + j * b->nb[0] + i2 * b->nb[2] + i3 * b->nb[3];
-        memset(out, 0, (size_t) m * sizeof(float));
-        for (int64_t l = 0; l < k; l++) {
-            const float * arow = dense
-                ? (const float *) ((const char *) a->data + l * a->nb[1] + a2 * a->nb[2] + a3 * a->nb[3])
-                : (const float *) p->wdata + ((a3 * pa + a2) * k + l) * m;
-            tg_mm_axpy_f32(level, m, *(const float *) (brow + l * b->nb[1]), arow, out);
+        const float * am = dense ? (const float *) ((const char *) a->data + a2 * a->nb[2] + a3 * a->nb[3])
+                                 : (const float *) p->wdata + (a3 * pa + a2) * k * m;
+        float * out[4];
+        for (int jj = 0; jj < nj; jj++) {
+            const char * brow = (const char *) b->data + (j0 + jj) * b->nb[0] + i2 * b->nb[2] + i3 * b->nb[3];
+            for (int64_t l = 0; l < k; l++) bv[4 * l + jj] = *(const float *) (brow + l * b->nb[1]);
+            out[jj] = (float *) ((char *) dst->data + (j0 + jj) * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3]);
         }
+        tg_mm_outer_f32(level, m, k, am, lda, bv, nj, out);
     }
 }

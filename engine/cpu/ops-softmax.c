@@ -44,8 +44,11 @@ void tg_cpu_op_soft_max(const struct tg_cpu_params * p, struct tg_tensor * dst) 
         }
         float * y = tg_cpu_dst_row(dst, i1, i2, i3, tmp + 2 * stride);
         const float mx = tg_cpu_vmax(n, w);
-        if (mx == -INFINITY) {
-            memset(y, 0, (size_t) n * sizeof(float));
+        if (mx == -INFINITY) {  // every value -inf (zeros) or NaN (NaN must propagate: a debugger looks for it)
+            bool nan = false;
+            for (int64_t i = 0; i < n && !nan; i++) nan = isnan(w[i]);
+            if (nan) for (int64_t i = 0; i < n; i++) y[i] = NAN;
+            else memset(y, 0, (size_t) n * sizeof(float));
         } else {
             double sum = tg_cpu_vexp_sum(n, y, w, mx);
             tg_cpu_vscale(n, y, y, (float) (1.0 / sum));

@@ -1,5 +1,6 @@
 // vec-f32.c - dot products of float rows (f32, f16, bf16): the single dots of
-// cpu-impl.h and the register-blocked block kernels used by matmul.c.
+// cpu-impl.h and the register-blocked block kernels used by matmul.c, plus
+// the outer-product kernel of OUT_PROD.
 //
 // Per SIMD level (see vec-impl.h for the reduction contract):
 //   scalar: 8 lane sums (lane = index % 8) over the full chunks of 8, the tree
@@ -15,6 +16,14 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define TG_X86 1
+#endif
+
+// Full unrolling of the small constant loops of the tiles (the accumulators
+// must become registers).
+#if defined(__clang__)
+#define TG_UNROLL _Pragma("clang loop unroll(full)")
+#else
+#define TG_UNROLL _Pragma("GCC unroll 8")
 #endif
 
 // ---- scalar ------------------------------------------------------------
@@ -60,11 +69,26 @@ TG_SCALAR_BLOCK(block_f32_f32_scalar,  dot_f32_f32_scalar,  float,     float)
 TG_SCALAR_BLOCK(block_f16_f32_scalar,  dot_f16_f32_scalar,  tg_fp16_t, float)
 TG_SCALAR_BLOCK(block_bf16_f32_scalar, dot_bf16_f32_scalar, tg_bf16_t, float)
 
-static void axpy_scalar(int64_t n, float a, const float * x, float * y) {
-    for (int64_t i = 0; i < n; i++) y[i] += a * x[i];
+// out[j][i] = sum over l < k, in order, of a[l*lda + i] * bv[4*l + j].
+static void outer_scalar(int64_t m, int64_t k, const float * a, size_t lda, const float * bv, int nj,
+                         float * const * out) {
+    for (int j = 0; j < nj; j++) {
+        float * y = out[j];
+        for (int64_t i = 0; i < m; i++) y[i] = 0.0f;
+        for (int64_t l = 0; l < k; l++) {
+            const float * x = a + l * lda;
+            const float b = bv[4 * l + j];
+            for (int64_t i = 0; i < m; i++) y[i] += x[i] * b;
+        }
+    }
 }
 
 #ifdef TG_X86
+// Bytes ahead of the current position of a weight row that single-column
+// (generation) tiles prefetch (16-bit and quantized weights: the hardware
+// prefetchers alone leave them below the read bandwidth).
+#define TG_PREFETCH 1024
+
 // ---- avx (+fma, f16c) -----------------------------------------------------
 #define TG_AVX __attribute__((target("avx,fma,f16c")))
 #define TG_AVX_INLINE static inline __attribute__((always_inline, target("avx,fma,f16c")))
@@ -98,21 +122,27 @@ TG_AVX_INLINE void NAME(const int RI, const int RJ, int64_t k,                \
         const char * a, size_t lda, const char * b, size_t ldb,              \
         float * c, size_t ldc) {                                              \
     __m256 acc[4][4];                                                         \
-    _Pragma("GCC unroll 8") for (int i = 0; i < RI; i++)                      \
-    _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++) acc[i][j] = _mm256_setzero_ps(); \
+    TG_UNROLL for (int i = 0; i < RI; i++)                      \
+    TG_UNROLL for (int j = 0; j < RJ; j++) acc[i][j] = _mm256_setzero_ps(); \
     int64_t kk = 0;                                                           \
     for (; kk + 8 <= k; kk += 8) {                                            \
         __m256 va[4];                                                         \
-        _Pragma("GCC unroll 8") for (int i = 0; i < RI; i++)                  \
+        TG_UNROLL for (int i = 0; i < RI; i++)                  \
             va[i] = VA((const TA *) (a + i * lda) + kk);                      \
-        _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++) {                \
+        if (RJ == 1 && sizeof(TA) < 4) {  /* generation: 16-bit weights */    \
+            TG_UNROLL for (int i = 0; i < RI; i++)                            \
+                _mm_prefetch((const char *) ((const TA *) (a + i * lda) + kk) + TG_PREFETCH, _MM_HINT_T0); \
+        }                                                                     \
+        TG_UNROLL for (int i = 0; i < RI; i++) __asm__("" : "+x"(va[i]));  \
+        TG_UNROLL for (int j = 0; j < RJ; j++) {                \
             __m256 vb = VB((const TB *) (b + j * ldb) + kk);                  \
-            _Pragma("GCC unroll 8") for (int i = 0; i < RI; i++)              \
+            __asm__("" : "+x"(vb));  /* one load, not one per FMA */          \
+            TG_UNROLL for (int i = 0; i < RI; i++)              \
                 acc[i][j] = _mm256_fmadd_ps(va[i], vb, acc[i][j]);            \
         }                                                                     \
     }                                                                         \
-    _Pragma("GCC unroll 4") for (int j = 0; j < RJ; j++)                      \
-    _Pragma("GCC unroll 8") for (int i = 0; i < RI; i++) {                    \
+    TG_UNROLL for (int j = 0; j < RJ; j++)                      \
+    TG_UNROLL for (int i = 0; i < RI; i++) {                    \
         const TA * x = (const TA *) (a + i * lda);                            \
         const TB * y = (const TB *) (b + j * ldb);                            \
         float s = hsum8(acc[i][j]);                                           \
@@ -166,13 +196,55 @@ TG_AVX_DOT(dot_f32_f32_avx,   tile_f32_f32_avx,   float,     float)
 TG_AVX_DOT(dot_f16_f16_avx,   tile_f16_f16_avx,   tg_fp16_t, tg_fp16_t)
 TG_AVX_DOT(dot_bf16_bf16_avx, tile_bf16_bf16_avx, tg_bf16_t, tg_bf16_t)
 
-TG_AVX static void axpy_avx(int64_t n, float a, const float * x, float * y) {
-    const __m256 va = _mm256_set1_ps(a);
+// NJ columns of the outer-product sum: 16 (then 8) outputs of each column
+// stay in registers over the whole of k; the rest one by one.
+TG_AVX_INLINE void outer_avx_nj(const int NJ, int64_t m, int64_t k, const float * a, size_t lda,
+                                const float * bv, float * const * out) {
     int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
+    for (; i + 16 <= m; i += 16) {
+        __m256 acc[4][2];
+        TG_UNROLL for (int j = 0; j < NJ; j++) acc[j][0] = acc[j][1] = _mm256_setzero_ps();
+        for (int64_t l = 0; l < k; l++) {
+            const __m256 a0 = _mm256_loadu_ps(a + l * lda + i), a1 = _mm256_loadu_ps(a + l * lda + i + 8);
+            TG_UNROLL for (int j = 0; j < NJ; j++) {
+                const __m256 b = _mm256_broadcast_ss(bv + 4 * l + j);
+                acc[j][0] = _mm256_fmadd_ps(a0, b, acc[j][0]);
+                acc[j][1] = _mm256_fmadd_ps(a1, b, acc[j][1]);
+            }
+        }
+        TG_UNROLL for (int j = 0; j < NJ; j++) {
+            _mm256_storeu_ps(out[j] + i, acc[j][0]);
+            _mm256_storeu_ps(out[j] + i + 8, acc[j][1]);
+        }
     }
-    for (; i < n; i++) y[i] = fmaf(a, x[i], y[i]);
+    for (; i + 8 <= m; i += 8) {
+        __m256 acc[4];
+        TG_UNROLL for (int j = 0; j < NJ; j++) acc[j] = _mm256_setzero_ps();
+        for (int64_t l = 0; l < k; l++) {
+            const __m256 a0 = _mm256_loadu_ps(a + l * lda + i);
+            TG_UNROLL for (int j = 0; j < NJ; j++) {
+                acc[j] = _mm256_fmadd_ps(a0, _mm256_broadcast_ss(bv + 4 * l + j), acc[j]);
+            }
+        }
+        TG_UNROLL for (int j = 0; j < NJ; j++) _mm256_storeu_ps(out[j] + i, acc[j]);
+    }
+    for (; i < m; i++) {
+        TG_UNROLL for (int j = 0; j < NJ; j++) {
+            float s = 0.0f;
+            for (int64_t l = 0; l < k; l++) s = fmaf(a[l * lda + i], bv[4 * l + j], s);
+            out[j][i] = s;
+        }
+    }
+}
+
+TG_AVX static void outer_avx(int64_t m, int64_t k, const float * a, size_t lda, const float * bv, int nj,
+                             float * const * out) {
+    switch (nj) {
+    case 1:  outer_avx_nj(1, m, k, a, lda, bv, out); break;
+    case 2:  outer_avx_nj(2, m, k, a, lda, bv, out); break;
+    case 3:  outer_avx_nj(3, m, k, a, lda, bv, out); break;
+    default: outer_avx_nj(4, m, k, a, lda, bv, out); break;
+    }
 }
 
 // ---- avx512f ----------------------------------------------------------------
@@ -198,25 +270,30 @@ TG_AVX512_INLINE void NAME(const int RI, const int RJ, int64_t k,             \
         const char * a, size_t lda, const char * b, size_t ldb,              \
         float * c, size_t ldc) {                                              \
     __m512 acc[8][8];                                                         \
-    _Pragma("GCC unroll 8") for (int i = 0; i < RI; i++)                      \
-    _Pragma("GCC unroll 8") for (int j = 0; j < RJ; j++) acc[i][j] = _mm512_setzero_ps(); \
+    TG_UNROLL for (int i = 0; i < RI; i++)                      \
+    TG_UNROLL for (int j = 0; j < RJ; j++) acc[i][j] = _mm512_setzero_ps(); \
     int64_t kk = 0;                                                           \
     for (; kk + 16 <= k; kk += 16) {                                          \
         __m512 va[8];                                                         \
-        _Pragma("GCC unroll 8") for (int i = 0; i < RI; i++)                  \
+        TG_UNROLL for (int i = 0; i < RI; i++)                  \
             va[i] = VA((const TA *) (a + i * lda) + kk);                      \
+        if (RJ == 1 && sizeof(TA) < 4) {  /* generation: 16-bit weights */    \
+            TG_UNROLL for (int i = 0; i < RI; i++)                            \
+                _mm_prefetch((const char *) ((const TA *) (a + i * lda) + kk) + TG_PREFETCH, _MM_HINT_T0); \
+        }                                                                     \
         /* keep a's vectors in registers: folding the loads into */          \
         /* every FMA would make the loop load-bound */                        \
-        _Pragma("GCC unroll 8") for (int i = 0; i < RI; i++)                  \
+        TG_UNROLL for (int i = 0; i < RI; i++)                  \
             __asm__("" : "+v"(va[i]));                                        \
-        _Pragma("GCC unroll 8") for (int j = 0; j < RJ; j++) {                \
+        TG_UNROLL for (int j = 0; j < RJ; j++) {                \
             __m512 vb = VB((const TB *) (b + j * ldb) + kk);                  \
-            _Pragma("GCC unroll 8") for (int i = 0; i < RI; i++)              \
+            __asm__("" : "+v"(vb));                                           \
+            TG_UNROLL for (int i = 0; i < RI; i++)              \
                 acc[i][j] = _mm512_fmadd_ps(va[i], vb, acc[i][j]);            \
         }                                                                     \
     }                                                                         \
-    _Pragma("GCC unroll 8") for (int j = 0; j < RJ; j++)                      \
-    _Pragma("GCC unroll 8") for (int i = 0; i < RI; i++) {                    \
+    TG_UNROLL for (int j = 0; j < RJ; j++)                      \
+    TG_UNROLL for (int i = 0; i < RI; i++) {                    \
         const TA * x = (const TA *) (a + i * lda);                            \
         const TB * y = (const TB *) (b + j * ldb);                            \
         float s = hsum16(acc[i][j]);                                          \
@@ -273,11 +350,13 @@ tg_mm_block_fn tg_mm_float_block(enum tg_mm_kind kind, int level) {
     }
 }
 
-void tg_mm_axpy_f32(int level, int64_t n, float a, const float * x, float * y) {
+void tg_mm_outer_f32(int level, int64_t m, int64_t k, const float * a, size_t lda, const float * bv,
+                     int nj, float * const * out) {
 #ifdef TG_X86
-    if (level >= TG_SIMD_AVX) { axpy_avx(n, a, x, y); return; }
+    if (level >= TG_SIMD_AVX) { outer_avx(m, k, a, lda, bv, nj, out); return; }
 #endif
-    axpy_scalar(n, a, x, y);
+    (void) level;
+    outer_scalar(m, k, a, lda, bv, nj, out);
 }
 
 float tg_vec_dot_f32(int64_t n, const float * x, const float * y) {

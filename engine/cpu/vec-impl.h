@@ -42,7 +42,11 @@ tg_mm_block_fn tg_mm_quant_block(enum tg_mm_kind kind, int level);  // vec-quant
 // tg_quantize_row_q8_0 (same bytes), SIMD at levels >= TG_SIMD_AVX.
 void tg_mm_quantize_row_q8_0(int level, const float * x, tg_block_q8_0 * y, int64_t n);
 
-// y[i] += a * x[i] for i < n, one multiply-add per element (fixed per level).
-void tg_mm_axpy_f32(int level, int64_t n, float a, const float * x, float * y);
+// Outer-product sums of nj (1..4) columns: for j < nj, i < m,
+//   out[j][i] = sum over l = 0..k-1, in that order, of a[l*lda + i] * bv[4*l + j]
+// (lda in floats), one multiply-add per term starting from 0, whatever the
+// column count or the position of i.
+void tg_mm_outer_f32(int level, int64_t m, int64_t k, const float * a, size_t lda, const float * bv,
+                     int nj, float * const * out);
 
 #endif

@@ -36,7 +36,7 @@ struct tg_llama_context_params tg_llama_context_default_params(void) {
     struct tg_llama_context_params p = {
         .n_ctx = 512, .n_batch = 512, .n_ubatch = 512, .n_threads = 4,
         .type_k = TG_TYPE_F16, .type_v = TG_TYPE_F16,
-        .logits_all = false, .eval_cb = NULL, .eval_cb_user = NULL,
+        .logits_all = false, .devices = NULL, .eval_cb = NULL, .eval_cb_user = NULL,
     };
     return p;
 }
@@ -87,7 +87,7 @@ struct tg_llama_context * tg_llama_context_new(struct tg_llama_model * model, co
     if (check_params(model, &c->params) != TG_OK) { free(c); return NULL; }
     const struct tg_llama_context_params * p = &c->params;
     if (tg_llama_kv_init(&c->kv, model, p->n_ctx, p->type_k, p->type_v) != TG_OK) { free(c); return NULL; }
-    c->exec = tg_llama_exec_new(model, p->n_threads);
+    c->exec = tg_llama_exec_new(model, p->n_threads, p->devices);
     int gsize = tg_llama_graph_size(model);
     c->gctx_size = (size_t) gsize * 2 * tg_tensor_overhead() + tg_graph_overhead(gsize) + 4096;
     c->mask_buf = malloc(sizeof(float) * (size_t) p->n_ubatch * (size_t) p->n_ctx);

@@ -1,6 +1,7 @@
 // llama-impl.h - private contract between the llama runtime's files:
 // model.c (loading), kv-cache.c, graph.c (graph builder), decode.c
-// (contexts, micro-batches, compute), sample.c, perplexity.c.
+// (contexts, micro-batches), llama-sched.c (backends, scheduler), sample.c,
+// perplexity.c.
 #ifndef TG_LLAMA_IMPL_H
 #define TG_LLAMA_IMPL_H
 
@@ -10,11 +11,6 @@
 
 #include <stddef.h>
 
-// 1: compute through the backend scheduler (llama-sched.c); 0: directly on
-// the CPU with a bump allocator (llama-backend.c).
-#ifndef TG_LLAMA_SCHED
-#define TG_LLAMA_SCHED 1
-#endif
 #include <stdint.h>
 
 struct tg_llama_layer {
@@ -55,7 +51,7 @@ struct tg_llama_kv {
     struct tg_tensor ** k;          // [n_layer]
     struct tg_tensor ** v;          // [n_layer]
     size_t bytes;
-    void * mem;                     // the memory holding them (llama-backend.c's business)
+    void * mem;                     // the CPU buffer holding them (struct tg_buffer *)
 };
 
 enum tg_status tg_llama_kv_init(struct tg_llama_kv * kv, const struct tg_llama_model * m,
@@ -87,8 +83,8 @@ enum tg_status tg_llama_build_graph(struct tg_context * ctx, const struct tg_lla
 // Nodes (upper bound) the graph of a model takes.
 int tg_llama_graph_size(const struct tg_llama_model * m);
 
-// Weights on backends (llama-backend.c): wraps the mapped file in a host
-// buffer of usage WEIGHTS when the engine has backends; a no-op otherwise.
+// Weights on backends (llama-sched.c): wraps the mapped file in a host
+// buffer of usage WEIGHTS, each weight placed at its address in the file.
 enum tg_status tg_llama_model_place_weights(struct tg_llama_model * m);
 void tg_llama_model_release_weights(struct tg_llama_model * m);
 // Memory for the KV cache tensors (in kv->ctx, no_alloc), zeroed; release; zero.
@@ -96,7 +92,7 @@ enum tg_status tg_llama_kv_alloc(struct tg_llama_kv * kv);
 void tg_llama_kv_release(struct tg_llama_kv * kv);
 void tg_llama_kv_clear_memory(struct tg_llama_kv * kv);
 
-// The compute side (llama-backend.c): memory for a graph's tensors, inputs
+// The compute side (llama-sched.c): memory for a graph's tensors, inputs
 // set, the graph computed (eval callback, profile), results read back.
 struct tg_llama_exec;
 struct tg_llama_exec_hooks {
@@ -104,7 +100,8 @@ struct tg_llama_exec_hooks {
     void * eval_cb_user;
     struct tg_llama_op_time * prof;  // [TG_OP_COUNT] or NULL (no profiling)
 };
-struct tg_llama_exec * tg_llama_exec_new(const struct tg_llama_model * m, int n_threads);
+// devices: see tg_llama_context_params.devices.
+struct tg_llama_exec * tg_llama_exec_new(const struct tg_llama_model * m, int n_threads, const char * devices);
 void tg_llama_exec_free(struct tg_llama_exec * e);
 // Plans and assigns memory for every tensor of g (nodes and inputs).
 enum tg_status tg_llama_exec_alloc(struct tg_llama_exec * e, struct tg_graph * g);
@@ -112,10 +109,10 @@ enum tg_status tg_llama_exec_set(struct tg_llama_exec * e, struct tg_tensor * t,
 enum tg_status tg_llama_exec_get(struct tg_llama_exec * e, const struct tg_tensor * t, void * data, size_t offset, size_t size);
 enum tg_status tg_llama_exec_compute(struct tg_llama_exec * e, struct tg_graph * g, const struct tg_llama_exec_hooks * hooks);
 size_t tg_llama_exec_bytes(const struct tg_llama_exec * e);
-struct tg_sched * tg_llama_exec_sched(const struct tg_llama_exec * e);  // NULL without a scheduler
-// Splits and copies of the last graph (0 when there is no scheduler).
+struct tg_sched * tg_llama_exec_sched(const struct tg_llama_exec * e);
+// Splits and copies of the last graph.
 void tg_llama_exec_splits(const struct tg_llama_exec * e, int32_t * n_splits, int32_t * n_copies);
-// Reserves compute memory for the worst case (the given graphs); may be a no-op.
+// Reserves compute memory for the worst case (the given graph).
 enum tg_status tg_llama_exec_reserve(struct tg_llama_exec * e, struct tg_graph * g);
 // Forgets the last graph (before its metadata is freed).
 void tg_llama_exec_reset(struct tg_llama_exec * e);

@@ -5,8 +5,6 @@
 // results through the host tensor API, the eval callback and observer markers.
 #include "llama-impl.h"
 
-#if TG_LLAMA_SCHED
-
 #include "tg/backend.h"
 #include "tg/observe.h"
 #include "tg/sched.h"
@@ -56,19 +54,67 @@ void tg_llama_kv_clear_memory(struct tg_llama_kv * kv) {
 }
 
 struct tg_llama_exec {
-    struct tg_backend * cpu;
+    struct tg_backend * backends[TG_SCHED_MAX_BACKENDS];  // priority order, CPU last
+    int n_backends;
     struct tg_sched *   sched;
     struct tg_llama_op_time * prof;  // while computing with profiling
     uint64_t t_begin;
 };
 
-struct tg_llama_exec * tg_llama_exec_new(const struct tg_llama_model * m, int n_threads) {
+// Creates the backend named name[0..len) with n_threads; NULL + error.
+static struct tg_backend * open_backend(const char * name, size_t len, int n_threads) {
+    char buf[64];
+    if (len == 0 || len >= sizeof buf) { tg_error(TG_ERR_INVALID_ARG, "llama: bad device name in the device list"); return NULL; }
+    memcpy(buf, name, len);
+    buf[len] = 0;
+    struct tg_backend * b = tg_backend_init_by_name(buf, NULL);
+    if (!b) return NULL;
+    enum tg_status st = TG_OK;
+    if (tg_backend_is_cpu(b)) st = tg_backend_cpu_set_n_threads(b, n_threads);
+    else if (tg_backend_is_blas(b)) st = tg_backend_blas_set_n_threads(b, n_threads);
+    if (st) { tg_backend_free(b); return NULL; }
+    return b;
+}
+
+// Backends from a "BLAS,CPU" list (CPU appended when missing).
+static enum tg_status open_backends(struct tg_llama_exec * e, const char * devices, int n_threads) {
+    const char * p = devices && devices[0] ? devices : "CPU";
+    bool have_cpu = false;
+    while (*p) {
+        size_t len = strcspn(p, ",");
+        if (e->n_backends == TG_SCHED_MAX_BACKENDS - 1)
+            return tg_error(TG_ERR_INVALID_ARG, "llama: too many devices in '%s'", devices);
+        struct tg_backend * b = open_backend(p, len, n_threads);
+        if (!b) return tg_last_status();
+        if (tg_backend_is_cpu(b)) {
+            if (have_cpu) tg_backend_free(b);
+            else have_cpu = true, e->backends[e->n_backends++] = b;
+        } else {
+            e->backends[e->n_backends++] = b;
+        }
+        p += len;
+        if (*p == ',') p++;
+    }
+    if (!have_cpu) {
+        struct tg_backend * b = open_backend("CPU", 3, n_threads);
+        if (!b) return tg_last_status();
+        e->backends[e->n_backends++] = b;
+    }
+    for (int i = 0; i < e->n_backends - 1; i++)  // the CPU is the fallback: last
+        if (tg_backend_is_cpu(e->backends[i])) {
+            struct tg_backend * cpu = e->backends[i];
+            memmove(&e->backends[i], &e->backends[i + 1], sizeof(e->backends[0]) * (size_t) (e->n_backends - 1 - i));
+            e->backends[e->n_backends - 1] = cpu;
+            break;
+        }
+    return TG_OK;
+}
+
+struct tg_llama_exec * tg_llama_exec_new(const struct tg_llama_model * m, int n_threads, const char * devices) {
     struct tg_llama_exec * e = calloc(1, sizeof *e);
     if (!e) { tg_error(TG_ERR_NOMEM, "out of memory (llama exec)"); return NULL; }
-    e->cpu = tg_backend_cpu_init();
-    if (!e->cpu || tg_backend_cpu_set_n_threads(e->cpu, n_threads) != TG_OK) goto fail;
-    struct tg_backend * backends[1] = { e->cpu };
-    e->sched = tg_sched_new(backends, 1, tg_llama_graph_size(m));
+    if (open_backends(e, devices, n_threads) != TG_OK) goto fail;
+    e->sched = tg_sched_new(e->backends, e->n_backends, tg_llama_graph_size(m));
     if (!e->sched) goto fail;
     return e;
 fail:
@@ -79,7 +125,7 @@ fail:
 void tg_llama_exec_free(struct tg_llama_exec * e) {
     if (!e) return;
     tg_sched_free(e->sched);
-    tg_backend_free(e->cpu);
+    for (int i = 0; i < e->n_backends; i++) tg_backend_free(e->backends[i]);
     free(e);
 }
 
@@ -150,5 +196,3 @@ void tg_llama_exec_marker(struct tg_llama_exec * e, int32_t n_tokens, int32_t po
     tg_observe_marker(e->sched, "decode", "n_tokens=%d pos=%d seq=0 ubatch=%d batch_tokens=%d batch_pos=%d",
                       n_tokens, pos, ubatch, batch_tokens, batch_pos);
 }
-
-#endif  // TG_LLAMA_SCHED

@@ -77,6 +77,28 @@ static int cmp_cand(const void * a, const void * b) {
     return (x->id > y->id) - (x->id < y->id);
 }
 
+// Moves the k best candidates (cmp_cand order) to c[0..k), sorted; k < n.
+// A binary min-heap of the best k seen so far: O(n log k).
+static void top_k_select(struct cand * c, int32_t n, int32_t k) {
+    for (int32_t i = 1; i < k; i++)                       // heapify c[0..k) (root = worst)
+        for (int32_t j = i; j > 0 && cmp_cand(&c[(j - 1) / 2], &c[j]) < 0; j = (j - 1) / 2) {
+            struct cand t = c[j]; c[j] = c[(j - 1) / 2]; c[(j - 1) / 2] = t;
+        }
+    for (int32_t i = k; i < n; i++) {
+        if (cmp_cand(&c[i], &c[0]) >= 0) continue;        // not better than the worst kept
+        c[0] = c[i];
+        for (int32_t j = 0;;) {                           // sift down
+            int32_t l = 2 * j + 1, r = l + 1, w = j;
+            if (l < k && cmp_cand(&c[l], &c[w]) > 0) w = l;
+            if (r < k && cmp_cand(&c[r], &c[w]) > 0) w = r;
+            if (w == j) break;
+            struct cand t = c[j]; c[j] = c[w]; c[w] = t;
+            j = w;
+        }
+    }
+    qsort(c, (size_t) k, sizeof *c, cmp_cand);
+}
+
 // Softmax of logits/temp over c[0..n) into c[i].p (c sorted, c[0] the max).
 static void softmax(struct cand * c, int32_t n, float temp) {
     double sum = 0.0;
@@ -106,8 +128,12 @@ int32_t tg_llama_sample(struct tg_llama_sampler * s, const float * logits, int32
     for (int32_t i = 0; i < n_vocab; i++)
         if (!isnan(logits[i])) c[n++] = (struct cand) { i, logits[i], 0.0f };
     if (n == 0) { tg_error(TG_ERR_INVALID_ARG, "sample: every logit is NaN"); return -1; }
-    qsort(c, (size_t) n, sizeof *c, cmp_cand);
-    if (p->top_k > 0 && p->top_k < n) n = p->top_k;
+    if (p->top_k > 0 && p->top_k < n) {
+        top_k_select(c, n, p->top_k);
+        n = p->top_k;
+    } else {
+        qsort(c, (size_t) n, sizeof *c, cmp_cand);
+    }
     if (p->top_p < 1.0f) {            // smallest prefix whose probability reaches top_p
         softmax(c, n, 1.0f);
         double cum = 0.0;

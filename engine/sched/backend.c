@@ -176,9 +176,10 @@ static enum tg_status check_access(const struct tg_tensor * t, const char * what
     if (!t) return tg_error(TG_ERR_INVALID_ARG, "%s: tensor is NULL", what);
     if (!tg_tensor_buffer(t) && !t->data)
         return tg_error(TG_ERR_NO_BUFFER,
-                        "%s: tensor '%s' has no buffer (no memory was given to it): allocate its context "
+                        "%s: tensor '%s' (of %scontext %p) has no buffer (no memory was given to it): allocate its context "
                         "with tg_backend_alloc_ctx_tensors, or add it to a graph the scheduler allocates "
-                        "(tg_sched_alloc_graph)", what, tg_tensor_label(t, lb, sizeof lb));
+                        "(tg_sched_alloc_graph)", what, tg_tensor_label(t, lb, sizeof lb),
+                        t->ctx && tg_context_no_alloc(t->ctx) ? "no_alloc " : "", (void *) t->ctx);
     if (!t->data)
         return tg_error(TG_ERR_NO_BUFFER, "%s: tensor '%s' is a view whose source has no memory yet",
                         what, tg_tensor_label(t, lb, sizeof lb));

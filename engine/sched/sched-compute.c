@@ -208,9 +208,11 @@ static enum tg_status compute_all(struct tg_sched * s, bool node_events) {
     for (int k = 0; k < s->n_splits; k++) {
         struct tg_sched_split * sp = &s->splits[k];
         if (sp->n_copies) {
+            uint64_t t0 = tg_observe_now_ns();
             tg_sched_synchronize(s);
             enum tg_status st = copy_inputs(s, k);
             if (st != TG_OK) return st;
+            sp->copy_ns = tg_observe_now_ns() - t0;
         }
         enum tg_status st = s->eval_cb ? run_split_observed(s, k, node_events)
                                        : run_nodes(s, k, sp->i_start, sp->i_end, node_events);

@@ -271,7 +271,11 @@ static enum tg_status place(struct tg_sched * s, struct tg_graph * g) {
     for (int i = 0; i < g->n_nodes + g->n_leafs; i++) {
         struct tg_sched_placement * p = i < g->n_nodes ? &s->node_pl[i] : &s->leaf_pl[i - g->n_nodes];
         int b = tg_ptrmap_get(&s->pins, p->tensor);
-        if (b >= 0) set_pl(p, b, TG_CAUSE_USER, 0, "set by tg_sched_set_tensor_backend to %s", bname(s, b));
+        if (b < 0) continue;
+        if (i < g->n_nodes && !supports(s, b, p->tensor))
+            return tg_error(TG_ERR_UNSUPPORTED, "node '%s' (%s) was put on %s with tg_sched_set_tensor_backend, "
+                            "but %s does not support it", tname(p->tensor), tg_op_name(p->tensor->op), bname(s, b), bname(s, b));
+        set_pl(p, b, TG_CAUSE_USER, 0, "set by tg_sched_set_tensor_backend to %s", bname(s, b));
     }
     for (int l = 0; l < g->n_leafs; l++)
         if (s->leaf_pl[l].backend < 0) pass1_leaf(s, &s->leaf_pl[l]);
@@ -356,6 +360,7 @@ static struct tg_tensor * make_copy(struct tg_sched * s, struct tg_tensor * src,
     for (int d = 0; d < TG_MAX_DIMS; d++) c->nb[d] = src->nb[d];   // same layout: bytes copy 1:1
     tg_format_name(c, "%s#%s", bname(s, b), tname(src));
     c->flags |= TG_FLAG_INPUT;
+    c->src[0] = src;   // op NONE: never computed; tells the allocator the copy reads src at this step
     return c;
 }
 
@@ -378,6 +383,8 @@ static enum tg_status make_copies(struct tg_sched * s, struct tg_graph * g, cons
     for (int k = 0; k < s->n_splits; k++) {
         struct tg_sched_split * sp = &s->splits[k];
         sp->n_copies = 0;
+        sp->copy_bytes = 0;
+        sp->copy_ns = 0;
         for (int q = off[k]; q < off[k] + sp->n_inputs; q++) {
             struct tg_tensor * src = s->io[q];
             s->io[n_in + q] = NULL;
@@ -391,6 +398,7 @@ static enum tg_status make_copies(struct tg_sched * s, struct tg_graph * g, cons
             if (!c) return tg_last_status();
             s->io[n_in + q] = c;
             sp->n_copies++;
+            sp->copy_bytes += tg_nbytes(src);
             s->n_copies++;
             for (int i = sp->i_start; i < sp->i_end; i++)
                 for (int j = 0; j < TG_MAX_SRC; j++)

@@ -113,6 +113,7 @@ enum tg_status tg_sched_reserve(struct tg_sched * s, struct tg_graph * g) {
     if (st == TG_OK)
         st = tg_gallocr_reserve_n(s->galloc, &s->gcopy, s->gc_node_ids, s->gc_leaf_ids);
     tg_sched_reset(s);
+    s->graph = NULL;   // the worst-case graph is not "the last graph": callers often free it next
     return st;
 }
 

@@ -40,7 +40,7 @@ static double time_graph(struct tg_cpu_pool * pool, struct tg_graph * g) {
 int main(int argc, char ** argv) {
     int64_t rows = argc > 1 ? atoll(argv[1]) : 256;
     if (rows < 1) rows = 256;
-    struct tg_context_params cp = { .mem_size = (size_t) (rows * NE0 * 4) * 12 + (8u << 20), .mem_buffer = NULL, .no_alloc = false };
+    struct tg_context_params cp = { .mem_size = (size_t) (rows * NE0 * 4) * 20 + (8u << 20), .mem_buffer = NULL, .no_alloc = false };
     struct tg_context * ctx = tg_context_new(cp);
     if (!ctx) { fprintf(stderr, "context: %s\n", tg_last_error()); return 1; }
     struct tg_tensor * a = tg_new_tensor_2d(ctx, TG_TYPE_F32, NE0, rows);
@@ -121,6 +121,10 @@ int main(int argc, char ** argv) {
     if (!chain || tg_graph_build_forward(chain, y) != TG_OK) { fprintf(stderr, "chain: %s\n", tg_last_error()); return 1; }
     printf("compute loop overhead (500 nodes of [64] scale): %.2f us/node with 1 thread, %.2f us/node with %d\n",
            time_graph(p1, chain) / 500 * 1e6, time_graph(pn, chain) / 500 * 1e6, tg_cpu_pool_n_threads(pn));
+    tg_cpu_set_task_grain(1);   // every node split across all threads: one barrier per node
+    printf("same chain split across %d threads (a barrier per node): %.2f us/node\n",
+           tg_cpu_pool_n_threads(pn), time_graph(pn, chain) / 500 * 1e6);
+    tg_cpu_set_task_grain(0);
     tg_cpu_pool_free(p1);
     tg_cpu_pool_free(pn);
     tg_context_free(ctx);

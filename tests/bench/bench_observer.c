@@ -142,11 +142,11 @@ static double sched_path_ns(struct tg_graph * g) {
 
 enum { M_DIRECT, M_SCHED, M_OBS_CE, M_EVAL, M_OBS_NODE, M_COUNT };
 static const char * const mode_names[M_COUNT] = {
-    "tg_cpu_graph_compute (direct)", "tg_sched_graph_compute, nothing attached",
+    "tg_cpu_graph_compute (direct, same pool)", "tg_sched_graph_compute, nothing attached",
     "  + observer (compute begin/end)", "  + eval callback asking for nothing", "  + observer of node events",
 };
 
-static double run_mode(int mode, struct tg_sched * s, struct tg_cpu_pool * pool, struct lgraph * r) {
+static double run_mode(int mode, struct tg_sched * s, struct tg_backend * cpu, struct lgraph * r) {
     static int counter;
     struct tg_observer ce = { .user = &counter, .on_compute_begin = on_ce, .on_compute_end = on_ce };
     struct tg_observer nd = { .user = &counter, .on_node_begin = on_node, .on_node_end = on_node };
@@ -154,7 +154,9 @@ static double run_mode(int mode, struct tg_sched * s, struct tg_cpu_pool * pool,
     if (mode == M_OBS_NODE) tg_sched_add_observer(s, &nd);
     if (mode == M_EVAL) tg_sched_set_eval_callback(s, ask_nothing, NULL);
     uint64_t t0 = tg_observe_now_ns();
-    enum tg_status st = mode == M_DIRECT ? tg_cpu_graph_compute(pool, r->g, NULL) : tg_sched_graph_compute(s, r->g);
+    // direct: the CPU backend's graph_compute is tg_cpu_graph_compute on the backend's own pool
+    // (the same pool the scheduler uses, so both paths see the same warm threads)
+    enum tg_status st = mode == M_DIRECT ? cpu->iface.graph_compute(cpu, r->g) : tg_sched_graph_compute(s, r->g);
     uint64_t t1 = tg_observe_now_ns();
     if (mode == M_OBS_CE) tg_sched_remove_observer(s, &ce);
     if (mode == M_OBS_NODE) tg_sched_remove_observer(s, &nd);
@@ -170,9 +172,8 @@ int main(int argc, char ** argv) {
     if (reps < 1 || nth < 1) { fprintf(stderr, "usage: bench_observer [f32|q8_0] [reps>=1] [n_threads>=1]\n"); return 1; }
     struct tg_backend * cpu = tg_backend_cpu_init();
     if (!cpu || tg_backend_cpu_set_n_threads(cpu, nth) != TG_OK) { fprintf(stderr, "bench_observer: %s\n", tg_last_error()); return 1; }
-    struct tg_cpu_pool * pool = tg_cpu_pool_new(nth);
     struct model m;
-    if (!pool || model_make(&m, cpu, wt)) { fprintf(stderr, "bench_observer: %s\n", tg_last_error()); return 1; }
+    if (model_make(&m, cpu, wt)) { fprintf(stderr, "bench_observer: %s\n", tg_last_error()); return 1; }
     printf("bench_observer: n_embd %d, %d layers, n_ff %d, %d heads, %s weights (%.0f MiB), %d threads, %d reps (interleaved), %s\n",
            E, NL, FF, NH, tg_type_name(wt), (double) tg_buffer_get_size(m.buf) / (1 << 20), nth, reps, tg_cpu_simd_name());
     int Ts[2] = { 32, 1 };
@@ -184,11 +185,11 @@ int main(int argc, char ** argv) {
         if (!s || tg_sched_alloc_graph(s, r.g) != TG_OK) { fprintf(stderr, "bench_observer: %s\n", tg_last_error()); return 1; }
         set_inputs(&r, T);
         double * t[M_COUNT];
-        for (int k = 0; k < M_COUNT; k++) { t[k] = malloc((size_t) reps * sizeof(double)); run_mode(k, s, pool, &r); }
+        for (int k = 0; k < M_COUNT; k++) { t[k] = malloc((size_t) reps * sizeof(double)); run_mode(k, s, cpu, &r); }
         for (int i = 0; i < reps; i++)          // interleaved, order rotated per rep
             for (int j = 0; j < M_COUNT; j++) {
                 int k = (i + j) % M_COUNT;
-                t[k][i] = run_mode(k, s, pool, &r);
+                t[k][i] = run_mode(k, s, cpu, &r);
             }
         printf("\nT = %d tokens (%d nodes, %d split(s))\n", T, r.g->n_nodes, tg_sched_get_n_splits(s));
         printf("  %-42s %10s %10s %12s\n", "mode", "min ms", "median ms", "min vs direct");
@@ -219,7 +220,6 @@ int main(int argc, char ** argv) {
     printf("\n(target: tg_sched_graph_compute with nothing attached within 1%% of direct; machine noise on a shared host is often larger)\n");
     tg_buffer_free(m.buf);
     tg_context_free(m.ctx);
-    tg_cpu_pool_free(pool);
     tg_backend_free(cpu);
     return 0;
 }

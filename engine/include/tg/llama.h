@@ -98,6 +98,10 @@ struct tg_llama_context_params {
     enum tg_type type_k;     // KV cache types: TG_TYPE_F16 (default) or TG_TYPE_F32
     enum tg_type type_v;
     bool         logits_all; // tg_llama_decode keeps the logits of every token (perplexity); default false
+    const char * devices;    // backends in priority order, comma-separated device names (tg/backend.h
+                             // registry, e.g. "BLAS,CPU"); the CPU is appended as the fallback when
+                             // missing. NULL or "" = "CPU". Weights live in a host buffer of usage
+                             // WEIGHTS: the scheduler places ops by its rules (offload, expansion...).
     tg_llama_eval_cb eval_cb; // optional per-node callback (see above); NULL = none
     void *       eval_cb_user;
 };
@@ -151,8 +155,7 @@ enum tg_status tg_llama_decode(struct tg_llama_context * ctx, const int32_t * to
 const float * tg_llama_get_logits(const struct tg_llama_context * ctx, int32_t i);
 
 // The context's backend scheduler (owned by the context), e.g. to attach
-// observers or a trace recorder to this context only; NULL in builds
-// without a scheduler.
+// observers or a trace recorder to this context only.
 struct tg_sched;
 struct tg_sched * tg_llama_context_sched(const struct tg_llama_context * ctx);
 

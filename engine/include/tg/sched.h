@@ -84,6 +84,8 @@ struct tg_sched_split {
     struct tg_tensor ** copies;       // per input: its copy in this split's buffer type,
                                       // or NULL when the backend reads it in place
     int                 n_copies;     // inputs with a copy
+    size_t              copy_bytes;   // bytes those copies move per compute
+    uint64_t            copy_ns;      // time the last compute spent copying them
 };
 
 // New scheduler over backends[0..n) (priority order, the last is the
@@ -96,7 +98,8 @@ void     tg_sched_free(struct tg_sched * sched);   // NULL is a no-op
 uint64_t tg_sched_id(const struct tg_sched * sched); // process-unique, 1, 2, ...
 
 // Places and plans g as the worst case, allocating the compute buffers.
-// Nothing is computed and g's tensors are not placed.
+// Nothing is computed and g's tensors are not placed; g may be freed after
+// (the placement accessors then report no graph until the next alloc).
 enum tg_status tg_sched_reserve(struct tg_sched * sched, struct tg_graph * g);
 // Places g (passes, splits), allocates its intermediates. Replaces sources of
 // nodes that read a copied split input by the copy (undone by reset).
