@@ -123,7 +123,7 @@ struct run {
     struct tg_trace_recorder * rec;
     struct tg_llama_model * model;
     struct tg_llama_context * ctx;
-    struct tg_vocab * vocab;
+    const struct tg_vocab * vocab;
     struct tg_llama_sampler * smp;
     int32_t * ids;     // prompt then generated
     int n_prompt, n_gen;
@@ -181,8 +181,8 @@ static int cmd_generate(int argc, char ** argv) {
     int rc = 1;
     r.model = tg_llama_model_load(o.model, NULL);
     if (!r.model) return tg_cli_err("generate: %s", tg_last_error());
-    r.vocab = tg_vocab_load(tg_llama_model_gguf(r.model));
-    if (!r.vocab) { tg_cli_err("generate: %s: %s", o.model, tg_last_error()); goto done; }
+    r.vocab = tg_llama_model_vocab(r.model);
+    if (!r.vocab) { tg_cli_err("generate: %s", tg_last_error()); goto done; }
     r.n_prompt = tokenize_prompt(r.vocab, o.prompt, &r.ids);
     if (r.n_prompt < 0) goto done;
     if (r.n_prompt == 0) { tg_cli_err("generate: the prompt has no tokens"); goto done; }
@@ -220,7 +220,6 @@ done:
     else if (r.rec && rc == 0) fprintf(stderr, "trace written to %s\n", o.trace);
     tg_llama_sampler_free(r.smp);
     tg_llama_context_free(r.ctx);
-    tg_vocab_free(r.vocab);
     tg_llama_model_free(r.model);
     free(r.ids);
     return rc;
