@@ -2,14 +2,44 @@
 // Graphviz, rendered in-process; selections and highlights.
 #include "cli.h"
 #include "tg/dot-trace.h"
+#include "tg/live.h"
+#include "tg/trace.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
-TG_CLI_COMMAND(dot, "dot TRACE -o OUT.{dot,svg,png,pdf} [--graph G] [--around NODE [--depth K]] [--layer N] [--collapse] [--no-leafs] [--diff B.tgt|B.tsv]",
-               "render a traced graph (splits as clusters, highlights for diffs, NaN and stale reads)")
+TG_CLI_COMMAND(dot, "dot TRACE|--live -m MODEL -p PROMPT -o OUT.{dot,svg,png,pdf} [--graph G] [--around NODE [--depth K]] [--layer N] [--collapse] [--no-leafs] [--diff B.tgt|B.tsv]",
+               "render a traced graph (splits as clusters, highlights for diffs, NaN and stale reads); --live: a model's graph without a trace file")
+
+// --live: evaluates the prompt with the model while recording a temporary
+// trace (so the drawing has the real placements, splits and allocation),
+// then renders from it. Returns the temporary path (caller unlinks) or NULL.
+static char * live_trace(const char * model, const char * prompt) {
+    static char path[64];
+    snprintf(path, sizeof(path), "/tmp/tgdb-dot-XXXXXX");
+    int fd = mkstemp(path);
+    if (fd < 0) { tg_error(TG_ERR_IO, "dot --live: cannot create a temporary file in /tmp"); return NULL; }
+    close(fd);
+    struct tg_trace_options opt = tg_trace_default_options();
+    opt.note = "tgdb dot --live";
+    struct tg_trace_recorder * rec = tg_trace_attach(NULL, path, &opt);  // before the model: its scheduler is recorded from birth
+    if (!rec) { unlink(path); return NULL; }
+    struct tg_live * lv = tg_live_open(model, 2, 0);
+    enum tg_status st = lv ? tg_live_run(lv, prompt, 0) : tg_last_status();
+    char msg[512];
+    snprintf(msg, sizeof(msg), "%s", tg_last_error());
+    tg_live_close(lv);
+    enum tg_status st2 = tg_trace_detach(rec);
+    if (!lv || st != TG_OK || st2 != TG_OK) {
+        unlink(path);
+        tg_error(TG_ERR_INVALID_ARG, "%s", msg);
+        return NULL;
+    }
+    return path;
+}
 
 static bool parse_int(const char * s, int * out) {
     char * end;
@@ -20,12 +50,16 @@ static bool parse_int(const char * s, int * out) {
 }
 
 static int cmd_dot(int argc, char ** argv) {
-    const char * path = NULL, * out = NULL, * diff = NULL;
+    const char * path = NULL, * out = NULL, * diff = NULL, * model = NULL, * prompt = NULL;
+    bool live = false;
     struct tg_dot_trace_options o = tg_dot_trace_default_options();
     for (int i = 1; i < argc; i++) {
         const char * a = argv[i];
         bool has_val = i + 1 < argc;
         if (!strcmp(a, "-o")) { if (!has_val) return tg_cli_err("dot: -o needs a file"); out = argv[++i]; }
+        else if (!strcmp(a, "--live")) live = true;
+        else if (!strcmp(a, "-m")) { if (!has_val) return tg_cli_err("dot: -m needs a model file"); model = argv[++i]; }
+        else if (!strcmp(a, "-p")) { if (!has_val) return tg_cli_err("dot: -p needs a prompt"); prompt = argv[++i]; }
         else if (!strcmp(a, "--graph")) { if (!has_val || !parse_int(argv[++i], &o.graph)) return tg_cli_err("dot: --graph needs a graph number"); }
         else if (!strcmp(a, "--around")) { if (!has_val) return tg_cli_err("dot: --around needs a node name"); o.around = argv[++i]; }
         else if (!strcmp(a, "--depth")) { if (!has_val || !parse_int(argv[++i], &o.depth)) return tg_cli_err("dot: --depth needs a number"); }
@@ -37,8 +71,16 @@ static int cmd_dot(int argc, char ** argv) {
         else if (!path) path = a;
         else return tg_cli_err("dot: unexpected argument '%s'", a);
     }
+    if (live) {
+        if (path) return tg_cli_err("dot: give a trace or --live -m MODEL -p PROMPT, not both");
+        if (!model || !prompt) return tg_cli_err("dot: --live needs -m MODEL and -p PROMPT");
+        if (!out) return tg_cli_usage("dot");
+        fprintf(stderr, "evaluating the prompt with %s (recorded to a temporary trace)...\n", model);
+        if (!(path = live_trace(model, prompt))) return tg_cli_err("%s", tg_last_error());
+    }
     if (!path || !out) return tg_cli_usage("dot");
     struct tg_trace * tr = tg_trace_open(path);
+    if (live) unlink(path);  // the mapping stays valid
     if (!tr) return tg_cli_err("%s", tg_last_error());
     struct tg_trace_report rep;
     memset(&rep, 0, sizeof(rep));

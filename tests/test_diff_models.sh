@@ -54,5 +54,8 @@ a=$(grep -c 'class="node"' "$work/around.svg")
 "$TGDB" dot "$work/l4.tgt" --graph 0 --collapse -o "$work/fold.svg" 2>/dev/null
 f=$(grep -c 'class="node"' "$work/fold.svg")
 [ "$f" -lt "$nodes" ] && grep -q "layers 1..2 folded" "$work/fold.svg" && ok "--collapse folds layers 1..2: $f nodes < $nodes" || bad "--collapse gave $f nodes"
+"$TGDB" dot --live -m "$work/l4.gguf" -p "Hello world" -o "$work/live.svg" 2> "$work/out"
+l=$(grep -c 'class="node"' "$work/live.svg" 2>/dev/null || echo 0)
+[ "$l" -gt 100 ] && xmllint --noout "$work/live.svg" && ok "dot --live renders a model's graph without a trace file ($l nodes)" || { bad "dot --live"; cat "$work/out"; }
 echo "test_diff_models: $pass passed, $fail failed"
 [ $fail = 0 ]
