@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,10 +81,17 @@ static int parse_gen(int argc, char ** argv, struct gen_opts * o) {
     return 0;
 }
 
+// Writes n floats as little-endian IEEE 754 binary32.
 static int write_logits(const char * path, const float * logits, int n) {
     FILE * f = fopen(path, "wb");
     if (!f) return tg_cli_err("generate: cannot write %s: %s", path, strerror(errno));
-    bool ok = fwrite(logits, sizeof(float), (size_t) n, f) == (size_t) n;  // x86/arm hosts: little-endian
+    bool ok = true;
+    for (int i = 0; i < n && ok; i++) {
+        uint32_t u;
+        memcpy(&u, &logits[i], sizeof u);
+        unsigned char b[4] = { (unsigned char) u, (unsigned char) (u >> 8), (unsigned char) (u >> 16), (unsigned char) (u >> 24) };
+        ok = fwrite(b, 1, 4, f) == 4;
+    }
     ok = fclose(f) == 0 && ok;
     return ok ? 0 : tg_cli_err("generate: cannot write %s: %s", path, strerror(errno));
 }
