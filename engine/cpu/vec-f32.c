@@ -1,5 +1,6 @@
 // vec-f32.c - dot products of float rows (f32, f16, bf16): the single dots of
-// cpu-impl.h and the register-blocked block kernels used by matmul.c.
+// cpu-impl.h and the register-blocked block kernels used by matmul.c, plus
+// the outer-product kernel of OUT_PROD.
 //
 // Per SIMD level (see vec-impl.h for the reduction contract):
 //   scalar: 8 lane sums (lane = index % 8) over the full chunks of 8, the tree

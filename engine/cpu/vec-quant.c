@@ -10,12 +10,17 @@
 // the same bits; the scalar path differs only where the compiler does not
 // fuse the multiply-add.
 //
-// The int8 products use maddubs(|x|, sign(y, x)), exact for the values a
-// Q8_0/Q4_0 quantizer produces (-127..127 and -8..7): it saturates only when
-// x and y are both -128.
+// Q8_0 x Q8_0 products use maddubs(|x|, sign(y, x)), exact for the values a
+// Q8_0 quantizer produces (-127..127): it saturates only when x and y are both
+// -128 (never produced by tg_quantize_row_q8_0 or ggml's quantizer). Q4_0 x
+// Q8_0 multiplies the unsigned nibbles and subtracts 8 * sum(y): exact for
+// all inputs. Levels: scalar; avx (128-bit integer halves); avx2; at the
+// avx512 level a 512-bit VNNI path (two blocks per register, its own lane
+// order, below) when the CPU has AVX512-BW and VNNI, else the avx2 path.
 #include "vec-impl.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -274,6 +279,124 @@ TG_AVX2_INLINE void tile_q4_q8_avx2(const int RI, const int RJ, int64_t nb,
 TG_QBLOCK(block_q8_q8_avx2, TG_AVX2, tile_q8_q8_avx2, 4, 2, 4)
 TG_QBLOCK(block_q4_q8_avx2, TG_AVX2, tile_q4_q8_avx2, 4, 2, 4)
 
+// ---- avx512 with BW and VNNI: two blocks per 512-bit register --------------
+// Used at the avx512 level when the CPU also has AVX512-BW and VNNI. Its own
+// order: 16 f32 lanes, lanes 0-7 take the even blocks and lanes 8-15 the odd
+// ones (a missing last odd block adds exact zeros), the per-block int32
+// lanes being the same exact sums as above (vpdpbusd does not saturate);
+// at the end lane l + lane l+8, then the 8-lane tree.
+#define TG_VNNI_TARGET "avx512f,avx512bw,avx512vnni,avx2,avx,fma,f16c"
+#define TG_VNNI __attribute__((target(TG_VNNI_TARGET)))
+#define TG_VNNI_INLINE static inline __attribute__((always_inline, target(TG_VNNI_TARGET)))
+
+// Quants of blocks b[0] and (if two) b[1] in the low and high halves.
+TG_VNNI_INLINE __m512i q8x2_vnni(const tg_block_q8_0 * b, bool two) {
+    __m256i lo = _mm256_loadu_si256((const __m256i *) b[0].qs);
+    __m256i hi = two ? _mm256_loadu_si256((const __m256i *) b[1].qs) : _mm256_setzero_si256();
+    return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+}
+// Unsigned nibbles of two Q4_0 blocks, each in element order.
+TG_VNNI_INLINE __m512i q4x2_vnni(const tg_block_q4_0 * b, bool two) {
+    const __m128i m4 = _mm_set1_epi8(0x0F);
+    __m128i t0 = _mm_loadu_si128((const __m128i *) b[0].qs);
+    __m128i t1 = two ? _mm_loadu_si128((const __m128i *) b[1].qs) : _mm_setzero_si128();
+    __m256i v0 = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(t0, 4), m4), _mm_and_si128(t0, m4));
+    __m256i v1 = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(t1, 4), m4), _mm_and_si128(t1, m4));
+    return _mm512_inserti64x4(_mm512_castsi256_si512(v0), v1, 1);
+}
+// [d0 x 8 | d1 x 8] (d1 = 0 when there is no second block).
+TG_VNNI_INLINE __m512 d2_vnni(tg_fp16_t d0, tg_fp16_t d1, bool two) {
+    __m256 a = _mm256_set1_ps(_cvtsh_ss(d0));
+    __m256 b = _mm256_set1_ps(two ? _cvtsh_ss(d1) : 0.0f);
+    return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(a)), _mm256_castps_pd(b), 1));
+}
+TG_VNNI_INLINE float hsum16_vnni(__m512 v) {
+    __m256 lo = _mm512_castps512_ps256(v);
+    __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+    return hsum8(_mm256_add_ps(lo, hi));
+}
+
+TG_VNNI_INLINE void tile_q8_q8_vnni(const int RI, const int RJ, int64_t nb,
+        const char * a, size_t lda, const char * b, size_t ldb, float * c, size_t ldc) {
+    __m512 acc[4][4];
+    TG_UNROLL for (int i = 0; i < RI; i++)
+    TG_UNROLL for (int j = 0; j < RJ; j++) acc[i][j] = _mm512_setzero_ps();
+    for (int64_t blk = 0; blk < nb; blk += 2) {
+        const bool two = blk + 1 < nb;
+        __m512i y[4];
+        __m512 dy[4];
+        TG_UNROLL for (int j = 0; j < RJ; j++) {
+            const tg_block_q8_0 * by = (const tg_block_q8_0 *) (b + j * ldb) + blk;
+            y[j] = q8x2_vnni(by, two);
+            dy[j] = d2_vnni(by[0].d, two ? by[1].d : 0, two);
+        }
+        TG_UNROLL for (int i = 0; i < RI; i++) {
+            const tg_block_q8_0 * bx = (const tg_block_q8_0 *) (a + i * lda) + blk;
+            if (RJ == 1) _mm_prefetch((const char *) bx + TG_PREFETCH, _MM_HINT_T0);
+            const __m512i x = q8x2_vnni(bx, two);
+            const __mmask64 neg = _mm512_movepi8_mask(x);
+            const __m512i ax = _mm512_abs_epi8(x);
+            const __m512 dx = d2_vnni(bx[0].d, two ? bx[1].d : 0, two);
+            TG_UNROLL for (int j = 0; j < RJ; j++) {
+                const __m512i sy = _mm512_mask_sub_epi8(y[j], neg, _mm512_setzero_si512(), y[j]);
+                const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), ax, sy);
+                acc[i][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_mul_ps(dx, dy[j]), acc[i][j]);
+            }
+        }
+    }
+    TG_UNROLL for (int j = 0; j < RJ; j++)
+    TG_UNROLL for (int i = 0; i < RI; i++)
+        c[j * ldc + i] = hsum16_vnni(acc[i][j]);
+}
+
+TG_VNNI_INLINE void tile_q4_q8_vnni(const int RI, const int RJ, int64_t nb,
+        const char * a, size_t lda, const char * b, size_t ldb, float * c, size_t ldc) {
+    __m512 acc[4][4];
+    const __m512i ones8 = _mm512_set1_epi8(1);
+    TG_UNROLL for (int i = 0; i < RI; i++)
+    TG_UNROLL for (int j = 0; j < RJ; j++) acc[i][j] = _mm512_setzero_ps();
+    for (int64_t blk = 0; blk < nb; blk += 2) {
+        const bool two = blk + 1 < nb;
+        __m512i y[4], ys[4];
+        __m512 dy[4];
+        TG_UNROLL for (int j = 0; j < RJ; j++) {
+            const tg_block_q8_0 * by = (const tg_block_q8_0 *) (b + j * ldb) + blk;
+            y[j] = q8x2_vnni(by, two);
+            ys[j] = _mm512_slli_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), ones8, y[j]), 3);
+            dy[j] = d2_vnni(by[0].d, two ? by[1].d : 0, two);
+        }
+        TG_UNROLL for (int i = 0; i < RI; i++) {
+            const tg_block_q4_0 * bx = (const tg_block_q4_0 *) (a + i * lda) + blk;
+            if (RJ == 1) _mm_prefetch((const char *) bx + TG_PREFETCH, _MM_HINT_T0);
+            const __m512i x = q4x2_vnni(bx, two);
+            const __m512 dx = d2_vnni(bx[0].d, two ? bx[1].d : 0, two);
+            TG_UNROLL for (int j = 0; j < RJ; j++) {
+                const __m512i p = _mm512_sub_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), x, y[j]), ys[j]);
+                acc[i][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_mul_ps(dx, dy[j]), acc[i][j]);
+            }
+        }
+    }
+    TG_UNROLL for (int j = 0; j < RJ; j++)
+    TG_UNROLL for (int i = 0; i < RI; i++)
+        c[j * ldc + i] = hsum16_vnni(acc[i][j]);
+}
+
+TG_QBLOCK(block_q8_q8_vnni, TG_VNNI, tile_q8_q8_vnni, 4, 4, 4)
+TG_QBLOCK(block_q4_q8_vnni, TG_VNNI, tile_q4_q8_vnni, 4, 4, 4)
+
+// True when the CPU has what the vnni path needs (the avx512 level already
+// means AVX512F with OS support).
+static bool have_vnni(void) {
+    static atomic_int cached = -1;
+    int v = atomic_load_explicit(&cached, memory_order_relaxed);
+    if (v < 0) {
+        __builtin_cpu_init();
+        v = __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vnni");
+        atomic_store_explicit(&cached, v, memory_order_relaxed);
+    }
+    return v != 0;
+}
+
 // Quantizes n floats (n multiple of 32) to Q8_0 with the same bytes as
 // tg_quantize_row_q8_0: amax over |x| skipping NaN, d = amax / 127,
 // q = round-half-even(x * (1/d)), NaN -> 0.
@@ -323,6 +446,8 @@ TG_QDOT(dot_q8_q8_avx,  TG_AVX,  tile_q8_q8_avx,  tg_block_q8_0)
 TG_QDOT(dot_q4_q8_avx,  TG_AVX,  tile_q4_q8_avx,  tg_block_q4_0)
 TG_QDOT(dot_q8_q8_avx2, TG_AVX2, tile_q8_q8_avx2, tg_block_q8_0)
 TG_QDOT(dot_q4_q8_avx2, TG_AVX2, tile_q4_q8_avx2, tg_block_q4_0)
+TG_QDOT(dot_q8_q8_vnni, TG_VNNI, tile_q8_q8_vnni, tg_block_q8_0)
+TG_QDOT(dot_q4_q8_vnni, TG_VNNI, tile_q4_q8_vnni, tg_block_q4_0)
 #endif // TG_X86
 
 // ---- dispatch ---------------------------------------------------------------
@@ -330,6 +455,7 @@ TG_QDOT(dot_q4_q8_avx2, TG_AVX2, tile_q4_q8_avx2, tg_block_q4_0)
 tg_mm_block_fn tg_mm_quant_block(enum tg_mm_kind kind, int level) {
     const bool q4 = kind == TG_MM_Q4_Q8;
 #ifdef TG_X86
+    if (level >= TG_SIMD_AVX512 && have_vnni()) return q4 ? block_q4_q8_vnni : block_q8_q8_vnni;
     if (level >= TG_SIMD_AVX2) return q4 ? block_q4_q8_avx2 : block_q8_q8_avx2;
     if (level >= TG_SIMD_AVX)  return q4 ? block_q4_q8_avx  : block_q8_q8_avx;
 #endif
@@ -349,6 +475,7 @@ float tg_vec_dot_q8_0_q8_0(int64_t n, const tg_block_q8_0 * x, const tg_block_q8
     const int64_t nb = n / TG_QK8_0;
     const int level = tg_cpu_simd_level();
 #ifdef TG_X86
+    if (level >= TG_SIMD_AVX512 && have_vnni()) return dot_q8_q8_vnni(nb, x, y);
     if (level >= TG_SIMD_AVX2) return dot_q8_q8_avx2(nb, x, y);
     if (level >= TG_SIMD_AVX)  return dot_q8_q8_avx(nb, x, y);
 #endif
@@ -360,6 +487,7 @@ float tg_vec_dot_q4_0_q8_0(int64_t n, const tg_block_q4_0 * x, const tg_block_q8
     const int64_t nb = n / TG_QK8_0;
     const int level = tg_cpu_simd_level();
 #ifdef TG_X86
+    if (level >= TG_SIMD_AVX512 && have_vnni()) return dot_q4_q8_vnni(nb, x, y);
     if (level >= TG_SIMD_AVX2) return dot_q4_q8_avx2(nb, x, y);
     if (level >= TG_SIMD_AVX)  return dot_q4_q8_avx(nb, x, y);
 #endif
