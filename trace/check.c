@@ -80,7 +80,8 @@ static void describe_marker(struct sbuf * b, const struct tg_trace * tr, uint32_
     int mi = tg_trace_marker_before(tr, record);
     struct tg_trace_marker m;
     if (mi >= 0 && tg_trace_get_marker(tr, mi, &m))
-        sb_printf(b, " [after marker %d '%s': n_tokens=%d pos=%d]", mi, m.text, m.n_tokens, m.pos);
+        sb_printf(b, " [after marker %d (%s): n_tokens=%d pos=%d]", mi, m.kind == TG_TRACE_MARK_DECODE ? "decode" : "user",
+                  m.n_tokens, m.pos);
 }
 
 // ---- stale reads ----------------------------------------------------------------
