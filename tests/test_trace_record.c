@@ -191,10 +191,16 @@ static void check_trace(const char * path, struct net * n) {
     CHECK(reads == 1 && writes == 2, "host reads of out (%d) and writes of x (%d) recorded", reads, writes);
     struct tg_trace_marker m;
     int32_t ids[4];
-    struct tg_trace_event ev = { .message = "none" };
-    bool have_ev = tg_trace_n_events(tr) == 1 && tg_trace_get_event(tr, 0, &ev);
-    CHECK(have_ev && ev.kind == TG_TRACE_EV_UNALLOCATED_USE && !strcmp(ev.name, "never_allocated") &&
-          strstr(ev.message, "no buffer"), "unallocated use recorded: %s", ev.message);
+    struct tg_trace_event ev = { .message = "none" }, e2;
+    int n_unalloc = 0, n_alloc_ev = 0;
+    for (int i = 0; i < tg_trace_n_events(tr); i++) {
+        if (!tg_trace_get_event(tr, i, &e2)) continue;
+        if (e2.kind == TG_TRACE_EV_UNALLOCATED_USE) { n_unalloc++; ev = e2; }
+        n_alloc_ev += e2.kind == TG_TRACE_EV_GRAPH_ALLOCATED;
+    }
+    CHECK(n_unalloc == 1 && !strcmp(ev.name, "never_allocated") && strstr(ev.message, "no buffer"),
+          "unallocated use recorded: %s", ev.message);
+    CHECK(n_alloc_ev >= 1, "new allocation plans recorded as events (%d)", n_alloc_ev);
     struct tg_trace_report rep;
     CHECK(tg_trace_check(tr, &rep) == TG_OK && rep.n_problems == 1 && rep.findings[0].kind == TG_TRACE_FIND_UNALLOCATED,
           "check reports the unallocated use as the only problem (%d)", rep.n_problems);
