@@ -34,9 +34,12 @@ static bool get_layout(int type, const int64_t ne[4], const size_t nb[4], struct
     return true;
 }
 
-// Calls fn(row bytes in logical order, len, user) for every row; rows with
-// strided blocks are gathered through a stack buffer in pieces.
+// Calls fn(bytes, len, user) over the tensor's bytes in logical order, in
+// pieces of whole blocks. Small or strided rows are packed into a staging
+// buffer first, so fn sees a few large pieces instead of many small rows.
 typedef void (*row_fn)(const uint8_t * p, size_t n, void * user);
+
+#define STAGE 16384
 
 static void for_each_row(const uint8_t * data, const int64_t ne[4], const size_t nb[4],
                          const struct layout * L, row_fn fn, void * user) {
@@ -45,19 +48,31 @@ static void for_each_row(const uint8_t * data, const int64_t ne[4], const size_t
         if (total) fn(data, total, user);
         return;
     }
-    uint8_t tmp[4096];
+    uint8_t stage[STAGE];
+    size_t at = 0;
+    size_t cap = STAGE / L->ts * L->ts;   // whole blocks only
     for (int64_t i3 = 0; i3 < ne[3]; i3++)
     for (int64_t i2 = 0; i2 < ne[2]; i2++)
     for (int64_t i1 = 0; i1 < ne[1]; i1++) {
         const uint8_t * row = data + i1 * nb[1] + i2 * nb[2] + i3 * nb[3];
-        if (L->dense_rows) { fn(row, L->row_bytes, user); continue; }
-        size_t per = sizeof(tmp) / L->ts;
+        if (L->dense_rows && L->row_bytes >= cap / 4) {   // large rows: directly
+            if (at) { fn(stage, at, user); at = 0; }
+            fn(row, L->row_bytes, user);
+            continue;
+        }
         for (int64_t b = 0; b < L->nblk0; ) {
-            size_t k = 0;
-            for (; k < per && b < L->nblk0; k++, b++) memcpy(tmp + k * L->ts, row + b * nb[0], L->ts);
-            fn(tmp, k * L->ts, user);
+            if (L->dense_rows) {   // copy as much of the row as fits
+                size_t k = (size_t) (L->nblk0 - b);
+                if (k > (cap - at) / L->ts) k = (cap - at) / L->ts;
+                memcpy(stage + at, row + (size_t) b * L->ts, k * L->ts);
+                at += k * L->ts; b += (int64_t) k;
+            } else {
+                for (; b < L->nblk0 && at + L->ts <= cap; b++, at += L->ts) memcpy(stage + at, row + b * nb[0], L->ts);
+            }
+            if (at + L->ts > cap) { fn(stage, at, user); at = 0; }
         }
     }
+    if (at) fn(stage, at, user);
 }
 
 static void hash_row(const uint8_t * p, size_t n, void * user) { XXH64_update(user, p, n); }
@@ -186,27 +201,57 @@ static void summary_row(const uint8_t * p, size_t nbytes, void * user) {
     }
 }
 
-bool tg_trace_summarize_data(const void * data, int type, const int64_t ne[4], const size_t nb[4],
-                             struct tg_trace_summary * s) {
-    if (!s) return false;
-    memset(s, 0, sizeof(*s));
+static bool summary_type_ok(int type, const struct layout * L) {
+    if (type == TG_TYPE_F32 || type == TG_TYPE_F64 || type == TG_TYPE_I8 || type == TG_TYPE_I16 ||
+        type == TG_TYPE_I32 || type == TG_TYPE_I64) return true;
+    const struct tg_type_traits * tt = tg_type_traits((enum tg_type) type);
+    return tt && tt->to_float && L->bs <= 256 && L->ts <= 2 * CHUNK;
+}
+
+static void summary_finish(const struct acc * a, struct tg_trace_summary * s) {
+    uint64_t fin = a->n - a->n_nan - a->n_inf;
+    s->n_elem = a->n;
+    s->n_nan = a->n_nan; s->n_inf = a->n_inf; s->n_zero = a->n_zero;
+    s->min = a->n > a->n_nan ? a->min : NAN;
+    s->max = a->n > a->n_nan ? a->max : NAN;
+    s->mean = fin ? a->sum / (double) fin : 0.0;
+    s->rms = fin ? sqrt(a->sumsq / (double) fin) : 0.0;
+}
+
+// One pass for both: each piece is hashed, then summarized while it is in L1.
+struct both { XXH64_state_t * h; struct acc * a; };
+
+static void both_row(const uint8_t * p, size_t n, void * user) {
+    struct both * b = user;
+    size_t piece = STAGE / b->a->ts * b->a->ts;
+    for (size_t at = 0; at < n; at += piece) {
+        size_t k = n - at < piece ? n - at : piece;
+        if (b->h) XXH64_update(b->h, p + at, k);
+        summary_row(p + at, k, b->a);
+    }
+}
+
+bool tg_trace_hash_summarize(const void * data, int type, const int64_t ne[4], const size_t nb[4],
+                             uint64_t * hash, struct tg_trace_summary * s) {
+    if (hash) *hash = 0;
+    if (s) memset(s, 0, sizeof(*s));
     struct layout L;
     if (!data || !ne || !nb || !get_layout(type, ne, nb, &L)) return false;
+    if (!s) { if (hash) *hash = tg_trace_hash_data(data, type, ne, nb); return true; }
+    if (!summary_type_ok(type, &L)) return false;
     struct acc a = { type, L.bs, L.ts, INFINITY, -INFINITY, 0, 0, 0, 0, 0, 0 };
-    if (type != TG_TYPE_F32 && type != TG_TYPE_F64 && type != TG_TYPE_I8 && type != TG_TYPE_I16 &&
-        type != TG_TYPE_I32 && type != TG_TYPE_I64) {
-        const struct tg_type_traits * tt = tg_type_traits((enum tg_type) type);
-        if (!tt || !tt->to_float || L.bs > 256 || L.ts > 2 * CHUNK) return false;
-    }
-    for_each_row(data, ne, nb, &L, summary_row, &a);
-    uint64_t fin = a.n - a.n_nan - a.n_inf;
-    s->n_elem = a.n;
-    s->n_nan = a.n_nan; s->n_inf = a.n_inf; s->n_zero = a.n_zero;
-    s->min = a.n > a.n_nan ? a.min : NAN;
-    s->max = a.n > a.n_nan ? a.max : NAN;
-    s->mean = fin ? a.sum / (double) fin : 0.0;
-    s->rms = fin ? sqrt(a.sumsq / (double) fin) : 0.0;
+    XXH64_state_t st;
+    if (hash) XXH64_reset(&st, 0);
+    struct both b = { hash ? &st : NULL, &a };
+    for_each_row(data, ne, nb, &L, both_row, &b);
+    if (hash) *hash = XXH64_digest(&st);
+    summary_finish(&a, s);
     return true;
+}
+
+bool tg_trace_summarize_data(const void * data, int type, const int64_t ne[4], const size_t nb[4],
+                             struct tg_trace_summary * s) {
+    return s && tg_trace_hash_summarize(data, type, ne, nb, NULL, s);
 }
 
 // ---- gather -----------------------------------------------------------------

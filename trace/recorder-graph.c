@@ -221,9 +221,11 @@ void rec_graph_split(struct tg_trace_recorder * r, const struct tg_obs_split_eve
     s->graph_seq = ev->graph_seq;
     s->graph = ev->graph;
     if (!collect_tensors(s, ev->graph, ev)) return;
+    tg_trace_writer_batch_begin(r->w);   // one write(2) for the three records
     write_graph(r, s);
     write_placement(r, s, ev);
     write_splits(r, s, ev);
+    tg_trace_writer_batch_end(r->w);
 }
 
 // ---- allocation -------------------------------------------------------------------------
@@ -275,7 +277,15 @@ static void fill_alloc(struct tg_trace_alloc * a, const struct tg_alloc_tensor_i
     a->flags = kind_flags(in->kind);
 }
 
+static void graph_alloc(struct tg_trace_recorder * r, const struct tg_obs_alloc_event * ev);
+
 void rec_graph_alloc(struct tg_trace_recorder * r, const struct tg_obs_alloc_event * ev) {
+    tg_trace_writer_batch_begin(r->w);   // (GRAPH,) ALLOC and EVENT: one write(2)
+    graph_alloc(r, ev);
+    tg_trace_writer_batch_end(r->w);
+}
+
+static void graph_alloc(struct tg_trace_recorder * r, const struct tg_obs_alloc_event * ev) {
     struct rec_sched * s = rec_sched_state(r, ev->sched, ev->sched_id);
     if (!s || !ev->graph) return;
     if (s->graph != ev->graph || s->graph_seq != ev->graph_seq || s->graph_id == UINT32_MAX) {

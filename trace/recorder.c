@@ -183,12 +183,15 @@ static void record_eval(struct tg_trace_recorder * r, struct rec_sched * s, stru
         if (!data) {
             e.flags |= TG_TRACE_EVAL_NODATA;
         } else {
-            if (r->opt.hashes || want_contents) {
+            bool want_hash = r->opt.hashes || want_contents;
+            bool ok = tg_trace_hash_summarize(data, t->type, t->ne, t->nb, want_hash ? &e.hash : NULL,
+                                              r->opt.summaries ? &e.sum : NULL);
+            if (!ok && want_hash && r->opt.summaries) {   // a type without a summary: hash only
                 e.hash = tg_trace_hash_data(data, t->type, t->ne, t->nb);
                 e.flags |= TG_TRACE_EVAL_HASH;
+            } else if (ok) {
+                e.flags |= (want_hash ? TG_TRACE_EVAL_HASH : 0) | (r->opt.summaries ? TG_TRACE_EVAL_SUMMARY : 0);
             }
-            if (r->opt.summaries && tg_trace_summarize_data(data, t->type, t->ne, t->nb, &e.sum))
-                e.flags |= TG_TRACE_EVAL_SUMMARY;
             if (want_contents) e.flags |= TG_TRACE_EVAL_CONTENTS;
             tg_trace_write_eval(r->w, &e);
             if (want_contents) write_contents(r, &e, t, data);
@@ -202,12 +205,15 @@ static void record_eval(struct tg_trace_recorder * r, struct rec_sched * s, stru
 static void record_skipped(struct tg_trace_recorder * r, struct rec_sched * s, int end) {
     if (!s->graph || s->sched == NULL) return;
     if (end > s->graph->n_nodes) end = s->graph->n_nodes;
+    if (end <= s->next_node) return;
+    tg_trace_writer_batch_begin(r->w);   // the views before a node: one write(2)
     for (int j = s->next_node; j < end; j++) {
         int k = tg_sched_node_split(s->sched, j);
         const struct tg_sched_split * sp = k >= 0 ? tg_sched_get_split(s->sched, k) : NULL;
         record_eval(r, s, s->graph->nodes[j], j, k, sp ? sp->backend : -1, 0, 0);
     }
-    if (end > s->next_node) s->next_node = end;
+    tg_trace_writer_batch_end(r->w);
+    s->next_node = end;
 }
 
 static void node_end(struct tg_trace_recorder * r, const struct tg_obs_node_event * ev) {

@@ -25,6 +25,9 @@ struct tg_trace_writer {
     size_t          buf_cap;
     struct index_entry * index;
     size_t          n_index, index_cap;
+    int             batch;     // > 0: records collect in `pending` until the batch ends
+    uint8_t *       pending;
+    size_t          n_pending, pending_cap;
 };
 
 uint32_t tg_trace_frame_checksum(const uint8_t * frame_after_sync, size_t n) {
@@ -108,6 +111,29 @@ static uint8_t * rec_begin(struct tg_trace_writer * w, uint16_t type, size_t len
     return w->buf + TRACE_FRAME_HEAD;
 }
 
+// Appends the finished record to the pending batch. False on OOM.
+static bool pend(struct tg_trace_writer * w, size_t n) {
+    if (w->n_pending + n > w->pending_cap) {
+        size_t cap = w->pending_cap ? w->pending_cap : 65536;
+        while (cap < w->n_pending + n) cap *= 2;
+        uint8_t * p = realloc(w->pending, cap);
+        if (!p) return false;
+        w->pending = p; w->pending_cap = cap;
+    }
+    memcpy(w->pending + w->n_pending, w->buf, n);
+    w->n_pending += n;
+    return true;
+}
+
+static enum tg_status flush_pending(struct tg_trace_writer * w) {
+    if (w->n_pending == 0) return TG_OK;
+    uint64_t start = w->off;
+    enum tg_status st = write_all(w, w->pending, w->n_pending);
+    if (st == TG_OK && w->off != start + w->n_pending) st = TG_ERR_INTERNAL;
+    w->n_pending = 0;
+    return st;
+}
+
 static enum tg_status rec_commit_locked(struct tg_trace_writer * w) {
     uint16_t type = rd_u16(w->buf + 4);
     uint32_t len  = rd_u32(w->buf + 8);
@@ -118,8 +144,13 @@ static enum tg_status rec_commit_locked(struct tg_trace_writer * w) {
         if (!ni) { w->err = TG_ERR_NOMEM; return tg_error(TG_ERR_NOMEM, "trace: no memory for the index"); }
         w->index = ni; w->index_cap = cap;
     }
-    w->index[w->n_index++] = (struct index_entry) { w->off, type, len };
-    enum tg_status st = write_all(w, w->buf, (size_t) len + TRACE_FRAME_OVERHEAD);
+    w->index[w->n_index++] = (struct index_entry) { w->off + w->n_pending, type, len };
+    size_t n = (size_t) len + TRACE_FRAME_OVERHEAD;
+    if (w->batch > 0 && n < (1u << 20)) {   // big records (contents) go out at once
+        if (pend(w, n)) { w->n_records++; return TG_OK; }
+    }
+    enum tg_status st = flush_pending(w);
+    if (st == TG_OK) st = write_all(w, w->buf, n);
     if (st == TG_OK) w->n_records++;
     return st;
 }
@@ -195,6 +226,7 @@ static enum tg_status write_index_footer(struct tg_trace_writer * w) {
 
 static void writer_free(struct tg_trace_writer * w) {
     pthread_mutex_destroy(&w->mu);
+    free(w->pending);
     free(w->buf);
     free(w->index);
     free(w);
@@ -202,7 +234,9 @@ static void writer_free(struct tg_trace_writer * w) {
 
 enum tg_status tg_trace_writer_close(struct tg_trace_writer * w) {
     if (!w) return TG_OK;
+    w->batch = 0;
     enum tg_status st = w->err;
+    if (st == TG_OK) st = flush_pending(w);
     if (st == TG_OK) st = write_index_footer(w);
     if (close(w->fd) != 0 && st == TG_OK)
         st = tg_error(TG_ERR_IO, "trace: close failed: %s", strerror(errno));
@@ -217,7 +251,23 @@ void tg_trace_writer_abandon(struct tg_trace_writer * w) {
 }
 
 uint32_t tg_trace_writer_n_records(const struct tg_trace_writer * w) { return w ? w->n_records : 0; }
-uint64_t tg_trace_writer_size(const struct tg_trace_writer * w) { return w ? w->off : 0; }
+uint64_t tg_trace_writer_size(const struct tg_trace_writer * w) { return w ? w->off + w->n_pending : 0; }
+
+void tg_trace_writer_batch_begin(struct tg_trace_writer * w) {
+    if (!w) return;
+    pthread_mutex_lock(&w->mu);
+    w->batch++;
+    pthread_mutex_unlock(&w->mu);
+}
+
+enum tg_status tg_trace_writer_batch_end(struct tg_trace_writer * w) {
+    if (!w) return TG_OK;
+    pthread_mutex_lock(&w->mu);
+    enum tg_status st = TG_OK;
+    if (w->batch > 0 && --w->batch == 0 && w->err == TG_OK) st = flush_pending(w);
+    pthread_mutex_unlock(&w->mu);
+    return st;
+}
 
 // ---- records --------------------------------------------------------------
 

@@ -1,7 +1,7 @@
 // bench_trace.c - tracing overhead on a ~100M-parameter llama model, and the
 // trace reader's speed on a 200k-node trace.
 //
-//   bench_trace [MODEL.gguf] [--pp N] [--tg N] [--threads N] [--reps N] [--no-model]
+//   bench_trace [MODEL.gguf] [--pp N] [--tg N] [--threads N] [--reps N] [--no-model] [--config NAME]
 //
 // Without MODEL, samples/make-model writes /tmp/tgdb-bench-100m-q8_0.gguf
 // (preset 100m, q8_0) once. For each configuration: prompt processing (pp, N
@@ -106,6 +106,8 @@ static const char * ensure_model(const char * arg) {
     return system(cmd) == 0 ? path : NULL;
 }
 
+static const char * only_cfg;   // --config NAME: run that configuration alone (profiling)
+
 static int bench_model(const char * model_arg, int n_pp, int n_tg, int n_threads, int reps) {
     const char * path = ensure_model(model_arg);
     struct tg_llama_model * model = path ? tg_llama_model_load(path, NULL) : NULL;
@@ -125,6 +127,7 @@ static int bench_model(const char * model_arg, int n_pp, int n_tg, int n_threads
     for (int rep = 0; rep < reps; rep++) {
         for (int k = 0; k < 4; k++) {   // interleaved: machine noise hits every configuration alike
             struct result r;
+            if (only_cfg && strcmp(only_cfg, cfgs[k].name) != 0) { best[k] = best[0]; continue; }
             if (!run_once(model, &cfgs[k], n_pp, n_tg, n_threads, &r)) { tg_llama_model_free(model); return 1; }
             if (r.pp_ms < best[k].pp_ms) best[k].pp_ms = r.pp_ms;
             if (r.tg_ms < best[k].tg_ms) best[k].tg_ms = r.tg_ms;
@@ -228,7 +231,7 @@ static int bench_reader(void) {
 
 int main(int argc, char ** argv) {
     const char * model = NULL;
-    int n_pp = 64, n_tg = 16, n_threads = 2, reps = 3;
+    int n_pp = 64, n_tg = 32, n_threads = 1, reps = 5;
     bool no_model = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--pp") && i + 1 < argc) n_pp = atoi(argv[++i]);
@@ -236,6 +239,7 @@ int main(int argc, char ** argv) {
         else if (!strcmp(argv[i], "--threads") && i + 1 < argc) n_threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--no-model")) no_model = true;
+        else if (!strcmp(argv[i], "--config") && i + 1 < argc) only_cfg = argv[++i];
         else if (argv[i][0] != '-') model = argv[i];
         else { fprintf(stderr, "usage: bench_trace [MODEL.gguf] [--pp N] [--tg N] [--threads N] [--reps N] [--no-model]\n"); return 1; }
     }

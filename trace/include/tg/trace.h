@@ -71,6 +71,13 @@ enum tg_status tg_trace_writer_close(struct tg_trace_writer * w);
 // Closes the file WITHOUT index and footer (as if the process had died) and
 // frees w. For tests of the recovery path.
 void tg_trace_writer_abandon(struct tg_trace_writer * w);
+// Groups the records written until the matching batch_end into one write(2)
+// (nestable; records over 1 MiB are written at once). Use it for records made
+// at the same moment (a graph's structure, placement and splits): a crash
+// then loses the whole group, never part of a record. batch_end returns the
+// write's status.
+void tg_trace_writer_batch_begin(struct tg_trace_writer * w);
+enum tg_status tg_trace_writer_batch_end(struct tg_trace_writer * w);
 // Records written so far (the next record's ordinal).
 uint32_t tg_trace_writer_n_records(const struct tg_trace_writer * w);
 // Bytes written so far.
@@ -132,6 +139,11 @@ uint64_t tg_trace_hash_tensor(const struct tg_tensor * t);
 // Returns false (s zeroed) for unsupported types or bad input.
 bool tg_trace_summarize_data(const void * data, int type, const int64_t ne[4], const size_t nb[4],
                              struct tg_trace_summary * s);
+// Both at once in a single pass over the data (what the recorder uses): *hash
+// (when hash != NULL) as tg_trace_hash_data, *s (when s != NULL) as
+// tg_trace_summarize_data. False for bad input or a type without a summary.
+bool tg_trace_hash_summarize(const void * data, int type, const int64_t ne[4], const size_t nb[4],
+                             uint64_t * hash, struct tg_trace_summary * s);
 // Copies the elements in logical order into dst (capacity cap bytes).
 // Returns the bytes needed (a larger value than cap means nothing copied).
 size_t tg_trace_gather_data(const void * data, int type, const int64_t ne[4], const size_t nb[4],
