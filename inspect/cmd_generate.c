@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,10 +81,17 @@ static int parse_gen(int argc, char ** argv, struct gen_opts * o) {
     return 0;
 }
 
+// Writes n floats as little-endian IEEE 754 binary32.
 static int write_logits(const char * path, const float * logits, int n) {
     FILE * f = fopen(path, "wb");
     if (!f) return tg_cli_err("generate: cannot write %s: %s", path, strerror(errno));
-    bool ok = fwrite(logits, sizeof(float), (size_t) n, f) == (size_t) n;  // x86/arm hosts: little-endian
+    bool ok = true;
+    for (int i = 0; i < n && ok; i++) {
+        uint32_t u;
+        memcpy(&u, &logits[i], sizeof u);
+        unsigned char b[4] = { (unsigned char) u, (unsigned char) (u >> 8), (unsigned char) (u >> 16), (unsigned char) (u >> 24) };
+        ok = fwrite(b, 1, 4, f) == 4;
+    }
     ok = fclose(f) == 0 && ok;
     return ok ? 0 : tg_cli_err("generate: cannot write %s: %s", path, strerror(errno));
 }
@@ -123,7 +131,7 @@ struct run {
     struct tg_trace_recorder * rec;
     struct tg_llama_model * model;
     struct tg_llama_context * ctx;
-    struct tg_vocab * vocab;
+    const struct tg_vocab * vocab;
     struct tg_llama_sampler * smp;
     int32_t * ids;     // prompt then generated
     int n_prompt, n_gen;
@@ -181,8 +189,8 @@ static int cmd_generate(int argc, char ** argv) {
     int rc = 1;
     r.model = tg_llama_model_load(o.model, NULL);
     if (!r.model) return tg_cli_err("generate: %s", tg_last_error());
-    r.vocab = tg_vocab_load(tg_llama_model_gguf(r.model));
-    if (!r.vocab) { tg_cli_err("generate: %s: %s", o.model, tg_last_error()); goto done; }
+    r.vocab = tg_llama_model_vocab(r.model);
+    if (!r.vocab) { tg_cli_err("generate: %s", tg_last_error()); goto done; }
     r.n_prompt = tokenize_prompt(r.vocab, o.prompt, &r.ids);
     if (r.n_prompt < 0) goto done;
     if (r.n_prompt == 0) { tg_cli_err("generate: the prompt has no tokens"); goto done; }
@@ -220,7 +228,6 @@ done:
     else if (r.rec && rc == 0) fprintf(stderr, "trace written to %s\n", o.trace);
     tg_llama_sampler_free(r.smp);
     tg_llama_context_free(r.ctx);
-    tg_vocab_free(r.vocab);
     tg_llama_model_free(r.model);
     free(r.ids);
     return rc;

@@ -83,13 +83,13 @@ static int cmd_perplexity(int argc, char ** argv) {
     if (!text) return 1;
     int rc = 1;
     struct tg_llama_context * ctx = NULL;
-    struct tg_vocab * vocab = NULL;
+    const struct tg_vocab * vocab = NULL;
     int32_t * ids = NULL;
     struct tg_trace_recorder * rec = NULL;
     struct tg_llama_model * model = tg_llama_model_load(model_path, NULL);
     if (!model) { tg_cli_err("perplexity: %s", tg_last_error()); goto done; }
-    vocab = tg_vocab_load(tg_llama_model_gguf(model));
-    if (!vocab) { tg_cli_err("perplexity: %s: %s", model_path, tg_last_error()); goto done; }
+    vocab = tg_llama_model_vocab(model);
+    if (!vocab) { tg_cli_err("perplexity: %s", tg_last_error()); goto done; }
     int32_t n = tg_vocab_tokenize(vocab, text, len, NULL, 0, true, false);
     if (n == TG_VOCAB_ERROR) { tg_cli_err("perplexity: cannot tokenize %s: %s", text_path, tg_last_error()); goto done; }
     if (n < 0) n = -n;
@@ -128,7 +128,6 @@ static int cmd_perplexity(int argc, char ** argv) {
 done:
     if (rec && tg_trace_detach(rec) != TG_OK && rc == 0) rc = tg_cli_err("perplexity: trace %s: %s", trace, tg_last_error());
     tg_llama_context_free(ctx);
-    tg_vocab_free(vocab);
     tg_llama_model_free(model);
     free(ids);
     free(text);

@@ -196,8 +196,10 @@ static int trace_nodes(int argc, char ** argv) {
         }
         int mi = tg_trace_marker_before(tr, e.record);
         struct tg_trace_marker m;
-        if (mi != last_marker && mi >= 0 && tg_trace_get_marker(tr, mi, &m))
-            printf("-- marker %d: %s n_tokens=%d pos=%d\n", mi, m.text, m.n_tokens, m.pos);
+        if (mi != last_marker && mi >= 0 && tg_trace_get_marker(tr, mi, &m)) {
+            if (strstr(m.text, "n_tokens=")) printf("-- marker %d: %s\n", mi, m.text);   // engine markers carry them
+            else printf("-- marker %d: %s n_tokens=%d pos=%d\n", mi, m.text, m.n_tokens, m.pos);
+        }
         last_marker = mi;
         print_eval_row(tr, i, &e, gi);
         shown++;
@@ -349,7 +351,7 @@ static void node_evals(struct tg_trace * tr, const struct tg_trace_graph * g, in
         if (e.flags & TG_TRACE_EVAL_CONTENTS) printf(", contents recorded");
         int mi = tg_trace_marker_before(tr, e.record);
         struct tg_trace_marker m;
-        if (mi >= 0 && tg_trace_get_marker(tr, mi, &m)) printf(" [%s #%d pos %d]", m.text, mi, m.pos);
+        if (mi >= 0 && tg_trace_get_marker(tr, mi, &m)) printf(" [marker %d: n_tokens=%d pos=%d]", mi, m.n_tokens, m.pos);
         printf("\n");
     }
     if (!shown) printf("  evaluations: none recorded\n");

@@ -2,7 +2,9 @@
 # samples/demo.sh - the README's first command: builds tgdb (installing missing
 # Debian packages when run as root), makes a small random llama model from the
 # bundled vocabulary (no download), generates text from it and prints the
-# graph of a decode step (nodes, shapes) with timings per op.
+# graph of a decode step (nodes, shapes) with timings per op, then records a
+# traced generation, summarises and checks the trace, draws its graph, and
+# ends with the command that opens the trace in the TUI.
 #   TG_DEMO_PRESET=100m   use the ~100M-parameter preset instead of the tiny one
 set -euo pipefail
 TG_ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,9 +30,19 @@ echo "== generate: greedy, 16 tokens"
 echo "== generate: sampled (--temp 0.8 --top-k 40 --seed 7), as JSON"
 "$TGDB" generate -m "$MODEL" -p "$PROMPT" -n 8 --temp 0.8 --top-k 40 --seed 7 -t "$THREADS" --json
 
-# == trace: record the run (helper "trace" adds: generate --trace build/demo.tgtrace)
-# == trace info: summarise the recording (helper "trace" adds: tgdb trace info build/demo.tgtrace)
-# == check: diagnostics over the trace (helper "check" adds: tgdb check build/demo.tgtrace)
-# == hint: browsing the trace in the TUI (helper "tui" adds the final hint line)
+TRACE=build/demo.tgt
+echo "== generate with a trace: every graph, placement, split, buffer and evaluated node -> $TRACE"
+"$TGDB" generate -m "$MODEL" -p "$PROMPT" -n 8 --temp 0 -t "$THREADS" --trace "$TRACE" --trace-dump 'result_output'
 
-echo "== done"
+echo "== tgdb trace info $TRACE"
+"$TGDB" trace info "$TRACE"
+
+echo "== tgdb check $TRACE (stale reads, unallocated use, NaN origin, splits)"
+"$TGDB" check "$TRACE"
+
+echo "== tgdb dot: the prompt's graph as SVG (layers folded) -> build/demo.svg"
+"$TGDB" dot "$TRACE" --graph 0 --collapse -o build/demo.svg
+
+echo
+echo "Browse the trace in the terminal UI (? lists the keys):"
+echo "    $TG_ROOT/$TGDB tui $TG_ROOT/$TRACE"

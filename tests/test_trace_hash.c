@@ -82,7 +82,7 @@ int main(void) {
           "mean/rms over the 7 finite values (%g, %g)", sum.mean, sum.rms);
     CHECK(tg_trace_summarize_data(tr->data, tr->type, tr->ne, tr->nb, &sum) && sum.n_elem == 360 &&
           sum.min == -50 && sum.max == 50, "summary of a strided view (min %g max %g)", sum.min, sum.max);
-    struct tg_trace_summary qs;
+    struct tg_trace_summary qs = {0};
     CHECK(tg_trace_summarize_data(q->data, q->type, q->ne, q->nb, &qs) && qs.n_elem == 256 && qs.max <= 1.01 &&
           qs.min >= -1.01, "q8_0 summary dequantizes (min %g max %g)", qs.min, qs.max);
     struct tg_tensor * iv = tg_new_tensor_1d(ctx, TG_TYPE_I32, 4);

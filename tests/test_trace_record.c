@@ -13,6 +13,7 @@
 #include "check.h"
 #include "tg/backend.h"
 #include "tg/sched.h"
+#include "tg/trace-check.h"
 #include "tg/trace-read.h"
 #include "tg/trace.h"
 
@@ -166,12 +167,15 @@ static void check_trace(const char * path, struct net * n) {
           memcmp(got, n->mm->data, sizeof(got)) == 0, "contents of mm-0 (pattern mm-*) decode to the real bytes");
     CHECK(tg_trace_find_contents(tr, g.graph_id, tg_trace_find_tensor(tr, 1, "out"), UINT32_MAX) < 0,
           "no contents for nodes outside the pattern");
-    struct tg_trace_placement p;
-    CHECK(tg_trace_get_placement(tr, 1, ti_mm, &p) && p.backend == 0 && strlen(tg_trace_cause_name(tr, p.cause)) > 0,
+    // (getters run before CHECK: its arguments are evaluated in no set order)
+    struct tg_trace_placement p = { -1, 0, "" };
+    bool have_p = tg_trace_get_placement(tr, 1, ti_mm, &p);
+    CHECK(have_p && p.backend == 0 && strlen(tg_trace_cause_name(tr, p.cause)) > 0,
           "placement recorded (cause %s: %s)", tg_trace_cause_name(tr, p.cause), p.text);
-    struct tg_trace_alloc a;
+    struct tg_trace_alloc a = { -1, -1, 0, 0, -1, -1, 0 };
     struct tg_trace_buffer b;
-    CHECK(tg_trace_get_alloc(tr, 1, ti_mm, &a) && a.buffer >= 0 && tg_trace_get_buffer(tr, 1, a.buffer, &b) &&
+    bool have_a = tg_trace_get_alloc(tr, 1, ti_mm, &a);
+    CHECK(have_a && a.buffer >= 0 && tg_trace_get_buffer(tr, 1, a.buffer, &b) &&
           b.usage == TG_TRACE_USAGE_COMPUTE && a.first_step == ti_mm, "allocation of mm-0 in the compute buffer, step %d",
           a.first_step);
     int wi = tg_trace_find_tensor(tr, 1, "w.weight");
@@ -187,6 +191,20 @@ static void check_trace(const char * path, struct net * n) {
     CHECK(reads == 1 && writes == 2, "host reads of out (%d) and writes of x (%d) recorded", reads, writes);
     struct tg_trace_marker m;
     int32_t ids[4];
+    struct tg_trace_event ev = { .message = "none" }, e2;
+    int n_unalloc = 0, n_alloc_ev = 0;
+    for (int i = 0; i < tg_trace_n_events(tr); i++) {
+        if (!tg_trace_get_event(tr, i, &e2)) continue;
+        if (e2.kind == TG_TRACE_EV_UNALLOCATED_USE) { n_unalloc++; ev = e2; }
+        n_alloc_ev += e2.kind == TG_TRACE_EV_GRAPH_ALLOCATED;
+    }
+    CHECK(n_unalloc == 1 && !strcmp(ev.name, "never_allocated") && strstr(ev.message, "no buffer"),
+          "unallocated use recorded: %s", ev.message);
+    CHECK(n_alloc_ev >= 1, "new allocation plans recorded as events (%d)", n_alloc_ev);
+    struct tg_trace_report rep;
+    CHECK(tg_trace_check(tr, &rep) == TG_OK && rep.n_problems == 1 && rep.findings[0].kind == TG_TRACE_FIND_UNALLOCATED,
+          "check reports the unallocated use as the only problem (%d)", rep.n_problems);
+    tg_trace_report_free(&rep);
     CHECK(tg_trace_n_markers(tr) == 1 && tg_trace_get_marker(tr, 0, &m) && m.n_tokens == 4 &&
           tg_trace_marker_tokens(tr, 0, ids, 4) == 4 && ids[3] == 13, "decode marker with token ids");
     tg_trace_close(tr);
@@ -212,6 +230,11 @@ int main(int argc, char ** argv) {
     CHECK(net_run(&n, s, 0.7f) == TG_OK, "second computation");
     float o[32 * 8];
     CHECK(tg_backend_tensor_get(n.out, o, 0, sizeof(o)) == TG_OK, "host read of out");
+    struct tg_context_params np = { 1 << 12, NULL, true };
+    struct tg_context * nctx = tg_context_new(np);
+    struct tg_tensor * lost = tg_set_name(tg_new_tensor_1d(nctx, TG_TYPE_F32, 4), "never_allocated");
+    CHECK(tg_backend_tensor_get(lost, o, 0, 16) == TG_ERR_NO_BUFFER, "read of a tensor with no memory refused");
+    tg_context_free(nctx);
     CHECK(tg_trace_detach(rec) == TG_OK, "recorder detached, file closed");
     check_trace(path, &n);
     CHECK(tg_trace_attach(s, "/nonexistent-dir/x.tgt", NULL) == NULL && tg_last_status() == TG_ERR_IO,

@@ -11,7 +11,7 @@
 
 // Returns a checksum-ish count so the compiler keeps the calls.
 static long trace_sweep(struct tg_trace * tr) {
-    long acc = 0;
+    unsigned long acc = 0;   // wraps: only keeps the calls alive
     struct tg_trace_status st;
     tg_trace_get_status(tr, &st);
     acc += st.n_records;
@@ -29,7 +29,7 @@ static long trace_sweep(struct tg_trace * tr) {
             struct tg_trace_placement p;
             struct tg_trace_alloc a;
             char name[TG_TRACE_NAME];
-            if (tg_trace_get_tensor(tr, gi, ti, &t)) acc += t.op + t.src[0];
+            if (tg_trace_get_tensor(tr, gi, ti, &t)) acc += (long) t.op + (long) t.src[0];
             if (tg_trace_get_placement(tr, gi, ti, &p)) acc += (long) strlen(p.text);
             if (tg_trace_get_alloc(tr, gi, ti, &a)) acc += a.buffer;
             acc += (long) strlen(tg_trace_tensor_name(tr, gi, ti, name));
@@ -46,7 +46,7 @@ static long trace_sweep(struct tg_trace * tr) {
     int ti;
     acc += tg_trace_find_uid(tr, 0x1100, &ti);
     struct tg_trace_compute c;
-    for (int i = 0; i <= tg_trace_n_computes(tr); i++) if (tg_trace_get_compute(tr, i, &c)) acc += c.phase;
+    for (int i = 0; i <= tg_trace_n_computes(tr); i++) if (tg_trace_get_compute(tr, i, &c)) acc += (long) c.phase;
     struct tg_trace_eval e;
     for (int i = 0; i <= tg_trace_n_evals(tr); i++) {
         if (!tg_trace_get_eval(tr, i, &e)) continue;
@@ -63,7 +63,7 @@ static long trace_sweep(struct tg_trace * tr) {
         }
     }
     struct tg_trace_host h;
-    for (int i = 0; i <= tg_trace_n_hosts(tr); i++) if (tg_trace_get_host(tr, i, &h)) acc += h.kind;
+    for (int i = 0; i <= tg_trace_n_hosts(tr); i++) if (tg_trace_get_host(tr, i, &h)) acc += (long) h.kind;
     struct tg_trace_marker m;
     int32_t ids[16];
     for (int i = 0; i <= tg_trace_n_markers(tr); i++)
@@ -81,7 +81,7 @@ static long trace_sweep(struct tg_trace * tr) {
         acc += rep.n_problems;
         tg_trace_report_free(&rep);
     }
-    return acc;
+    return (long) (acc & 0x7FFFFFFF);
 }
 
 #endif

@@ -80,7 +80,8 @@ static void describe_marker(struct sbuf * b, const struct tg_trace * tr, uint32_
     int mi = tg_trace_marker_before(tr, record);
     struct tg_trace_marker m;
     if (mi >= 0 && tg_trace_get_marker(tr, mi, &m))
-        sb_printf(b, " [after marker %d '%s': n_tokens=%d pos=%d]", mi, m.text, m.n_tokens, m.pos);
+        sb_printf(b, " [after marker %d (%s): n_tokens=%d pos=%d]", mi, m.kind == TG_TRACE_MARK_DECODE ? "decode" : "user",
+                  m.n_tokens, m.pos);
 }
 
 // ---- stale reads ----------------------------------------------------------------
@@ -288,7 +289,7 @@ static bool check_events(struct tg_trace * tr, struct tg_trace_report * rep) {
         int kind = ev.kind == TG_TRACE_EV_UNALLOCATED_USE ? TG_TRACE_FIND_UNALLOCATED
                  : ev.kind == TG_TRACE_EV_ERROR ? TG_TRACE_FIND_ENGINE_ERROR : -1;
         if (kind < 0) continue;
-        struct tg_trace_finding f = finding_init(kind, true);
+        struct tg_trace_finding f = finding_init(kind, ev.severity >= TG_TRACE_ERROR);
         f.graph_t = ev.graph_id; f.tensor_t = ev.tensor; f.record = ev.record;
         struct sbuf b = {0};
         sb_printf(&b, "%s: '%s': %s\n", kind == TG_TRACE_FIND_UNALLOCATED ? "unallocated use" : "engine error",
@@ -299,6 +300,9 @@ static bool check_events(struct tg_trace * tr, struct tg_trace_report * rep) {
     for (int i = 0; i < nc; i++) {
         struct tg_trace_compute c;
         if (!tg_trace_get_compute(tr, i, &c) || c.phase != TG_TRACE_END || c.status == 0) continue;
+        uint32_t next_type = 0;
+        if (tg_trace_get_record(tr, c.record + 1, &next_type, NULL, NULL, NULL) && next_type == TG_TRACE_REC_EVENT)
+            continue;   // the recorder wrote the engine's explanation as an EVENT (reported above)
         struct tg_trace_finding f = finding_init(TG_TRACE_FIND_ENGINE_ERROR, c.status != TG_ERR_ABORTED);
         f.record = c.record;
         struct sbuf b = {0};

@@ -170,27 +170,34 @@ static bool load_index(struct tg_trace * tr) {
 
 // ---- per-kind lists and graph metadata --------------------------------------
 
+// Parses the name tables of a RUN record; the trace takes them only when the
+// whole record is well formed.
 static bool parse_run_tables(struct tg_trace * tr, uint32_t ord) {
     const uint8_t * p = trace_payload(tr, ord);
     const uint8_t * end = p + tr->recs[ord].len;
     if (end - p < 24) return false;
     p += 24;
     for (int k = 0; k < 4; k++) if (!trace_read_str(&p, end)) return false;
-    for (int tab = 0; tab < 3; tab++) {
+    const char ** tabs[3] = { NULL, NULL, NULL };
+    int counts[3] = { 0, 0, 0 };
+    bool ok = true;
+    for (int tab = 0; tab < 3 && ok; tab++) {
         if (tab == 2 && p == end) break;   // cause table: optional
-        if (end - p < 4) return false;
+        if (end - p < 4) { ok = false; break; }
         uint32_t n = rd_u32(p); p += 4;
-        if (n > (uint32_t) (end - p) / 4) return false;
-        const char ** names = calloc(n ? n : 1, sizeof(*names));
-        if (!names) return false;
-        for (uint32_t i = 0; i < n; i++) {
-            names[i] = trace_read_str(&p, end);
-            if (!names[i]) { free(names); return false; }
-        }
-        if (tab == 0)      { tr->op_names = names; tr->n_op_names = (int) n; }
-        else if (tab == 1) { tr->type_names = names; tr->n_type_names = (int) n; }
-        else               { tr->cause_names = names; tr->n_cause_names = (int) n; }
+        if (n > (uint32_t) (end - p) / 4) { ok = false; break; }
+        tabs[tab] = calloc(n ? n : 1, sizeof(char *));
+        if (!tabs[tab]) { ok = false; break; }
+        counts[tab] = (int) n;
+        for (uint32_t i = 0; i < n && ok; i++) ok = (tabs[tab][i] = trace_read_str(&p, end)) != NULL;
     }
+    if (!ok) {
+        for (int tab = 0; tab < 3; tab++) free(tabs[tab]);
+        return false;
+    }
+    tr->op_names = tabs[0]; tr->n_op_names = counts[0];
+    tr->type_names = tabs[1]; tr->n_type_names = counts[1];
+    tr->cause_names = tabs[2]; tr->n_cause_names = counts[2];
     return true;
 }
 
@@ -215,6 +222,15 @@ static int cmp_graph_id(const void * a, const void * b, void * arg) {
     return x < y ? -1 : x > y;
 }
 
+// True when head + n1*s1 + n2*s2 bytes fit in len (no overflow: s1, s2 > 0).
+static bool fits(uint32_t len, uint64_t head, uint64_t n1, uint64_t s1, uint64_t n2, uint64_t s2) {
+    if (head > len) return false;
+    uint64_t left = len - head;
+    if (n1 > left / s1) return false;
+    left -= n1 * s1;
+    return n2 <= left / s2;
+}
+
 // Graph-attached records must agree with their graph's tensor count.
 static bool attach_to_graph(struct tg_trace * tr, uint32_t ord, uint32_t type) {
     const uint8_t * p = trace_payload(tr, ord);
@@ -227,19 +243,19 @@ static bool attach_to_graph(struct tg_trace * tr, uint32_t ord, uint32_t type) {
     if (type == TG_TRACE_REC_PLACEMENT) {
         uint32_t n = rd_u32(p + 4), esz = rd_u32(p + 8), text = rd_u32(p + 12);
         if (n != nt || esz < TRACE_PLACE_ENTRY) return false;
-        if (TRACE_PLACE_HEAD + (uint64_t) n * esz + text > len) return false;
+        if (!fits(len, TRACE_PLACE_HEAD, n, esz, text, 1)) return false;
         g->place_ord = (int32_t) ord;
     } else if (type == TG_TRACE_REC_SPLITS) {
         if (len < TRACE_SPLITS_HEAD) return false;
         uint32_t ns = rd_u32(p + 4), ni = rd_u32(p + 8), es = rd_u32(p + 12), ei = rd_u32(p + 16);
         if (es < TRACE_SPLIT_ENTRY || ei < TRACE_INPUT_ENTRY) return false;
-        if (TRACE_SPLITS_HEAD + (uint64_t) ns * es + (uint64_t) ni * ei > len) return false;
+        if (!fits(len, TRACE_SPLITS_HEAD, ns, es, ni, ei)) return false;
         g->splits_ord = (int32_t) ord;
     } else {
         if (len < TRACE_ALLOC_HEAD) return false;
         uint32_t nb = rd_u32(p + 8), n = rd_u32(p + 12), eb = rd_u32(p + 16), ea = rd_u32(p + 20);
         if (n != nt || eb < TRACE_BUFFER_ENTRY || ea < TRACE_ALLOC_ENTRY) return false;
-        if (TRACE_ALLOC_HEAD + (uint64_t) nb * eb + (uint64_t) n * ea > len) return false;
+        if (!fits(len, TRACE_ALLOC_HEAD, nb, eb, n, ea)) return false;
         g->alloc_ord = (int32_t) ord;
     }
     return true;

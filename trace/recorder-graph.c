@@ -312,6 +312,17 @@ void rec_graph_alloc(struct tg_trace_recorder * r, const struct tg_obs_alloc_eve
         snprintf(tb[i].buft, sizeof(tb[i].buft), "%s", tg_buffer_name(bl.b[i]));
     }
     if (al) tg_trace_write_alloc(r->w, s->graph_id, (uint32_t) s->sched_id, tb, bl.n, al, s->n_tensors);
+    if (ev->replanned) {   // a new plan: compute buffers may have been reallocated (old tensors dangle)
+        char msg[256];
+        int at = snprintf(msg, sizeof(msg), "graph %u allocated on scheduler %llu with a new plan; compute buffers:",
+                          s->graph_id, (unsigned long long) s->sched_id);
+        for (int i = 0; i < ev->n_buffers && at > 0 && at < (int) sizeof(msg); i++)
+            at += snprintf(msg + at, sizeof(msg) - (size_t) at, " #%llu (%zu bytes)",
+                           (unsigned long long) (ev->buffers[i].buffer ? ev->buffers[i].buffer->id : 0), ev->buffers[i].size);
+        struct tg_trace_event e = { TG_TRACE_EV_GRAPH_ALLOCATED, TG_TRACE_INFO, tg_observe_now_ns(), (int32_t) s->graph_id,
+                                    -1, 0, 0, 0, 0, -1, "", msg, 0 };
+        tg_trace_write_event(r->w, &e);
+    }
     free(al);
     free(steps);
     pmap_free(&info);

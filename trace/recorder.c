@@ -116,6 +116,14 @@ static void compute_end(struct tg_trace_recorder * r, const struct tg_obs_comput
     if (ev->status == TG_OK && node_events_on(r)) record_skipped(r, s, s->graph ? s->graph->n_nodes : 0);
     struct tg_trace_compute c = { s->graph_id, s->compute_seq, TG_TRACE_END, (int32_t) ev->status, ev->t_ns, 0 };
     tg_trace_write_compute(r->w, &c);
+    if (ev->status != TG_OK) {   // the engine's explanation, while it is still the last error
+        char msg[1200];
+        snprintf(msg, sizeof(msg), "computation #%u of graph %u: %s", s->compute_seq, s->graph_id, tg_last_error());
+        struct tg_trace_event e = { ev->status == TG_ERR_NO_BUFFER ? TG_TRACE_EV_UNALLOCATED_USE : TG_TRACE_EV_ERROR,
+                                    ev->status == TG_ERR_ABORTED ? TG_TRACE_WARN : TG_TRACE_ERROR, ev->t_ns,
+                                    (int32_t) s->graph_id, -1, 0, 0, 0, 0, -1, "", msg, 0 };
+        tg_trace_write_event(r->w, &e);
+    }
 }
 
 static void on_compute_end(const struct tg_obs_compute_event * ev, void * user) {
@@ -215,20 +223,31 @@ static void on_node_end(const struct tg_obs_node_event * ev, void * user) {
     LOCKED(r, node_end(r, ev));
 }
 
+static void access_error(struct tg_trace_recorder * r, const struct tg_obs_tensor_io * ev) {
+    const struct tg_tensor * t = ev->tensor;
+    uint64_t gv;
+    bool known = pmap_get(&r->uid_graph, (uint64_t) (uintptr_t) t, &gv);
+    struct tg_trace_event e = { TG_TRACE_EV_UNALLOCATED_USE, TG_TRACE_ERROR, ev->t_ns, known ? (int32_t) (gv >> 32) : -1,
+                                known ? (int32_t) (uint32_t) gv : -1, (uint64_t) (uintptr_t) t, 0, ev->offset, ev->size,
+                                -1, "", NULL, 0 };
+    char msg[1200];
+    const char * what = ev->what == TG_OBS_IO_GET ? "read" : ev->what == TG_OBS_IO_MEMSET ? "memset" :
+                        ev->what == TG_OBS_IO_COPY ? "copy into" : "write";
+    snprintf(msg, sizeof(msg), "host %s of '%s' refused: %s", what, t->name, tg_last_error());
+    snprintf(e.name, sizeof(e.name), "%s", t->name);
+    e.message = msg;
+    tg_trace_write_event(r->w, &e);
+}
+
+static void on_access_error(const struct tg_obs_tensor_io * ev, void * user) {
+    struct tg_trace_recorder * r = user;
+    if (in_recorder || !ev->tensor) return;
+    LOCKED(r, access_error(r, ev));
+}
+
 static void host_access(struct tg_trace_recorder * r, const struct tg_obs_tensor_io * ev, uint32_t kind) {
     const struct tg_tensor * t = ev->tensor;
     if (!t) return;
-    if (!ev->buffer && !t->data) {
-        struct tg_trace_event e = { TG_TRACE_EV_UNALLOCATED_USE, TG_TRACE_ERROR, ev->t_ns, -1, -1,
-                                    (uint64_t) (uintptr_t) t, 0, ev->offset, ev->size, -1, "", NULL, 0 };
-        char msg[200];
-        snprintf(msg, sizeof(msg), "host %s of tensor '%s' which has no buffer (allocate its context or graph first)",
-                 kind == TG_TRACE_HOST_READ ? "read" : "write", t->name);
-        snprintf(e.name, sizeof(e.name), "%s", t->name);
-        e.message = msg;
-        tg_trace_write_event(r->w, &e);
-        return;
-    }
     uint64_t gv;
     bool known = pmap_get(&r->uid_graph, (uint64_t) (uintptr_t) t, &gv);
     if (r->sched && !known) return;   // a per-scheduler recorder keeps to its graphs' tensors
@@ -291,10 +310,11 @@ struct tg_trace_recorder * tg_trace_attach(struct tg_sched * sched, const char *
     write_run(r);
     if (sched) rec_sched_state(r, sched, tg_sched_id(sched));
     r->obs = (struct tg_observer) { r, on_sched, on_graph_split, on_graph_alloc, on_compute_begin, on_compute_end,
-                                    on_node_begin, on_node_end, on_tensor_set, on_tensor_get, on_marker };
+                                    on_node_begin, on_node_end, on_tensor_set, on_tensor_get, on_marker, on_access_error };
     enum tg_status st = sched ? tg_sched_add_observer(sched, &r->obs) : tg_observe_attach_global(&r->obs);
     if (st == TG_OK && sched) {
-        r->host_obs = (struct tg_observer) { .user = r, .on_tensor_set = on_tensor_set, .on_tensor_get = on_tensor_get };
+        r->host_obs = (struct tg_observer) { .user = r, .on_tensor_set = on_tensor_set, .on_tensor_get = on_tensor_get,
+                                             .on_access_error = on_access_error };
         st = tg_observe_attach_global(&r->host_obs);
         if (st != TG_OK) tg_sched_remove_observer(sched, &r->obs);
     }

@@ -37,7 +37,9 @@ struct tg_llama_model {
     int64_t n_tensors;
     size_t  size;
     int64_t n_params;
-    void *  weights_buf;                 // backend buffer wrapping the mapping (when available)
+    void *  weights_buf;                 // backend buffer wrapping the mapping (struct tg_buffer *)
+    struct tg_vocab * vocab;             // NULL when absent/unsupported (vocab_error says why)
+    char    vocab_error[256];
 };
 
 // The KV cache: one K and one V tensor per layer, zeroed at creation.

@@ -1,6 +1,7 @@
 // model.c - loading a llama GGUF model: hyper-parameters from the llama.*
 // keys, weights validated (presence, shape, type) and used in place.
 #include "llama-impl.h"
+#include "tg/vocab.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -248,6 +249,9 @@ struct tg_llama_model * tg_llama_model_load(const char * path, const struct tg_l
     if (m->bos >= m->hparams.n_vocab) m->bos = -1;
     if (m->eos >= m->hparams.n_vocab) m->eos = -1;
     if (tg_llama_model_place_weights(m) != TG_OK) goto fail;
+    m->vocab = tg_vocab_load(m->gguf);  // optional: decode works on ids without it
+    if (!m->vocab) snprintf(m->vocab_error, sizeof m->vocab_error, "%s: %s", path, tg_last_error());
+    tg_clear_error();
     return m;
 fail:
     tg_llama_model_free(m);
@@ -257,6 +261,7 @@ fail:
 void tg_llama_model_free(struct tg_llama_model * m) {
     if (!m) return;
     tg_llama_model_release_weights(m);
+    tg_vocab_free(m->vocab);
     tg_context_free(m->ctx_w);
     tg_gguf_close(m->gguf);
     free(m->layers);
@@ -271,6 +276,12 @@ int64_t tg_llama_model_n_params(const struct tg_llama_model * m) { return m->n_p
 int32_t tg_llama_model_bos(const struct tg_llama_model * m) { return m->bos; }
 int32_t tg_llama_model_eos(const struct tg_llama_model * m) { return m->eos; }
 enum tg_type tg_llama_model_weight_type(const struct tg_llama_model * m) { return m->layers[0].wq->type; }
+
+const struct tg_vocab * tg_llama_model_vocab(const struct tg_llama_model * m) {
+    if (!m) return NULL;
+    if (!m->vocab) tg_error(TG_ERR_UNSUPPORTED, "%s", m->vocab_error[0] ? m->vocab_error : "model has no vocabulary");
+    return m->vocab;
+}
 
 struct tg_tensor * tg_llama_model_tensor(const struct tg_llama_model * m, const char * name) {
     return m && name ? tg_context_get_tensor(m->ctx_w, name) : NULL;

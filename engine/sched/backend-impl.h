@@ -17,6 +17,8 @@ struct tg_device * tg_blas_device(void);
 extern int tg_obs_n_global;
 extern struct tg_observer tg_obs_global[TG_OBSERVE_MAX];
 
+// Reports a refused host access (no memory) to the global observers.
+void tg_obs_emit_access_error(enum tg_obs_io_what what, const struct tg_tensor * t, size_t offset, size_t size);
 void tg_obs_emit_io(enum tg_obs_io_what what, const struct tg_tensor * t, const struct tg_buffer * buf,
                     size_t offset, size_t size, const void * data);
 

@@ -190,9 +190,17 @@ static enum tg_status check_access(const struct tg_tensor * t, const char * what
     return TG_OK;
 }
 
+// A refused access of a tensor without memory is reported (unallocated use).
+static enum tg_status access_failed(enum tg_status st, enum tg_obs_io_what what, const struct tg_tensor * t,
+                                    size_t offset, size_t size) {
+    if (st == TG_ERR_NO_BUFFER && t && __builtin_expect(tg_obs_n_global != 0, 0))
+        tg_obs_emit_access_error(what, t, offset, size);
+    return st;
+}
+
 enum tg_status tg_backend_tensor_set(struct tg_tensor * t, const void * data, size_t offset, size_t size) {
     enum tg_status st = check_access(t, "tg_backend_tensor_set", offset, size);
-    if (st != TG_OK) return st;
+    if (st != TG_OK) return access_failed(st, TG_OBS_IO_SET, t, offset, size);
     struct tg_buffer * buf = tg_tensor_buffer(t);
     if (size) {
         if (buf && buf->iface.set_tensor) buf->iface.set_tensor(buf, t, data, offset, size);
@@ -204,7 +212,7 @@ enum tg_status tg_backend_tensor_set(struct tg_tensor * t, const void * data, si
 
 enum tg_status tg_backend_tensor_get(const struct tg_tensor * t, void * data, size_t offset, size_t size) {
     enum tg_status st = check_access(t, "tg_backend_tensor_get", offset, size);
-    if (st != TG_OK) return st;
+    if (st != TG_OK) return access_failed(st, TG_OBS_IO_GET, t, offset, size);
     struct tg_buffer * buf = tg_tensor_buffer(t);
     if (size) {
         if (buf && buf->iface.get_tensor) buf->iface.get_tensor(buf, t, data, offset, size);
@@ -216,7 +224,7 @@ enum tg_status tg_backend_tensor_get(const struct tg_tensor * t, void * data, si
 
 enum tg_status tg_backend_tensor_memset(struct tg_tensor * t, uint8_t value, size_t offset, size_t size) {
     enum tg_status st = check_access(t, "tg_backend_tensor_memset", offset, size);
-    if (st != TG_OK) return st;
+    if (st != TG_OK) return access_failed(st, TG_OBS_IO_MEMSET, t, offset, size);
     struct tg_buffer * buf = tg_tensor_buffer(t);
     if (size) {
         if (buf && buf->iface.memset_tensor) buf->iface.memset_tensor(buf, t, value, offset, size);
@@ -229,8 +237,9 @@ enum tg_status tg_backend_tensor_memset(struct tg_tensor * t, uint8_t value, siz
 enum tg_status tg_backend_tensor_copy(const struct tg_tensor * src, struct tg_tensor * dst) {
     char la[64], lb[64];
     enum tg_status st = check_access(src, "tg_backend_tensor_copy (source)", 0, 0);
-    if (st == TG_OK) st = check_access(dst, "tg_backend_tensor_copy (destination)", 0, 0);
-    if (st != TG_OK) return st;
+    if (st != TG_OK) return access_failed(st, TG_OBS_IO_GET, src, 0, 0);
+    st = check_access(dst, "tg_backend_tensor_copy (destination)", 0, 0);
+    if (st != TG_OK) return access_failed(st, TG_OBS_IO_COPY, dst, 0, 0);
     size_t n = tg_nbytes(src);
     if (n != tg_nbytes(dst))
         return tg_error(TG_ERR_SHAPE, "tg_backend_tensor_copy: %s has %zu bytes, %s has %zu",

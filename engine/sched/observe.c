@@ -53,6 +53,15 @@ void tg_obs_emit_io(enum tg_obs_io_what what, const struct tg_tensor * t, const 
     }
 }
 
+void tg_obs_emit_access_error(enum tg_obs_io_what what, const struct tg_tensor * t, size_t offset, size_t size) {
+    struct tg_obs_tensor_io ev = {
+        .what = what, .tensor = t, .buffer = NULL, .offset = offset, .size = size, .data = NULL,
+        .t_ns = tg_observe_now_ns(),
+    };
+    for (int i = 0; i < tg_obs_n_global; i++)
+        if (tg_obs_global[i].on_access_error) tg_obs_global[i].on_access_error(&ev, tg_obs_global[i].user);
+}
+
 void tg_observe_marker(struct tg_sched * sched, const char * name, const char * fmt, ...) {
     if (tg_obs_n_global == 0 && (!sched || sched->n_obs == 0)) return;
     char text[512] = "";

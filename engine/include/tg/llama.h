@@ -77,6 +77,12 @@ size_t  tg_llama_model_size(const struct tg_llama_model * model);
 int64_t tg_llama_model_n_params(const struct tg_llama_model * model);
 // Type of most matrices ("ftype" summary: the type of blk.0.attn_q.weight).
 enum tg_type tg_llama_model_weight_type(const struct tg_llama_model * model);
+// The model's vocabulary and tokenizer (tg/vocab.h), loaded with the model
+// from its tokenizer.* keys; owned by the model. NULL when the file has none
+// or its tokenizer is not supported (tg_last_error() then says why; token
+// ids still work with decode).
+struct tg_vocab;
+const struct tg_vocab * tg_llama_model_vocab(const struct tg_llama_model * model);
 // Special tokens from the GGUF keys (-1 when absent).
 int32_t tg_llama_model_bos(const struct tg_llama_model * model);
 int32_t tg_llama_model_eos(const struct tg_llama_model * model);

@@ -127,6 +127,10 @@ struct tg_observer {
     void (*on_tensor_set)(const struct tg_obs_tensor_io * ev, void * user);
     void (*on_tensor_get)(const struct tg_obs_tensor_io * ev, void * user);
     void (*on_marker)(const struct tg_obs_marker * ev, void * user);
+    // A host access (tg_backend_tensor_set/get/memset/copy) refused because
+    // the tensor has no memory (TG_ERR_NO_BUFFER): ev->buffer and ev->data
+    // are NULL; tg_last_error() holds the engine's explanation. Global only.
+    void (*on_access_error)(const struct tg_obs_tensor_io * ev, void * user);
 };
 
 #define TG_OBSERVE_MAX 8
