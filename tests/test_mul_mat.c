@@ -244,6 +244,36 @@ static void test_types_and_layouts(void) {
     }
 }
 
+// Random shapes, types, layouts, broadcasts and thread counts (quiet checks,
+// one summary line).
+static void test_random_sweep(void) {
+    uint64_t pick = 0x9E3779B97F4A7C15ULL;
+    int ok = 0, total = 0;
+    for (int t = 0; t < 60; t++) {
+        pick = pick * 6364136223846793005ULL + 1442695040888963407ULL;
+        const uint32_t r = (uint32_t) (pick >> 32);
+        struct mm_case c;
+        c.wt = wtypes[r % 5];
+        c.bt = btypes[(r / 5) % 3];
+        c.k = is_quant(c.wt) ? 32 * (1 + (int64_t) ((r / 15) % 8)) : 1 + (int64_t) ((r / 15) % 200);
+        c.m = 1 + (int64_t) ((r / 3000) % 40);
+        c.n = 1 + (int64_t) ((r / 120000) % 30);
+        c.p = 1 + (int64_t) ((r >> 20) & 1);
+        c.q = 1;
+        c.r = c.p * (1 + (int64_t) ((r >> 21) & 1));
+        c.s = 1 + (int64_t) ((r >> 22) & 1);
+        c.layout = (int) ((r >> 23) % 3);
+        c.pad = (r >> 25) & 1;
+        const int nth = 1 + (int) ((r >> 26) % 4);
+        float * out = check_case(&c, nth, false);   // prints only on failure
+        total++;
+        ok += out != NULL && tg_check_failures() == 0;
+        free(out);
+    }
+    CHECK(ok == total, "MUL_MAT random sweep: %d of %d cases (types, k 1..200, m, n, broadcast, layouts, 1..4 threads) within 1e-9",
+          ok, total);
+}
+
 // Quantized weights against unrounded f32 activations: the activation
 // quantization error stays small.
 static void test_quant_end_to_end(void) {
@@ -480,6 +510,7 @@ int main(void) {
     tg_cpu_set_task_grain(1);   // small shapes still use every thread asked for
     test_supported();
     test_types_and_layouts();
+    test_random_sweep();
     test_quant_end_to_end();
     test_levels_and_threads();
     test_dots_match_tiles();
