@@ -132,7 +132,7 @@ uint64_t rec_root_uid(const struct tg_tensor * t) {
 
 static void fill_tensor(struct tg_trace_tensor * o, const struct rec_sched * s, const struct tg_tensor * t) {
     memset(o, 0, sizeof(*o));
-    snprintf(o->name, sizeof(o->name), "%s", t->name);
+    memcpy(o->name, t->name, strnlen(t->name, sizeof(o->name) - 1));   // (zeroed: stays terminated)
     o->uid = (uint64_t) (uintptr_t) t;
     for (int d = 0; d < 4; d++) { o->ne[d] = t->ne[d]; o->nb[d] = t->nb[d]; }
     memcpy(o->op_params, t->op_params, sizeof(o->op_params));

@@ -216,12 +216,25 @@ static void record_skipped(struct tg_trace_recorder * r, struct rec_sched * s, i
     s->next_node = end;
 }
 
+// View nodes (no computation: the backends skip them) right after node i.
+static int views_after(const struct rec_sched * s, int i) {
+    int j = i + 1;
+    while (s->graph && j < s->graph->n_nodes && (s->graph->nodes[j]->op == TG_OP_NONE || tg_op_is_view(s->graph->nodes[j]->op)))
+        j++;
+    return j;
+}
+
 static void node_end(struct tg_trace_recorder * r, const struct tg_obs_node_event * ev) {
     struct rec_sched * s = rec_sched_state(r, ev->sched, ev->sched_id);
     if (!s || !ev->node) return;
     record_skipped(r, s, ev->index);   // normally done at its begin already
+    if (ev->index < s->next_node) return;   // a view recorded with the node before it
+    // the node and the views that follow it (their sources are final now): one write(2)
+    tg_trace_writer_batch_begin(r->w);
     record_eval(r, s, ev->node, ev->index, ev->split, ev->backend, s->t_node_begin, ev->t_ns);
-    if (ev->index + 1 > s->next_node) s->next_node = ev->index + 1;
+    s->next_node = ev->index + 1;
+    record_skipped(r, s, views_after(s, ev->index));
+    tg_trace_writer_batch_end(r->w);
 }
 
 static void on_node_end(const struct tg_obs_node_event * ev, void * user) {

@@ -17,7 +17,9 @@
 // The engine calls tg_observe_env_hook() when it creates its first scheduler;
 // tgtrace defines it: it attaches a global recorder to every scheduler and
 // closes the file at exit (atexit). A crash (SIGKILL, abort) leaves every
-// complete record readable: each record is written with one write(2).
+// complete record readable: records reach the kernel with write(2) as they
+// are made (a node's EVAL as soon as the node ran; records made at the same
+// moment, e.g. a node and the view nodes after it, share one write(2)).
 //
 // From code (e.g. `tgdb generate --trace FILE`):
 //
