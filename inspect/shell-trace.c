@@ -360,27 +360,18 @@ int shell_cmd_print(struct shell * sh, int argc, char ** argv) {
     if (ci < 0) ci = tg_trace_find_contents(sh->tr, gr.graph_id, ti, UINT32_MAX);
     struct tg_trace_contents c;
     if (ci >= 0 && tg_trace_get_contents(sh->tr, ci, &c)) {
-        const struct tg_type_traits * tt = tg_type_traits((enum tg_type) c.type);
-        int64_t n = c.ne[0] * c.ne[1] * c.ne[2] * c.ne[3];
-        void * raw = malloc(c.raw_size ? c.raw_size : 1);
-        float * v = malloc(sizeof(float) * (size_t) (n > 0 ? n : 1));
+        int64_t n = 0;
+        float * v = tg_trace_contents_f32(sh->tr, ci, &n);
+        if (!v) return shell_err(sh, "%s", tg_last_error());
+        int64_t lo = 0, hi = n < 16 ? n : 16;
+        char err[160];
         int rc = 0;
-        if (!raw || !v) rc = shell_err(sh, "out of memory");
-        else if (tg_trace_read_contents(sh->tr, ci, raw, c.raw_size) != TG_OK) rc = shell_err(sh, "%s", tg_last_error());
+        if (slice && !shell_parse_slice(slice, c.ne, &lo, &hi, err, sizeof(err))) rc = shell_err(sh, "%s", err);
         else {
-            if (c.type == TG_TYPE_F32) memcpy(v, raw, sizeof(float) * (size_t) n);
-            else if (c.type == TG_TYPE_I32) for (int64_t k = 0; k < n; k++) v[k] = (float) ((int32_t *) raw)[k];
-            else if (tt && tt->to_float) tt->to_float(raw, v, n);
-            int64_t lo = 0, hi = n < 16 ? n : 16;
-            char err[160];
-            if (slice && !shell_parse_slice(slice, c.ne, &lo, &hi, err, sizeof(err))) rc = shell_err(sh, "%s", err);
-            else {
-                printf("  contents (recorded, compute %u):", c.compute_seq);
-                print_values(v, c.ne, lo, hi);
-                if (!slice && n > hi) printf("  ... %lld more (print %s [a:b])\n", (long long) (n - hi), t.name);
-            }
+            printf("  contents (recorded, compute %u):", c.compute_seq);
+            print_values(v, c.ne, lo, hi);
+            if (!slice && n > hi) printf("  ... %lld more (print %s [a:b])\n", (long long) (n - hi), t.name);
         }
-        free(raw);
         free(v);
         return rc;
     }

@@ -165,27 +165,10 @@ static bool same_key(const struct dnode * x, const struct dnode * y) {
     return strcmp(x->name, y->name) == 0 && strcmp(x->op, y->op) == 0 && memcmp(x->ne, y->ne, sizeof(x->ne)) == 0;
 }
 
-// Decodes contents of (graph_id, node) into a new float array; NULL if none.
+// Contents of (graph_id, node) as floats (malloc'd), NULL if none recorded.
 static float * load_contents(struct tg_trace * tr, uint32_t graph_id, int node, int64_t * n) {
     int ci = tg_trace_find_contents(tr, graph_id, node, UINT32_MAX);
-    struct tg_trace_contents c;
-    if (ci < 0 || !tg_trace_get_contents(tr, ci, &c)) return NULL;
-    const struct tg_type_traits * tt = tg_type_traits((enum tg_type) c.type);
-    int64_t ne = c.ne[0] * c.ne[1] * c.ne[2] * c.ne[3];
-    if (!tt || ne <= 0 || c.raw_size > ((uint64_t) 1 << 33)) return NULL;
-    void * raw = malloc(c.raw_size ? c.raw_size : 1);
-    float * out = malloc(sizeof(float) * (size_t) ne);
-    bool ok = raw && out && tg_trace_read_contents(tr, ci, raw, c.raw_size) == TG_OK;
-    if (ok) {
-        if (c.type == TG_TYPE_F32) memcpy(out, raw, sizeof(float) * (size_t) ne);
-        else if (c.type == TG_TYPE_I32) for (int64_t k = 0; k < ne; k++) out[k] = (float) ((int32_t *) raw)[k];
-        else if (tt->to_float && ne % tt->blck_size == 0) tt->to_float(raw, out, ne);
-        else ok = false;
-    }
-    free(raw);
-    if (!ok) { free(out); return NULL; }
-    *n = ne;
-    return out;
+    return ci < 0 ? NULL : tg_trace_contents_f32(tr, ci, n);
 }
 
 static void compare(const struct tg_diff_side * A, const struct tg_diff_side * B, uint32_t ga, uint32_t gb,

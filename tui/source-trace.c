@@ -169,19 +169,9 @@ static bool load_contents(struct trace_src * s, int g, int i) {
     struct tg_trace_graph gr;
     if (!tg_trace_get_graph(s->tr, g, &gr)) return false;
     int ci = tg_trace_find_contents(s->tr, gr.graph_id, i, UINT32_MAX);
-    struct tg_trace_contents c;
-    if (ci < 0 || !tg_trace_get_contents(s->tr, ci, &c)) return false;
-    const struct tg_type_traits * tt = tg_type_traits((enum tg_type) c.type);
-    int64_t n = c.ne[0] * c.ne[1] * c.ne[2] * c.ne[3];
-    if (!tt || n <= 0 || c.raw_size > ((uint64_t) 1 << 34)) return false;
-    void * raw = malloc(c.raw_size ? c.raw_size : 1);
-    float * f = malloc(sizeof(float) * (size_t) n);
-    if (!raw || !f || tg_trace_read_contents(s->tr, ci, raw, c.raw_size) != TG_OK) { free(raw); free(f); return false; }
-    if (c.type == TG_TYPE_F32) memcpy(f, raw, sizeof(float) * (size_t) n);
-    else if (c.type == TG_TYPE_I32) for (int64_t k = 0; k < n; k++) f[k] = (float) ((const int32_t *) raw)[k];
-    else if (tt->to_float && n % tt->blck_size == 0) tt->to_float(raw, f, n);
-    else { free(raw); free(f); return false; }
-    free(raw);
+    int64_t n = 0;
+    float * f = ci >= 0 ? tg_trace_contents_f32(s->tr, ci, &n) : NULL;
+    if (!f) return false;
     free(s->cache);
     s->cache = f;
     s->cache_n = n;

@@ -146,6 +146,10 @@ int  tg_trace_find_contents(struct tg_trace * tr, uint32_t graph_id, int node, u
 // checksum and the content hash. TG_OK, TG_ERR_INVALID_ARG (cap too small,
 // bad i) or TG_ERR_FORMAT (corrupt data), last error set.
 enum tg_status tg_trace_read_contents(const struct tg_trace * tr, int i, void * dst, size_t cap);
+// Contents i decoded and converted to float, elements in logical order
+// (*n_out of them): a malloc'd array the caller frees, or NULL + last error
+// (corrupt data, a type with no float conversion, out of memory).
+float * tg_trace_contents_f32(const struct tg_trace * tr, int i, int64_t * n_out);
 
 // ---- host accesses, markers, events ---------------------------------------
 int  tg_trace_n_hosts(const struct tg_trace * tr);
