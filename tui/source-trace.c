@@ -14,7 +14,7 @@ struct trace_src {
     // one decoded contents cache (graph, node) -> floats
     int cache_gi, cache_node;
     float * cache;
-    int64_t cache_n;
+    int64_t cache_first, cache_n;   // elements [cache_first, cache_first + cache_n)
     uint32_t * stale;           // per graph: bitset of nodes involved in stale reads (optional)
 };
 
@@ -163,17 +163,40 @@ static bool src_buffer(void * ctx, int g, int i, struct tg_tui_buffer * out) {
     return true;
 }
 
-// Decodes node i's recorded contents into the float cache.
-static bool load_contents(struct trace_src * s, int g, int i) {
-    if (s->cache && s->cache_gi == g && s->cache_node == i) return true;
+#define WHOLE_MAX ((uint64_t) 64 << 20)   // contents up to this size are decoded whole
+#define WINDOW    ((int64_t) 1 << 20)     // elements per window for bigger ones
+
+// Makes element `first` of node i's recorded contents available in the float
+// cache: small tensors are decoded whole; big ones (gigabytes) a window at a
+// time, read by byte range with bounded memory.
+static bool load_contents(struct trace_src * s, int g, int i, int64_t first) {
+    if (s->cache && s->cache_gi == g && s->cache_node == i && first >= s->cache_first && first < s->cache_first + s->cache_n) return true;
     struct tg_trace_graph gr;
+    struct tg_trace_contents c;
     if (!tg_trace_get_graph(s->tr, g, &gr)) return false;
     int ci = tg_trace_find_contents(s->tr, gr.graph_id, i, UINT32_MAX);
-    int64_t n = 0;
-    float * f = ci >= 0 ? tg_trace_contents_f32(s->tr, ci, &n) : NULL;
+    if (ci < 0 || !tg_trace_get_contents(s->tr, ci, &c)) return false;
+    int64_t total = c.ne[0] * c.ne[1] * c.ne[2] * c.ne[3], n = 0, w0 = 0;
+    float * f = NULL;
+    if (c.raw_size <= WHOLE_MAX) {
+        f = tg_trace_contents_f32(s->tr, ci, &n);
+    } else {
+        const struct tg_type_traits * tt = tg_type_traits((enum tg_type) c.type);
+        if (!tt || !tt->to_float || first < 0 || first >= total) return false;
+        w0 = first / WINDOW * WINDOW;                         // windows are block aligned
+        n = total - w0 < WINDOW ? total - w0 : WINDOW;
+        size_t bytes = (size_t) (n / tt->blck_size) * tt->type_size;
+        void * raw = malloc(bytes);
+        f = malloc(sizeof(float) * (size_t) n);
+        uint64_t off = (uint64_t) (w0 / tt->blck_size) * tt->type_size;
+        if (!raw || !f || tg_trace_read_contents_range(s->tr, ci, off, raw, bytes) != TG_OK) { free(raw); free(f); return false; }
+        tt->to_float(raw, f, n);
+        free(raw);
+    }
     if (!f) return false;
     free(s->cache);
     s->cache = f;
+    s->cache_first = w0;
     s->cache_n = n;
     s->cache_gi = g;
     s->cache_node = i;
@@ -182,9 +205,10 @@ static bool load_contents(struct trace_src * s, int g, int i) {
 
 static int64_t src_read(void * ctx, int g, int i, int64_t first, int64_t n, float * out) {
     struct trace_src * s = ctx;
-    if (!load_contents(s, g, i) || first < 0 || first >= s->cache_n) return 0;
-    if (n > s->cache_n - first) n = s->cache_n - first;
-    memcpy(out, s->cache + first, sizeof(float) * (size_t) n);
+    if (!load_contents(s, g, i, first) || first < s->cache_first || first >= s->cache_first + s->cache_n) return 0;
+    int64_t avail = s->cache_first + s->cache_n - first;
+    if (n > avail) n = avail;   // the caller asks again for the rest
+    memcpy(out, s->cache + (first - s->cache_first), sizeof(float) * (size_t) n);
     return n;
 }
 

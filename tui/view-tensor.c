@@ -64,8 +64,9 @@ static void tensor_row(struct tui_view * v, int row, struct tui_line * l) {
     int64_t n = ncols - p->col0 < nc ? ncols - p->col0 : nc;
     if (n > 256) n = 256;
     bool ok = true;
-    if (p->dcol == 0 && p->drow != 0) {  // a run of consecutive elements: one read
-        ok = o->read(v->tui->src->ctx, p->graph, p->node, logical_index(p, row, p->col0), n, vals) == n;
+    if (p->dcol == 0 && p->drow != 0) {  // a run of consecutive elements (a source may return it in parts)
+        for (int64_t got = 0, k; got < n && ok; got += k)
+            ok = (k = o->read(v->tui->src->ctx, p->graph, p->node, logical_index(p, row, p->col0) + got, n - got, vals + got)) > 0;
     } else {
         for (int64_t c = 0; c < n && ok; c++)
             ok = o->read(v->tui->src->ctx, p->graph, p->node, logical_index(p, row, p->col0 + c), 1, &vals[c]) == 1;

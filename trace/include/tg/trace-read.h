@@ -150,6 +150,10 @@ enum tg_status tg_trace_read_contents(const struct tg_trace * tr, int i, void * 
 // (*n_out of them): a malloc'd array the caller frees, or NULL + last error
 // (corrupt data, a type with no float conversion, out of memory).
 float * tg_trace_contents_f32(const struct tg_trace * tr, int i, int64_t * n_out);
+// Bytes [off, off + n) of contents i decoded (elements in logical order, own
+// type) into dst, with bounded memory whatever the tensor's size (zstd frames
+// are streamed; raw ones copied). TG_OK, or TG_ERR_INVALID_ARG / TG_ERR_FORMAT.
+enum tg_status tg_trace_read_contents_range(const struct tg_trace * tr, int i, uint64_t off, void * dst, size_t n);
 
 // ---- host accesses, markers, events ---------------------------------------
 int  tg_trace_n_hosts(const struct tg_trace * tr);

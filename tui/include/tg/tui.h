@@ -96,9 +96,10 @@ struct tg_tui_source_ops {
     bool (*split)(void * ctx, int g, int i, struct tg_tui_split * out);
     int  (*n_buffers)(void * ctx, int g);
     bool (*buffer)(void * ctx, int g, int i, struct tg_tui_buffer * out);
-    // Reads n elements (logical order, converted to float) of node i's
+    // Reads up to n elements (logical order, converted to float) of node i's
     // contents starting at element `first`. Returns the number read (0 if
-    // none are recorded). Never loads the whole tensor.
+    // none are recorded; fewer than n at a paging boundary: ask again).
+    // Never loads a big tensor whole.
     int64_t (*read)(void * ctx, int g, int i, int64_t first, int64_t n, float * out);
     // Tensors whose bytes overlapped node i's before/after it (memory sharing),
     // written as text lines into buf. Optional.
