@@ -197,7 +197,8 @@ static void history_open(void) {
     else if (home) snprintf(history_path, sizeof(history_path), "%s/.tgdb_history", home);
     using_history();
     stifle_history(2000);
-    if (history_path[0]) read_history(history_path);
+    // append_history() needs the file to exist: create it on first use
+    if (history_path[0] && read_history(history_path) != 0) write_history(history_path);
 }
 
 static void run_interactive(struct shell * sh) {

@@ -85,6 +85,13 @@ check 200x60-open
 keys Enter;                      check 200x60-detail
 keys q m;                        check 200x60-memory
 
+# names with control characters and invalid UTF-8 are shown escaped
+"$MK" "$work/weird.tgt" --weird
+start 80 24 weird.tgt
+for i in $(seq 1 100); do tmux -L "$sock" capture-pane -p -t t | grep -qF 'bad\x01name\xFF' && break; sleep 0.05; done
+if tmux -L "$sock" capture-pane -p -t t | grep -qF 'bad\x01name\xFF'; then echo "ok   a name with a control byte and invalid UTF-8 is shown escaped"; pass=$((pass + 1));
+else echo "FAIL escaped name:"; tmux -L "$sock" capture-pane -p -t t | head -5; fail=$((fail + 1)); fi
+
 # live mode: step through the first layer of the sample model, print a tensor
 if "$B/samples/make-model" --preset tiny -o "$work/tiny.gguf" > /dev/null 2>&1; then
     start 100 30 -m tiny.gguf -p Hello

@@ -28,16 +28,17 @@ static int op_id(const char * name) {
 int main(int argc, char ** argv) {
     const char * out = NULL;
     int n_nodes = 64, n_graphs = 2, variant = 0;
-    bool nan = false;
+    bool nan = false, weird = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--nodes") && i + 1 < argc) n_nodes = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--graphs") && i + 1 < argc) n_graphs = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--variant") && i + 1 < argc) variant = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--nan")) nan = true;
+        else if (!strcmp(argv[i], "--weird")) weird = true;  // a node name with a control byte and invalid UTF-8
         else if (!out) out = argv[i];
         else { fprintf(stderr, "mktrace: unexpected argument '%s'\n", argv[i]); return 1; }
     }
-    if (!out || n_nodes < 4 || n_graphs < 1) { fprintf(stderr, "usage: mktrace OUT [--nodes N>=4] [--graphs G] [--nan] [--variant K]\n"); return 1; }
+    if (!out || n_nodes < 4 || n_graphs < 1) { fprintf(stderr, "usage: mktrace OUT [--nodes N>=4] [--graphs G] [--nan] [--weird] [--variant K]\n"); return 1; }
     struct tg_trace_writer * w = tg_trace_writer_open(out);
     if (!w) { fprintf(stderr, "mktrace: %s\n", tg_last_error()); return 1; }
     const char * op_names[TG_OP_COUNT], * type_names[TG_TYPE_COUNT];
@@ -78,6 +79,7 @@ int main(int argc, char ** argv) {
                 int k = (i - 1) % PER_LAYER, layer = (i - 1) / PER_LAYER;
                 snprintf(x->name, sizeof(x->name), "%s-%d", layer_ops[k][0], layer);
                 if (variant == 1 && i == n_nodes / 2) snprintf(x->name, sizeof(x->name), "inserted-%d", i);
+                if (weird && i == 1) snprintf(x->name, sizeof(x->name), "bad\x01name\xff\xfe-0");
                 x->op = op_id(layer_ops[k][1]);
                 x->src[0] = i - 1;
                 if (x->op == op_id("MUL_MAT")) x->src[1] = n_nodes;  // weight leaf (shape kept simple)
