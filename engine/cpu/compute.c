@@ -235,6 +235,8 @@ struct node_plan {
     int index;
     bool sync_before;   // all threads meet before the node (after thread 0's before hook)
     bool sync_after;    // all threads meet after the node
+    bool hooks_in_sync; // with hooks: thread 0 runs after(this) [and before(next)] inside sync_after
+    bool before_done;   // before(this) already ran inside the previous node's sync
 };
 
 struct graph_plan {
@@ -254,11 +256,47 @@ static bool plan_syncs(struct graph_plan * pl) {
         struct node_plan * np = &pl->nodes[k];
         const bool multi = np->nth > 1;
         const bool next_multi = k + 1 < pl->n && pl->nodes[k + 1].nth > 1;
-        np->sync_before = pl->hooks && multi;
+        const bool prev_multi = k > 0 && pl->nodes[k - 1].nth > 1;
+        // With hooks, thread 0 runs after(k) and, when node k+1 is also
+        // multi-threaded, before(k+1) while the others wait in the one sync
+        // after node k: they start k+1 only once the hooks are done (a hook
+        // may read node k's memory, which k+1 may overwrite in place).
+        np->hooks_in_sync = pl->hooks && multi;
+        np->before_done = pl->hooks && multi && prev_multi;
+        np->sync_before = pl->hooks && multi && !prev_multi;
         np->sync_after = multi || (!pl->hooks && next_multi);
         any_multi |= multi;
     }
     return any_multi;
+}
+
+// Every thread walks the same schedule of syncs. Thread 0 alone decides to
+// stop (a hook said so, or a kernel failed): it then skips work but keeps to
+// the schedule until the next sync, after which every thread leaves.
+// Thread 0's hook work inside a sync (tg_cpu_pool_sync_master).
+struct hook_step {
+    struct graph_plan * pl;
+    struct tg_cpu_pool * pool;
+    int k;            // the node just computed
+    bool stopping;    // in/out: thread 0's stop decision
+};
+
+static void hooks_between(void * arg) {
+    struct hook_step * h = arg;
+    struct graph_plan * pl = h->pl;
+    const struct tg_cpu_hooks * hooks = pl->hooks;
+    if (h->stopping) return;
+    if (atomic_load(&h->pool->err_set)) { h->stopping = true; atomic_store(&h->pool->stop_request, 1); return; }
+    const struct node_plan * np = &pl->nodes[h->k];
+    if (hooks->after) hooks->after(np->node, np->index, hooks->user);
+    if (h->k + 1 < pl->n && pl->nodes[h->k + 1].before_done && hooks->before) {
+        const struct node_plan * nx = &pl->nodes[h->k + 1];
+        if (!hooks->before(nx->node, nx->index, hooks->user)) {
+            pl->stopped_at = nx->index;
+            h->stopping = true;
+            atomic_store(&h->pool->stop_request, 1);
+        }
+    }
 }
 
 // Every thread walks the same schedule of syncs. Thread 0 alone decides to
@@ -269,23 +307,28 @@ static void graph_job(struct tg_cpu_pool * pool, void * job, int ith) {
     const int n = pl->n;
     const struct tg_cpu_hooks * hooks = pl->hooks;
     struct tg_cpu_params prm = { .ith = ith, .nth = 1, .wdata = pool->wdata, .wsize = pool->wsize, .pool = pool };
-    bool stopping = false;   // thread 0 only
+    struct hook_step hs = { pl, pool, 0, false };   // hs.stopping: thread 0 only
     for (int k = 0; k < n; k++) {
         const struct node_plan * np = &pl->nodes[k];
-        if (ith == 0 && !stopping && hooks && hooks->before && !hooks->before(np->node, np->index, hooks->user)) {
+        if (ith == 0 && !hs.stopping && hooks && hooks->before && !np->before_done && !hooks->before(np->node, np->index, hooks->user)) {
             pl->stopped_at = np->index;
-            stopping = true;
+            hs.stopping = true;
             atomic_store(&pool->stop_request, 1);
         }
         if (np->sync_before && tg_cpu_pool_sync(pool)) break;
-        if (!stopping && ith < np->nth) {
+        if (!hs.stopping && ith < np->nth) {
             prm.nth = np->nth;
             np->fn(&prm, np->node);
         }
-        if (np->sync_after && tg_cpu_pool_sync(pool)) break;
-        if (ith == 0 && !stopping) {
+        if (np->sync_after) {
+            bool stop;
+            if (ith == 0 && np->hooks_in_sync) { hs.k = k; stop = tg_cpu_pool_sync_master(pool, hooks_between, &hs); }
+            else stop = tg_cpu_pool_sync(pool);
+            if (stop) break;
+        }
+        if (ith == 0 && !hs.stopping && !np->hooks_in_sync) {
             if (atomic_load(&pool->err_set)) {
-                stopping = true;
+                hs.stopping = true;
                 atomic_store(&pool->stop_request, 1);
             } else if (hooks && hooks->after) {
                 hooks->after(np->node, np->index, hooks->user);
@@ -317,7 +360,7 @@ static enum tg_status make_plan(struct tg_cpu_pool * pool, struct tg_graph * g, 
         int nth = t < pool->n_threads ? (int) (t < 1 ? 1 : t) : pool->n_threads;
         size_t ws = d->wsize ? d->wsize(node, nth) : 0;
         if (ws > *wsize) *wsize = ws;
-        pl->nodes[pl->n++] = (struct node_plan) { node, d->fn, nth, i, false, false };
+        pl->nodes[pl->n++] = (struct node_plan) { .node = node, .fn = d->fn, .nth = nth, .index = i };
     }
     return TG_OK;
 }

@@ -47,6 +47,10 @@ struct tg_cpu_pool {
 // Barrier of all the pool's threads between nodes; returns true when a stop
 // was requested before it (every thread gets the same answer).
 bool tg_cpu_pool_sync(struct tg_cpu_pool * pool);
+// The same sync for thread 0 when it has work to do while the others wait:
+// it waits until every other thread has arrived, runs fn(arg) (which may set
+// pool->stop_request), then releases them. One meeting instead of two.
+bool tg_cpu_pool_sync_master(struct tg_cpu_pool * pool, void (*fn)(void *), void * arg);
 
 bool tg_cpu_pool_reserve(struct tg_cpu_pool * pool, size_t size);
 void tg_cpu_pool_run(struct tg_cpu_pool * pool, tg_cpu_job_fn fn, void * job, bool all_threads);

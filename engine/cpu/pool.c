@@ -88,6 +88,19 @@ bool tg_cpu_pool_sync(struct tg_cpu_pool * pool) {
     return atomic_load(&pool->stop_latched) != 0;
 }
 
+bool tg_cpu_pool_sync_master(struct tg_cpu_pool * pool, void (*fn)(void *), void * arg) {
+    struct tg_cpu_bar * b = &pool->graph_bar;
+    const int n = pool->run_threads;
+    // wait for the n - 1 others (they arrive through barrier_wait and wait there)
+    for (int i = 0; n > 1 && atomic_load_explicit(&b->arrived, memory_order_acquire) < n - 1; i++) {
+        if (i < TG_SPIN_ITERS) TG_PAUSE(); else sched_yield();
+    }
+    fn(arg);
+    // arrive last: latch and release
+    barrier_wait(b, n, latch_stop, pool);
+    return atomic_load(&pool->stop_latched) != 0;
+}
+
 void tg_cpu_barrier(const struct tg_cpu_params * p) {
     if (p->nth <= 1) return;
     tg_cpu_barrier_wait(&p->pool->node_bar, p->nth);
