@@ -17,15 +17,6 @@ TG_CLI_COMMAND(bench,
     "bench -m MODEL [-p N_PROMPT] [-n N_GEN] [-t THREADS] [-r REPS] [--ctk f16|f32] [--device LIST] [--trace FILE] [--trace-dump PATTERN]",
     "measure prompt processing (pp) and generation (tg) speed in tokens/s")
 
-static bool parse_i(const char * s, long lo, long hi, int * out) {
-    char * end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || *end || end == s || v < lo || v > hi) return false;
-    *out = (int) v;
-    return true;
-}
-
 static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -68,10 +59,10 @@ static int cmd_bench(int argc, char ** argv) {
         const char * v = argv[++i];
         bool ok = true;
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) model_path = v;
-        else if (!strcmp(a, "-p") || !strcmp(a, "--n-prompt")) ok = parse_i(v, 0, 1 << 16, &n_prompt);
-        else if (!strcmp(a, "-n") || !strcmp(a, "--n-gen")) ok = parse_i(v, 0, 1 << 16, &n_gen);
-        else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) ok = parse_i(v, 1, 512, &n_threads);
-        else if (!strcmp(a, "-r") || !strcmp(a, "--repetitions")) ok = parse_i(v, 1, 1000, &reps);
+        else if (!strcmp(a, "-p") || !strcmp(a, "--n-prompt")) ok = tg_cli_parse_int(v, 0, 1 << 16, &n_prompt);
+        else if (!strcmp(a, "-n") || !strcmp(a, "--n-gen")) ok = tg_cli_parse_int(v, 0, 1 << 16, &n_gen);
+        else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) ok = tg_cli_parse_int(v, 1, 512, &n_threads);
+        else if (!strcmp(a, "-r") || !strcmp(a, "--repetitions")) ok = tg_cli_parse_int(v, 1, 1000, &reps);
         else if (!strcmp(a, "--ctk")) { kv_f32 = !strcmp(v, "f32"); ok = kv_f32 || !strcmp(v, "f16"); }
         else if (!strcmp(a, "-dev") || !strcmp(a, "--device")) devices = v;
         else if (!strcmp(a, "--trace")) trace = v;

@@ -28,15 +28,6 @@ struct gen_opts {
     bool json, graph, kv_f32;
 };
 
-static bool parse_i(const char * s, long lo, long hi, int * out) {
-    char * end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || *end || end == s || v < lo || v > hi) return false;
-    *out = (int) v;
-    return true;
-}
-
 static bool parse_f(const char * s, float * out) {
     char * end;
     errno = 0;
@@ -59,11 +50,11 @@ static int parse_gen(int argc, char ** argv, struct gen_opts * o) {
         bool ok = true;
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) o->model = v;
         else if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) o->prompt = v;
-        else if (!strcmp(a, "-n") || !strcmp(a, "--n-predict")) ok = parse_i(v, 0, 1 << 20, &o->n_predict);
-        else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) ok = parse_i(v, 1, 512, &o->n_threads);
-        else if (!strcmp(a, "-c") || !strcmp(a, "--ctx-size")) ok = parse_i(v, 0, 1 << 20, &o->n_ctx);
+        else if (!strcmp(a, "-n") || !strcmp(a, "--n-predict")) ok = tg_cli_parse_int(v, 0, 1 << 20, &o->n_predict);
+        else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) ok = tg_cli_parse_int(v, 1, 512, &o->n_threads);
+        else if (!strcmp(a, "-c") || !strcmp(a, "--ctx-size")) ok = tg_cli_parse_int(v, 0, 1 << 20, &o->n_ctx);
         else if (!strcmp(a, "--temp")) ok = parse_f(v, &o->sp.temp);
-        else if (!strcmp(a, "--top-k")) ok = parse_i(v, 0, 1 << 30, &o->sp.top_k);
+        else if (!strcmp(a, "--top-k")) ok = tg_cli_parse_int(v, 0, 1 << 30, &o->sp.top_k);
         else if (!strcmp(a, "--top-p")) ok = parse_f(v, &o->sp.top_p);
         else if (!strcmp(a, "--min-p")) ok = parse_f(v, &o->sp.min_p);
         else if (!strcmp(a, "--seed")) { char * e; errno = 0; o->sp.seed = strtoull(v, &e, 0); ok = !errno && !*e && e != v; }

@@ -16,15 +16,6 @@ TG_CLI_COMMAND(perplexity,
     "perplexity -m MODEL -f TEXT [-c N_CTX] [-b N_BATCH] [-t THREADS] [--ctk f16|f32] [--device LIST] [--trace FILE] [--trace-dump PATTERN]",
     "perplexity of a text file (llama.cpp's method; result line 'perplexity: X')")
 
-static bool parse_i(const char * s, long lo, long hi, int * out) {
-    char * end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || *end || end == s || v < lo || v > hi) return false;
-    *out = (int) v;
-    return true;
-}
-
 // Reads a whole file into a NUL-terminated buffer; NULL (message printed) on failure.
 static char * read_text(const char * path, size_t * len) {
     FILE * f = fopen(path, "rb");
@@ -65,9 +56,9 @@ static int cmd_perplexity(int argc, char ** argv) {
         bool ok = true;
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) model_path = v;
         else if (!strcmp(a, "-f") || !strcmp(a, "--file")) text_path = v;
-        else if (!strcmp(a, "-c") || !strcmp(a, "--ctx-size")) ok = parse_i(v, 4, 1 << 20, &n_ctx);
-        else if (!strcmp(a, "-b") || !strcmp(a, "--batch-size")) ok = parse_i(v, 1, 1 << 20, &n_batch);
-        else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) ok = parse_i(v, 1, 512, &n_threads);
+        else if (!strcmp(a, "-c") || !strcmp(a, "--ctx-size")) ok = tg_cli_parse_int(v, 4, 1 << 20, &n_ctx);
+        else if (!strcmp(a, "-b") || !strcmp(a, "--batch-size")) ok = tg_cli_parse_int(v, 1, 1 << 20, &n_batch);
+        else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) ok = tg_cli_parse_int(v, 1, 512, &n_threads);
         else if (!strcmp(a, "--ctk")) { kv_f32 = !strcmp(v, "f32"); ok = kv_f32 || !strcmp(v, "f16"); }
         else if (!strcmp(a, "-dev") || !strcmp(a, "--device")) devices = v;
         else if (!strcmp(a, "--trace")) trace = v;

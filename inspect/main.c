@@ -1,7 +1,9 @@
 // main.c - the `tgdb` command: dispatch to self-registered subcommands.
 #include "cli.h"
 
+#include <errno.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -29,6 +31,15 @@ int tg_cli_err(const char * fmt, ...) {
     fputc('\n', stderr);
     va_end(ap);
     return 1;
+}
+
+bool tg_cli_parse_int(const char * s, long lo, long hi, int * out) {
+    char * end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || end == s || v < lo || v > hi) return false;
+    *out = (int) v;
+    return true;
 }
 
 int tg_cli_usage(const char * name) {
