@@ -4,10 +4,13 @@
 #include "trace_sample.h"
 #include "tg/trace-read.h"
 
+#include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static void check_sample(struct tg_trace * tr, const char * how) {
@@ -95,6 +98,85 @@ static void check_sample(struct tg_trace * tr, const char * how) {
     CHECK(st.n_unknown == 1 && st.n_invalid == 0, "%s: one unknown record skipped, none invalid", how);
 }
 
+// Reads a FIFO to its end into memory (the other side of a trace written with write(2)).
+struct fifo_read { const char * path; uint8_t * data; size_t n; };
+
+static void * fifo_reader(void * arg) {
+    struct fifo_read * fr = arg;
+    int fd = open(fr->path, O_RDONLY);
+    if (fd < 0) return NULL;
+    size_t cap = 1 << 16;
+    fr->data = malloc(cap);
+    for (ssize_t k; fr->data && (k = read(fd, fr->data + fr->n, cap - fr->n)) > 0; ) {
+        fr->n += (size_t) k;
+        if (fr->n == cap) fr->data = realloc(fr->data, cap *= 2);
+    }
+    close(fd);
+    return NULL;
+}
+
+// The reserved space a stopped writer leaves: zeros are "not closed", an
+// unfinished record before them is "cut", anything else there is damage.
+static void check_reserved_tail(const char * path) {
+    int n = write_sample_trace(path, false);
+    struct stat sb = {0};
+    stat(path, &sb);
+    CHECK(n == 16 && sb.st_size >= (1 << 20), "a stopped writer leaves its reserved space (%lld bytes)",
+          (long long) sb.st_size);
+    struct tg_trace * tr = tg_trace_open(path);
+    struct tg_trace_status st;
+    if (tr) { tg_trace_get_status(tr, &st); tg_trace_close(tr); }
+    CHECK(tr && st.stop == TG_TRACE_STOP_NONE && st.n_records == 16 && strstr(st.message, "reserved space"),
+          "zeros after the last record: not closed, nothing lost (%s)", tr ? st.message : tg_last_error());
+    uint64_t end = tr ? st.valid_end : 0;
+    // an unfinished record: type and length written, no sync word yet, part of the payload
+    FILE * f = fopen(path, "r+b");
+    uint8_t head[16] = { 0, 0, 0, 0, 11, 0, 0, 0, 40, 0, 0, 0, 7, 7, 7, 7 };
+    fseek(f, (long) end, SEEK_SET);
+    fwrite(head, 1, sizeof(head), f);
+    fclose(f);
+    tr = tg_trace_open(path);
+    if (tr) { tg_trace_get_status(tr, &st); tg_trace_close(tr); }
+    CHECK(tr && st.stop == TG_TRACE_STOP_CUT && st.n_records == 16 && st.stop_offset == end,
+          "an unfinished record before the zeros: cut at offset %llu (%s)", (unsigned long long) end,
+          tr ? st.message : tg_last_error());
+    // a stray byte further on: damage, not a stopped writer
+    f = fopen(path, "r+b");
+    fseek(f, (long) end + 4096, SEEK_SET);
+    fputc(0x5A, f);
+    fclose(f);
+    tr = tg_trace_open(path);
+    if (tr) { tg_trace_get_status(tr, &st); tg_trace_close(tr); }
+    CHECK(tr && st.stop == TG_TRACE_STOP_BAD_SYNC && st.n_records == 16 && strstr(st.message, "damaged"),
+          "a nonzero byte in the reserved space: damaged (%s)", tr ? st.message : tg_last_error());
+    // a clean close gives the reserved space back
+    write_sample_trace(path, true);
+    sb.st_size = -1;
+    stat(path, &sb);
+    CHECK(sb.st_size > 0 && sb.st_size < 8192, "a closed trace ends at its footer (%lld bytes)", (long long) sb.st_size);
+}
+
+// A file that cannot be mapped (a pipe) is written with write(2).
+static void check_fifo(const char * dir) {
+    char fifo[512];
+    snprintf(fifo, sizeof(fifo), "%s/test_trace_format.%d.fifo", dir, (int) getpid());
+    unlink(fifo);
+    if (mkfifo(fifo, 0600) != 0) { CHECK(0, "mkfifo %s", fifo); return; }
+    struct fifo_read fr = { fifo, NULL, 0 };
+    pthread_t th;
+    pthread_create(&th, NULL, fifo_reader, &fr);
+    int n = write_sample_trace(fifo, true);
+    pthread_join(th, NULL);
+    unlink(fifo);
+    struct tg_trace * tr = fr.data ? tg_trace_open_mem(fr.data, fr.n) : NULL;
+    struct tg_trace_status st;
+    if (tr) tg_trace_get_status(tr, &st);
+    CHECK(n == 16 && tr && st.complete && st.indexed && st.n_records == 18, "trace written into a pipe: complete (%zu bytes)",
+          fr.n);
+    if (tr) { check_sample(tr, "pipe"); tg_trace_close(tr); }
+    free(fr.data);
+}
+
 int main(void) {
     char path[256];
     snprintf(path, sizeof(path), "test_trace_format.%d.tgt", (int) getpid());
@@ -151,6 +233,9 @@ int main(void) {
     tg_trace_get_status(tr, &bst);
     CHECK(tr && bst.complete && tg_trace_n_markers(tr) == 1, "closed with an open batch: complete, 1 marker");
     tg_trace_close(tr);
+
+    check_reserved_tail(path);
+    check_fifo(".");
 
     // errors: missing file, not a trace, empty file
     CHECK(tg_trace_open("/nonexistent/x.tgt") == NULL && tg_last_status() == TG_ERR_IO, "missing file: %s", tg_last_error());

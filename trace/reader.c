@@ -76,12 +76,37 @@ static enum tg_trace_stop check_frame(const struct tg_trace * tr, uint64_t off, 
     return TG_TRACE_STOP_NONE;
 }
 
+// The writer reserves file space ahead of its records and stores a record's
+// sync word last, so a writer that was stopped (killed, crashed) leaves, after
+// its last whole record, at most one unfinished record without a sync word
+// and then zeros. Returns the bytes of that unfinished record (0 if none) when
+// [off, size) is exactly that; -1 when it is anything else (damage).
+static int64_t unwritten_tail(const struct tg_trace * tr, uint64_t off) {
+    const uint8_t * p = tr->base + off;
+    uint64_t n = tr->size - off;
+    if (n < 4 || rd_u32(p) != 0) return -1;
+    uint64_t unfinished = 0;
+    if (n >= TRACE_FRAME_HEAD) {
+        uint64_t len = rd_u32(p + 8);
+        if (len > TRACE_MAX_PAYLOAD) return -1;
+        if (rd_u16(p + 4) != 0 || len != 0) {   // its header is written: skip the frame it announced
+            if (len + TRACE_FRAME_OVERHEAD > n) return -1;
+            unfinished = len + TRACE_FRAME_OVERHEAD;
+        }
+    }
+    for (uint64_t i = unfinished; i < n; i++) if (p[i]) return -1;
+    return (int64_t) unfinished;
+}
+
 static void scan_message(struct tg_trace * tr) {
     struct tg_trace_status * st = &tr->st;
     if (st->stop == TG_TRACE_STOP_NONE) {
-        snprintf(st->message, sizeof(st->message),
-                 "trace not closed (no index): %u complete records end cleanly at offset %llu; "
-                 "the writer stopped between records", st->n_records, (unsigned long long) st->valid_end);
+        int len = snprintf(st->message, sizeof(st->message),
+                           "trace not closed (no index): %u complete records end cleanly at offset %llu; "
+                           "the writer stopped between records", st->n_records, (unsigned long long) st->valid_end);
+        if (st->valid_end < st->file_size && len > 0 && (size_t) len < sizeof(st->message))
+            snprintf(st->message + len, sizeof(st->message) - (size_t) len, " (then %llu bytes of unused reserved space)",
+                     (unsigned long long) (st->file_size - st->valid_end));
         return;
     }
     const char * what = "";
@@ -107,7 +132,11 @@ static enum tg_status scan_records(struct tg_trace * tr) {
     while (off < tr->size) {
         uint32_t type = 0, len = 0;
         enum tg_trace_stop why = check_frame(tr, off, true, &type, &len);
-        if (why != TG_TRACE_STOP_NONE) { tr->st.stop = why; break; }
+        if (why != TG_TRACE_STOP_NONE) {
+            int64_t unfinished = unwritten_tail(tr, off);   // a stopped writer's reserved space
+            tr->st.stop = unfinished < 0 ? why : unfinished > 0 ? TG_TRACE_STOP_CUT : TG_TRACE_STOP_NONE;
+            break;
+        }
         if (!push_rec(tr, off, len, type)) return tg_error(TG_ERR_NOMEM, "trace: no memory for the record list");
         off += (uint64_t) len + TRACE_FRAME_OVERHEAD;
     }

@@ -1,31 +1,48 @@
 // writer.c - the trace record writer: file header, framed records written
-// with one write(2) each, index + footer at close (trace/FORMAT.md).
+// into a shared map of the file (or with write(2) where it cannot be mapped),
+// index + footer at close (trace/FORMAT.md).
 #include "tg/trace.h"
 #include "trace-impl.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
 #include <zstd.h>
 
 struct index_entry { uint64_t off; uint32_t type; uint32_t len; };
 
+// Records go straight into a shared mapping of the file (no system call per
+// record): the file grows in reserved, zero-filled steps, and a record's sync
+// word is stored last, so a process killed at any moment leaves every
+// finished record in the page cache and at most one unfinished record (no
+// sync word) followed by zeros. Files that cannot be mapped (pipes, devices)
+// take write(2) instead, a record or a batch of records per call.
 struct tg_trace_writer {
     int             fd;
     pthread_mutex_t mu;
     enum tg_status  err;       // first error (sticky)
-    uint64_t        off;       // bytes written
+    uint64_t        off;       // bytes of the header and the finished records
     uint32_t        n_records;
-    uint8_t *       buf;       // record under construction
+    char *          path;
+    bool            mapped;    // mapped mode (set at open; map may move as the file grows)
+    uint8_t *       map;       // mapped mode: the file's first map_size bytes
+    uint64_t        map_size;
+    uint64_t        populated; // mapped mode: pages before this offset are already faulted in
+    bool            no_populate;
+    uint8_t *       cur;       // record under construction (in the map or in buf)
+    uint8_t *       buf;       // write(2) mode: the record under construction
     size_t          buf_cap;
     struct index_entry * index;
     size_t          n_index, index_cap;
-    int             batch;     // > 0: records collect in `pending` until the batch ends
+    int             batch;     // write(2) mode, > 0: records collect in `pending` until the batch ends
     uint8_t *       pending;
     size_t          n_pending, pending_cap;
 };
@@ -63,18 +80,69 @@ const char * tg_trace_event_kind_name(uint32_t kind) {
 
 // ---- low level ------------------------------------------------------------
 
+#define MAP_STEP_MIN (1ull << 20)    // the file grows by at least 1 MiB ...
+#define MAP_STEP_MAX (64ull << 20)   // ... and at most 64 MiB at a time (or what one record needs)
+
 static enum tg_status write_all(struct tg_trace_writer * w, const uint8_t * p, size_t n) {
     while (n > 0) {
         ssize_t k = write(w->fd, p, n);
         if (k < 0) {
             if (errno == EINTR) continue;
             w->err = TG_ERR_IO;
-            return tg_error(TG_ERR_IO, "trace: write failed at offset %llu: %s",
+            return tg_error(TG_ERR_IO, "trace: write to '%s' failed at offset %llu: %s", w->path,
                             (unsigned long long) w->off, strerror(errno));
         }
         p += k; n -= (size_t) k; w->off += (uint64_t) k;
     }
     return TG_OK;
+}
+
+// Mapped mode: makes the file (and the map) at least `need` bytes long. The
+// space is reserved on disk first, so a full disk is an error here and never
+// a SIGBUS later.
+static enum tg_status map_reserve(struct tg_trace_writer * w, uint64_t need) {
+    if (need <= w->map_size) return TG_OK;
+    uint64_t step = w->map_size < MAP_STEP_MIN ? MAP_STEP_MIN : w->map_size > MAP_STEP_MAX ? MAP_STEP_MAX : w->map_size;
+    uint64_t size = w->map_size + step;
+    if (size < need) size = (need + MAP_STEP_MIN - 1) / MAP_STEP_MIN * MAP_STEP_MIN;
+    int rc = posix_fallocate(w->fd, (off_t) w->map_size, (off_t) (size - w->map_size));
+    if (rc != 0) {
+        w->err = TG_ERR_IO;
+        return tg_error(TG_ERR_IO, "trace: cannot grow '%s' to %llu bytes: %s", w->path, (unsigned long long) size,
+                        strerror(rc));
+    }
+#ifdef MREMAP_MAYMOVE
+    void * m = mremap(w->map, (size_t) w->map_size, (size_t) size, MREMAP_MAYMOVE);
+#else
+    void * m = mmap(NULL, (size_t) size, PROT_READ | PROT_WRITE, MAP_SHARED, w->fd, 0);
+    if (m != MAP_FAILED) munmap(w->map, (size_t) w->map_size);
+#endif
+    if (m == MAP_FAILED) {
+        w->err = TG_ERR_IO;
+        return tg_error(TG_ERR_IO, "trace: cannot map %llu bytes of '%s': %s", (unsigned long long) size, w->path,
+                        strerror(errno));
+    }
+    w->map = m;
+    w->map_size = size;
+    return TG_OK;
+}
+
+// Mapped mode: faults the pages from `populated` on in, 1 MiB per call, so
+// records are not written a page fault at a time. Best effort (older
+// kernels lack MADV_POPULATE_WRITE: the pages then fault in as written).
+static void map_populate(struct tg_trace_writer * w, uint64_t need) {
+#ifdef MADV_POPULATE_WRITE
+    if (w->no_populate) { w->populated = need; return; }
+    uint64_t page = 4096, from = w->populated / page * page;
+    uint64_t to = need + MAP_STEP_MIN;
+    if (to > w->map_size) to = w->map_size;
+    to = (to + page - 1) / page * page;
+    if (to > w->map_size) to = w->map_size;
+    if (to > from && madvise(w->map + from, (size_t) (to - from), MADV_POPULATE_WRITE) != 0) w->no_populate = true;
+    w->populated = to > need ? to : need;
+#else
+    w->populated = need;
+#endif
 }
 
 // Locks the writer and returns a zeroed payload area of len bytes for a
@@ -92,23 +160,29 @@ static uint8_t * rec_begin(struct tg_trace_writer * w, uint16_t type, size_t len
         return NULL;
     }
     size_t need = len + TRACE_FRAME_OVERHEAD;
-    if (need > w->buf_cap) {
-        size_t cap = w->buf_cap ? w->buf_cap : 4096;
-        while (cap < need) cap *= 2;
-        uint8_t * nb = realloc(w->buf, cap);
-        if (!nb) {
-            pthread_mutex_unlock(&w->mu);
-            tg_error(TG_ERR_NOMEM, "trace: no memory for a %zu-byte record", need);
-            return NULL;
+    if (w->map) {
+        if (map_reserve(w, w->off + need) != TG_OK) { pthread_mutex_unlock(&w->mu); return NULL; }
+        if (w->off + need > w->populated) map_populate(w, w->off + need);
+        w->cur = w->map + w->off;   // zero: reserved space past the last record is never written
+    } else {
+        if (need > w->buf_cap) {
+            size_t cap = w->buf_cap ? w->buf_cap : 4096;
+            while (cap < need) cap *= 2;
+            uint8_t * nb = realloc(w->buf, cap);
+            if (!nb) {
+                pthread_mutex_unlock(&w->mu);
+                tg_error(TG_ERR_NOMEM, "trace: no memory for a %zu-byte record", need);
+                return NULL;
+            }
+            w->buf = nb; w->buf_cap = cap;
         }
-        w->buf = nb; w->buf_cap = cap;
+        w->cur = w->buf;
+        memset(w->cur, 0, need);
     }
-    memset(w->buf, 0, need);
-    wr_u32(w->buf, TRACE_SYNC);
-    wr_u16(w->buf + 4, type);
-    wr_u16(w->buf + 6, 0);
-    wr_u32(w->buf + 8, (uint32_t) len);
-    return w->buf + TRACE_FRAME_HEAD;
+    wr_u16(w->cur + 4, type);   // the sync word comes last (rec_commit)
+    wr_u16(w->cur + 6, 0);
+    wr_u32(w->cur + 8, (uint32_t) len);
+    return w->cur + TRACE_FRAME_HEAD;
 }
 
 // Appends the finished record to the pending batch. False on OOM.
@@ -135,17 +209,29 @@ static enum tg_status flush_pending(struct tg_trace_writer * w) {
 }
 
 static enum tg_status rec_commit_locked(struct tg_trace_writer * w) {
-    uint16_t type = rd_u16(w->buf + 4);
-    uint32_t len  = rd_u32(w->buf + 8);
-    wr_u32(w->buf + TRACE_FRAME_HEAD + len, tg_trace_frame_checksum(w->buf + 4, 8 + (size_t) len));
+    uint8_t * r = w->cur;
+    uint16_t type = rd_u16(r + 4);
+    uint32_t len  = rd_u32(r + 8);
+    wr_u32(r + TRACE_FRAME_HEAD + len, tg_trace_frame_checksum(r + 4, 8 + (size_t) len));
     if (w->n_index == w->index_cap) {
         size_t cap = w->index_cap ? w->index_cap * 2 : 256;
         struct index_entry * ni = realloc(w->index, cap * sizeof(*ni));
         if (!ni) { w->err = TG_ERR_NOMEM; return tg_error(TG_ERR_NOMEM, "trace: no memory for the index"); }
         w->index = ni; w->index_cap = cap;
     }
-    w->index[w->n_index++] = (struct index_entry) { w->off + w->n_pending, type, len };
     size_t n = (size_t) len + TRACE_FRAME_OVERHEAD;
+    if (w->map) {
+        // Everything else first: a record with its sync word is whole, for a
+        // reader of the file now and after this process dies.
+        atomic_thread_fence(memory_order_release);
+        wr_u32(r, TRACE_SYNC);
+        w->index[w->n_index++] = (struct index_entry) { w->off, type, len };
+        w->off += n;
+        w->n_records++;
+        return TG_OK;
+    }
+    wr_u32(r, TRACE_SYNC);
+    w->index[w->n_index++] = (struct index_entry) { w->off + w->n_pending, type, len };
     if (w->batch > 0 && n < (1u << 20)) {   // big records (contents) go out at once
         if (pend(w, n)) { w->n_records++; return TG_OK; }
     }
@@ -173,17 +259,33 @@ static uint8_t * put_str(uint8_t * p, const char * s) {
 
 // ---- open / close ---------------------------------------------------------
 
+static void writer_free(struct tg_trace_writer * w) {
+    if (w->map) munmap(w->map, (size_t) w->map_size);
+    pthread_mutex_destroy(&w->mu);
+    free(w->pending);
+    free(w->buf);
+    free(w->index);
+    free(w->path);
+    free(w);
+}
+
 struct tg_trace_writer * tg_trace_writer_open(const char * path) {
     if (!path || !*path) { tg_error(TG_ERR_INVALID_ARG, "trace: empty path"); return NULL; }
     struct tg_trace_writer * w = calloc(1, sizeof(*w));
-    if (!w) { tg_error(TG_ERR_NOMEM, "trace: no memory"); return NULL; }
-    w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (!w || !(w->path = strdup(path))) { free(w); tg_error(TG_ERR_NOMEM, "trace: no memory"); return NULL; }
+    pthread_mutex_init(&w->mu, NULL);
+    // A regular file (or a new one) is opened for reading too, for the shared
+    // map; a FIFO or device write-only (a FIFO waits for its reader here).
+    struct stat pre;
+    bool special = stat(path, &pre) == 0 && !S_ISREG(pre.st_mode);
+    w->fd = special ? -1 : open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (w->fd < 0 && (special || errno == EACCES || errno == EPERM))
+        w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (w->fd < 0) {
         tg_error(TG_ERR_IO, "trace: cannot create '%s': %s", path, strerror(errno));
-        free(w);
+        writer_free(w);
         return NULL;
     }
-    pthread_mutex_init(&w->mu, NULL);
     uint8_t h[TRACE_HEADER_SIZE] = {0};
     memcpy(h, TRACE_MAGIC, 8);
     wr_u16(h + 8, TRACE_VERSION_MAJOR);
@@ -191,11 +293,36 @@ struct tg_trace_writer * tg_trace_writer_open(const char * path) {
     wr_u32(h + 12, 0);
     wr_u32(h + 16, TRACE_HEADER_SIZE);
     wr_u32(h + 28, XXH32(h, 28, 0));
+    // A regular file we can read and write is mapped; anything else (a pipe,
+    // a device, a file system without shared maps) is written with write(2).
+    struct stat sb;
+    int acc = fcntl(w->fd, F_GETFL) & O_ACCMODE;
+    if (fstat(w->fd, &sb) == 0 && S_ISREG(sb.st_mode) && acc == O_RDWR) {
+        void * m = mmap(NULL, (size_t) MAP_STEP_MIN, PROT_READ | PROT_WRITE, MAP_SHARED, w->fd, 0);
+        if (m != MAP_FAILED) {
+            int rc = posix_fallocate(w->fd, 0, (off_t) MAP_STEP_MIN);
+            if (rc == 0) {
+                w->mapped = true;
+                w->map = m;
+                w->map_size = MAP_STEP_MIN;
+                memcpy(w->map, h, sizeof(h));
+                w->off = sizeof(h);
+                return w;
+            }
+            munmap(m, (size_t) MAP_STEP_MIN);
+            if (rc == ENOSPC || rc == EFBIG || rc == EIO) {
+                tg_error(TG_ERR_IO, "trace: cannot reserve space in '%s': %s", path, strerror(rc));
+                close(w->fd); writer_free(w);
+                return NULL;
+            }
+            if (ftruncate(w->fd, 0) != 0) { /* keeps the write(2) path below honest either way */ }
+        }
+    }
     if (write_all(w, h, sizeof(h)) != TG_OK) {
         char msg[512];
         snprintf(msg, sizeof(msg), "%s", tg_last_error());
-        close(w->fd); pthread_mutex_destroy(&w->mu); free(w);
-        tg_error(TG_ERR_IO, "%s (%s)", msg, path);
+        close(w->fd); writer_free(w);
+        tg_error(TG_ERR_IO, "%s", msg);
         return NULL;
     }
     return w;
@@ -224,29 +351,28 @@ static enum tg_status write_index_footer(struct tg_trace_writer * w) {
     return rec_commit(w);
 }
 
-static void writer_free(struct tg_trace_writer * w) {
-    pthread_mutex_destroy(&w->mu);
-    free(w->pending);
-    free(w->buf);
-    free(w->index);
-    free(w);
-}
-
 enum tg_status tg_trace_writer_close(struct tg_trace_writer * w) {
     if (!w) return TG_OK;
     w->batch = 0;
     enum tg_status st = w->err;
     if (st == TG_OK) st = flush_pending(w);
     if (st == TG_OK) st = write_index_footer(w);
+    if (w->map) {   // give back the reserved space past the footer
+        munmap(w->map, (size_t) w->map_size);
+        w->map = NULL;
+        if (ftruncate(w->fd, (off_t) w->off) != 0 && st == TG_OK)
+            st = tg_error(TG_ERR_IO, "trace: cannot truncate '%s' to %llu bytes: %s", w->path,
+                          (unsigned long long) w->off, strerror(errno));
+    }
     if (close(w->fd) != 0 && st == TG_OK)
-        st = tg_error(TG_ERR_IO, "trace: close failed: %s", strerror(errno));
+        st = tg_error(TG_ERR_IO, "trace: closing '%s' failed: %s", w->path, strerror(errno));
     writer_free(w);
     return st;
 }
 
 void tg_trace_writer_abandon(struct tg_trace_writer * w) {
     if (!w) return;
-    close(w->fd);
+    close(w->fd);   // the reserved space stays, as after a crash
     writer_free(w);
 }
 
@@ -254,14 +380,14 @@ uint32_t tg_trace_writer_n_records(const struct tg_trace_writer * w) { return w 
 uint64_t tg_trace_writer_size(const struct tg_trace_writer * w) { return w ? w->off + w->n_pending : 0; }
 
 void tg_trace_writer_batch_begin(struct tg_trace_writer * w) {
-    if (!w) return;
+    if (!w || w->mapped) return;   // mapped: every record is in the file as it is made
     pthread_mutex_lock(&w->mu);
     w->batch++;
     pthread_mutex_unlock(&w->mu);
 }
 
 enum tg_status tg_trace_writer_batch_end(struct tg_trace_writer * w) {
-    if (!w) return TG_OK;
+    if (!w || w->mapped) return TG_OK;
     pthread_mutex_lock(&w->mu);
     enum tg_status st = TG_OK;
     if (w->batch > 0 && --w->batch == 0 && w->err == TG_OK) st = flush_pending(w);
@@ -536,7 +662,7 @@ enum tg_status tg_trace_write_contents(struct tg_trace_writer * w, const struct 
         else codec = TG_TRACE_CODEC_ZSTD;
     }
     size_t stored = z ? zn : (size_t) c->raw_size;
-    uint64_t hash = c->hash ? c->hash : XXH64(data, (size_t) c->raw_size, 0);
+    uint64_t hash = c->hash ? c->hash : XXH3_64bits(data, (size_t) c->raw_size);
     uint8_t * p = rec_begin(w, TG_TRACE_REC_CONTENTS, TRACE_CONTENTS_HEAD + stored);
     if (!p) { free(z); return tg_last_status(); }
     wr_u32(p, c->graph_id);

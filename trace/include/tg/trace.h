@@ -17,9 +17,9 @@
 // The engine calls tg_observe_env_hook() when it creates its first scheduler;
 // tgtrace defines it: it attaches a global recorder to every scheduler and
 // closes the file at exit (atexit). A crash (SIGKILL, abort) leaves every
-// complete record readable: records reach the kernel with write(2) as they
-// are made (a node's EVAL as soon as the node ran; records made at the same
-// moment, e.g. a node and the view nodes after it, share one write(2)).
+// complete record readable: records go into a shared mapping of the file as
+// they are made (a node's EVAL as soon as the node ran), so they are in the
+// kernel's page cache without a system call per record (trace/FORMAT.md).
 //
 // From code (e.g. `tgdb generate --trace FILE`):
 //
@@ -53,10 +53,11 @@ extern "C" {
 #endif
 
 #define TG_TRACE_FORMAT_MAJOR 1
-#define TG_TRACE_FORMAT_MINOR 0
+#define TG_TRACE_FORMAT_MINOR 1
 
 // ============================================================================
-// Record writer: one call = one framed record, written with write(2) at once.
+// Record writer: one call = one framed record, in the file when the call
+// returns (in a shared map of it; with write(2) for pipes and devices).
 // Thread-safe (an internal mutex orders records). Every tg_trace_write_*
 // returns TG_OK or TG_ERR_IO / TG_ERR_NOMEM / TG_ERR_INVALID_ARG (last error
 // set); after an I/O error the writer stays in error and writes nothing more.
@@ -74,10 +75,10 @@ enum tg_status tg_trace_writer_close(struct tg_trace_writer * w);
 // frees w. For tests of the recovery path.
 void tg_trace_writer_abandon(struct tg_trace_writer * w);
 // Groups the records written until the matching batch_end into one write(2)
-// (nestable; records over 1 MiB are written at once). Use it for records made
-// at the same moment (a graph's structure, placement and splits): a crash
-// then loses the whole group, never part of a record. batch_end returns the
-// write's status.
+// when the file is written with write(2) (nestable; records over 1 MiB are
+// written at once); no effect on a mapped file, where every record is in the
+// file as soon as it is made. Use it for records made at the same moment (a
+// graph's structure, placement and splits). batch_end returns the write's status.
 void tg_trace_writer_batch_begin(struct tg_trace_writer * w);
 enum tg_status tg_trace_writer_batch_end(struct tg_trace_writer * w);
 // Records written so far (the next record's ordinal).
