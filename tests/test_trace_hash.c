@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 // Contiguous copy of any f32/f16 host tensor (element by element).
 static struct tg_tensor * contiguous_copy(struct tg_context * ctx, struct tg_tensor * v) {
@@ -20,8 +21,60 @@ static struct tg_tensor * contiguous_copy(struct tg_context * ctx, struct tg_ten
     return c;
 }
 
+// Summary of a big tensor (many vector blocks) against a double reference,
+// for f32, f16 and bf16, contiguous and through a strided view (a KV-cache
+// head slice): NaN and infinities in some blocks only, huge values whose
+// float squares overflow, zeros.
+static void check_big_summary(struct tg_context * ctx, enum tg_type type, bool special) {
+    const int64_t d = 64, n_pos = 200, n_head = 6;   // view [d, n_pos, n_head] of a [d*n_head, n_pos] cache
+    struct tg_tensor * cache = tg_new_tensor_2d(ctx, type, d * n_head, n_pos);
+    int64_t n = d * n_head * n_pos;
+    uint32_t r = 12345;
+    for (int64_t i = 0; i < n; i++) {
+        r = r * 1664525u + 1013904223u;
+        float v = ((float) (r >> 8) / 16777216.0f - 0.5f) * 8.0f;
+        if (i % 97 == 0) v = 0.0f;
+        if (special && i == 4321) v = NAN;
+        if (special && i == 30000) v = INFINITY;
+        if (special && i == 30001) v = -INFINITY;
+        if (special && type == TG_TYPE_F32 && i == 50000) v = 3e20f;   // its float square overflows
+        tg_set_f32_nd(cache, i % (d * n_head), i / (d * n_head), 0, 0, v);
+    }
+    struct tg_tensor * views[2] = {
+        cache,
+        tg_view_3d(ctx, cache, d, n_pos, n_head, cache->nb[1], (size_t) d * tg_type_size(type), 0),
+    };
+    for (int k = 0; k < 2; k++) {
+        struct tg_tensor * v = views[k];
+        double sum = 0, sq = 0, mn = INFINITY, mx = -INFINITY;
+        uint64_t nn = 0, ni = 0, nz = 0, ne = 0;
+        for (int64_t i2 = 0; i2 < v->ne[2]; i2++)
+        for (int64_t i1 = 0; i1 < v->ne[1]; i1++)
+        for (int64_t i0 = 0; i0 < v->ne[0]; i0++) {
+            double x = tg_get_f32_nd(v, i0, i1, i2, 0);
+            ne++;
+            if (isnan(x)) { nn++; continue; }
+            if (x < mn) mn = x;
+            if (x > mx) mx = x;
+            if (isinf(x)) { ni++; continue; }
+            if (x == 0) nz++;
+            sum += x; sq += x * x;
+        }
+        uint64_t fin = ne - nn - ni;
+        double mean = sum / (double) fin, rms = sqrt(sq / (double) fin);
+        struct tg_trace_summary s;
+        bool ok = tg_trace_summarize_data(v->data, v->type, v->ne, v->nb, &s);
+        CHECK(ok && s.n_elem == ne && s.n_nan == nn && s.n_inf == ni && s.n_zero == nz && s.min == mn && s.max == mx &&
+              fabs(s.mean - mean) <= 1e-5 * fabs(mean) + 1e-6 && fabs(s.rms - rms) <= 1e-5 * rms,
+              "%s %s%s: %llu elements, nan %llu inf %llu zero %llu, min %g max %g, mean %.9g (ref %.9g), rms %.9g (ref %.9g)",
+              tg_type_name(type), k ? "strided view" : "contiguous", special ? " with NaN/Inf/huge" : "",
+              (unsigned long long) s.n_elem, (unsigned long long) s.n_nan, (unsigned long long) s.n_inf,
+              (unsigned long long) s.n_zero, s.min, s.max, s.mean, mean, s.rms, rms);
+    }
+}
+
 int main(void) {
-    struct tg_context * ctx = tg_context_new((struct tg_context_params) { 4 << 20, NULL, false });
+    struct tg_context * ctx = tg_context_new((struct tg_context_params) { 8 << 20, NULL, false });
     CHECK(ctx != NULL, "context");
     struct tg_tensor * a = tg_new_tensor_4d(ctx, TG_TYPE_F32, 6, 5, 4, 3);
     float * ad = a->data;
@@ -90,6 +143,30 @@ int main(void) {
     memcpy(iv->data, ivv, sizeof(ivv));
     CHECK(tg_trace_summarize_data(iv->data, iv->type, iv->ne, iv->nb, &sum) && sum.min == -7 && sum.max == 5 &&
           sum.n_zero == 1, "i32 summary");
+    for (int special = 0; special < 2; special++) {
+        check_big_summary(ctx, TG_TYPE_F32, special);
+        check_big_summary(ctx, TG_TYPE_F16, special);
+        check_big_summary(ctx, TG_TYPE_BF16, special);
+    }
+    // the content hash is XXH3-64 of the logical bytes (trace/FORMAT.md), for
+    // small and large, dense and strided tensors alike
+    {
+        struct tg_tensor * big = tg_new_tensor_2d(ctx, TG_TYPE_F16, 384, 200);
+        for (int64_t i = 0; i < 384 * 200; i++) tg_set_f32_nd(big, i % 384, i / 384, 0, 0, (float) (i % 251) * 0.25f);
+        struct tg_tensor * hv = tg_view_3d(ctx, big, 64, 200, 6, big->nb[1], 128, 0);
+        size_t nbytes = tg_trace_gather_data(hv->data, hv->type, hv->ne, hv->nb, NULL, 0);
+        void * bytes = malloc(nbytes);
+        tg_trace_gather_data(hv->data, hv->type, hv->ne, hv->nb, bytes, nbytes);
+        uint64_t h = 0;
+        struct tg_trace_summary hs;
+        tg_trace_hash_summarize(hv->data, hv->type, hv->ne, hv->nb, &h, &hs);
+        CHECK(h == XXH3_64bits(bytes, nbytes) && tg_trace_hash_data(hv->data, hv->type, hv->ne, hv->nb) == h,
+              "strided f16 view: hash is XXH3-64 of its %zu logical bytes", nbytes);
+        CHECK(tg_trace_hash_data(big->data, big->type, big->ne, big->nb) == XXH3_64bits(big->data, tg_nbytes(big)) &&
+              tg_trace_hash_data(a->data, a->type, a->ne, a->nb) == XXH3_64bits(a->data, tg_nbytes(a)),
+              "contiguous tensors (large and small): XXH3-64 of their bytes");
+        free(bytes);
+    }
     CHECK(tg_trace_hash_data(NULL, 0, a->ne, a->nb) == 0 && tg_trace_hash_data(a->data, 99, a->ne, a->nb) == 0,
           "bad input hashes to 0");
     tg_context_free(ctx);

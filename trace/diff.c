@@ -25,6 +25,7 @@ struct dgraph { struct dnode * nodes; int n; uint32_t graph_id; };
 
 struct tg_diff_side {
     bool            tsv;
+    bool            xxh3;      // content hashes are XXH3-64 (format 1.1 on), else XXH64
     struct tg_trace * tr;
     struct dgraph * graphs;
     int             n_graphs;
@@ -58,6 +59,11 @@ struct tg_diff_side * tg_diff_side_trace(struct tg_trace * tr) {
     }
     s->tr = tr;
     s->n_graphs = ng;
+    if (tr) {
+        struct tg_trace_status st;
+        tg_trace_get_status(tr, &st);
+        s->xxh3 = st.version_minor >= 1;
+    }
     for (int g = 0; g < ng; g++) {
         struct tg_trace_graph gr;
         if (!tg_trace_get_graph(tr, g, &gr) || gr.n_nodes <= 0) continue;
@@ -174,7 +180,8 @@ static float * load_contents(struct tg_trace * tr, uint32_t graph_id, int node, 
 static void compare(const struct tg_diff_side * A, const struct tg_diff_side * B, uint32_t ga, uint32_t gb,
                     const struct dnode * x, const struct dnode * y, const struct tg_diff_options * o,
                     struct tg_diff_pair * p) {
-    if (x->has_hash && y->has_hash && x->hash == y->hash) { p->kind = TG_DIFF_SAME; return; }
+    // equal hashes mean equal contents only when both traces hash alike
+    if (x->has_hash && y->has_hash && A->xxh3 == B->xxh3 && x->hash == y->hash) { p->kind = TG_DIFF_SAME; return; }
     if (A->tr && B->tr) {
         int64_t na = 0, nb = 0;
         float * a = load_contents(A->tr, ga, x->node, &na);

@@ -1,10 +1,12 @@
-// hash.c - content hashes (xxh64 over logical element order), numeric
+// hash.c - content hashes (XXH3-64 over logical element order), numeric
 // summaries and logical-order gathering of strided host data.
 #include "tg/trace.h"
 
 #include <math.h>
 #include <string.h>
-#define XXH_STATIC_LINKING_ONLY
+// XXH3 compiled here, for this machine's vector unit (the shared library is
+// built for baseline x86-64; inlined, XXH3 uses AVX2/AVX-512 when compiled with them).
+#define XXH_INLINE_ALL
 #include <xxhash.h>
 
 #define CHUNK 1024   // elements converted at a time (stack buffers)
@@ -48,9 +50,26 @@ static void for_each_row(const uint8_t * data, const int64_t ne[4], const size_t
         if (total) fn(data, total, user);
         return;
     }
-    uint8_t stage[STAGE];
+    uint8_t stage[STAGE] __attribute__((aligned(64)));
     size_t at = 0;
     size_t cap = STAGE / L->ts * L->ts;   // whole blocks only
+    if (L->dense_rows && L->row_bytes % 32 == 0 && L->row_bytes < cap / 4) {
+        // small dense rows (a head's slice of a KV cache row): whole rows, in
+        // 32-byte moves the compiler inlines (a memcpy call per row costs more)
+        const size_t rb = L->row_bytes;
+        for (int64_t i3 = 0; i3 < ne[3]; i3++)
+        for (int64_t i2 = 0; i2 < ne[2]; i2++) {
+            const uint8_t * plane = data + i2 * nb[2] + i3 * nb[3];
+            for (int64_t i1 = 0; i1 < ne[1]; i1++) {
+                if (at + rb > cap) { fn(stage, at, user); at = 0; }
+                const uint8_t * row = plane + i1 * nb[1];
+                for (size_t o = 0; o < rb; o += 32) memcpy(stage + at + o, row + o, 32);
+                at += rb;
+            }
+        }
+        if (at) fn(stage, at, user);
+        return;
+    }
     for (int64_t i3 = 0; i3 < ne[3]; i3++)
     for (int64_t i2 = 0; i2 < ne[2]; i2++)
     for (int64_t i1 = 0; i1 < ne[1]; i1++) {
@@ -75,19 +94,19 @@ static void for_each_row(const uint8_t * data, const int64_t ne[4], const size_t
     if (at) fn(stage, at, user);
 }
 
-static void hash_row(const uint8_t * p, size_t n, void * user) { XXH64_update(user, p, n); }
+static void hash_row(const uint8_t * p, size_t n, void * user) { XXH3_64bits_update(user, p, n); }
 
 uint64_t tg_trace_hash_data(const void * data, int type, const int64_t ne[4], const size_t nb[4]) {
     struct layout L;
     if (!data || !ne || !nb || !get_layout(type, ne, nb, &L)) return 0;
     if (L.contiguous) {
         size_t total = L.row_bytes * (size_t) ne[1] * (size_t) ne[2] * (size_t) ne[3];
-        return XXH64(data, total, 0);
+        return XXH3_64bits(data, total);
     }
-    XXH64_state_t st;
-    XXH64_reset(&st, 0);
+    XXH3_state_t st;
+    XXH3_64bits_reset(&st);
     for_each_row(data, ne, nb, &L, hash_row, &st);
-    return XXH64_digest(&st);
+    return XXH3_64bits_digest(&st);
 }
 
 uint64_t tg_trace_hash_tensor(const struct tg_tensor * t) {
@@ -107,53 +126,95 @@ struct acc {
 
 // Lane-explicit so the compiler vectorizes it without reassociating a
 // scalar reduction (hash.c is built with -O3): 16 independent lanes, folded
-// into double accumulators every block.
+// into double accumulators every block. One loop per element type, reading
+// the elements in place (LOAD(p, k): element k of p as a float, unaligned).
 #define LANES 16
-static void acc_floats(struct acc * a, const float * x, size_t n) {
-    float mn[LANES], mx[LANES];
-    uint32_t nan[LANES] = {0}, inf[LANES] = {0}, zero[LANES] = {0};
-    for (int j = 0; j < LANES; j++) { mn[j] = (float) a->min; mx[j] = (float) a->max; }
-    size_t i = 0;
-    for (; i + LANES <= n; ) {
-        size_t end = i + 256 * LANES < n ? i + 256 * LANES : n - (n - i) % LANES;
-        float s[LANES] = {0}, ss[LANES] = {0};
-        for (; i < end; i += LANES) {
-            for (int j = 0; j < LANES; j++) {
-                float v = x[i + j];
-                int is_nan = v != v;
-                int is_inf = fabsf(v) == INFINITY;
-                nan[j] += (uint32_t) is_nan;
-                inf[j] += (uint32_t) is_inf;
-                zero[j] += (uint32_t) (v == 0.0f);
-                mn[j] = v < mn[j] ? v : mn[j];
-                mx[j] = v > mx[j] ? v : mx[j];
-                float f = (is_nan | is_inf) ? 0.0f : v;
-                s[j] += f;
-                ss[j] += f * f;
-            }
-        }
-        double bs = 0, bss = 0;
-        for (int j = 0; j < LANES; j++) { bs += s[j]; bss += ss[j]; }
-        a->sum += bs; a->sumsq += bss;
-        // counters fold often enough never to overflow 32 bits
-        for (int j = 0; j < LANES; j++) {
-            a->n_nan += nan[j]; a->n_inf += inf[j]; a->n_zero += zero[j];
-            nan[j] = inf[j] = zero[j] = 0;
-        }
-    }
-    double m0 = a->min, m1 = a->max;
-    for (int j = 0; j < LANES; j++) { if (mn[j] < m0) m0 = mn[j]; if (mx[j] > m1) m1 = mx[j]; }
-    a->min = m0; a->max = m1;
-    for (; i < n; i++) {   // tail
-        float v = x[i];
-        bool is_nan = v != v, is_inf = fabsf(v) == INFINITY;
-        a->n_nan += is_nan; a->n_inf += is_inf; a->n_zero += v == 0.0f;
-        if (v < a->min) a->min = v;
-        if (v > a->max) a->max = v;
-        if (!is_nan && !is_inf) { a->sum += v; a->sumsq += (double) v * v; }
-    }
-    a->n += n;
+// A block goes through a fast pass first (sums, squares, extremes, zeros);
+// only a block whose sums come out non-finite (it holds a NaN or an
+// infinity, or its float squares overflow) is summed again, masking NaN and
+// infinities and accumulating in double.
+#define DEFINE_ACC(NAME, LOAD)                                                                    \
+static void NAME(struct acc * a, const uint8_t * p, size_t n) {                                  \
+    float mn[LANES], mx[LANES];                                                                   \
+    for (int j = 0; j < LANES; j++) { mn[j] = (float) a->min; mx[j] = (float) a->max; }           \
+    size_t i = 0;                                                                                 \
+    while (i + LANES <= n) {                                                                      \
+        const size_t i0 = i;                                                                      \
+        const size_t end = i + 256 * LANES < n ? i + 256 * LANES : n - (n - i) % LANES;           \
+        float s[LANES] = {0}, ss[LANES] = {0};                                                    \
+        uint32_t zero[LANES] = {0};                                                               \
+        for (; i < end; i += LANES) {                                                             \
+            for (int j = 0; j < LANES; j++) {                                                     \
+                float v = LOAD(p, i + j);                                                         \
+                zero[j] += (uint32_t) (v == 0.0f);                                                \
+                mn[j] = v < mn[j] ? v : mn[j];                                                    \
+                mx[j] = v > mx[j] ? v : mx[j];                                                    \
+                s[j] += v;                                                                        \
+                ss[j] += v * v;                                                                   \
+            }                                                                                     \
+        }                                                                                         \
+        double bs = 0, bss = 0;                                                                   \
+        for (int j = 0; j < LANES; j++) { bs += s[j]; bss += ss[j]; }                             \
+        if (!isfinite(bs) || !isfinite(bss)) {   /* again, masking NaN and infinities */          \
+            uint32_t nan[LANES] = {0}, inf[LANES] = {0};                                          \
+            double ds[LANES] = {0}, dss[LANES] = {0};   /* double: squares of huge values */      \
+            for (int j = 0; j < LANES; j++) zero[j] = 0;                                          \
+            for (i = i0; i < end; i += LANES) {                                                   \
+                for (int j = 0; j < LANES; j++) {                                                 \
+                    float v = LOAD(p, i + j);                                                     \
+                    int is_nan = v != v;                                                          \
+                    int is_inf = fabsf(v) == INFINITY;                                            \
+                    nan[j] += (uint32_t) is_nan;                                                  \
+                    inf[j] += (uint32_t) is_inf;                                                  \
+                    zero[j] += (uint32_t) (v == 0.0f);                                            \
+                    double f = (is_nan | is_inf) ? 0.0 : (double) v;                              \
+                    ds[j] += f;                                                                   \
+                    dss[j] += f * f;                                                              \
+                }                                                                                 \
+            }                                                                                     \
+            bs = bss = 0;                                                                         \
+            for (int j = 0; j < LANES; j++) {                                                     \
+                bs += ds[j]; bss += dss[j]; a->n_nan += nan[j]; a->n_inf += inf[j];               \
+            }                                                                                     \
+        }                                                                                         \
+        a->sum += bs; a->sumsq += bss;                                                            \
+        for (int j = 0; j < LANES; j++) a->n_zero += zero[j];                                     \
+    }                                                                                             \
+    double m0 = a->min, m1 = a->max;                                                              \
+    for (int j = 0; j < LANES; j++) { if (mn[j] < m0) m0 = mn[j]; if (mx[j] > m1) m1 = mx[j]; }   \
+    a->min = m0; a->max = m1;                                                                     \
+    for (; i < n; i++) {   /* tail */                                                             \
+        float v = LOAD(p, i);                                                                     \
+        bool is_nan = v != v, is_inf = fabsf(v) == INFINITY;                                      \
+        a->n_nan += is_nan; a->n_inf += is_inf; a->n_zero += v == 0.0f;                           \
+        if (v < a->min) a->min = v;                                                               \
+        if (v > a->max) a->max = v;                                                               \
+        if (!is_nan && !is_inf) { a->sum += v; a->sumsq += (double) v * v; }                      \
+    }                                                                                             \
+    a->n += n;                                                                                    \
 }
+
+static inline float ld_f32(const uint8_t * p, size_t k) { float v; memcpy(&v, p + 4 * k, 4); return v; }
+static inline float ld_bf16(const uint8_t * p, size_t k) {
+    uint16_t u; memcpy(&u, p + 2 * k, 2);
+    uint32_t w = (uint32_t) u << 16;
+    float v; memcpy(&v, &w, 4); return v;
+}
+DEFINE_ACC(acc_f32, ld_f32)
+DEFINE_ACC(acc_bf16, ld_bf16)
+// Halves: the engine's row converter (F16C where the CPU has it) into a
+// small buffer that stays in L1, then the float loop.
+static void acc_f16(struct acc * a, const uint8_t * p, size_t n) {
+    float tmp[CHUNK];
+    for (size_t i = 0; i < n; i += CHUNK) {
+        size_t k = n - i < CHUNK ? n - i : CHUNK;
+        tg_fp16_to_fp32_row((const tg_fp16_t *) (const void *) (p + 2 * i), tmp, (int64_t) k);
+        acc_f32(a, (const uint8_t *) tmp, k);
+    }
+}
+
+// Floats already converted (the generic path for block types).
+static void acc_floats(struct acc * a, const float * x, size_t n) { acc_f32(a, (const uint8_t *) x, n); }
 
 static void acc_double(struct acc * a, double v) {
     a->n++;
@@ -170,15 +231,9 @@ static void summary_row(const uint8_t * p, size_t nbytes, void * user) {
     size_t nblk = nbytes / a->ts;
     int64_t n = (int64_t) nblk * a->bs;
     switch (a->type) {
-    case TG_TYPE_F32: {
-        float tmp[CHUNK];   // p may be unaligned
-        for (int64_t i = 0; i < n; i += CHUNK) {
-            size_t k = (size_t) (n - i < CHUNK ? n - i : CHUNK);
-            memcpy(tmp, p + i * 4, k * 4);
-            acc_floats(a, tmp, k);
-        }
-        return;
-    }
+    case TG_TYPE_F32: acc_f32(a, p, (size_t) n); return;
+    case TG_TYPE_BF16: acc_bf16(a, p, (size_t) n); return;
+    case TG_TYPE_F16: acc_f16(a, p, (size_t) n); return;
     case TG_TYPE_F64: for (int64_t i = 0; i < n; i++) { double v; memcpy(&v, p + 8 * i, 8); acc_double(a, v); } return;
     case TG_TYPE_I8:  for (int64_t i = 0; i < n; i++) acc_double(a, (int8_t) p[i]); return;
     case TG_TYPE_I16: for (int64_t i = 0; i < n; i++) { int16_t v; memcpy(&v, p + 2 * i, 2); acc_double(a, v); } return;
@@ -219,14 +274,14 @@ static void summary_finish(const struct acc * a, struct tg_trace_summary * s) {
 }
 
 // One pass for both: each piece is hashed, then summarized while it is in L1.
-struct both { XXH64_state_t * h; struct acc * a; };
+struct both { XXH3_state_t * h; struct acc * a; };
 
 static void both_row(const uint8_t * p, size_t n, void * user) {
     struct both * b = user;
     size_t piece = STAGE / b->a->ts * b->a->ts;
     for (size_t at = 0; at < n; at += piece) {
         size_t k = n - at < piece ? n - at : piece;
-        if (b->h) XXH64_update(b->h, p + at, k);
+        if (b->h) XXH3_64bits_update(b->h, p + at, k);
         summary_row(p + at, k, b->a);
     }
 }
@@ -240,11 +295,18 @@ bool tg_trace_hash_summarize(const void * data, int type, const int64_t ne[4], c
     if (!s) { if (hash) *hash = tg_trace_hash_data(data, type, ne, nb); return true; }
     if (!summary_type_ok(type, &L)) return false;
     struct acc a = { type, L.bs, L.ts, INFINITY, -INFINITY, 0, 0, 0, 0, 0, 0 };
-    XXH64_state_t st;
-    if (hash) XXH64_reset(&st, 0);
+    size_t total = L.row_bytes * (size_t) ne[1] * (size_t) ne[2] * (size_t) ne[3];
+    if (L.contiguous && total <= STAGE) {   // small and dense (most activations): no streaming state
+        if (hash) *hash = XXH3_64bits(data, total);
+        if (total) summary_row(data, total, &a);
+        summary_finish(&a, s);
+        return true;
+    }
+    XXH3_state_t st;
+    if (hash) XXH3_64bits_reset(&st);
     struct both b = { hash ? &st : NULL, &a };
     for_each_row(data, ne, nb, &L, both_row, &b);
-    if (hash) *hash = XXH64_digest(&st);
+    if (hash) *hash = XXH3_64bits_digest(&st);
     summary_finish(&a, s);
     return true;
 }

@@ -462,7 +462,9 @@ enum tg_status tg_trace_read_contents(const struct tg_trace * tr, int i, void * 
     } else {
         return tg_error(TG_ERR_FORMAT, "trace: contents record %u has unknown codec %u", c.record, c.codec);
     }
-    if (XXH64(dst, (size_t) c.raw_size, 0) != c.hash)
+    // content hashes are XXH3-64 from format 1.1 on, XXH64 before
+    uint64_t h = tr->st.version_minor >= 1 ? XXH3_64bits(dst, (size_t) c.raw_size) : XXH64(dst, (size_t) c.raw_size, 0);
+    if (h != c.hash)
         return tg_error(TG_ERR_FORMAT, "trace: contents record %u do not match their hash", c.record);
     return TG_OK;
 }

@@ -274,7 +274,7 @@ static void host_access(struct tg_trace_recorder * r, const struct tg_obs_tensor
                                ev->buffer ? ev->buffer->id : 0, buffer_offset(ev->buffer, t->data) + ev->offset,
                                ev->size, 0, -1, -1, "", 0 };
     snprintf(h.name, sizeof(h.name), "%s", t->name);
-    if (r->opt.host_hashes && ev->data && ev->size) h.hash = XXH64(ev->data, ev->size, 0);
+    if (r->opt.host_hashes && ev->data && ev->size) h.hash = XXH3_64bits(ev->data, ev->size);
     if (known) { h.graph_id = (int32_t) (gv >> 32); h.tensor = (int32_t) (uint32_t) gv; }
     tg_trace_write_host(r->w, &h);
 }

@@ -1,7 +1,7 @@
 // bench_trace.c - tracing overhead on a ~100M-parameter llama model, and the
 // trace reader's speed on a 200k-node trace.
 //
-//   bench_trace [MODEL.gguf] [--pp N] [--tg N] [--threads N] [--reps N] [--no-model] [--config NAME]
+//   bench_trace [MODEL.gguf] [--pp N] [--tg N] [--threads N] [--reps N] [--no-model] [--no-reader] [--config NAME]
 //
 // Without MODEL, samples/make-model writes /tmp/tgdb-bench-100m-q8_0.gguf
 // (preset 100m, q8_0) once. For each configuration: prompt processing (pp, N
@@ -232,18 +232,19 @@ static int bench_reader(void) {
 int main(int argc, char ** argv) {
     const char * model = NULL;
     int n_pp = 64, n_tg = 32, n_threads = 1, reps = 5;
-    bool no_model = false;
+    bool no_model = false, no_reader = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--pp") && i + 1 < argc) n_pp = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--tg") && i + 1 < argc) n_tg = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--threads") && i + 1 < argc) n_threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--no-model")) no_model = true;
+        else if (!strcmp(argv[i], "--no-reader")) no_reader = true;
         else if (!strcmp(argv[i], "--config") && i + 1 < argc) only_cfg = argv[++i];
         else if (argv[i][0] != '-') model = argv[i];
-        else { fprintf(stderr, "usage: bench_trace [MODEL.gguf] [--pp N] [--tg N] [--threads N] [--reps N] [--no-model]\n"); return 1; }
+        else { fprintf(stderr, "usage: bench_trace [MODEL.gguf] [--pp N] [--tg N] [--threads N] [--reps N] [--no-model] [--no-reader] [--config NAME]\n"); return 1; }
     }
     if (n_pp < 1 || n_tg < 1 || n_threads < 1 || reps < 1) { fprintf(stderr, "bench_trace: bad sizes\n"); return 1; }
     int rc = no_model ? 0 : bench_model(model, n_pp, n_tg, n_threads, reps);
-    return rc ? rc : bench_reader();
+    return rc || no_reader ? rc : bench_reader();
 }
