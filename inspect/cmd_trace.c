@@ -50,8 +50,13 @@ static void info_run(struct tg_trace * tr) {
 }
 
 static void info_graphs(struct tg_trace * tr) {
-    int ng = tg_trace_n_graphs(tr);
-    printf("graphs: %d\n", ng);
+    int ng = tg_trace_n_graphs(tr), n_delta = 0;
+    for (int gi = 0; gi < ng; gi++) {
+        struct tg_trace_graph g;
+        n_delta += tg_trace_get_graph(tr, gi, &g) && g.base_graph_id != 0;
+    }
+    if (n_delta) printf("graphs: %d (%d stored as changes to an earlier graph)\n", ng, n_delta);
+    else printf("graphs: %d\n", ng);
     int shown = 0;
     for (int gi = 0; gi < ng; gi++) {
         struct tg_trace_graph g;

@@ -177,6 +177,61 @@ static void check_fifo(const char * dir) {
     free(fr.data);
 }
 
+// Deltas read back as the full records they stand for; bad ones are dropped.
+static void check_deltas(const char * path) {
+    int n = write_delta_trace(path);
+    struct tg_trace * tr = tg_trace_open(path);
+    CHECK(n == 10 && tr != NULL, "delta trace written (%d records) and opened", n);
+    if (!tr) return;
+    struct tg_trace_status st;
+    tg_trace_get_status(tr, &st);
+    CHECK(st.complete && st.n_invalid == 2 && tg_trace_n_graphs(tr) == 2,
+          "two bad deltas dropped as invalid (%u), graphs 7 and 8 remain (%d)", st.n_invalid, tg_trace_n_graphs(tr));
+    int g7 = tg_trace_find_graph(tr, 7), g8 = tg_trace_find_graph(tr, 8);
+    struct tg_trace_tensor base[5], want[5];
+    sample_tensors(base);
+    sample_tensors(want);
+    want[2].ne[0] = 4; want[2].uid = 0x9000;
+    snprintf(want[4].name, sizeof(want[4].name), "x-renamed");
+    int same7 = 0, same8 = 0;
+    for (int i = 0; i < 5; i++) {
+        struct tg_trace_tensor a, b;
+        if (tg_trace_get_tensor(tr, g7, i, &a) && !strcmp(a.name, base[i].name) && a.uid == base[i].uid && a.ne[0] == base[i].ne[0]) same7++;
+        if (tg_trace_get_tensor(tr, g8, i, &b) && !strcmp(b.name, want[i].name) && b.uid == want[i].uid &&
+            b.ne[0] == want[i].ne[0] && b.src[0] == want[i].src[0] && b.op == want[i].op && b.view_offs == want[i].view_offs) same8++;
+    }
+    CHECK(same7 == 5 && same8 == 5, "graph 8 reads as graph 7 with its two changed tensors (%d/5, %d/5)", same7, same8);
+    struct tg_trace_graph gg;
+    CHECK(tg_trace_get_graph(tr, g8, &gg) && gg.n_nodes == 3 && gg.n_leafs == 2 && tg_trace_find_tensor(tr, g8, "x-renamed") == 4,
+          "graph 8 header and name lookup");
+    struct tg_trace_placement p1, p0 = { 0, 0, "" }, q1;
+    bool pok = tg_trace_get_placement(tr, g8, 1, &p1) && p1.cause == 9 && !strcmp(p1.text, "changed text") &&
+               tg_trace_get_placement(tr, g8, 0, &p0) && p0.cause == 3 && strstr(p0.text, "w.weight") &&
+               tg_trace_get_placement(tr, g7, 1, &q1) && q1.cause == 8 && !strcmp(q1.text, "supports op");
+    CHECK(pok, "placement delta: entry 1 changed, the others from graph 7 ('%s')", p0.text);
+    struct tg_trace_alloc a2, a1, b2;
+    struct tg_trace_buffer buf;
+    CHECK(tg_trace_get_alloc(tr, g8, 2, &a2) && a2.offset == 48 && a2.buffer == 1 &&
+          tg_trace_get_alloc(tr, g8, 1, &a1) && a1.inplace_parent == 0 && a1.last_step == 2 &&
+          tg_trace_get_alloc(tr, g7, 2, &b2) && b2.offset == 32 &&
+          tg_trace_n_buffers(tr, g8) == 2 && tg_trace_get_buffer(tr, g8, 1, &buf) && buf.uid == 0xB2,
+          "alloc delta: entry 2 moved to 48, the others and the buffers as in graph 7");
+    CHECK(tg_trace_n_alloc_records(tr) == 2, "the alloc delta is listed with the alloc records");
+    int ti = -1;
+    CHECK(tg_trace_find_uid(tr, 0x9000, &ti) == g8 && ti == 2, "uid lookup finds the delta's changed tensor");
+    tg_trace_close(tr);
+    // the writer refuses a change list that is not increasing, or out of range
+    struct tg_trace_writer * w = tg_trace_writer_open(path);
+    struct tg_trace_tensor t[5];
+    sample_tensors(t);
+    struct tg_trace_graph g = { 8, 1, 3, 2, 0, 0, 0, 0 };
+    const int32_t bad1[2] = { 3, 1 }, bad2[1] = { 5 };
+    CHECK(tg_trace_write_graph_delta(w, &g, 7, t, bad1, 2) == TG_ERR_INVALID_ARG &&
+          tg_trace_write_graph_delta(w, &g, 7, t, bad2, 1) == TG_ERR_INVALID_ARG &&
+          tg_trace_write_graph_delta(w, &g, 0, t, bad2, 0) == TG_ERR_INVALID_ARG, "bad change lists refused: %s", tg_last_error());
+    tg_trace_writer_close(w);
+}
+
 int main(void) {
     char path[256];
     snprintf(path, sizeof(path), "test_trace_format.%d.tgt", (int) getpid());
@@ -235,6 +290,7 @@ int main(void) {
     tg_trace_close(tr);
 
     check_reserved_tail(path);
+    check_deltas(path);
     check_fifo(".");
 
     // errors: missing file, not a trace, empty file

@@ -44,7 +44,7 @@ static int write_sample_trace(const char * path, bool close_it) {
     tg_trace_write_sched(w, &s);
     struct tg_trace_tensor t[5];
     sample_tensors(t);
-    struct tg_trace_graph g = { 7, 1, 3, 2, 0, 0, 0 };
+    struct tg_trace_graph g = { 7, 1, 3, 2, 0, 0, 0, 0 };
     tg_trace_write_graph(w, &g, t);
     struct tg_trace_placement pl[5] = {
         { 0, 3, "weight w.weight is in buffer CPU (usage weights)" }, { 1, 8, "supports op" },
@@ -97,6 +97,55 @@ static int write_sample_trace(const char * path, bool close_it) {
         tg_trace_writer_abandon(w);
     }
     return n;
+}
+
+// Writes graph 7 (full records, as in the sample) and then graph 8 as deltas
+// against it: GRAPH_DELTA (tensor 2's shape and tensor 4's name change),
+// PLACEMENT_DELTA (entry 1), ALLOC_DELTA (entry 2), and two deltas a reader
+// must drop: graph 9 against a graph that does not exist, and a placement of
+// graph 8 against graph 8 itself (no full PLACEMENT there). Returns the
+// number of records before index/footer, or -1.
+static int write_delta_trace(const char * path) {
+    struct tg_trace_writer * w = tg_trace_writer_open(path);
+    if (!w) return -1;
+    struct tg_trace_run run = { 1700000000000000000ull, 1000, 4242, 2, "0.1.0", "prog --flag", "CPU,BLAS", "note", 0 };
+    tg_trace_write_run(w, &run, sample_ops, 4, sample_types, 9);
+    struct tg_trace_sched s = { 1, 2, { "BLAS", "CPU" }, { "CPU", "CPU" }, 0 };
+    tg_trace_write_sched(w, &s);
+    struct tg_trace_tensor t[5];
+    sample_tensors(t);
+    struct tg_trace_graph g = { 7, 1, 3, 2, 0, 0, 0, 0 };
+    tg_trace_write_graph(w, &g, t);
+    struct tg_trace_placement pl[5] = {
+        { 0, 3, "weight w.weight is in buffer CPU (usage weights)" }, { 1, 8, "supports op" },
+        { 1, 10, NULL }, { 1, 2, "preallocated" }, { 1, 11, "" } };
+    tg_trace_write_placement(w, 7, pl, 5);
+    struct tg_trace_buffer b[2] = { { 0xB1, 1, TG_TRACE_USAGE_WEIGHTS, 256, "CPU" },
+                                    { 0xB2, 1, TG_TRACE_USAGE_COMPUTE, 128, "CPU" } };
+    struct tg_trace_alloc al[5] = {
+        { 1, TG_TRACE_NONE, 0, 64, 0, 1, TG_TRACE_ALLOC_ALLOCATED },
+        { 1, 0, 0, 64, 1, 2, TG_TRACE_ALLOC_ALLOCATED | TG_TRACE_ALLOC_INPLACE },
+        { 1, TG_TRACE_NONE, 32, 32, 2, 2, TG_TRACE_ALLOC_VIEW },
+        { 0, TG_TRACE_NONE, 0, 256, -1, 0, TG_TRACE_ALLOC_EXTERNAL },
+        { 1, TG_TRACE_NONE, 64, 64, -1, 1, TG_TRACE_ALLOC_ALLOCATED } };
+    tg_trace_write_alloc(w, 7, 1, b, 2, al, 5);
+    // graph 8: the same but for tensors 2 and 4
+    t[2].ne[0] = 4; t[2].uid = 0x9000;
+    snprintf(t[4].name, sizeof(t[4].name), "x-renamed");
+    const int32_t gch[2] = { 2, 4 };
+    struct tg_trace_graph g8 = { 8, 1, 3, 2, 0, 0, 0, 0 };
+    tg_trace_write_graph_delta(w, &g8, 7, t, gch, 2);
+    pl[1].cause = 9; pl[1].text = "changed text";
+    const int32_t pch[1] = { 1 };
+    tg_trace_write_placement_delta(w, 8, 7, pl, 5, pch, 1);
+    al[2].offset = 48;
+    const int32_t ach[1] = { 2 };
+    tg_trace_write_alloc_delta(w, 8, 1, 7, b, 2, al, 5, ach, 1);
+    struct tg_trace_graph g9 = { 9, 1, 3, 2, 0, 0, 0, 0 };
+    tg_trace_write_graph_delta(w, &g9, 99, t, gch, 2);   // no graph 99: dropped
+    tg_trace_write_placement_delta(w, 8, 8, pl, 5, pch, 1);   // graph 8 has no full PLACEMENT: dropped
+    int n = (int) tg_trace_writer_n_records(w);
+    return tg_trace_writer_close(w) == TG_OK ? n : -1;
 }
 
 #endif

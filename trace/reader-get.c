@@ -106,6 +106,7 @@ bool tg_trace_get_graph(const struct tg_trace * tr, int gi, struct tg_trace_grap
     out->structure_hash = rd_u64(p + 24);
     out->record = g->ord;
     out->offset = tr->recs[g->ord].off;
+    out->base_graph_id = g->base_id;
     return true;
 }
 
@@ -122,10 +123,30 @@ int tg_trace_find_graph(const struct tg_trace * tr, uint32_t graph_id) {
     return tr->graphs[gi].graph_id == graph_id ? gi : -1;
 }
 
+// Entry of tensor index ti in a delta's change list (n entries of `stride`
+// bytes, increasing u32 indices, validated at open), past its index; NULL if
+// the delta does not change ti.
+static const uint8_t * find_change(const uint8_t * list, uint32_t n, size_t stride, int ti) {
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        uint32_t ix = rd_u32(list + (size_t) mid * stride);
+        if (ix == (uint32_t) ti) return list + (size_t) mid * stride + 4;
+        if (ix < (uint32_t) ti) lo = mid + 1; else hi = mid;
+    }
+    return NULL;
+}
+
 static const uint8_t * tensor_entry(const struct tg_trace * tr, int gi, int ti) {
     if (!tr || gi < 0 || gi >= tr->n_graphs) return NULL;
     const struct trace_gmeta * g = &tr->graphs[gi];
     if (ti < 0 || ti >= g->n_nodes + g->n_leafs) return NULL;
+    if (g->base_gi >= 0) {   // a delta: its own entry, or its (full) base graph's
+        const uint8_t * e = find_change(trace_payload(tr, g->ord) + TRACE_GDELTA_HEAD, g->n_changed,
+                                        (size_t) g->entry_size + 4, ti);
+        if (e) return e;
+        g = &tr->graphs[g->base_gi];
+    }
     return trace_payload(tr, g->ord) + TRACE_GRAPH_HEAD + (size_t) ti * g->entry_size;
 }
 
@@ -211,11 +232,26 @@ int tg_trace_find_uid(struct tg_trace * tr, uint64_t uid, int * ti) {
 
 bool tg_trace_get_placement(const struct tg_trace * tr, int gi, int ti, struct tg_trace_placement * out) {
     if (!tensor_entry(tr, gi, ti) || !out || tr->graphs[gi].place_ord < 0) return false;
-    uint32_t ord = (uint32_t) tr->graphs[gi].place_ord;
-    const uint8_t * p = trace_payload(tr, ord);
-    uint32_t n = rd_u32(p + 4), esz = rd_u32(p + 8), text = rd_u32(p + 12);
-    const uint8_t * e = p + TRACE_PLACE_HEAD + (size_t) ti * esz;
-    const uint8_t * blob = p + TRACE_PLACE_HEAD + (size_t) n * esz;
+    const struct trace_gmeta * g = &tr->graphs[gi];
+    const uint8_t * p = trace_payload(tr, (uint32_t) g->place_ord);
+    const uint8_t * e = NULL, * blob = NULL;
+    uint32_t text = 0;
+    if (g->place_base_ord >= 0) {   // PLACEMENT_DELTA: its entry, else the base's full PLACEMENT
+        uint32_t esz = rd_u32(p + 12), nc = rd_u32(p + 20);
+        e = find_change(p + TRACE_PDELTA_HEAD, nc, (size_t) esz + 4, ti);
+        if (e) {
+            text = rd_u32(p + 16);
+            blob = p + TRACE_PDELTA_HEAD + (size_t) nc * (esz + 4);
+        } else {
+            p = trace_payload(tr, (uint32_t) g->place_base_ord);
+        }
+    }
+    if (!e) {
+        uint32_t n = rd_u32(p + 4), esz = rd_u32(p + 8);
+        text = rd_u32(p + 12);
+        e = p + TRACE_PLACE_HEAD + (size_t) ti * esz;
+        blob = p + TRACE_PLACE_HEAD + (size_t) n * esz;
+    }
     out->backend = rd_i32(e);
     out->cause = rd_u32(e + 4);
     uint32_t at = rd_u32(e + 8), l = rd_u32(e + 12);
@@ -279,15 +315,26 @@ static const uint8_t * alloc_payload(const struct tg_trace * tr, int gi) {
 
 bool tg_trace_has_alloc(const struct tg_trace * tr, int gi) { return alloc_payload(tr, gi) != NULL; }
 
-int tg_trace_n_buffers(const struct tg_trace * tr, int gi) {
+// Where an ALLOC or ALLOC_DELTA keeps its buffer list.
+struct alloc_view { const uint8_t * bufs; uint32_t nb, eb; };
+
+static bool alloc_view(const struct tg_trace * tr, int gi, struct alloc_view * v) {
     const uint8_t * p = alloc_payload(tr, gi);
-    return p ? (int) rd_u32(p + 8) : 0;
+    if (!p) return false;
+    if (tr->graphs[gi].alloc_base_ord >= 0) *v = (struct alloc_view) { p + TRACE_ADELTA_HEAD, rd_u32(p + 12), rd_u32(p + 20) };
+    else                                    *v = (struct alloc_view) { p + TRACE_ALLOC_HEAD, rd_u32(p + 8), rd_u32(p + 16) };
+    return true;
+}
+
+int tg_trace_n_buffers(const struct tg_trace * tr, int gi) {
+    struct alloc_view v;
+    return alloc_view(tr, gi, &v) ? (int) v.nb : 0;
 }
 
 bool tg_trace_get_buffer(const struct tg_trace * tr, int gi, int bi, struct tg_trace_buffer * out) {
-    const uint8_t * p = alloc_payload(tr, gi);
-    if (!p || !out || bi < 0 || (uint32_t) bi >= rd_u32(p + 8)) return false;
-    const uint8_t * e = p + TRACE_ALLOC_HEAD + (size_t) bi * rd_u32(p + 16);
+    struct alloc_view v;
+    if (!alloc_view(tr, gi, &v) || !out || bi < 0 || (uint32_t) bi >= v.nb) return false;
+    const uint8_t * e = v.bufs + (size_t) bi * v.eb;
     out->uid = rd_u64(e);
     out->backend = rd_i32(e + 8);
     out->usage = rd_i32(e + 12);
@@ -299,8 +346,19 @@ bool tg_trace_get_buffer(const struct tg_trace * tr, int gi, int bi, struct tg_t
 bool tg_trace_get_alloc(const struct tg_trace * tr, int gi, int ti, struct tg_trace_alloc * out) {
     const uint8_t * p = alloc_payload(tr, gi);
     if (!p || !out || !tensor_entry(tr, gi, ti)) return false;
-    uint32_t nb = rd_u32(p + 8);
-    const uint8_t * e = p + TRACE_ALLOC_HEAD + (size_t) nb * rd_u32(p + 16) + (size_t) ti * rd_u32(p + 20);
+    const struct trace_gmeta * g = &tr->graphs[gi];
+    const uint8_t * e = NULL;
+    uint32_t nb;
+    if (g->alloc_base_ord >= 0) {   // ALLOC_DELTA: its entry, else the base's (same buffer list)
+        nb = rd_u32(p + 12);
+        uint32_t ea = rd_u32(p + 24), nc = rd_u32(p + 28);
+        e = find_change(p + TRACE_ADELTA_HEAD + (size_t) nb * rd_u32(p + 20), nc, (size_t) ea + 4, ti);
+        if (!e) p = trace_payload(tr, (uint32_t) g->alloc_base_ord);
+    }
+    if (!e) {   // a full ALLOC (the graph's own or the base's)
+        nb = rd_u32(p + 8);
+        e = p + TRACE_ALLOC_HEAD + (size_t) nb * rd_u32(p + 16) + (size_t) ti * rd_u32(p + 20);
+    }
     int32_t nt = tr->graphs[gi].n_nodes + tr->graphs[gi].n_leafs;
     out->buffer = rd_i32(e);
     if (out->buffer < 0 || (uint32_t) out->buffer >= nb) out->buffer = TG_TRACE_NONE;

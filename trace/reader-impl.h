@@ -25,6 +25,12 @@ struct trace_gmeta {         // one valid GRAPH record
     int32_t  n_nodes, n_leafs;
     uint32_t entry_size;
     int32_t  place_ord, splits_ord, alloc_ord;  // latest records for the graph, -1 if none
+    // deltas (GRAPH_DELTA, PLACEMENT_DELTA, ALLOC_DELTA): where the entries the
+    // delta does not change come from, -1 for a full record
+    uint32_t base_id;                           // GRAPH_DELTA's base graph id (0: full GRAPH)
+    int32_t  base_gi;                           // GRAPH_DELTA: the full graph it stands on
+    int32_t  place_base_ord, alloc_base_ord;    // *_DELTA: the base's full record (ordinal)
+    uint32_t n_changed;                         // GRAPH_DELTA: changed tensors
 };
 
 struct trace_key {           // sortable lookup key (lazy indexes)

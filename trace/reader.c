@@ -230,17 +230,73 @@ static bool parse_run_tables(struct tg_trace * tr, uint32_t ord) {
     return true;
 }
 
+// Change lists of deltas: n entries of stride bytes, each a u32 tensor index
+// then the entry; the indices must increase and stay below n_tensors.
+static bool changes_valid(const uint8_t * list, uint64_t n, uint64_t stride, uint64_t n_tensors) {
+    for (uint64_t k = 0; k < n; k++) {
+        uint32_t ix = rd_u32(list + k * stride);
+        if (ix >= n_tensors || (k > 0 && ix <= rd_u32(list + (k - 1) * stride))) return false;
+    }
+    return true;
+}
+
 static bool add_graph(struct tg_trace * tr, uint32_t ord) {
     const uint8_t * p = trace_payload(tr, ord);
     uint32_t len = tr->recs[ord].len;
-    if (len < TRACE_GRAPH_HEAD) return false;
+    bool delta = tr->recs[ord].type == TG_TRACE_REC_GRAPH_DELTA;
+    if (len < (delta ? TRACE_GDELTA_HEAD : TRACE_GRAPH_HEAD)) return false;
     int32_t nn = rd_i32(p + 8), nl = rd_i32(p + 12);
     uint32_t esz = rd_u32(p + 16);
     if (nn < 0 || nl < 0 || esz < TRACE_TENSOR_ENTRY) return false;
-    if ((uint64_t) nn + (uint64_t) nl > (uint64_t) (len - TRACE_GRAPH_HEAD) / esz) return false;
+    uint32_t base_id = 0, n_changed = 0;
+    if (delta) {
+        base_id = rd_u32(p + 20);
+        n_changed = rd_u32(p + 32);
+        if (base_id == 0 || n_changed > (uint64_t) (len - TRACE_GDELTA_HEAD) / ((uint64_t) esz + 4)) return false;
+        if (!changes_valid(p + TRACE_GDELTA_HEAD, n_changed, (uint64_t) esz + 4, (uint64_t) nn + (uint64_t) nl)) return false;
+    } else if ((uint64_t) nn + (uint64_t) nl > (uint64_t) (len - TRACE_GRAPH_HEAD) / esz) {
+        return false;
+    }
     struct trace_gmeta * g = &tr->graphs[tr->n_graphs++];
-    *g = (struct trace_gmeta) { ord, rd_u32(p), rd_u32(p + 4), nn, nl, esz, -1, -1, -1 };
+    *g = (struct trace_gmeta) { ord, rd_u32(p), rd_u32(p + 4), nn, nl, esz, -1, -1, -1, base_id, -1, -1, -1, n_changed };
     return true;
+}
+
+// A graph delta stands on the full GRAPH of its base id written before it,
+// with the same tensor count; deltas that do not are dropped (invalid).
+// Returns how many were dropped; graph_by_id must be sorted.
+static int resolve_graph_bases(struct tg_trace * tr) {
+    int dropped = 0;
+    for (int gi = 0; gi < tr->n_graphs; gi++) {
+        struct trace_gmeta * g = &tr->graphs[gi];
+        if (g->base_id == 0) continue;
+        int lo = 0, hi = tr->n_graphs;   // first position in graph_by_id with graph_id >= base_id
+        while (lo < hi) {
+            int mid = lo + (hi - lo) / 2;
+            if (tr->graphs[tr->graph_by_id[mid]].graph_id < g->base_id) lo = mid + 1; else hi = mid;
+        }
+        int bi = -1;   // the latest full GRAPH with that id before this one
+        for (int k = lo; k < tr->n_graphs && tr->graphs[tr->graph_by_id[k]].graph_id == g->base_id; k++) {
+            int c = tr->graph_by_id[k];
+            if (c < gi && tr->graphs[c].base_id == 0) bi = c;
+        }
+        const struct trace_gmeta * b = bi >= 0 ? &tr->graphs[bi] : NULL;
+        if (b && b->n_nodes + b->n_leafs == g->n_nodes + g->n_leafs) { g->base_gi = bi; continue; }
+        g->base_gi = -2;   // dropped below
+        dropped++;
+    }
+    if (!dropped) return 0;
+    int keep = 0;   // base indices only point backwards, to full graphs (never dropped): remap them
+    int32_t * map = malloc((size_t) tr->n_graphs * sizeof(int32_t));
+    if (!map) return dropped;
+    for (int gi = 0; gi < tr->n_graphs; gi++) {
+        map[gi] = keep;
+        if (tr->graphs[gi].base_gi != -2) tr->graphs[keep++] = tr->graphs[gi];
+    }
+    for (int gi = 0; gi < keep; gi++) if (tr->graphs[gi].base_gi >= 0) tr->graphs[gi].base_gi = map[tr->graphs[gi].base_gi];
+    free(map);
+    tr->n_graphs = keep;
+    return dropped;
 }
 
 static int cmp_graph_id(const void * a, const void * b, void * arg) {
@@ -269,11 +325,47 @@ static bool attach_to_graph(struct tg_trace * tr, uint32_t ord, uint32_t type) {
     if (gi < 0) return false;
     struct trace_gmeta * g = &tr->graphs[gi];
     uint64_t nt = (uint64_t) g->n_nodes + (uint64_t) g->n_leafs;
+    uint32_t rtype = tr->recs[ord].type;
+    if (rtype == TG_TRACE_REC_PLACEMENT_DELTA || rtype == TG_TRACE_REC_ALLOC_DELTA) {
+        // a delta needs its base graph's full record of the same kind, already seen
+        bool place = rtype == TG_TRACE_REC_PLACEMENT_DELTA;
+        if (len < (place ? TRACE_PDELTA_HEAD : TRACE_ADELTA_HEAD)) return false;
+        int bi = tg_trace_find_graph(tr, rd_u32(p + (place ? 4 : 8)));
+        if (bi < 0) return false;
+        const struct trace_gmeta * b = &tr->graphs[bi];
+        int32_t bord = place ? b->place_ord : b->alloc_ord;
+        if (bord < 0 || (uint32_t) bord >= ord || tr->recs[bord].type != (place ? TG_TRACE_REC_PLACEMENT : TG_TRACE_REC_ALLOC))
+            return false;
+        const uint8_t * bp = trace_payload(tr, (uint32_t) bord);
+        if (place) {
+            uint32_t n = rd_u32(p + 8), esz = rd_u32(p + 12), text = rd_u32(p + 16), nc = rd_u32(p + 20);
+            if (n != nt || rd_u32(bp + 4) != nt || esz < TRACE_PLACE_ENTRY) return false;
+            if (!fits(len, TRACE_PDELTA_HEAD, nc, (uint64_t) esz + 4, text, 1)) return false;
+            if (!changes_valid(p + TRACE_PDELTA_HEAD, nc, (uint64_t) esz + 4, nt)) return false;
+            g->place_ord = (int32_t) ord;
+            g->place_base_ord = bord;   // that record stays full even if a later one replaces the base's
+        } else {
+            uint32_t nb = rd_u32(p + 12), n = rd_u32(p + 16), eb = rd_u32(p + 20), ea = rd_u32(p + 24), nc = rd_u32(p + 28);
+            if (n != nt || rd_u32(bp + 12) != nt || eb < TRACE_BUFFER_ENTRY || ea < TRACE_ALLOC_ENTRY) return false;
+            if (!fits(len, TRACE_ADELTA_HEAD, nb, eb, nc, (uint64_t) ea + 4)) return false;
+            if (!changes_valid(p + TRACE_ADELTA_HEAD + (uint64_t) nb * eb, nc, (uint64_t) ea + 4, nt)) return false;
+            // the unchanged entries name the base's buffers: the lists must agree
+            uint32_t bnb = rd_u32(bp + 8), beb = rd_u32(bp + 16);
+            if (bnb != nb) return false;
+            for (uint32_t i = 0; i < nb; i++)
+                if (rd_u64(p + TRACE_ADELTA_HEAD + (uint64_t) i * eb) != rd_u64(bp + TRACE_ALLOC_HEAD + (uint64_t) i * beb))
+                    return false;
+            g->alloc_ord = (int32_t) ord;
+            g->alloc_base_ord = bord;
+        }
+        return true;
+    }
     if (type == TG_TRACE_REC_PLACEMENT) {
         uint32_t n = rd_u32(p + 4), esz = rd_u32(p + 8), text = rd_u32(p + 12);
         if (n != nt || esz < TRACE_PLACE_ENTRY) return false;
         if (!fits(len, TRACE_PLACE_HEAD, n, esz, text, 1)) return false;
         g->place_ord = (int32_t) ord;
+        g->place_base_ord = -1;
     } else if (type == TG_TRACE_REC_SPLITS) {
         if (len < TRACE_SPLITS_HEAD) return false;
         uint32_t ns = rd_u32(p + 4), ni = rd_u32(p + 8), es = rd_u32(p + 12), ei = rd_u32(p + 16);
@@ -286,18 +378,29 @@ static bool attach_to_graph(struct tg_trace * tr, uint32_t ord, uint32_t type) {
         if (n != nt || eb < TRACE_BUFFER_ENTRY || ea < TRACE_ALLOC_ENTRY) return false;
         if (!fits(len, TRACE_ALLOC_HEAD, nb, eb, n, ea)) return false;
         g->alloc_ord = (int32_t) ord;
+        g->alloc_base_ord = -1;
     }
     return true;
 }
 
+// The kind list a record type goes to: deltas share their full kind's list.
+static uint32_t list_kind(uint32_t t) {
+    switch (t) {
+    case TG_TRACE_REC_GRAPH_DELTA:     return TG_TRACE_REC_GRAPH;
+    case TG_TRACE_REC_PLACEMENT_DELTA: return TG_TRACE_REC_PLACEMENT;
+    case TG_TRACE_REC_ALLOC_DELTA:     return TG_TRACE_REC_ALLOC;
+    default:                           return t;
+    }
+}
+
 static enum tg_status build_lists(struct tg_trace * tr) {
     uint32_t n_graph_recs = 0;
-    for (uint32_t o = 0; o < tr->n_recs; o++) n_graph_recs += tr->recs[o].type == TG_TRACE_REC_GRAPH;
+    for (uint32_t o = 0; o < tr->n_recs; o++) n_graph_recs += list_kind(tr->recs[o].type) == TG_TRACE_REC_GRAPH;
     tr->graphs = calloc(n_graph_recs ? n_graph_recs : 1, sizeof(*tr->graphs));
     tr->graph_by_id = calloc(n_graph_recs ? n_graph_recs : 1, sizeof(*tr->graph_by_id));
     if (!tr->graphs || !tr->graph_by_id) return tg_error(TG_ERR_NOMEM, "trace: no memory");
     for (uint32_t o = 0; o < tr->n_recs; o++) {
-        uint32_t t = tr->recs[o].type;
+        uint32_t t = list_kind(tr->recs[o].type);
         if (t == TG_TRACE_REC_INDEX || t == TG_TRACE_REC_FOOTER) continue;
         if (t == 0 || t >= TRACE_N_KINDS) { tr->st.n_unknown++; continue; }
         bool ok = true;
@@ -308,6 +411,12 @@ static enum tg_status build_lists(struct tg_trace * tr) {
     }
     for (int i = 0; i < tr->n_graphs; i++) tr->graph_by_id[i] = i;
     qsort_r(tr->graph_by_id, (size_t) tr->n_graphs, sizeof(int32_t), cmp_graph_id, tr);
+    int dropped = resolve_graph_bases(tr);
+    if (dropped) {
+        tr->st.n_invalid += (uint32_t) dropped;
+        for (int i = 0; i < tr->n_graphs; i++) tr->graph_by_id[i] = i;
+        qsort_r(tr->graph_by_id, (size_t) tr->n_graphs, sizeof(int32_t), cmp_graph_id, tr);
+    }
     static const uint32_t attached[] = { TG_TRACE_REC_PLACEMENT, TG_TRACE_REC_SPLITS, TG_TRACE_REC_ALLOC };
     for (int a = 0; a < 3; a++) {
         struct trace_list * l = &tr->kind[attached[a]];

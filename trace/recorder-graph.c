@@ -86,6 +86,29 @@ struct rec_sched * rec_sched_state(struct tg_trace_recorder * r, struct tg_sched
     return s;
 }
 
+void rec_sched_free(struct rec_sched * s) {
+    pmap_free(&s->index);
+    free(s->tensors);
+    free(s->gbase);
+    free(s->pbase);
+    free(s->pbase_text);
+    free(s->abase);
+    free(s->changed);
+}
+
+// A delta is written when at most this fraction of the entries changed.
+#define DELTA_MAX_CHANGED(n) ((n) / 4)
+
+static int32_t * changed_scratch(struct rec_sched * s, int n) {
+    if (n > s->cap_changed) {
+        int32_t * c = realloc(s->changed, (size_t) n * sizeof(*c));
+        if (!c) return NULL;
+        s->changed = c;
+        s->cap_changed = n;
+    }
+    return s->changed;
+}
+
 // ---- graph structure -----------------------------------------------------------------
 
 static bool add_tensor(struct rec_sched * s, struct tg_tensor * t) {
@@ -144,6 +167,47 @@ static void fill_tensor(struct tg_trace_tensor * o, const struct rec_sched * s, 
     o->view_offs = t->view_offs;
 }
 
+static bool same_text(const char * a, const char * b) {
+    return !strcmp(a ? a : "", b ? b : "");
+}
+
+// PLACEMENT, or PLACEMENT_DELTA against the scheduler's last full one.
+static void write_placement_record(struct tg_trace_recorder * r, struct rec_sched * s,
+                                   const struct tg_trace_placement * p, int n) {
+    int nc = 0;
+    int32_t * ch = s->pbase_id && s->pbase_n == n ? changed_scratch(s, n) : NULL;
+    for (int i = 0; ch && i < n; i++) {
+        const struct tg_trace_placement * a = &p[i], * b = &s->pbase[i];
+        if (a->backend != b->backend || a->cause != b->cause || !same_text(a->text, b->text)) ch[nc++] = i;
+        if (nc > DELTA_MAX_CHANGED(n)) ch = NULL;
+    }
+    if (ch) {
+        tg_trace_write_placement_delta(r->w, s->graph_id, s->pbase_id, p, n, ch, nc);
+        return;
+    }
+    if (tg_trace_write_placement(r->w, s->graph_id, p, n) != TG_OK) return;
+    // the new base keeps its own copies of the texts (the engine's may go)
+    size_t text = 0;
+    for (int i = 0; i < n; i++) text += p[i].text ? strlen(p[i].text) + 1 : 0;
+    struct tg_trace_placement * b = realloc(s->pbase, (size_t) (n ? n : 1) * sizeof(*b));
+    if (b) s->pbase = b;
+    char * t = realloc(s->pbase_text, text ? text : 1);
+    if (t) s->pbase_text = t;
+    if (!b || !t) { s->pbase_id = 0; return; }
+    size_t at = 0;
+    for (int i = 0; i < n; i++) {
+        b[i] = p[i];
+        if (p[i].text) {
+            size_t l = strlen(p[i].text) + 1;
+            memcpy(t + at, p[i].text, l);
+            b[i].text = t + at;
+            at += l;
+        }
+    }
+    s->pbase_n = n;
+    s->pbase_id = s->graph_id;
+}
+
 static void write_placement(struct tg_trace_recorder * r, struct rec_sched * s, const struct tg_obs_split_event * ev) {
     struct tg_trace_placement * p = calloc((size_t) s->n_tensors, sizeof(*p));
     char (*texts)[TG_TRACE_NAME + 48] = calloc((size_t) s->n_tensors, sizeof(*texts));
@@ -163,7 +227,7 @@ static void write_placement(struct tg_trace_recorder * r, struct rec_sched * s, 
             p[ci] = (struct tg_trace_placement) { sp->backend, 0, texts[ci] };
         }
     }
-    tg_trace_write_placement(r->w, s->graph_id, p, s->n_tensors);
+    write_placement_record(r, s, p, s->n_tensors);
     free(p);
     free(texts);
 }
@@ -210,8 +274,28 @@ static void write_graph(struct tg_trace_recorder * r, struct rec_sched * s) {
         pmap_put(&r->uid_graph, r->tt[i].uid, ((uint64_t) s->graph_id << 32) | (uint32_t) i);
     }
     struct tg_trace_graph g = { s->graph_id, (uint32_t) s->sched_id, s->n_nodes,
-                                s->n_tensors - s->n_nodes, 0, 0, 0 };
-    tg_trace_write_graph(r->w, &g, r->tt);
+                                s->n_tensors - s->n_nodes, 0, 0, 0, 0 };
+    // a decode loop rebuilds nearly the same graph every token: against the
+    // last full GRAPH, write only the tensors that changed (fill_tensor
+    // zeroes every entry, so entries compare bytewise)
+    int n = s->n_tensors, nc = 0;
+    int32_t * ch = s->gbase_id && s->gbase_n == n && s->gbase_nodes == s->n_nodes ? changed_scratch(s, n) : NULL;
+    for (int i = 0; ch && i < n; i++) {
+        if (memcmp(&r->tt[i], &s->gbase[i], sizeof(r->tt[i])) != 0) ch[nc++] = i;
+        if (nc > DELTA_MAX_CHANGED(n)) ch = NULL;
+    }
+    if (ch) {
+        tg_trace_write_graph_delta(r->w, &g, s->gbase_id, r->tt, ch, nc);
+        return;
+    }
+    if (tg_trace_write_graph(r->w, &g, r->tt) != TG_OK) return;
+    struct tg_trace_tensor * b = realloc(s->gbase, (size_t) (n ? n : 1) * sizeof(*b));
+    if (!b) { s->gbase_id = 0; return; }
+    memcpy(b, r->tt, (size_t) n * sizeof(*b));
+    s->gbase = b;
+    s->gbase_n = n;
+    s->gbase_nodes = s->n_nodes;
+    s->gbase_id = s->graph_id;
 }
 
 void rec_graph_split(struct tg_trace_recorder * r, const struct tg_obs_split_event * ev) {
@@ -279,6 +363,42 @@ static void fill_alloc(struct tg_trace_alloc * a, const struct tg_alloc_tensor_i
 
 static void graph_alloc(struct tg_trace_recorder * r, const struct tg_obs_alloc_event * ev);
 
+static bool same_buffer(const struct tg_trace_buffer * a, const struct tg_trace_buffer * b) {
+    return a->uid == b->uid && a->backend == b->backend && a->usage == b->usage && a->size == b->size &&
+           !strcmp(a->buft, b->buft);
+}
+
+static bool same_alloc(const struct tg_trace_alloc * a, const struct tg_trace_alloc * b) {
+    return a->buffer == b->buffer && a->inplace_parent == b->inplace_parent && a->offset == b->offset &&
+           a->size == b->size && a->first_step == b->first_step && a->last_step == b->last_step && a->flags == b->flags;
+}
+
+// ALLOC, or ALLOC_DELTA against the scheduler's last full one (same buffers).
+static void write_alloc_record(struct tg_trace_recorder * r, struct rec_sched * s, const struct tg_trace_buffer * tb,
+                               int nb, const struct tg_trace_alloc * al, int n) {
+    int nc = 0;
+    bool same = s->abase_id && s->abase_n == n && s->abase_nb == nb;
+    for (int i = 0; same && i < nb; i++) same = same_buffer(&tb[i], &s->abase_bufs[i]);
+    int32_t * ch = same ? changed_scratch(s, n) : NULL;
+    for (int i = 0; ch && i < n; i++) {
+        if (!same_alloc(&al[i], &s->abase[i])) ch[nc++] = i;
+        if (nc > DELTA_MAX_CHANGED(n)) ch = NULL;
+    }
+    if (ch) {
+        tg_trace_write_alloc_delta(r->w, s->graph_id, (uint32_t) s->sched_id, s->abase_id, tb, nb, al, n, ch, nc);
+        return;
+    }
+    if (tg_trace_write_alloc(r->w, s->graph_id, (uint32_t) s->sched_id, tb, nb, al, n) != TG_OK) return;
+    struct tg_trace_alloc * b = realloc(s->abase, (size_t) (n ? n : 1) * sizeof(*b));
+    if (!b || nb > 64) { if (b) s->abase = b; s->abase_id = 0; return; }
+    memcpy(b, al, (size_t) n * sizeof(*b));
+    memcpy(s->abase_bufs, tb, (size_t) nb * sizeof(*tb));
+    s->abase = b;
+    s->abase_n = n;
+    s->abase_nb = nb;
+    s->abase_id = s->graph_id;
+}
+
 void rec_graph_alloc(struct tg_trace_recorder * r, const struct tg_obs_alloc_event * ev) {
     tg_trace_writer_batch_begin(r->w);   // (GRAPH,) ALLOC and EVENT: one write(2)
     graph_alloc(r, ev);
@@ -321,7 +441,7 @@ static void graph_alloc(struct tg_trace_recorder * r, const struct tg_obs_alloc_
                                            tg_buffer_get_size(bl.b[i]), "" };
         snprintf(tb[i].buft, sizeof(tb[i].buft), "%s", tg_buffer_name(bl.b[i]));
     }
-    if (al) tg_trace_write_alloc(r->w, s->graph_id, (uint32_t) s->sched_id, tb, bl.n, al, s->n_tensors);
+    if (al) write_alloc_record(r, s, tb, bl.n, al, s->n_tensors);
     if (ev->replanned) {   // a new plan: compute buffers may have been reallocated (old tensors dangle)
         char msg[256];
         int at = snprintf(msg, sizeof(msg), "graph %u allocated on scheduler %llu with a new plan; compute buffers:",

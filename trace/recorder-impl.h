@@ -37,7 +37,23 @@ struct rec_sched {                 // what the recorder knows of one scheduler
     uint32_t            compute_seq;
     uint64_t            t_node_begin;
     int                 next_node;  // first node of the current computation not yet recorded
+    // The last full GRAPH / PLACEMENT / ALLOC records written for this
+    // scheduler: later graphs that differ from them in few tensors are
+    // written as deltas against them (base id 0: none yet).
+    uint32_t            gbase_id, pbase_id, abase_id;
+    struct tg_trace_tensor * gbase;   // [gbase_n]
+    int                 gbase_n, gbase_nodes;
+    struct tg_trace_placement * pbase;   // [pbase_n], texts in pbase_text
+    char *              pbase_text;
+    int                 pbase_n;
+    struct tg_trace_alloc * abase;    // [abase_n]
+    struct tg_trace_buffer abase_bufs[64];
+    int                 abase_n, abase_nb;
+    int32_t *           changed;      // scratch: changed indices
+    int                 cap_changed;
 };
+// Frees a scheduler state's buffers.
+void rec_sched_free(struct rec_sched * s);
 
 struct tg_trace_recorder {
     struct tg_trace_writer * w;

@@ -359,7 +359,7 @@ enum tg_status tg_trace_detach(struct tg_trace_recorder * r) {
     enum tg_status st = tg_trace_writer_close(r->w);
     r->w = NULL;
     pthread_mutex_unlock(&r->mu);
-    for (int i = 0; i < r->n_scheds; i++) { pmap_free(&r->scheds[i].index); free(r->scheds[i].tensors); }
+    for (int i = 0; i < r->n_scheds; i++) rec_sched_free(&r->scheds[i]);
     pmap_free(&r->uid_graph);
     free(r->scratch);
     free(r->tt);

@@ -25,6 +25,9 @@
 
 // fixed parts of payloads (bytes)
 #define TRACE_GRAPH_HEAD     32
+#define TRACE_GDELTA_HEAD    40
+#define TRACE_PDELTA_HEAD    24
+#define TRACE_ADELTA_HEAD    32
 #define TRACE_TENSOR_ENTRY   248
 #define TRACE_PLACE_HEAD     16
 #define TRACE_PLACE_ENTRY    16

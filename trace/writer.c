@@ -65,6 +65,9 @@ const char * tg_trace_rec_name(uint32_t type) {
     case TG_TRACE_REC_HOST:      return "HOST";
     case TG_TRACE_REC_MARKER:    return "MARKER";
     case TG_TRACE_REC_EVENT:     return "EVENT";
+    case TG_TRACE_REC_GRAPH_DELTA:     return "GRAPH_DELTA";
+    case TG_TRACE_REC_PLACEMENT_DELTA: return "PLACEMENT_DELTA";
+    case TG_TRACE_REC_ALLOC_DELTA:     return "ALLOC_DELTA";
     case TG_TRACE_REC_INDEX:     return "INDEX";
     case TG_TRACE_REC_FOOTER:    return "FOOTER";
     default:                     return "UNKNOWN";
@@ -457,6 +460,14 @@ enum tg_status tg_trace_write_sched(struct tg_trace_writer * w, const struct tg_
     return rec_commit(w);
 }
 
+// Checks a delta's change list: increasing indices below n.
+static bool changes_ok(const int32_t * changed, int n_changed, int n) {
+    if (n_changed < 0 || (n_changed > 0 && !changed)) return false;
+    for (int k = 0; k < n_changed; k++)
+        if (changed[k] < 0 || changed[k] >= n || (k > 0 && changed[k] <= changed[k - 1])) return false;
+    return true;
+}
+
 static void put_tensor(uint8_t * e, const struct tg_trace_tensor * t) {
     wr_name(e, t->name, TG_TRACE_NAME);
     wr_u64(e + 64, t->uid);
@@ -508,6 +519,44 @@ enum tg_status tg_trace_write_graph(struct tg_trace_writer * w, const struct tg_
     return rec_commit(w);
 }
 
+enum tg_status tg_trace_write_graph_delta(struct tg_trace_writer * w, const struct tg_trace_graph * g,
+                                          uint32_t base_graph_id, const struct tg_trace_tensor * tensors,
+                                          const int32_t * changed, int n_changed) {
+    if (!g || g->n_nodes < 0 || g->n_leafs < 0 || base_graph_id == 0 || (n_changed > 0 && !tensors) ||
+        !changes_ok(changed, n_changed, g->n_nodes + g->n_leafs))
+        return tg_error(TG_ERR_INVALID_ARG, "trace: bad GRAPH_DELTA record");
+    const size_t esz = 4 + TRACE_TENSOR_ENTRY;
+    if ((size_t) n_changed > (TRACE_MAX_PAYLOAD - TRACE_GDELTA_HEAD) / esz)
+        return tg_error(TG_ERR_INVALID_ARG, "trace: graph delta of %d tensors is too large", n_changed);
+    uint8_t * p = rec_begin(w, TG_TRACE_REC_GRAPH_DELTA, TRACE_GDELTA_HEAD + (size_t) n_changed * esz);
+    if (!p) return tg_last_status();
+    wr_u32(p, g->graph_id);
+    wr_u32(p + 4, g->sched_id);
+    wr_i32(p + 8, g->n_nodes);
+    wr_i32(p + 12, g->n_leafs);
+    wr_u32(p + 16, TRACE_TENSOR_ENTRY);
+    wr_u32(p + 20, base_graph_id);
+    wr_u64(p + 24, 0);   // structure hash: not computed for deltas
+    wr_u32(p + 32, (uint32_t) n_changed);
+    for (int k = 0; k < n_changed; k++) {
+        uint8_t * e = p + TRACE_GDELTA_HEAD + (size_t) k * esz;
+        wr_u32(e, (uint32_t) changed[k]);
+        put_tensor(e + 4, &tensors[changed[k]]);
+    }
+    return rec_commit(w);
+}
+
+// A placement entry; its text goes to blob + at. Returns the new `at`.
+static size_t put_place(uint8_t * e, const struct tg_trace_placement * x, uint8_t * blob, size_t at) {
+    wr_i32(e, x->backend);
+    wr_u32(e + 4, x->cause);
+    size_t l = x->text && x->text[0] ? strlen(x->text) + 1 : 0;
+    wr_u32(e + 8, (uint32_t) at);
+    wr_u32(e + 12, (uint32_t) l);
+    if (l) { memcpy(blob + at, x->text, l); at += l; }
+    return at;
+}
+
 enum tg_status tg_trace_write_placement(struct tg_trace_writer * w, uint32_t graph_id,
                                         const struct tg_trace_placement * pl, int n) {
     if (n < 0 || (n > 0 && !pl)) return tg_error(TG_ERR_INVALID_ARG, "trace: bad PLACEMENT record");
@@ -522,14 +571,35 @@ enum tg_status tg_trace_write_placement(struct tg_trace_writer * w, uint32_t gra
     wr_u32(p + 12, (uint32_t) text);
     uint8_t * blob = p + TRACE_PLACE_HEAD + (size_t) n * TRACE_PLACE_ENTRY;
     size_t at = 0;
-    for (int i = 0; i < n; i++) {
-        uint8_t * e = p + TRACE_PLACE_HEAD + (size_t) i * TRACE_PLACE_ENTRY;
-        wr_i32(e, pl[i].backend);
-        wr_u32(e + 4, pl[i].cause);
-        size_t l = pl[i].text && pl[i].text[0] ? strlen(pl[i].text) + 1 : 0;
-        wr_u32(e + 8, (uint32_t) at);
-        wr_u32(e + 12, (uint32_t) l);
-        if (l) { memcpy(blob + at, pl[i].text, l); at += l; }
+    for (int i = 0; i < n; i++) at = put_place(p + TRACE_PLACE_HEAD + (size_t) i * TRACE_PLACE_ENTRY, &pl[i], blob, at);
+    return rec_commit(w);
+}
+
+enum tg_status tg_trace_write_placement_delta(struct tg_trace_writer * w, uint32_t graph_id, uint32_t base_graph_id,
+                                              const struct tg_trace_placement * pl, int n,
+                                              const int32_t * changed, int n_changed) {
+    if (n < 0 || (n > 0 && !pl) || !changes_ok(changed, n_changed, n) || base_graph_id == 0)
+        return tg_error(TG_ERR_INVALID_ARG, "trace: bad PLACEMENT_DELTA record");
+    size_t text = 0;
+    for (int k = 0; k < n_changed; k++) {
+        const struct tg_trace_placement * x = &pl[changed[k]];
+        text += x->text && x->text[0] ? strlen(x->text) + 1 : 0;
+    }
+    const size_t esz = 4 + TRACE_PLACE_ENTRY;
+    uint8_t * p = rec_begin(w, TG_TRACE_REC_PLACEMENT_DELTA, TRACE_PDELTA_HEAD + (size_t) n_changed * esz + text);
+    if (!p) return tg_last_status();
+    wr_u32(p, graph_id);
+    wr_u32(p + 4, base_graph_id);
+    wr_u32(p + 8, (uint32_t) n);
+    wr_u32(p + 12, TRACE_PLACE_ENTRY);
+    wr_u32(p + 16, (uint32_t) text);
+    wr_u32(p + 20, (uint32_t) n_changed);
+    uint8_t * blob = p + TRACE_PDELTA_HEAD + (size_t) n_changed * esz;
+    size_t at = 0;
+    for (int k = 0; k < n_changed; k++) {
+        uint8_t * e = p + TRACE_PDELTA_HEAD + (size_t) k * esz;
+        wr_u32(e, (uint32_t) changed[k]);
+        at = put_place(e + 4, &pl[changed[k]], blob, at);
     }
     return rec_commit(w);
 }
@@ -566,6 +636,24 @@ enum tg_status tg_trace_write_splits(struct tg_trace_writer * w, uint32_t graph_
     return rec_commit(w);
 }
 
+static void put_buffer(uint8_t * e, const struct tg_trace_buffer * b) {
+    wr_u64(e, b->uid);
+    wr_i32(e + 8, b->backend);
+    wr_i32(e + 12, b->usage);
+    wr_u64(e + 16, b->size);
+    wr_name(e + 24, b->buft, TG_TRACE_BUFT_NAME);
+}
+
+static void put_alloc(uint8_t * e, const struct tg_trace_alloc * a) {
+    wr_i32(e, a->buffer);
+    wr_i32(e + 4, a->inplace_parent);
+    wr_u64(e + 8, a->offset);
+    wr_u64(e + 16, a->size);
+    wr_i32(e + 24, a->first_step);
+    wr_i32(e + 28, a->last_step);
+    wr_u32(e + 32, a->flags);
+}
+
 enum tg_status tg_trace_write_alloc(struct tg_trace_writer * w, uint32_t graph_id, uint32_t sched_id,
                                     const struct tg_trace_buffer * bufs, int n_buffers,
                                     const struct tg_trace_alloc * al, int n) {
@@ -580,27 +668,41 @@ enum tg_status tg_trace_write_alloc(struct tg_trace_writer * w, uint32_t graph_i
     wr_u32(p + 12, (uint32_t) n);
     wr_u32(p + 16, TRACE_BUFFER_ENTRY);
     wr_u32(p + 20, TRACE_ALLOC_ENTRY);
-    for (int i = 0; i < n_buffers; i++) {
-        uint8_t * e = p + TRACE_ALLOC_HEAD + (size_t) i * TRACE_BUFFER_ENTRY;
-        wr_u64(e, bufs[i].uid);
-        wr_i32(e + 8, bufs[i].backend);
-        wr_i32(e + 12, bufs[i].usage);
-        wr_u64(e + 16, bufs[i].size);
-        wr_name(e + 24, bufs[i].buft, TG_TRACE_BUFT_NAME);
-    }
+    for (int i = 0; i < n_buffers; i++) put_buffer(p + TRACE_ALLOC_HEAD + (size_t) i * TRACE_BUFFER_ENTRY, &bufs[i]);
     uint8_t * ab = p + TRACE_ALLOC_HEAD + (size_t) n_buffers * TRACE_BUFFER_ENTRY;
-    for (int i = 0; i < n; i++) {
-        uint8_t * e = ab + (size_t) i * TRACE_ALLOC_ENTRY;
-        wr_i32(e, al[i].buffer);
-        wr_i32(e + 4, al[i].inplace_parent);
-        wr_u64(e + 8, al[i].offset);
-        wr_u64(e + 16, al[i].size);
-        wr_i32(e + 24, al[i].first_step);
-        wr_i32(e + 28, al[i].last_step);
-        wr_u32(e + 32, al[i].flags);
+    for (int i = 0; i < n; i++) put_alloc(ab + (size_t) i * TRACE_ALLOC_ENTRY, &al[i]);
+    return rec_commit(w);
+}
+
+enum tg_status tg_trace_write_alloc_delta(struct tg_trace_writer * w, uint32_t graph_id, uint32_t sched_id,
+                                          uint32_t base_graph_id, const struct tg_trace_buffer * bufs, int n_buffers,
+                                          const struct tg_trace_alloc * al, int n,
+                                          const int32_t * changed, int n_changed) {
+    if (n_buffers < 0 || n < 0 || (n_buffers && !bufs) || (n && !al) || base_graph_id == 0 ||
+        !changes_ok(changed, n_changed, n))
+        return tg_error(TG_ERR_INVALID_ARG, "trace: bad ALLOC_DELTA record");
+    const size_t esz = 4 + TRACE_ALLOC_ENTRY;
+    size_t len = TRACE_ADELTA_HEAD + (size_t) n_buffers * TRACE_BUFFER_ENTRY + (size_t) n_changed * esz;
+    uint8_t * p = rec_begin(w, TG_TRACE_REC_ALLOC_DELTA, len);
+    if (!p) return tg_last_status();
+    wr_u32(p, graph_id);
+    wr_u32(p + 4, sched_id);
+    wr_u32(p + 8, base_graph_id);
+    wr_u32(p + 12, (uint32_t) n_buffers);
+    wr_u32(p + 16, (uint32_t) n);
+    wr_u32(p + 20, TRACE_BUFFER_ENTRY);
+    wr_u32(p + 24, TRACE_ALLOC_ENTRY);
+    wr_u32(p + 28, (uint32_t) n_changed);
+    for (int i = 0; i < n_buffers; i++) put_buffer(p + TRACE_ADELTA_HEAD + (size_t) i * TRACE_BUFFER_ENTRY, &bufs[i]);
+    uint8_t * ab = p + TRACE_ADELTA_HEAD + (size_t) n_buffers * TRACE_BUFFER_ENTRY;
+    for (int k = 0; k < n_changed; k++) {
+        uint8_t * e = ab + (size_t) k * esz;
+        wr_u32(e, (uint32_t) changed[k]);
+        put_alloc(e + 4, &al[changed[k]]);
     }
     return rec_commit(w);
 }
+
 
 enum tg_status tg_trace_write_compute(struct tg_trace_writer * w, const struct tg_trace_compute * c) {
     if (!c) return tg_error(TG_ERR_INVALID_ARG, "trace: NULL COMPUTE");

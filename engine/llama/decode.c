@@ -21,6 +21,8 @@ struct tg_llama_context {
     struct tg_context * gctx;          // metadata of the last micro-batch's graph
     struct tg_llama_ubatch_graph ug;   // that graph
     size_t gctx_size;
+    void * gctx_arena;                 // [gctx_size], reused by every graph: the same graph built
+                                       // again has the same tensor addresses (stable uids in traces)
     float * logits;                    // [n_vocab, n_out] kept logits of the last batch
     int32_t * out_row;                 // [n_tokens of the last batch] row in logits or -1
     int32_t n_last;                    // tokens of the last batch
@@ -64,7 +66,7 @@ static enum tg_status reserve(struct tg_llama_context * c) {
         { 1, c->params.n_ctx, 1 },
     };
     for (int i = 0; i < 2; i++) {
-        struct tg_context_params cp = { .mem_size = c->gctx_size, .no_alloc = true };
+        struct tg_context_params cp = { .mem_size = c->gctx_size, .mem_buffer = c->gctx_arena, .no_alloc = true };
         struct tg_context * gctx = tg_context_new(cp);
         if (!gctx) return tg_last_status();
         struct tg_llama_ubatch_graph ug;
@@ -92,7 +94,8 @@ struct tg_llama_context * tg_llama_context_new(struct tg_llama_model * model, co
     c->gctx_size = (size_t) gsize * 2 * tg_tensor_overhead() + tg_graph_overhead(gsize) + 4096;
     c->mask_buf = malloc(sizeof(float) * (size_t) p->n_ubatch * (size_t) p->n_ctx);
     c->ibuf = malloc(sizeof(int32_t) * (size_t) p->n_ubatch);
-    if (!c->exec || !c->mask_buf || !c->ibuf) {
+    c->gctx_arena = malloc(c->gctx_size);
+    if (!c->exec || !c->mask_buf || !c->ibuf || !c->gctx_arena) {
         if (c->exec) tg_error(TG_ERR_NOMEM, "out of memory (llama context buffers)");
         tg_llama_context_free(c);
         return NULL;
@@ -106,6 +109,7 @@ void tg_llama_context_free(struct tg_llama_context * c) {
     if (!c) return;
     if (c->exec) tg_llama_exec_reset(c->exec);
     tg_context_free(c->gctx);
+    free(c->gctx_arena);
     tg_llama_exec_free(c->exec);
     tg_llama_kv_free(&c->kv);
     free(c->logits);
@@ -219,7 +223,7 @@ static enum tg_status decode_ubatch(struct tg_llama_context * c, const struct tg
     tg_llama_exec_reset(c->exec);
     tg_context_free(c->gctx);
     memset(&c->ug, 0, sizeof c->ug);
-    struct tg_context_params cp = { .mem_size = c->gctx_size, .no_alloc = true };
+    struct tg_context_params cp = { .mem_size = c->gctx_size, .mem_buffer = c->gctx_arena, .no_alloc = true };
     c->gctx = tg_context_new(cp);
     if (!c->gctx) return tg_last_status();
     struct tg_llama_ubatch_graph ug;

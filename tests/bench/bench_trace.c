@@ -174,7 +174,7 @@ static int bench_reader(void) {
         if (i < NODES) { t[i].src[0] = i > 0 ? i - 1 : NODES; t[i].src[1] = NODES + i % LEAFS; }
         t[i].view_src = -1;
     }
-    struct tg_trace_graph g = { 1, 1, NODES, LEAFS, 0, 0, 0 };
+    struct tg_trace_graph g = { 1, 1, NODES, LEAFS, 0, 0, 0, 0 };
     tg_trace_write_graph(w, &g, t);
     free(t);
     for (int i = 0; i < NODES; i++) {

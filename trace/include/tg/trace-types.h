@@ -50,6 +50,9 @@ enum tg_trace_rec {
     TG_TRACE_REC_HOST      = 10,  // host read / write of tensor data
     TG_TRACE_REC_MARKER    = 11,  // decode call / user marker (tokens, positions)
     TG_TRACE_REC_EVENT     = 12,  // diagnostics event (unallocated use, poison, errors)
+    TG_TRACE_REC_GRAPH_DELTA     = 13,  // a graph as an earlier GRAPH with some tensors changed (1.1)
+    TG_TRACE_REC_PLACEMENT_DELTA = 14,  // a PLACEMENT as an earlier one with some entries changed (1.1)
+    TG_TRACE_REC_ALLOC_DELTA     = 15,  // an ALLOC as an earlier one with some entries changed (1.1)
     TG_TRACE_REC_INDEX     = 0x7F00, // offsets of every earlier record (written at close)
     TG_TRACE_REC_FOOTER    = 0x7F01, // last record: where the index is
 };
@@ -88,6 +91,7 @@ struct tg_trace_graph {
     uint64_t structure_hash;  // xxh64 of the tensor entries (same topology -> same hash)
     uint32_t record;
     uint64_t offset;          // reader: file offset of the record
+    uint32_t base_graph_id;   // reader: stored as a delta of this graph (0: a full GRAPH record)
 };
 
 // One node or leaf of a graph. Indices (src, view_src) are tensor indices in

@@ -111,6 +111,24 @@ enum tg_status tg_trace_write_splits(struct tg_trace_writer * w, uint32_t graph_
 enum tg_status tg_trace_write_alloc(struct tg_trace_writer * w, uint32_t graph_id, uint32_t sched_id,
                                     const struct tg_trace_buffer * buffers, int n_buffers,
                                     const struct tg_trace_alloc * allocs, int n_tensors);
+// Deltas (format 1.1): the record of graph_id as the same record of
+// base_graph_id (a full GRAPH / PLACEMENT / ALLOC record written earlier, for
+// the same tensor count) with the entries at changed[0..n_changed) replaced
+// by tensors[i] / p[i] / allocs[i] (changed: increasing tensor indices). The
+// arrays are the new graph's complete ones; only the changed entries are
+// written. Successive graphs of a decode loop differ in a few tensors (the
+// KV views' lengths), so a delta is a small fraction of a full record.
+enum tg_status tg_trace_write_graph_delta(struct tg_trace_writer * w, const struct tg_trace_graph * g,
+                                          uint32_t base_graph_id, const struct tg_trace_tensor * tensors,
+                                          const int32_t * changed, int n_changed);
+enum tg_status tg_trace_write_placement_delta(struct tg_trace_writer * w, uint32_t graph_id, uint32_t base_graph_id,
+                                              const struct tg_trace_placement * p, int n_tensors,
+                                              const int32_t * changed, int n_changed);
+// The buffers are written whole; they must be the base's, in the same order.
+enum tg_status tg_trace_write_alloc_delta(struct tg_trace_writer * w, uint32_t graph_id, uint32_t sched_id,
+                                          uint32_t base_graph_id, const struct tg_trace_buffer * buffers, int n_buffers,
+                                          const struct tg_trace_alloc * allocs, int n_tensors,
+                                          const int32_t * changed, int n_changed);
 enum tg_status tg_trace_write_compute(struct tg_trace_writer * w, const struct tg_trace_compute * c);
 enum tg_status tg_trace_write_eval(struct tg_trace_writer * w, const struct tg_trace_eval * e);
 // CONTENTS: data = c->raw_size bytes, the elements in logical order in the
