@@ -8,9 +8,11 @@
 #include "tg/cpu.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static struct tg_context * ctx_new(bool no_alloc) {
     struct tg_context_params p = { .mem_size = 1u << 20, .mem_buffer = NULL, .no_alloc = no_alloc };
@@ -217,6 +219,67 @@ static void test_stop_schedule(void) {
     tg_context_free(ctx);
 }
 
+// tg_cpu_pool_parallel from hooks: every task runs exactly once before the
+// call returns; the threads waiting between nodes take some of them; outside
+// a graph the caller runs them in order.
+struct par_log {
+    struct tg_cpu_pool * pool;
+    pthread_t caller;
+    atomic_int runs[16];
+    atomic_int on_others;
+    int calls, complete;
+};
+
+static void par_task(int i, void * arg) {
+    struct par_log * l = arg;
+    double t0 = (double) clock() / CLOCKS_PER_SEC;   // ~50 us of work: long enough to be shared
+    volatile double x = 0;
+    while ((double) clock() / CLOCKS_PER_SEC - t0 < 50e-6) x += 1;
+    atomic_fetch_add(&l->runs[i], 1);
+    if (!pthread_equal(pthread_self(), l->caller)) atomic_fetch_add(&l->on_others, 1);
+}
+
+static void par_after(struct tg_tensor * node, int index, void * user) {
+    (void) node; (void) index;
+    struct par_log * l = user;
+    for (int i = 0; i < 16; i++) atomic_store(&l->runs[i], 0);
+    tg_cpu_pool_parallel(l->pool, 16, par_task, l);
+    int once = 0;
+    for (int i = 0; i < 16; i++) once += atomic_load(&l->runs[i]) == 1;
+    l->calls++;
+    l->complete += once == 16;
+}
+
+static void test_pool_parallel(void) {
+    struct tg_context * ctx = tg_context_new((struct tg_context_params) { .mem_size = 4u << 20, .mem_buffer = NULL, .no_alloc = false });
+    struct tg_tensor * a = tg_new_tensor_2d(ctx, TG_TYPE_F32, 256, 256);   // big enough for several threads
+    memset(a->data, 0, tg_nbytes(a));
+    struct tg_tensor * y = a;
+    for (int k = 0; k < 6; k++) y = k % 2 ? tg_neg(ctx, y) : tg_abs(ctx, y);
+    struct tg_graph * g = graph_of(ctx, y);
+    if (!CHECK(g && g->n_nodes == 6, "graph of 6 nodes for the parallel hooks")) { tg_context_free(ctx); return; }
+    for (int nt = 1; nt <= 3; nt++) {
+        struct tg_cpu_pool * pool = tg_cpu_pool_new(nt);
+        struct par_log l = { .pool = pool, .caller = pthread_self() };
+        struct tg_cpu_hooks hooks = { NULL, par_after, &l };
+        enum tg_status st = tg_cpu_graph_compute(pool, g, &hooks);
+        CHECK(st == TG_OK && l.calls == g->n_nodes && l.complete == l.calls,
+              "%d thread(s): after every node, all 16 tasks ran exactly once before the call returned (%d/%d)", nt,
+              l.complete, l.calls);
+        if (nt > 1)
+            CHECK(atomic_load(&l.on_others) > 0, "%d threads: the waiting threads took %d of %d tasks", nt,
+                  atomic_load(&l.on_others), 16 * l.calls);
+        // outside a graph: in order, on the caller
+        struct par_log o = { .pool = pool, .caller = pthread_self() };
+        tg_cpu_pool_parallel(pool, 16, par_task, &o);
+        int once = 0;
+        for (int i = 0; i < 16; i++) once += atomic_load(&o.runs[i]) == 1;
+        CHECK(once == 16 && atomic_load(&o.on_others) == 0, "%d thread(s), no graph running: the caller runs all 16", nt);
+        tg_cpu_pool_free(pool);
+    }
+    tg_context_free(ctx);
+}
+
 static void test_pool_args(void) {
     struct tg_cpu_pool * p = tg_cpu_pool_new(0);
     CHECK(p == NULL && tg_last_status() == TG_ERR_INVALID_ARG, "tg_cpu_pool_new(0) fails: %s", tg_last_error());
@@ -255,5 +318,6 @@ int main(void) {
     test_bad_rows();
     test_stop_schedule();
     test_pool_args();
+    test_pool_parallel();
     return tg_check_finish("test_cpu_errors");
 }

@@ -104,7 +104,8 @@ static void on_compute_begin(const struct tg_obs_compute_event * ev, void * user
     LOCKED(r, compute_begin(r, ev));
 }
 
-static void record_skipped(struct tg_trace_recorder * r, struct rec_sched * s, int end);
+static void record_skipped(struct tg_trace_recorder * r, struct rec_sched * s, int end,
+                           const struct tg_obs_node_event * ev);
 
 // Node events flow only while hashes, summaries or contents are wanted.
 static bool node_events_on(const struct tg_trace_recorder * r) { return r->obs.on_node_end != NULL; }
@@ -113,7 +114,7 @@ static void compute_end(struct tg_trace_recorder * r, const struct tg_obs_comput
     struct rec_sched * s = rec_sched_state(r, ev->sched, ev->sched_id);
     if (!s) return;
     r->n_computes_done++;
-    if (ev->status == TG_OK && node_events_on(r)) record_skipped(r, s, s->graph ? s->graph->n_nodes : 0);
+    if (ev->status == TG_OK && node_events_on(r)) record_skipped(r, s, s->graph ? s->graph->n_nodes : 0, NULL);
     struct tg_trace_compute c = { s->graph_id, s->compute_seq, TG_TRACE_END, (int32_t) ev->status, ev->t_ns, 0 };
     tg_trace_write_compute(r->w, &c);
     if (ev->status != TG_OK) {   // the engine's explanation, while it is still the last error
@@ -136,7 +137,7 @@ static void on_node_begin(const struct tg_obs_node_event * ev, void * user) {
     LOCKED(r, {
         struct rec_sched * s = rec_sched_state(r, ev->sched, ev->sched_id);
         if (s) {
-            record_skipped(r, s, ev->index);   // views before it: their bytes are still intact
+            record_skipped(r, s, ev->index, ev);   // views before it: their bytes are still intact
             s->t_node_begin = tg_observe_now_ns();
         }
     });
@@ -169,49 +170,105 @@ static void write_contents(struct tg_trace_recorder * r, const struct tg_trace_e
     free(buf);
 }
 
-// Records node `index` (tensor t) of s's current graph. t_begin == t_end == 0
-// for nodes the backend skipped (views: no computation, no node event).
-static void record_eval(struct tg_trace_recorder * r, struct rec_sched * s, struct tg_tensor * t, int index,
-                        int split, int backend, uint64_t t_begin, uint64_t t_end) {
+// One evaluated node on its way into the trace: its EVAL record, where its
+// bytes are, and what to compute over them. Hashes and summaries of the
+// nodes recorded together (a node and the views after it) are computed in
+// parallel when the backend lends its waiting threads; records are written
+// in order afterwards.
+struct rec_item {
+    struct tg_tensor *   t;
+    struct tg_trace_eval e;
+    const void *         data;       // host bytes (NULL: none readable)
+    bool                 contents;   // write a CONTENTS record too
+    bool                 done;       // hash/summary already computed (device copies)
+};
+
+#define REC_BATCH 64
+
+static void item_prepare(struct tg_trace_recorder * r, struct rec_sched * s, struct rec_item * it, struct tg_tensor * t,
+                         int index, int split, int backend, uint64_t t_begin, uint64_t t_end) {
     struct tg_buffer * b = tg_tensor_buffer(t);
-    struct tg_trace_eval e = { s->graph_id, s->compute_seq, index, t_end ? TG_TRACE_EVAL_TIME : 0, t_begin, t_end,
-                               0, (uint64_t) (uintptr_t) t, rec_root_uid(t), b ? b->id : 0, buffer_offset(b, t->data),
-                               tg_nbytes(t), backend, split, { 0, 0, 0, 0, 0, 0, 0, 0 }, 0 };
-    bool want_contents = r->contents && tg_trace_pattern_match(r->contents, t->name, tg_op_name(t->op));
-    if (r->opt.hashes || r->opt.summaries || want_contents) {
-        const void * data = host_view(r, t);
-        if (!data) {
-            e.flags |= TG_TRACE_EVAL_NODATA;
-        } else {
-            bool want_hash = r->opt.hashes || want_contents;
-            bool ok = tg_trace_hash_summarize(data, t->type, t->ne, t->nb, want_hash ? &e.hash : NULL,
-                                              r->opt.summaries ? &e.sum : NULL);
-            if (!ok && want_hash && r->opt.summaries) {   // a type without a summary: hash only
-                e.hash = tg_trace_hash_data(data, t->type, t->ne, t->nb);
-                e.flags |= TG_TRACE_EVAL_HASH;
-            } else if (ok) {
-                e.flags |= (want_hash ? TG_TRACE_EVAL_HASH : 0) | (r->opt.summaries ? TG_TRACE_EVAL_SUMMARY : 0);
-            }
-            if (want_contents) e.flags |= TG_TRACE_EVAL_CONTENTS;
-            tg_trace_write_eval(r->w, &e);
-            if (want_contents) write_contents(r, &e, t, data);
-            return;
-        }
+    it->t = t;
+    it->e = (struct tg_trace_eval) { s->graph_id, s->compute_seq, index, t_end ? TG_TRACE_EVAL_TIME : 0, t_begin, t_end,
+                                     0, (uint64_t) (uintptr_t) t, rec_root_uid(t), b ? b->id : 0, buffer_offset(b, t->data),
+                                     tg_nbytes(t), backend, split, { 0, 0, 0, 0, 0, 0, 0, 0 }, 0 };
+    it->contents = r->contents && tg_trace_pattern_match(r->contents, t->name, tg_op_name(t->op));
+    it->data = NULL;
+    it->done = !(r->opt.hashes || r->opt.summaries || it->contents);
+    if (it->done) return;
+    it->data = host_view(r, t);
+    if (!it->data) it->e.flags |= TG_TRACE_EVAL_NODATA;
+}
+
+// Hash and summary of one item: thread-safe (reads the tensor's bytes only).
+static void item_hash(const struct tg_trace_options * opt, struct rec_item * it) {
+    if (it->done || !it->data) return;
+    struct tg_tensor * t = it->t;
+    struct tg_trace_eval * e = &it->e;
+    bool want_hash = opt->hashes || it->contents;
+    bool ok = tg_trace_hash_summarize(it->data, t->type, t->ne, t->nb, want_hash ? &e->hash : NULL,
+                                      opt->summaries ? &e->sum : NULL);
+    if (!ok && want_hash && opt->summaries) {   // a type without a summary: hash only
+        e->hash = tg_trace_hash_data(it->data, t->type, t->ne, t->nb);
+        e->flags |= TG_TRACE_EVAL_HASH;
+    } else if (ok) {
+        e->flags |= (want_hash ? TG_TRACE_EVAL_HASH : 0) | (opt->summaries ? TG_TRACE_EVAL_SUMMARY : 0);
     }
-    tg_trace_write_eval(r->w, &e);
+    if (it->contents) e->flags |= TG_TRACE_EVAL_CONTENTS;
+    it->done = true;
+}
+
+static void item_write(struct tg_trace_recorder * r, struct rec_item * it) {
+    tg_trace_write_eval(r->w, &it->e);
+    if (it->contents && it->data) write_contents(r, &it->e, it->t, it->data);
+}
+
+struct hash_job { const struct tg_trace_options * opt; struct rec_item * items; };
+
+static void hash_task(int i, void * arg) {
+    struct hash_job * j = arg;
+    item_hash(j->opt, &j->items[i]);
+}
+
+// Records nodes [from, end) of s's current graph: `first` (if not NULL) is
+// node `from`, computed, with its times; the others are views the backend
+// skipped. ev (may be NULL) lends the backend's threads for the hashing.
+static void record_range(struct tg_trace_recorder * r, struct rec_sched * s, int from, int end,
+                         const struct tg_obs_node_event * first, const struct tg_obs_node_event * ev) {
+    struct rec_item items[REC_BATCH];
+    for (int j0 = from; j0 < end; ) {
+        int n = 0;
+        size_t bytes = 0;
+        for (int j = j0; j < end && n < REC_BATCH; ) {
+            struct rec_item * it = &items[n];
+            if (first && j == from) {
+                item_prepare(r, s, it, first->node, first->index, first->split, first->backend, s->t_node_begin, first->t_ns);
+            } else {
+                int k = tg_sched_node_split(s->sched, j);
+                const struct tg_sched_split * sp = k >= 0 ? tg_sched_get_split(s->sched, k) : NULL;
+                item_prepare(r, s, it, s->graph->nodes[j], j, k, sp ? sp->backend : -1, 0, 0);
+            }
+            if (!it->done) bytes += it->e.nbytes;
+            j++;
+            n++;
+            if (it->data && it->data == r->scratch) break;   // a device copy: written before the scratch is reused
+        }
+        struct hash_job job = { &r->opt, items };
+        if (ev && ev->parallel && n > 1 && bytes >= (64u << 10)) ev->parallel(ev, n, hash_task, &job);
+        else for (int i = 0; i < n; i++) item_hash(&r->opt, &items[i]);
+        for (int i = 0; i < n; i++) item_write(r, &items[i]);
+        j0 += n;
+    }
 }
 
 // Records the nodes [s->next_node, end) that ran without node events.
-static void record_skipped(struct tg_trace_recorder * r, struct rec_sched * s, int end) {
+static void record_skipped(struct tg_trace_recorder * r, struct rec_sched * s, int end,
+                           const struct tg_obs_node_event * ev) {
     if (!s->graph || s->sched == NULL) return;
     if (end > s->graph->n_nodes) end = s->graph->n_nodes;
     if (end <= s->next_node) return;
-    tg_trace_writer_batch_begin(r->w);   // the views before a node: one write(2)
-    for (int j = s->next_node; j < end; j++) {
-        int k = tg_sched_node_split(s->sched, j);
-        const struct tg_sched_split * sp = k >= 0 ? tg_sched_get_split(s->sched, k) : NULL;
-        record_eval(r, s, s->graph->nodes[j], j, k, sp ? sp->backend : -1, 0, 0);
-    }
+    tg_trace_writer_batch_begin(r->w);   // the views before a node: one write(2) where writes are used
+    record_range(r, s, s->next_node, end, NULL, ev);
     tg_trace_writer_batch_end(r->w);
     s->next_node = end;
 }
@@ -227,14 +284,14 @@ static int views_after(const struct rec_sched * s, int i) {
 static void node_end(struct tg_trace_recorder * r, const struct tg_obs_node_event * ev) {
     struct rec_sched * s = rec_sched_state(r, ev->sched, ev->sched_id);
     if (!s || !ev->node) return;
-    record_skipped(r, s, ev->index);   // normally done at its begin already
+    record_skipped(r, s, ev->index, ev);   // normally done at its begin already
     if (ev->index < s->next_node) return;   // a view recorded with the node before it
-    // the node and the views that follow it (their sources are final now): one write(2)
+    // the node and the views that follow it (their sources are final now)
+    int end = s->graph ? views_after(s, ev->index) : ev->index + 1;
     tg_trace_writer_batch_begin(r->w);
-    record_eval(r, s, ev->node, ev->index, ev->split, ev->backend, s->t_node_begin, ev->t_ns);
-    s->next_node = ev->index + 1;
-    record_skipped(r, s, views_after(s, ev->index));
+    record_range(r, s, ev->index, end, ev, ev);
     tg_trace_writer_batch_end(r->w);
+    s->next_node = end;
 }
 
 static void on_node_end(const struct tg_obs_node_event * ev, void * user) {

@@ -139,6 +139,11 @@ static enum tg_status cpu_graph_compute_hooks(struct tg_backend * b, struct tg_g
     return tg_cpu_graph_compute(c->pool, g, hooks ? &h : NULL);
 }
 
+static void cpu_parallel(struct tg_backend * b, int n, void (*fn)(int i, void * arg), void * arg) {
+    struct cpu_backend_ctx * c = b->context;
+    tg_cpu_pool_parallel(c->pool, n, fn, arg);
+}
+
 static bool cpu_supports_op(struct tg_backend * b, const struct tg_tensor * op) {
     (void) b;
     if (op->op == TG_OP_NONE || tg_op_is_view(op->op)) return true;
@@ -156,6 +161,7 @@ static const struct tg_backend_iface cpu_backend_iface = {
     .get_default_buffer_type = cpu_default_buft,
     .graph_compute           = cpu_graph_compute,
     .graph_compute_hooks     = cpu_graph_compute_hooks,
+    .parallel                = cpu_parallel,
     .supports_op             = cpu_supports_op,
     .supports_buft           = cpu_supports_buft,
     .offload_op              = NULL,

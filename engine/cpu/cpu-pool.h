@@ -42,6 +42,15 @@ struct tg_cpu_pool {
     char       err_msg[512];
     atomic_int stop_request;    // set by thread 0 (a hook said stop, or it saw an error)
     atomic_int stop_latched;    // stop_request || err_set as of the last tg_cpu_pool_sync
+
+    // tg_cpu_pool_parallel: tasks thread 0 shares, from a hook, with the
+    // threads waiting at the graph barrier. `claim` packs the round
+    // (high 32 bits, odd while tasks are open) and the next task index.
+    _Atomic uint64_t help_claim;
+    void (*help_fn)(int i, void * arg);
+    void *     help_arg;
+    atomic_int help_n;
+    atomic_int help_done;
 };
 
 // Barrier of all the pool's threads between nodes; returns true when a stop

@@ -53,7 +53,50 @@ static void futex_wake_all(atomic_int * addr) {
 #endif
 }
 
+// ---- shared hook work (tg_cpu_pool_parallel) ----------------------------------
+
+// Claims and runs open tasks of the current round. Returns whether it ran any.
+static bool help_run(struct tg_cpu_pool * pool) {
+    uint64_t v = atomic_load_explicit(&pool->help_claim, memory_order_acquire);
+    bool ran = false;
+    while ((v >> 32) & 1) {   // a round is open
+        int n = atomic_load_explicit(&pool->help_n, memory_order_relaxed);   // a stale n: the CAS below fails
+        if ((int) (uint32_t) v >= n) break;
+        if (!atomic_compare_exchange_weak_explicit(&pool->help_claim, &v, v + 1, memory_order_acq_rel,
+                                                   memory_order_acquire))
+            continue;   // v reloaded: another claim, or the round changed
+        pool->help_fn((int) (uint32_t) v, pool->help_arg);
+        atomic_fetch_add_explicit(&pool->help_done, 1, memory_order_release);
+        ran = true;
+        v = atomic_load_explicit(&pool->help_claim, memory_order_acquire);
+    }
+    return ran;
+}
+
+void tg_cpu_pool_parallel(struct tg_cpu_pool * pool, int n, void (*fn)(int i, void * arg), void * arg) {
+    if (n <= 0) return;
+    if (!pool || pool->run_threads <= 1 || n == 1 || pthread_mutex_trylock(&pool->busy) == 0) {
+        // no graph running (busy was free: give it back), one thread, or one task
+        if (pool && pool->run_threads > 1 && n > 1) pthread_mutex_unlock(&pool->busy);
+        for (int i = 0; i < n; i++) fn(i, arg);
+        return;
+    }
+    pool->help_fn = fn;
+    pool->help_arg = arg;
+    atomic_store_explicit(&pool->help_n, n, memory_order_relaxed);
+    atomic_store_explicit(&pool->help_done, 0, memory_order_relaxed);
+    uint64_t round = (atomic_load(&pool->help_claim) >> 32) + 1;   // odd: open
+    atomic_store_explicit(&pool->help_claim, round << 32, memory_order_release);
+    if (atomic_load(&pool->graph_bar.sleepers) > 0) futex_wake_all(&pool->graph_bar.phase);   // recruit sleepers too
+    help_run(pool);
+    // claimed tasks finish before the round closes: the waiting threads
+    // never run a task of a closed round
+    while (atomic_load_explicit(&pool->help_done, memory_order_acquire) < n) TG_PAUSE();
+    atomic_store_explicit(&pool->help_claim, (round + 1) << 32, memory_order_release);
+}
+
 // The last thread to arrive runs `latch` (if any) before releasing the others.
+// Waiting threads of the graph barrier (pool given) run shared hook tasks.
 static void barrier_wait(struct tg_cpu_bar * b, int n, void (*latch)(struct tg_cpu_pool *), struct tg_cpu_pool * pool) {
     if (n <= 1) {
         if (latch) latch(pool);
@@ -69,10 +112,14 @@ static void barrier_wait(struct tg_cpu_bar * b, int n, void (*latch)(struct tg_c
     }
     for (int i = 0; i < TG_SPIN_ITERS; i++) {
         if (atomic_load_explicit(&b->phase, memory_order_acquire) != phase) return;
+        if (pool && help_run(pool)) i = 0;   // thread 0 is busy in a hook: keep waiting awake
         TG_PAUSE();
     }
     atomic_fetch_add(&b->sleepers, 1);
-    while (atomic_load(&b->phase) == phase) futex_wait(&b->phase, phase);
+    while (atomic_load(&b->phase) == phase) {
+        futex_wait(&b->phase, phase);
+        if (pool) help_run(pool);   // woken to share hook work (tg_cpu_pool_parallel)
+    }
     atomic_fetch_sub(&b->sleepers, 1);
 }
 

@@ -68,13 +68,22 @@ struct node_ctx {
     int  split;
     int  offset;   // user index of the sub-graph's node 0
     bool events;   // emit node events
+    bool in_hooks; // called from the backend's graph_compute_hooks (its parallel() is usable)
 };
+
+static void node_parallel(const struct tg_obs_node_event * ev, int n, void (*fn)(int i, void * arg), void * arg) {
+    struct tg_backend * be = ev->parallel_ctx;
+    if (be && be->iface.parallel) { be->iface.parallel(be, n, fn, arg); return; }
+    for (int i = 0; i < n; i++) fn(i, arg);
+}
 
 static void emit_node(struct node_ctx * c, struct tg_tensor * node, int index, bool begin) {
     struct tg_sched * s = c->s;
+    int b = s->splits[c->split].backend;
     struct tg_obs_node_event ev = {
         .sched = s, .sched_id = s->id, .graph_seq = s->graph_seq, .node = node, .index = c->offset + index,
-        .split = c->split, .backend = s->splits[c->split].backend, .t_ns = tg_observe_now_ns(),
+        .split = c->split, .backend = b, .t_ns = tg_observe_now_ns(),
+        .parallel = node_parallel, .parallel_ctx = c->in_hooks ? s->backends[b] : NULL,
     };
     if (begin) EMIT(s, on_node_begin, &ev);
     else       EMIT(s, on_node_end, &ev);
@@ -136,7 +145,7 @@ static enum tg_status run_nodes(struct tg_sched * s, int k, int i0, int i1, bool
     if (i1 <= i0) return TG_OK;
     struct tg_graph view = tg_graph_view(s->graph, i0, i1);
     if (!node_events && !s->poison) return tg_backend_graph_compute(be, &view);
-    struct node_ctx c = { s, k, i0, node_events };
+    struct node_ctx c = { s, k, i0, node_events, be->iface.graph_compute_hooks != NULL };
     if (be->iface.graph_compute_hooks) {
         struct tg_node_hooks h = { hook_before, hook_after, &c };
         return be->iface.graph_compute_hooks(be, &view, &h);

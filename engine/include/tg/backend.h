@@ -140,6 +140,10 @@ struct tg_backend_iface {
     // for node events; without it the scheduler computes node by node).
     enum tg_status (*graph_compute_hooks)(struct tg_backend * backend, struct tg_graph * g,
                                           const struct tg_node_hooks * hooks);
+    // Optional, from a hook of graph_compute_hooks only: runs fn(i, arg) for
+    // every i in [0, n) on the backend's threads that wait between nodes (and
+    // the caller's), returning when all have run. NULL: the caller runs them.
+    void (*parallel)(struct tg_backend * backend, int n, void (*fn)(int i, void * arg), void * arg);
     bool (*supports_op)(struct tg_backend * backend, const struct tg_tensor * op);
     bool (*supports_buft)(struct tg_backend * backend, struct tg_buffer_type * buft);
     // Optional: true when this backend wants op even though its weights live

@@ -39,6 +39,11 @@ struct tg_cpu_pool;
 struct tg_cpu_pool * tg_cpu_pool_new(int n_threads);
 void tg_cpu_pool_free(struct tg_cpu_pool * pool);
 int  tg_cpu_pool_n_threads(const struct tg_cpu_pool * pool);
+// From a hook of tg_cpu_graph_compute (thread 0): runs fn(i, arg) for every
+// i in [0, n), on thread 0 and on the pool threads waiting between nodes,
+// and returns when all have run. Elsewhere (no graph running, one thread) it
+// runs them in order on the caller. fn must be thread-safe.
+void tg_cpu_pool_parallel(struct tg_cpu_pool * pool, int n, void (*fn)(int i, void * arg), void * arg);
 
 // Computes the nodes of g in order on host memory (every node and source
 // must have data). No-op nodes (NONE, VIEW, RESHAPE, PERMUTE, TRANSPOSE) are

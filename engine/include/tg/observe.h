@@ -93,6 +93,12 @@ struct tg_obs_node_event {             // on_node_begin / on_node_end
     int                split;
     int                backend;        // index into the scheduler's backends
     uint64_t           t_ns;           // begin or end time
+    // Runs fn(i, arg) for every i in [0, n) and returns when all have run,
+    // on the backend's threads that wait between nodes (the CPU pool) where
+    // it has them, else on the caller's. Only during this callback; fn must
+    // be thread-safe. Lets an observer spread per-node work (hashing).
+    void (*parallel)(const struct tg_obs_node_event * ev, int n, void (*fn)(int i, void * arg), void * arg);
+    void *             parallel_ctx;   // for parallel: the backend
 };
 
 enum tg_obs_io_what { TG_OBS_IO_SET = 0, TG_OBS_IO_GET, TG_OBS_IO_MEMSET, TG_OBS_IO_COPY };
