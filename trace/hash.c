@@ -53,9 +53,11 @@ static void for_each_row(const uint8_t * data, const int64_t ne[4], const size_t
     uint8_t stage[STAGE] __attribute__((aligned(64)));
     size_t at = 0;
     size_t cap = STAGE / L->ts * L->ts;   // whole blocks only
-    if (L->dense_rows && L->row_bytes % 32 == 0 && L->row_bytes < cap / 4) {
+    if (L->dense_rows && L->row_bytes >= 32 && L->row_bytes < cap / 4) {
         // small dense rows (a head's slice of a KV cache row): whole rows, in
-        // 32-byte moves the compiler inlines (a memcpy call per row costs more)
+        // 32-byte moves the compiler inlines (a memcpy call per row costs
+        // more); a row that is not a multiple of 32 bytes ends with one move
+        // overlapping the previous one
         const size_t rb = L->row_bytes;
         for (int64_t i3 = 0; i3 < ne[3]; i3++)
         for (int64_t i2 = 0; i2 < ne[2]; i2++) {
@@ -63,7 +65,11 @@ static void for_each_row(const uint8_t * data, const int64_t ne[4], const size_t
             for (int64_t i1 = 0; i1 < ne[1]; i1++) {
                 if (at + rb > cap) { fn(stage, at, user); at = 0; }
                 const uint8_t * row = plane + i1 * nb[1];
-                for (size_t o = 0; o < rb; o += 32) memcpy(stage + at + o, row + o, 32);
+                if (i1 + 16 < ne[1])   // strided rows (often cold): fetch ahead, every line of the row
+                    for (size_t o = 0; o < rb; o += 64) __builtin_prefetch(row + 16 * nb[1] + o);
+                size_t o = 0;
+                for (; o + 32 <= rb; o += 32) memcpy(stage + at + o, row + o, 32);
+                if (o < rb) memcpy(stage + at + rb - 32, row + rb - 32, 32);
                 at += rb;
             }
         }
@@ -80,13 +86,22 @@ static void for_each_row(const uint8_t * data, const int64_t ne[4], const size_t
             continue;
         }
         for (int64_t b = 0; b < L->nblk0; ) {
-            if (L->dense_rows) {   // copy as much of the row as fits
+            if (L->dense_rows && L->row_bytes >= 32) {   // copy as much of the row as fits
                 size_t k = (size_t) (L->nblk0 - b);
                 if (k > (cap - at) / L->ts) k = (cap - at) / L->ts;
                 memcpy(stage + at, row + (size_t) b * L->ts, k * L->ts);
                 at += k * L->ts; b += (int64_t) k;
-            } else {
-                for (; b < L->nblk0 && at + L->ts <= cap; b++, at += L->ts) memcpy(stage + at, row + b * nb[0], L->ts);
+            } else {   // one element (block) at a time: a column, a transposed view
+                const size_t ts = L->ts;
+                const uint8_t * src = row + b * nb[0];
+                for (; b < L->nblk0 && at + ts <= cap; b++, at += ts, src += nb[0]) {
+                    switch (ts) {   // fixed sizes: inlined moves, not a call per element
+                    case 2:  memcpy(stage + at, src, 2); break;
+                    case 4:  memcpy(stage + at, src, 4); break;
+                    case 8:  memcpy(stage + at, src, 8); break;
+                    default: memcpy(stage + at, src, ts); break;
+                    }
+                }
             }
             if (at + L->ts > cap) { fn(stage, at, user); at = 0; }
         }

@@ -131,16 +131,30 @@ static enum tg_status map_reserve(struct tg_trace_writer * w, uint64_t need) {
 }
 
 // Mapped mode: faults the pages from `populated` on in, 1 MiB per call, so
-// records are not written a page fault at a time. Best effort (older
-// kernels lack MADV_POPULATE_WRITE: the pages then fault in as written).
+// records are not written a page fault at a time. The space past the last
+// record is first written with zeros through write(2): pages of reserved
+// (fallocate) space populated through the map alone cost several times more
+// (measured ~7 us against ~1 us a page on ext4). Best effort: without
+// MADV_POPULATE_WRITE (older kernels) the pages fault in as written.
 static void map_populate(struct tg_trace_writer * w, uint64_t need) {
 #ifdef MADV_POPULATE_WRITE
     if (w->no_populate) { w->populated = need; return; }
-    uint64_t page = 4096, from = w->populated / page * page;
+    static const uint8_t zeros[64 << 10];
+    const uint64_t page = 4096;
+    uint64_t from = w->populated / page * page;
     uint64_t to = need + MAP_STEP_MIN;
     if (to > w->map_size) to = w->map_size;
     to = (to + page - 1) / page * page;
     if (to > w->map_size) to = w->map_size;
+    // zeros only where nothing was written: whole pages past the last record
+    uint64_t z = (w->populated > w->off ? w->populated : w->off);
+    z = (z + page - 1) / page * page;
+    for (; z < to; ) {
+        size_t k = to - z < sizeof(zeros) ? (size_t) (to - z) : sizeof(zeros);
+        ssize_t n = pwrite(w->fd, zeros, k, (off_t) z);
+        if (n <= 0) break;   // the populate below still works, only slower
+        z += (uint64_t) n;
+    }
     if (to > from && madvise(w->map + from, (size_t) (to - from), MADV_POPULATE_WRITE) != 0) w->no_populate = true;
     w->populated = to > need ? to : need;
 #else

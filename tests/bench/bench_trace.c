@@ -141,7 +141,7 @@ static int bench_model(const char * model_arg, int n_pp, int n_tg, int n_threads
     for (int rep = 0; rep < reps; rep++) {
         for (int k = 0; k < 4; k++) {   // interleaved: machine noise hits every configuration alike
             struct result r;
-            if (only_cfg && strcmp(only_cfg, cfgs[k].name) != 0) { best[k] = best[0]; continue; }
+            if (only_cfg && strcmp(only_cfg, cfgs[k].name) != 0) continue;
             if (!run_once(model, &cfgs[k], n_pp, n_tg, n_threads, &r)) { tg_llama_model_free(model); return 1; }
             tg_run[rep * 4 + k] = r.tg_ms;
             pp_run[rep * 4 + k] = r.pp_ms;
@@ -157,6 +157,8 @@ static int bench_model(const char * model_arg, int n_pp, int n_tg, int n_threads
            "tg ovh", "pp cpu ms", "cpu ovh", "tg cpu ms", "cpu ovh", "trace MiB", "evals");
     for (int k = 0; k < 4; k++) {
         const struct result * b = &best[k], * z = &best[0];
+        if (only_cfg && strcmp(only_cfg, cfgs[k].name) != 0) continue;   // not run
+        if (only_cfg) z = b;
         printf("%-8s %10.1f %8.1f%% %11.2f %8.1f%% | %10.1f %8.1f%% %11.2f %8.1f%% | %9.2f %7d\n", cfgs[k].name,
                n_pp / (b->pp_ms / 1e3), 100.0 * (b->pp_ms / z->pp_ms - 1.0), b->tg_ms, 100.0 * (b->tg_ms / z->tg_ms - 1.0),
                b->pp_cpu, 100.0 * (b->pp_cpu / z->pp_cpu - 1.0), b->tg_cpu, 100.0 * (b->tg_cpu / z->tg_cpu - 1.0),
