@@ -14,7 +14,7 @@
 #include <time.h>
 
 TG_CLI_COMMAND(bench,
-    "bench -m MODEL [-p N_PROMPT] [-n N_GEN] [-t THREADS] [-r REPS] [--ctk f16|f32] [--device LIST] [--trace FILE] [--trace-dump PATTERN]",
+    "bench -m MODEL [-p N_PROMPT] [-n N_GEN] [-t THREADS] [-r REPS] [--ctk f16|f32] [--device LIST] [--trace FILE] [--trace-dump PATTERN] [--trace-hash all|computed|none]",
     "measure prompt processing (pp) and generation (tg) speed in tokens/s")
 
 static double now_s(void) {
@@ -50,7 +50,7 @@ static double bench_tg(struct tg_llama_context * ctx, const int32_t * toks, int 
 }
 
 static int cmd_bench(int argc, char ** argv) {
-    const char * model_path = NULL, * trace = NULL, * trace_dump = NULL, * devices = NULL;
+    const char * model_path = NULL, * trace = NULL, * trace_dump = NULL, * trace_hash = NULL, * devices = NULL;
     int n_prompt = 512, n_gen = 128, n_threads = 4, reps = 1;
     bool kv_f32 = false;
     for (int i = 1; i < argc; i++) {
@@ -67,12 +67,17 @@ static int cmd_bench(int argc, char ** argv) {
         else if (!strcmp(a, "-dev") || !strcmp(a, "--device")) devices = v;
         else if (!strcmp(a, "--trace")) trace = v;
         else if (!strcmp(a, "--trace-dump")) trace_dump = v;
+        else if (!strcmp(a, "--trace-hash")) trace_hash = v;
         else return tg_cli_err("bench: unknown option '%s' (see 'tgdb help bench')", a);
         if (!ok) return tg_cli_err("bench: bad value '%s' for %s", v, a);
     }
     if (!model_path) return tg_cli_err("bench: no model (-m MODEL)");
     if (n_prompt + n_gen < 1) return tg_cli_err("bench: nothing to measure (-p 0 -n 0)");
     if (trace_dump && !trace) return tg_cli_err("bench: --trace-dump needs --trace FILE");
+    if (trace_hash && !trace) return tg_cli_err("bench: --trace-hash needs --trace FILE");
+    struct tg_trace_options probe = tg_trace_default_options();
+    if (trace_hash && !tg_trace_set_hash_mode(&probe, trace_hash))
+        return tg_cli_err("bench: --trace-hash '%s': expected all, computed or none", trace_hash);
     struct tg_llama_model * model = tg_llama_model_load(model_path, NULL);
     if (!model) return tg_cli_err("bench: %s", tg_last_error());
     const struct tg_llama_hparams * h = tg_llama_model_hparams(model);
@@ -88,6 +93,7 @@ static int cmd_bench(int argc, char ** argv) {
     if (trace) {  // timings then include the recorder's cost
         struct tg_trace_options topt = tg_trace_default_options();
         topt.contents = trace_dump;
+        if (trace_hash) tg_trace_set_hash_mode(&topt, trace_hash);
         topt.note = "tgdb bench";
         rec = tg_trace_attach(NULL, trace, &topt);
         if (!rec) { tg_cli_err("bench: %s", tg_last_error()); tg_llama_model_free(model); free(toks); return 1; }

@@ -18,11 +18,11 @@
 
 TG_CLI_COMMAND(generate,
     "generate -m MODEL -p PROMPT [-n N] [-t THREADS] [-c N_CTX] [--temp T] [--top-k K] [--top-p P] [--min-p P] "
-    "[--seed S] [--json] [--logits-out FILE] [--graph] [--ctk f16|f32] [--device LIST] [--trace FILE] [--trace-dump PATTERN]",
+    "[--seed S] [--json] [--logits-out FILE] [--graph] [--ctk f16|f32] [--device LIST] [--trace FILE] [--trace-dump PATTERN] [--trace-hash all|computed|none]",
     "generate text from a llama GGUF model (greedy with --temp 0)")
 
 struct gen_opts {
-    const char * model, * prompt, * logits_out, * trace, * trace_dump, * devices;
+    const char * model, * prompt, * logits_out, * trace, * trace_dump, * trace_hash, * devices;
     int n_predict, n_threads, n_ctx;
     struct tg_llama_sampler_params sp;
     bool json, graph, kv_f32;
@@ -63,12 +63,17 @@ static int parse_gen(int argc, char ** argv, struct gen_opts * o) {
         else if (!strcmp(a, "-dev") || !strcmp(a, "--device")) o->devices = v;
         else if (!strcmp(a, "--trace")) o->trace = v;
         else if (!strcmp(a, "--trace-dump")) o->trace_dump = v;
+        else if (!strcmp(a, "--trace-hash")) o->trace_hash = v;
         else return tg_cli_err("generate: unknown option '%s' (see 'tgdb help generate')", a);
         if (!ok) return tg_cli_err("generate: bad value '%s' for %s", v, a);
     }
     if (!o->model) return tg_cli_err("generate: no model (-m MODEL)");
     if (!o->prompt) return tg_cli_err("generate: no prompt (-p PROMPT)");
     if (o->trace_dump && !o->trace) return tg_cli_err("generate: --trace-dump needs --trace FILE");
+    if (o->trace_hash && !o->trace) return tg_cli_err("generate: --trace-hash needs --trace FILE");
+    struct tg_trace_options probe = tg_trace_default_options();
+    if (o->trace_hash && !tg_trace_set_hash_mode(&probe, o->trace_hash))
+        return tg_cli_err("generate: --trace-hash '%s': expected all, computed or none", o->trace_hash);
     return 0;
 }
 
@@ -201,6 +206,7 @@ static int cmd_generate(int argc, char ** argv) {
     if (o.trace) {  // global recorder attached before the context: its scheduler is recorded from birth
         struct tg_trace_options topt = tg_trace_default_options();
         topt.contents = o.trace_dump;
+        if (o.trace_hash) tg_trace_set_hash_mode(&topt, o.trace_hash);
         topt.note = "tgdb generate";
         r.rec = tg_trace_attach(NULL, o.trace, &topt);
         if (!r.rec) { tg_cli_err("generate: %s", tg_last_error()); goto done; }

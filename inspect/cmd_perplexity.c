@@ -13,7 +13,7 @@
 #include <string.h>
 
 TG_CLI_COMMAND(perplexity,
-    "perplexity -m MODEL -f TEXT [-c N_CTX] [-b N_BATCH] [-t THREADS] [--ctk f16|f32] [--device LIST] [--trace FILE] [--trace-dump PATTERN]",
+    "perplexity -m MODEL -f TEXT [-c N_CTX] [-b N_BATCH] [-t THREADS] [--ctk f16|f32] [--device LIST] [--trace FILE] [--trace-dump PATTERN] [--trace-hash all|computed|none]",
     "perplexity of a text file (llama.cpp's method; result line 'perplexity: X')")
 
 // Reads a whole file into a NUL-terminated buffer; NULL (message printed) on failure.
@@ -46,7 +46,7 @@ static void progress(int chunk, int n_chunks, double ppl, double seconds, void *
 }
 
 static int cmd_perplexity(int argc, char ** argv) {
-    const char * model_path = NULL, * text_path = NULL, * trace = NULL, * trace_dump = NULL, * devices = NULL;
+    const char * model_path = NULL, * text_path = NULL, * trace = NULL, * trace_dump = NULL, * trace_hash = NULL, * devices = NULL;
     int n_ctx = 512, n_batch = 0, n_threads = 4;
     bool kv_f32 = false;
     for (int i = 1; i < argc; i++) {
@@ -63,12 +63,17 @@ static int cmd_perplexity(int argc, char ** argv) {
         else if (!strcmp(a, "-dev") || !strcmp(a, "--device")) devices = v;
         else if (!strcmp(a, "--trace")) trace = v;
         else if (!strcmp(a, "--trace-dump")) trace_dump = v;
+        else if (!strcmp(a, "--trace-hash")) trace_hash = v;
         else return tg_cli_err("perplexity: unknown option '%s' (see 'tgdb help perplexity')", a);
         if (!ok) return tg_cli_err("perplexity: bad value '%s' for %s", v, a);
     }
     if (!model_path) return tg_cli_err("perplexity: no model (-m MODEL)");
     if (!text_path) return tg_cli_err("perplexity: no text file (-f TEXT)");
     if (trace_dump && !trace) return tg_cli_err("perplexity: --trace-dump needs --trace FILE");
+    if (trace_hash && !trace) return tg_cli_err("perplexity: --trace-hash needs --trace FILE");
+    struct tg_trace_options probe = tg_trace_default_options();
+    if (trace_hash && !tg_trace_set_hash_mode(&probe, trace_hash))
+        return tg_cli_err("perplexity: --trace-hash '%s': expected all, computed or none", trace_hash);
     size_t len = 0;
     char * text = read_text(text_path, &len);
     if (!text) return 1;
@@ -101,6 +106,7 @@ static int cmd_perplexity(int argc, char ** argv) {
     if (trace) {
         struct tg_trace_options topt = tg_trace_default_options();
         topt.contents = trace_dump;
+        if (trace_hash) tg_trace_set_hash_mode(&topt, trace_hash);
         topt.note = "tgdb perplexity";
         rec = tg_trace_attach(NULL, trace, &topt);
         if (!rec) { tg_cli_err("perplexity: %s", tg_last_error()); goto done; }

@@ -66,6 +66,23 @@ check "generate runs on the made model" grep -q '"generated_ids": \[[0-9]*, [0-9
 check "generate --trace writes a trace" [ -s "$TMP/g.tgt" ]
 trace_info() { "$TGDB" trace info "$1" >/dev/null 2>&1; }
 check "tgdb trace info reads it" trace_info "$TMP/g.tgt"
+# --trace-hash computed: views (no computation) carry no hash; the default hashes every node
+"$TGDB" trace info "$TMP/g.tgt" >"$TMP/all.info" 2>&1
+"$TGDB" generate -m "$DATA/tiny-f32.gguf" -p "Once upon a time" -n 3 --temp 0 -t 2 --trace "$TMP/c.tgt" \
+    --trace-hash computed >/dev/null 2>&1
+"$TGDB" trace info "$TMP/c.tgt" >"$TMP/c.info" 2>&1
+hashed() { sed -n 's/^evaluated nodes: \([0-9]*\) (\([0-9]*\) hashed.*/\1 \2/p' "$1"; }
+read -r n_all h_all <<<"$(hashed "$TMP/all.info")"
+read -r n_c h_c <<<"$(hashed "$TMP/c.info")"
+check "default: every evaluated node hashed ($h_all of $n_all)" [ -n "$n_all" ] && [ "$h_all" = "$n_all" ]
+check "--trace-hash computed: views skipped ($h_c of $n_c hashed)" [ -n "$n_c" ] && [ "$n_c" = "$n_all" ] && [ "$h_c" -lt "$n_c" ] && [ "$h_c" -gt 0 ]
+"$TGDB" trace nodes "$TMP/c.tgt" --graph 1 >"$TMP/c.nodes" 2>&1
+check "--trace-hash computed: a VIEW row shows no hash, a MUL_MAT row one" \
+    bash -c "grep -E ' VIEW ' '$TMP/c.nodes' | head -1 | grep -qv '[0-9a-f]\{16\}' && grep -E ' MUL_MAT ' '$TMP/c.nodes' | head -1 | grep -q '[0-9a-f]\{16\}'"
+TGDB_TRACE="$TMP/e.tgt" TGDB_TRACE_HASH=computed "$TGDB" generate -m "$DATA/tiny-f32.gguf" -p "Once upon a time" -n 3 --temp 0 -t 2 >/dev/null 2>&1
+"$TGDB" trace info "$TMP/e.tgt" >"$TMP/e.info" 2>&1
+read -r n_e h_e <<<"$(hashed "$TMP/e.info")"
+check "TGDB_TRACE_HASH=computed: the same through the environment ($h_e of $n_e)" [ -n "$n_e" ] && [ "$h_e" = "$h_c" ]
 
 # errors: one line on stderr, exit 1
 echo "not a gguf file" >"$TMP/bad.gguf"
@@ -74,6 +91,7 @@ fails_cleanly "generate with a malformed model" "$TGDB" generate -m "$TMP/bad.gg
 fails_cleanly "generate without a prompt" "$TGDB" generate -m "$DATA/tiny-f32.gguf"
 fails_cleanly "generate with a bad -n" "$TGDB" generate -m "$DATA/tiny-f32.gguf" -p hi -n abc
 fails_cleanly "generate --trace-dump without --trace" "$TGDB" generate -m "$DATA/tiny-f32.gguf" -p hi --trace-dump x
+fails_cleanly "generate --trace-hash with an unknown mode" "$TGDB" generate -m "$DATA/tiny-f32.gguf" -p hi --trace "$TMP/x.tgt" --trace-hash some
 fails_cleanly "generate --trace into a missing directory" "$TGDB" generate -m "$DATA/tiny-f32.gguf" -p hi --trace "$TMP/no/such/dir.tgt"
 fails_cleanly "generate with an unknown option" "$TGDB" generate -m "$DATA/tiny-f32.gguf" -p hi --bogus 1
 fails_cleanly "perplexity with a missing text" "$TGDB" perplexity -m "$DATA/tiny-f32.gguf" -f "$TMP/none.txt" -c 128

@@ -18,7 +18,15 @@
 static _Thread_local int in_recorder;   // our own tensor reads are not host accesses
 
 struct tg_trace_options tg_trace_default_options(void) {
-    return (struct tg_trace_options) { true, true, NULL, 3, true, NULL };
+    return (struct tg_trace_options) { true, true, NULL, 3, true, NULL, true };
+}
+
+bool tg_trace_set_hash_mode(struct tg_trace_options * o, const char * mode) {
+    if (!o || !mode) return false;
+    if (!strcmp(mode, "all") || !strcmp(mode, "1")) { o->hashes = o->summaries = o->views = true; return true; }
+    if (!strcmp(mode, "computed")) { o->hashes = o->summaries = true; o->views = false; return true; }
+    if (!strcmp(mode, "none") || !strcmp(mode, "0")) { o->hashes = o->summaries = false; return true; }
+    return false;
 }
 
 uint8_t * rec_scratch(struct tg_trace_recorder * r, size_t n) {
@@ -194,7 +202,8 @@ static void item_prepare(struct tg_trace_recorder * r, struct rec_sched * s, str
                                      tg_nbytes(t), backend, split, { 0, 0, 0, 0, 0, 0, 0, 0 }, 0 };
     it->contents = r->contents && tg_trace_pattern_match(r->contents, t->name, tg_op_name(t->op));
     it->data = NULL;
-    it->done = !(r->opt.hashes || r->opt.summaries || it->contents);
+    bool view = t->op == TG_OP_NONE || tg_op_is_view(t->op);
+    it->done = !(((r->opt.hashes || r->opt.summaries) && (r->opt.views || !view)) || it->contents);
     if (it->done) return;
     it->data = host_view(r, t);
     if (!it->data) it->e.flags |= TG_TRACE_EVAL_NODATA;
@@ -495,7 +504,8 @@ void tg_observe_env_hook(void) {
     struct tg_trace_options opt = tg_trace_default_options();
     opt.contents = getenv("TGDB_TRACE_DUMP");
     const char * h = getenv("TGDB_TRACE_HASH");
-    if (h && !strcmp(h, "0")) { opt.hashes = false; opt.summaries = false; }
+    if (h && *h && !tg_trace_set_hash_mode(&opt, h))
+        tg_log_printf(TG_LOG_ERROR, "TGDB_TRACE_HASH=%s: unknown mode (all, computed or none); hashing every node", h);
     opt.note = "TGDB_TRACE";
     env_rec = tg_trace_attach(NULL, path, &opt);
     if (!env_rec) {

@@ -11,6 +11,7 @@
 //   timing     recorder with node events, no hashes or summaries
 //   hashes     hashes + numeric summaries of every evaluated node
 //   +layer     hashes + summaries + full contents (zstd) of layer 3 ("*-3")
+//   computed   hashes + summaries of computing nodes only (--trace-hash computed: views skipped)
 // Overheads are relative to "none" (target: hashes under 10% of tg time).
 #include "tg/llama.h"
 #include "tg/trace-check.h"
@@ -45,7 +46,7 @@ static long long file_size(const char * path) {
     return stat(path, &st) == 0 ? (long long) st.st_size : -1;
 }
 
-struct cfg { const char * name; bool attach; bool hashes; const char * contents; };
+struct cfg { const char * name; bool attach; bool hashes; const char * contents; bool views; };
 
 struct result { double pp_ms, tg_ms, pp_cpu, tg_cpu; long long bytes; int evals; };
 
@@ -62,6 +63,7 @@ static bool run_once(struct tg_llama_model * model, const struct cfg * c, int n_
         struct tg_trace_options o = tg_trace_default_options();
         o.hashes = o.summaries = c->hashes;
         o.contents = c->contents;
+        o.views = c->views;
         rec = tg_trace_attach(tg_llama_context_sched(ctx), path, &o);
         if (!rec) { fprintf(stderr, "bench_trace: %s\n", tg_last_error()); tg_llama_context_free(ctx); return false; }
     }
@@ -126,25 +128,27 @@ static int bench_model(const char * model_arg, int n_pp, int n_tg, int n_threads
     printf("model %s: %.1fM params, n_embd %d, n_layer %d, %s weights; pp %d tokens, tg %d tokens, %d threads, best of %d\n",
            path, (double) tg_llama_model_n_params(model) / 1e6, hp->n_embd, hp->n_layer,
            tg_type_name(tg_llama_model_weight_type(model)), n_pp, n_tg, n_threads, reps);
-    const struct cfg cfgs[] = {
-        { "none", false, false, NULL },
-        { "timing", true, false, NULL },
-        { "hashes", true, true, NULL },
-        { "+layer", true, true, "*-3" },
+    enum { NCFG = 5 };
+    const struct cfg cfgs[NCFG] = {
+        { "none", false, false, NULL, true },
+        { "timing", true, false, NULL, true },
+        { "hashes", true, true, NULL, true },
+        { "+layer", true, true, "*-3", true },
+        { "computed", true, true, NULL, false },
     };
-    struct result best[4];
-    for (int k = 0; k < 4; k++) best[k] = (struct result) { 1e30, 1e30, 1e30, 1e30, 0, 0 };
+    struct result best[NCFG];
+    for (int k = 0; k < NCFG; k++) best[k] = (struct result) { 1e30, 1e30, 1e30, 1e30, 0, 0 };
     // per run times, for the paired overheads: each configuration against
     // "none" of the same round (adjacent in time), median over the rounds
-    double * tg_run = calloc((size_t) reps * 4, sizeof(double)), * pp_run = calloc((size_t) reps * 4, sizeof(double));
+    double * tg_run = calloc((size_t) reps * NCFG, sizeof(double)), * pp_run = calloc((size_t) reps * NCFG, sizeof(double));
     if (!tg_run || !pp_run) { free(tg_run); free(pp_run); tg_llama_model_free(model); return 1; }
     for (int rep = 0; rep < reps; rep++) {
-        for (int k = 0; k < 4; k++) {   // interleaved: machine noise hits every configuration alike
+        for (int k = 0; k < NCFG; k++) {   // interleaved: machine noise hits every configuration alike
             struct result r;
             if (only_cfg && strcmp(only_cfg, cfgs[k].name) != 0) continue;
             if (!run_once(model, &cfgs[k], n_pp, n_tg, n_threads, &r)) { tg_llama_model_free(model); return 1; }
-            tg_run[rep * 4 + k] = r.tg_ms;
-            pp_run[rep * 4 + k] = r.pp_ms;
+            tg_run[rep * NCFG + k] = r.tg_ms;
+            pp_run[rep * NCFG + k] = r.pp_ms;
             if (r.pp_ms < best[k].pp_ms) best[k].pp_ms = r.pp_ms;
             if (r.tg_ms < best[k].tg_ms) best[k].tg_ms = r.tg_ms;
             if (r.pp_cpu < best[k].pp_cpu) best[k].pp_cpu = r.pp_cpu;
@@ -155,7 +159,7 @@ static int bench_model(const char * model_arg, int n_pp, int n_tg, int n_threads
     }
     printf("\n%-8s %10s %9s %11s %9s | %10s %9s %11s %9s | %9s %7s\n", "config", "pp tok/s", "pp ovh", "tg ms/tok",
            "tg ovh", "pp cpu ms", "cpu ovh", "tg cpu ms", "cpu ovh", "trace MiB", "evals");
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < NCFG; k++) {
         const struct result * b = &best[k], * z = &best[0];
         if (only_cfg && strcmp(only_cfg, cfgs[k].name) != 0) continue;   // not run
         if (only_cfg) z = b;
@@ -168,13 +172,13 @@ static int bench_model(const char * model_arg, int n_pp, int n_tg, int n_threads
     if (!only_cfg) {
         printf("\npaired overheads (each round runs every configuration back to back; median over %d rounds):\n", reps);
         printf("%-8s %12s %12s\n", "config", "pp ovh", "tg ovh");
-        double tg_med[4] = {0};
-        for (int k = 1; k < 4; k++) {
+        double tg_med[NCFG] = {0};
+        for (int k = 1; k < NCFG; k++) {
             double * rt = malloc((size_t) reps * sizeof(double)), * rp = malloc((size_t) reps * sizeof(double));
             if (!rt || !rp) { free(rt); free(rp); break; }
             for (int rep = 0; rep < reps; rep++) {
-                rt[rep] = tg_run[rep * 4 + k] / tg_run[rep * 4] - 1.0;
-                rp[rep] = pp_run[rep * 4 + k] / pp_run[rep * 4] - 1.0;
+                rt[rep] = tg_run[rep * NCFG + k] / tg_run[rep * NCFG] - 1.0;
+                rp[rep] = pp_run[rep * NCFG + k] / pp_run[rep * NCFG] - 1.0;
             }
             tg_med[k] = median(rt, reps);
             printf("%-8s %11.1f%% %11.1f%%\n", cfgs[k].name, 100.0 * median(rp, reps), 100.0 * tg_med[k]);

@@ -12,7 +12,8 @@
 //     TGDB_TRACE=run.tgt ./prog              record everything (hashes + summaries)
 //     TGDB_TRACE_DUMP='attn_norm-3' ...      also store full contents of matching nodes
 //     TGDB_TRACE_DUMP='op=MUL_MAT,*-3' ...   (comma-separated patterns, see below)
-//     TGDB_TRACE_HASH=0 ...                  times only (no hashes, no summaries)
+//     TGDB_TRACE_HASH=computed ...           hashes and summaries of computing nodes only (no views)
+//     TGDB_TRACE_HASH=0 (or none) ...        times only (no hashes, no summaries)
 //
 // The engine calls tg_observe_env_hook() when it creates its first scheduler;
 // tgtrace defines it: it attaches a global recorder to every scheduler and
@@ -185,7 +186,15 @@ struct tg_trace_options {
     int          zstd_level;  // compression of contents (default 3; 0 = raw)
     bool         host_hashes; // hash the bytes of host reads/writes (default true)
     const char * note;        // free text stored in the RUN record (NULL: none)
+    bool         views;       // hash and summarize view nodes too (default true); false: computed
+                              // nodes only (a view's bytes are its source's; at long contexts the
+                              // KV-cache views are most of the hashing)
 };
+
+// Sets hashes/summaries/views from a mode name: "all" (every node, the
+// default), "computed" (nodes that compute; views skipped) or "none" (times
+// only). False (options unchanged) for another name.
+bool tg_trace_set_hash_mode(struct tg_trace_options * o, const char * mode);
 
 // Defaults: hashes, summaries and host hashes on, no contents, zstd level 3.
 struct tg_trace_options tg_trace_default_options(void);
