@@ -32,35 +32,60 @@ static void sample_tensors(struct tg_trace_tensor t[5]) {
     t[4].flags = 1;
 }
 
-// Writes the sample to path. Returns the number of records written (before
-// index/footer) or -1. With `close_it` false the writer is abandoned (no index).
-static int write_sample_trace(const char * path, bool close_it) {
-    struct tg_trace_writer * w = tg_trace_writer_open(path);
-    if (!w) return -1;
+// RUN (with the cause table) and SCHED 1, the start of every sample trace.
+static void sample_header(struct tg_trace_writer * w) {
     struct tg_trace_run run = { 1700000000000000000ull, 1000, 4242, 2, "0.1.0", "prog --flag", "CPU,BLAS", "note", 0 };
     static const char * const causes[] = { "none", "user", "preallocated", "weight_buffer" };
     tg_trace_write_run_causes(w, &run, sample_ops, 4, sample_types, 9, causes, 4);
     struct tg_trace_sched s = { 1, 2, { "BLAS", "CPU" }, { "CPU", "CPU" }, 0 };
     tg_trace_write_sched(w, &s);
-    struct tg_trace_tensor t[5];
-    sample_tensors(t);
-    struct tg_trace_graph g = { 7, 1, 3, 2, 0, 0, 0, 0 };
-    tg_trace_write_graph(w, &g, t);
-    struct tg_trace_placement pl[5] = {
+}
+
+// Placement, buffers and allocation of graph 7's five tensors.
+static void sample_placement(struct tg_trace_placement pl[5]) {
+    const struct tg_trace_placement v[5] = {
         { 0, 3, "weight w.weight is in buffer CPU (usage weights)" }, { 1, 8, "supports op" },
         { 1, 10, NULL }, { 1, 2, "preallocated" }, { 1, 11, "" } };
-    tg_trace_write_placement(w, 7, pl, 5);
-    struct tg_trace_split sp[2] = { { 0, 0, 1, 0, 1 }, { 1, 1, 3, 1, 1 } };
-    struct tg_trace_split_input in[2] = { { 4, 1, 64, "BLAS#x#0" }, { 0, 0, 64, "" } };
-    tg_trace_write_splits(w, 7, sp, 2, in, 2);
-    struct tg_trace_buffer b[2] = { { 0xB1, 1, TG_TRACE_USAGE_WEIGHTS, 256, "CPU" },
-                                    { 0xB2, 1, TG_TRACE_USAGE_COMPUTE, 128, "CPU" } };
-    struct tg_trace_alloc al[5] = {
+    memcpy(pl, v, sizeof(v));
+}
+
+static void sample_alloc(struct tg_trace_buffer b[2], struct tg_trace_alloc al[5]) {
+    const struct tg_trace_buffer vb[2] = { { 0xB1, 1, TG_TRACE_USAGE_WEIGHTS, 256, "CPU" },
+                                           { 0xB2, 1, TG_TRACE_USAGE_COMPUTE, 128, "CPU" } };
+    const struct tg_trace_alloc va[5] = {
         { 1, TG_TRACE_NONE, 0, 64, 0, 1, TG_TRACE_ALLOC_ALLOCATED },
         { 1, 0, 0, 64, 1, 2, TG_TRACE_ALLOC_ALLOCATED | TG_TRACE_ALLOC_INPLACE },
         { 1, TG_TRACE_NONE, 32, 32, 2, 2, TG_TRACE_ALLOC_VIEW },
         { 0, TG_TRACE_NONE, 0, 256, -1, 0, TG_TRACE_ALLOC_EXTERNAL },
         { 1, TG_TRACE_NONE, 64, 64, -1, 1, TG_TRACE_ALLOC_ALLOCATED } };
+    memcpy(b, vb, sizeof(vb));
+    memcpy(al, va, sizeof(va));
+}
+
+// RUN, SCHED, then graph 7's GRAPH and PLACEMENT records (t, pl: what was written).
+static void sample_graph7(struct tg_trace_writer * w, struct tg_trace_tensor t[5], struct tg_trace_placement pl[5]) {
+    sample_header(w);
+    sample_tensors(t);
+    struct tg_trace_graph g = { 7, 1, 3, 2, 0, 0, 0, 0 };
+    tg_trace_write_graph(w, &g, t);
+    sample_placement(pl);
+    tg_trace_write_placement(w, 7, pl, 5);
+}
+
+// Writes the sample to path. Returns the number of records written (before
+// index/footer) or -1. With `close_it` false the writer is abandoned (no index).
+static int write_sample_trace(const char * path, bool close_it) {
+    struct tg_trace_writer * w = tg_trace_writer_open(path);
+    if (!w) return -1;
+    struct tg_trace_tensor t[5];
+    struct tg_trace_placement pl[5];
+    sample_graph7(w, t, pl);
+    struct tg_trace_split sp[2] = { { 0, 0, 1, 0, 1 }, { 1, 1, 3, 1, 1 } };
+    struct tg_trace_split_input in[2] = { { 4, 1, 64, "BLAS#x#0" }, { 0, 0, 64, "" } };
+    tg_trace_write_splits(w, 7, sp, 2, in, 2);
+    struct tg_trace_buffer b[2];
+    struct tg_trace_alloc al[5];
+    sample_alloc(b, al);
     tg_trace_write_alloc(w, 7, 1, b, 2, al, 5);
     int32_t ids[3] = { 1, 15043, 3186 };
     struct tg_trace_marker m = { TG_TRACE_MARK_DECODE, 0, 1500, 3, 0, 0, 3, "decode", 0 };
@@ -108,26 +133,12 @@ static int write_sample_trace(const char * path, bool close_it) {
 static int write_delta_trace(const char * path) {
     struct tg_trace_writer * w = tg_trace_writer_open(path);
     if (!w) return -1;
-    struct tg_trace_run run = { 1700000000000000000ull, 1000, 4242, 2, "0.1.0", "prog --flag", "CPU,BLAS", "note", 0 };
-    tg_trace_write_run(w, &run, sample_ops, 4, sample_types, 9);
-    struct tg_trace_sched s = { 1, 2, { "BLAS", "CPU" }, { "CPU", "CPU" }, 0 };
-    tg_trace_write_sched(w, &s);
     struct tg_trace_tensor t[5];
-    sample_tensors(t);
-    struct tg_trace_graph g = { 7, 1, 3, 2, 0, 0, 0, 0 };
-    tg_trace_write_graph(w, &g, t);
-    struct tg_trace_placement pl[5] = {
-        { 0, 3, "weight w.weight is in buffer CPU (usage weights)" }, { 1, 8, "supports op" },
-        { 1, 10, NULL }, { 1, 2, "preallocated" }, { 1, 11, "" } };
-    tg_trace_write_placement(w, 7, pl, 5);
-    struct tg_trace_buffer b[2] = { { 0xB1, 1, TG_TRACE_USAGE_WEIGHTS, 256, "CPU" },
-                                    { 0xB2, 1, TG_TRACE_USAGE_COMPUTE, 128, "CPU" } };
-    struct tg_trace_alloc al[5] = {
-        { 1, TG_TRACE_NONE, 0, 64, 0, 1, TG_TRACE_ALLOC_ALLOCATED },
-        { 1, 0, 0, 64, 1, 2, TG_TRACE_ALLOC_ALLOCATED | TG_TRACE_ALLOC_INPLACE },
-        { 1, TG_TRACE_NONE, 32, 32, 2, 2, TG_TRACE_ALLOC_VIEW },
-        { 0, TG_TRACE_NONE, 0, 256, -1, 0, TG_TRACE_ALLOC_EXTERNAL },
-        { 1, TG_TRACE_NONE, 64, 64, -1, 1, TG_TRACE_ALLOC_ALLOCATED } };
+    struct tg_trace_placement pl[5];
+    sample_graph7(w, t, pl);
+    struct tg_trace_buffer b[2];
+    struct tg_trace_alloc al[5];
+    sample_alloc(b, al);
     tg_trace_write_alloc(w, 7, 1, b, 2, al, 5);
     // graph 8: the same but for tensors 2 and 4
     t[2].ne[0] = 4; t[2].uid = 0x9000;
