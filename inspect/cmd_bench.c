@@ -14,7 +14,7 @@
 #include <time.h>
 
 TG_CLI_COMMAND(bench,
-    "bench -m MODEL [-p N_PROMPT] [-n N_GEN] [-t THREADS] [-r REPS] [--ctk f16|f32] [--device LIST] [--trace FILE] [--trace-dump PATTERN] [--trace-hash all|computed|none]",
+    "bench -m MODEL [-p N_PROMPT] [-n N_GEN] [-t THREADS] [-r REPS] [--ctk f16|f32] [--device LIST] [--trace FILE] [--trace-dump PATTERN] [--trace-hash all|computed|none] [--poison]",
     "measure prompt processing (pp) and generation (tg) speed in tokens/s")
 
 static double now_s(void) {
@@ -52,9 +52,10 @@ static double bench_tg(struct tg_llama_context * ctx, const int32_t * toks, int 
 static int cmd_bench(int argc, char ** argv) {
     const char * model_path = NULL, * trace = NULL, * trace_dump = NULL, * trace_hash = NULL, * devices = NULL;
     int n_prompt = 512, n_gen = 128, n_threads = 4, reps = 1;
-    bool kv_f32 = false;
+    bool kv_f32 = false, poison = false;
     for (int i = 1; i < argc; i++) {
         const char * a = argv[i];
+        if (!strcmp(a, "--poison")) { poison = true; continue; }
         if (i + 1 >= argc) return tg_cli_err("bench: option %s needs a value (see 'tgdb help bench')", a);
         const char * v = argv[++i];
         bool ok = true;
@@ -90,6 +91,12 @@ static int cmd_bench(int argc, char ** argv) {
     cp.devices = devices;
     if (kv_f32) cp.type_k = cp.type_v = TG_TYPE_F32;
     struct tg_trace_recorder * rec = NULL;
+    if (poison && tg_trace_set_poison(true) != TG_OK) {
+        tg_cli_err("bench: --poison: %s", tg_last_error());
+        tg_llama_model_free(model);
+        free(toks);
+        return 1;
+    }
     if (trace) {  // timings then include the recorder's cost
         struct tg_trace_options topt = tg_trace_default_options();
         topt.contents = trace_dump;

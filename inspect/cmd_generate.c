@@ -18,14 +18,14 @@
 
 TG_CLI_COMMAND(generate,
     "generate -m MODEL -p PROMPT [-n N] [-t THREADS] [-c N_CTX] [--temp T] [--top-k K] [--top-p P] [--min-p P] "
-    "[--seed S] [--json] [--logits-out FILE] [--graph] [--ctk f16|f32] [--device LIST] [--trace FILE] [--trace-dump PATTERN] [--trace-hash all|computed|none]",
+    "[--seed S] [--json] [--logits-out FILE] [--graph] [--ctk f16|f32] [--device LIST] [--trace FILE] [--trace-dump PATTERN] [--trace-hash all|computed|none] [--poison]",
     "generate text from a llama GGUF model (greedy with --temp 0)")
 
 struct gen_opts {
     const char * model, * prompt, * logits_out, * trace, * trace_dump, * trace_hash, * devices;
     int n_predict, n_threads, n_ctx;
     struct tg_llama_sampler_params sp;
-    bool json, graph, kv_f32;
+    bool json, graph, kv_f32, poison;
 };
 
 static bool parse_f(const char * s, float * out) {
@@ -45,6 +45,7 @@ static int parse_gen(int argc, char ** argv, struct gen_opts * o) {
         const char * a = argv[i];
         if (!strcmp(a, "--json")) { o->json = true; continue; }
         if (!strcmp(a, "--graph")) { o->graph = true; continue; }
+        if (!strcmp(a, "--poison")) { o->poison = true; continue; }
         if (i + 1 >= argc) return tg_cli_err("generate: option %s needs a value (see 'tgdb help generate')", a);
         const char * v = argv[++i];
         bool ok = true;
@@ -203,6 +204,9 @@ static int cmd_generate(int argc, char ** argv) {
     cp.n_threads = o.n_threads;
     cp.devices = o.devices;
     if (o.kv_f32) cp.type_k = cp.type_v = TG_TYPE_F32;
+    // --poison (TGDB_POISON=1): freed and reused compute ranges are filled with
+    // NaN as the allocator gives them up, so a stale read shows in the output
+    if (o.poison && tg_trace_set_poison(true) != TG_OK) { tg_cli_err("generate: --poison: %s", tg_last_error()); goto done; }
     if (o.trace) {  // global recorder attached before the context: its scheduler is recorded from birth
         struct tg_trace_options topt = tg_trace_default_options();
         topt.contents = o.trace_dump;

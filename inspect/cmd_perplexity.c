@@ -13,7 +13,7 @@
 #include <string.h>
 
 TG_CLI_COMMAND(perplexity,
-    "perplexity -m MODEL -f TEXT [-c N_CTX] [-b N_BATCH] [-t THREADS] [--ctk f16|f32] [--device LIST] [--trace FILE] [--trace-dump PATTERN] [--trace-hash all|computed|none]",
+    "perplexity -m MODEL -f TEXT [-c N_CTX] [-b N_BATCH] [-t THREADS] [--ctk f16|f32] [--device LIST] [--trace FILE] [--trace-dump PATTERN] [--trace-hash all|computed|none] [--poison]",
     "perplexity of a text file (llama.cpp's method; result line 'perplexity: X')")
 
 // Reads a whole file into a NUL-terminated buffer; NULL (message printed) on failure.
@@ -48,9 +48,10 @@ static void progress(int chunk, int n_chunks, double ppl, double seconds, void *
 static int cmd_perplexity(int argc, char ** argv) {
     const char * model_path = NULL, * text_path = NULL, * trace = NULL, * trace_dump = NULL, * trace_hash = NULL, * devices = NULL;
     int n_ctx = 512, n_batch = 0, n_threads = 4;
-    bool kv_f32 = false;
+    bool kv_f32 = false, poison = false;
     for (int i = 1; i < argc; i++) {
         const char * a = argv[i];
+        if (!strcmp(a, "--poison")) { poison = true; continue; }
         if (i + 1 >= argc) return tg_cli_err("perplexity: option %s needs a value (see 'tgdb help perplexity')", a);
         const char * v = argv[++i];
         bool ok = true;
@@ -103,6 +104,7 @@ static int cmd_perplexity(int argc, char ** argv) {
         tg_cli_err("perplexity: %s has %d tokens, fewer than the context size %d (-c)", text_path, n, n_ctx);
         goto done;
     }
+    if (poison && tg_trace_set_poison(true) != TG_OK) { tg_cli_err("perplexity: --poison: %s", tg_last_error()); goto done; }
     if (trace) {
         struct tg_trace_options topt = tg_trace_default_options();
         topt.contents = trace_dump;

@@ -118,6 +118,18 @@ static void info_totals(struct tg_trace * tr) {
     }
     printf("host accesses: %d reads, %d writes; markers: %d; events: %d\n", nr, nh - nr, tg_trace_n_markers(tr),
            tg_trace_n_events(tr));
+    // the events worth reading (a new allocation plan is routine): errors, poison mode, ...
+    static const char * const sev[] = { "info", "warning", "error" };
+    int shown = 0, more = 0;
+    for (int i = 0; i < tg_trace_n_events(tr); i++) {
+        struct tg_trace_event e;
+        if (!tg_trace_get_event(tr, i, &e) || e.kind == TG_TRACE_EV_GRAPH_ALLOCATED) continue;
+        if (shown == 10) { more++; continue; }
+        printf("  event %s (%s): %s\n", tg_trace_event_kind_name(e.kind), e.severity < 3 ? sev[e.severity] : "?",
+               e.message && e.message[0] ? e.message : e.name);
+        shown++;
+    }
+    if (more) printf("  ... %d more events\n", more);
 }
 
 static int trace_info(int argc, char ** argv) {

@@ -84,6 +84,17 @@ TGDB_TRACE="$TMP/e.tgt" TGDB_TRACE_HASH=computed "$TGDB" generate -m "$DATA/tiny
 read -r n_e h_e <<<"$(hashed "$TMP/e.info")"
 check "TGDB_TRACE_HASH=computed: the same through the environment ($h_e of $n_e)" [ -n "$n_e" ] && [ "$h_e" = "$h_c" ]
 
+# --poison: freed ranges become NaN as they are freed; a correct runtime generates the same tokens,
+# and the trace says the mode was on
+ids_of() { grep -o '"generated_ids": \[[^]]*\]' "$1"; }
+"$TGDB" generate -m "$DATA/tiny-f32.gguf" -p "Once upon a time" -n 6 --temp 0 -t 2 --json >"$TMP/np.json" 2>&1
+"$TGDB" generate -m "$DATA/tiny-f32.gguf" -p "Once upon a time" -n 6 --temp 0 -t 2 --json --poison \
+    --trace "$TMP/p.tgt" >"$TMP/p.json" 2>&1
+check "generate --poison: the same tokens ($(ids_of "$TMP/p.json"))" \
+    bash -c "[ -n \"\$(grep -o generated_ids '$TMP/np.json')\" ] && [ \"\$(grep -o '\"generated_ids\": \[[^]]*\]' '$TMP/np.json')\" = \"\$(grep -o '\"generated_ids\": \[[^]]*\]' '$TMP/p.json')\" ]"
+check "generate --poison --trace: trace info shows the poison event" \
+    bash -c "'$TGDB' trace info '$TMP/p.tgt' | grep -q 'event poison (info): poison mode on'"
+
 # errors: one line on stderr, exit 1
 echo "not a gguf file" >"$TMP/bad.gguf"
 fails_cleanly "generate with a missing model" "$TGDB" generate -m "$TMP/none.gguf" -p hi

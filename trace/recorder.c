@@ -16,6 +16,7 @@
 #endif
 
 static _Thread_local int in_recorder;   // our own tensor reads are not host accesses
+static bool poison_attached;            // tg_trace_set_poison(true) is in effect
 
 struct tg_trace_options tg_trace_default_options(void) {
     return (struct tg_trace_options) { true, true, NULL, 3, true, NULL, true };
@@ -393,6 +394,12 @@ struct tg_trace_recorder * tg_trace_attach(struct tg_sched * sched, const char *
     r->w = tg_trace_writer_open(path);
     if (!r->w) { free(r->contents); free(r->note); pthread_mutex_destroy(&r->mu); free(r); return NULL; }
     write_run(r);
+    if (poison_attached) {   // says why freed ranges read as NaN in this run
+        struct tg_trace_event e = { TG_TRACE_EV_POISON, TG_TRACE_INFO, tg_observe_now_ns(), -1, -1, 0, 0, 0, 0, -1, "",
+                                    "poison mode on (TGDB_POISON / --poison): compute ranges the allocator frees or "
+                                    "hands to another tensor are filled with NaN", 0 };
+        tg_trace_write_event(r->w, &e);
+    }
     if (sched) rec_sched_state(r, sched, tg_sched_id(sched));
     r->obs = (struct tg_observer) { r, on_sched, on_graph_split, on_graph_alloc, on_compute_begin, on_compute_end,
                                     on_node_begin, on_node_end, on_tensor_set, on_tensor_get, on_marker, on_access_error };
@@ -467,7 +474,6 @@ static void poison_on_alloc(const struct tg_obs_alloc_event * ev, void * user) {
 }
 
 static const struct tg_observer poison_obs = { .on_sched = poison_on_sched, .on_graph_alloc = poison_on_alloc };
-static bool poison_attached;
 
 enum tg_status tg_trace_set_poison(bool on) {
     if (on == poison_attached) return TG_OK;
