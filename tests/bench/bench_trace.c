@@ -171,7 +171,7 @@ static int bench_model(const char * model_arg, int n_pp, int n_tg, int n_threads
     printf("wall: best elapsed time; cpu: best CPU time of the process (all threads), steadier on a loaded machine\n");
     if (!only_cfg) {
         printf("\npaired overheads (each round runs every configuration back to back; median over %d rounds):\n", reps);
-        printf("%-8s %12s %12s\n", "config", "pp ovh", "tg ovh");
+        printf("%-8s %12s %12s %18s\n", "config", "pp ovh", "tg ovh", "tg quartiles");
         double tg_med[NCFG] = {0};
         for (int k = 1; k < NCFG; k++) {
             double * rt = malloc((size_t) reps * sizeof(double)), * rp = malloc((size_t) reps * sizeof(double));
@@ -180,14 +180,18 @@ static int bench_model(const char * model_arg, int n_pp, int n_tg, int n_threads
                 rt[rep] = tg_run[rep * NCFG + k] / tg_run[rep * NCFG] - 1.0;
                 rp[rep] = pp_run[rep * NCFG + k] / pp_run[rep * NCFG] - 1.0;
             }
-            tg_med[k] = median(rt, reps);
-            printf("%-8s %11.1f%% %11.1f%%\n", cfgs[k].name, 100.0 * median(rp, reps), 100.0 * tg_med[k]);
+            tg_med[k] = median(rt, reps);   // sorts rt
+            printf("%-8s %11.1f%% %11.1f%%   %6.1f%% .. %5.1f%%\n", cfgs[k].name, 100.0 * median(rp, reps),
+                   100.0 * tg_med[k], 100.0 * rt[reps / 4], 100.0 * rt[(3 * reps) / 4 < reps ? (3 * reps) / 4 : reps - 1]);
             free(rt);
             free(rp);
         }
+        // The verdict uses the paired median: best-of-N compares runs taken at
+        // different moments, and one lucky baseline run on a shared machine
+        // moves it by several points; the best-run figure is printed beside it.
         double ovh_best = best[2].tg_ms / best[0].tg_ms - 1.0;
-        printf("target: 'hashes' under 10%% of tg time: %.1f%% (best runs), %.1f%% (paired median): %s\n", 100.0 * ovh_best,
-               100.0 * tg_med[2], ovh_best < 0.10 && tg_med[2] < 0.10 ? "met" : "NOT met");
+        printf("target: 'hashes' under 10%% of tg time: %.1f%% (paired median; best runs: %.1f%%): %s\n",
+               100.0 * tg_med[2], 100.0 * ovh_best, tg_med[2] < 0.10 ? "met" : "NOT met");
     }
     free(tg_run);
     free(pp_run);
