@@ -10,7 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static void check_sample(struct tg_trace * tr, const char * how) {
@@ -232,6 +235,44 @@ static void check_deltas(const char * path) {
     tg_trace_writer_close(w);
 }
 
+// A full disk (here: a file size limit): the writer stops with a message
+// naming the file and the reason, later calls repeat it, and the file reads
+// back with every record written before. Runs in a child (the limit is per
+// process). limit below 1 MiB: no room to reserve ahead, write(2) is used.
+static void check_full_disk(const char * path, long limit) {
+    unlink(path);
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct rlimit rl = { (rlim_t) limit, (rlim_t) limit };
+        signal(SIGXFSZ, SIG_IGN);
+        if (setrlimit(RLIMIT_FSIZE, &rl) != 0) _exit(10);
+        struct tg_trace_writer * w = tg_trace_writer_open(path);
+        if (!w) _exit(11);
+        struct tg_trace_eval e = { 1, 0, 0, TG_TRACE_EVAL_TIME, 1, 2, 0, 0, 0, 0, 0, 0, 0, 0, { 0, 0, 0, 0, 0, 0, 0, 0 }, 0 };
+        enum tg_status st = TG_OK;
+        int n = 0;
+        for (; n < 100000 && st == TG_OK; n++) { e.node = n; st = tg_trace_write_eval(w, &e); }
+        bool named = strstr(tg_last_error(), path) && strstr(tg_last_error(), "too large");
+        e.node = -1;
+        bool sticky = tg_trace_write_eval(w, &e) == TG_ERR_IO && strstr(tg_last_error(), "the trace stopped there");
+        enum tg_status cst = tg_trace_writer_close(w);
+        _exit(st == TG_ERR_IO && named && sticky && cst == TG_ERR_IO ? 0 : 12);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+          "file size limit %ld: the writer stops with the reason (file too large), later calls repeat it (child %d)",
+          limit, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    struct tg_trace * tr = tg_trace_open(path);
+    struct tg_trace_status st;
+    if (tr) tg_trace_get_status(tr, &st);
+    int n_evals = tr ? tg_trace_n_evals(tr) : 0;
+    CHECK(tr && st.truncated && n_evals > 1000 && n_evals == (int) st.n_records,
+          "file size limit %ld: the trace keeps its %d evals (%s)", limit, n_evals, tr ? st.message : tg_last_error());
+    if (tr) tg_trace_close(tr);
+    unlink(path);
+}
+
 int main(void) {
     char path[256];
     snprintf(path, sizeof(path), "test_trace_format.%d.tgt", (int) getpid());
@@ -291,6 +332,8 @@ int main(void) {
 
     check_reserved_tail(path);
     check_deltas(path);
+    check_full_disk(path, 300 << 10);   // write(2): no room to reserve 1 MiB ahead
+    check_full_disk(path, 3 << 20);     // mapped, until the reservation cannot grow
     check_fifo(".");
 
     // errors: missing file, not a trace, empty file

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,7 @@ struct tg_trace_writer {
     int             fd;
     pthread_mutex_t mu;
     enum tg_status  err;       // first error (sticky)
+    char            err_msg[512];   // its message, repeated by every later call
     uint64_t        off;       // bytes of the header and the finished records
     uint32_t        n_records;
     char *          path;
@@ -83,6 +85,19 @@ const char * tg_trace_event_kind_name(uint32_t kind) {
 
 // ---- low level ------------------------------------------------------------
 
+// Records the writer's first error (sticky: every later call repeats it) and
+// returns it with the last error set.
+static enum tg_status writer_fail(struct tg_trace_writer * w, enum tg_status st, const char * fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static enum tg_status writer_fail(struct tg_trace_writer * w, enum tg_status st, const char * fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(w->err_msg, sizeof(w->err_msg), fmt, ap);
+    va_end(ap);
+    w->err = st;
+    return tg_error(st, "%s", w->err_msg);
+}
+
 #define MAP_STEP_MIN (1ull << 20)    // the file grows by at least 1 MiB ...
 #define MAP_STEP_MAX (64ull << 20)   // ... and at most 64 MiB at a time (or what one record needs)
 
@@ -91,9 +106,8 @@ static enum tg_status write_all(struct tg_trace_writer * w, const uint8_t * p, s
         ssize_t k = write(w->fd, p, n);
         if (k < 0) {
             if (errno == EINTR) continue;
-            w->err = TG_ERR_IO;
-            return tg_error(TG_ERR_IO, "trace: write to '%s' failed at offset %llu: %s", w->path,
-                            (unsigned long long) w->off, strerror(errno));
+            return writer_fail(w, TG_ERR_IO, "trace: write to '%s' failed at offset %llu: %s", w->path,
+                               (unsigned long long) w->off, strerror(errno));
         }
         p += k; n -= (size_t) k; w->off += (uint64_t) k;
     }
@@ -109,22 +123,22 @@ static enum tg_status map_reserve(struct tg_trace_writer * w, uint64_t need) {
     uint64_t size = w->map_size + step;
     if (size < need) size = (need + MAP_STEP_MIN - 1) / MAP_STEP_MIN * MAP_STEP_MIN;
     int rc = posix_fallocate(w->fd, (off_t) w->map_size, (off_t) (size - w->map_size));
-    if (rc != 0) {
-        w->err = TG_ERR_IO;
-        return tg_error(TG_ERR_IO, "trace: cannot grow '%s' to %llu bytes: %s", w->path, (unsigned long long) size,
-                        strerror(rc));
+    if (rc != 0 && size > need) {   // little room left: reserve just what this record needs
+        size = (need + 4095) / 4096 * 4096;
+        rc = posix_fallocate(w->fd, (off_t) w->map_size, (off_t) (size - w->map_size));
     }
+    if (rc != 0)
+        return writer_fail(w, TG_ERR_IO, "trace: cannot grow '%s' to %llu bytes: %s", w->path, (unsigned long long) size,
+                           strerror(rc));
 #ifdef MREMAP_MAYMOVE
     void * m = mremap(w->map, (size_t) w->map_size, (size_t) size, MREMAP_MAYMOVE);
 #else
     void * m = mmap(NULL, (size_t) size, PROT_READ | PROT_WRITE, MAP_SHARED, w->fd, 0);
     if (m != MAP_FAILED) munmap(w->map, (size_t) w->map_size);
 #endif
-    if (m == MAP_FAILED) {
-        w->err = TG_ERR_IO;
-        return tg_error(TG_ERR_IO, "trace: cannot map %llu bytes of '%s': %s", (unsigned long long) size, w->path,
-                        strerror(errno));
-    }
+    if (m == MAP_FAILED)
+        return writer_fail(w, TG_ERR_IO, "trace: cannot map %llu bytes of '%s': %s", (unsigned long long) size, w->path,
+                           strerror(errno));
     w->map = m;
     w->map_size = size;
     return TG_OK;
@@ -173,7 +187,7 @@ static uint8_t * rec_begin(struct tg_trace_writer * w, uint16_t type, size_t len
     pthread_mutex_lock(&w->mu);
     if (w->err != TG_OK) {
         pthread_mutex_unlock(&w->mu);
-        tg_error(w->err, "trace: writer is in error after an earlier failure");
+        tg_error(w->err, "%s (the trace stopped there)", w->err_msg[0] ? w->err_msg : "trace: writer in error");
         return NULL;
     }
     size_t need = len + TRACE_FRAME_OVERHEAD;
@@ -233,7 +247,7 @@ static enum tg_status rec_commit_locked(struct tg_trace_writer * w) {
     if (w->n_index == w->index_cap) {
         size_t cap = w->index_cap ? w->index_cap * 2 : 256;
         struct index_entry * ni = realloc(w->index, cap * sizeof(*ni));
-        if (!ni) { w->err = TG_ERR_NOMEM; return tg_error(TG_ERR_NOMEM, "trace: no memory for the index"); }
+        if (!ni) return writer_fail(w, TG_ERR_NOMEM, "trace: no memory for the index");
         w->index = ni; w->index_cap = cap;
     }
     size_t n = (size_t) len + TRACE_FRAME_OVERHEAD;
@@ -326,13 +340,10 @@ struct tg_trace_writer * tg_trace_writer_open(const char * path) {
                 w->off = sizeof(h);
                 return w;
             }
+            // no room to reserve ahead (a nearly full disk), or no fallocate:
+            // write(2) as records come, which fails only when the disk is full
             munmap(m, (size_t) MAP_STEP_MIN);
-            if (rc == ENOSPC || rc == EFBIG || rc == EIO) {
-                tg_error(TG_ERR_IO, "trace: cannot reserve space in '%s': %s", path, strerror(rc));
-                close(w->fd); writer_free(w);
-                return NULL;
-            }
-            if (ftruncate(w->fd, 0) != 0) { /* keeps the write(2) path below honest either way */ }
+            if (ftruncate(w->fd, 0) != 0) { /* the write(2) path below reports real trouble */ }
         }
     }
     if (write_all(w, h, sizeof(h)) != TG_OK) {
