@@ -2,6 +2,7 @@
 // against CPU only, the eval callback protocol, observers, and reuse of one
 // scheduler for two graphs.
 #include "check.h"
+#include "llama_layers.h"
 #include "tg/cpu.h"
 #include "tg/observe.h"
 #include "tg/sched.h"
@@ -392,21 +393,7 @@ static void lg_build(struct lg * r, struct model * md, int T) {
     r->pos = tg_set_name(tg_new_tensor_1d(c, TG_TYPE_I32, T), "inp_pos");
     r->mask = tg_set_name(tg_new_tensor_2d(c, TG_TYPE_F32, T, T), "kq_mask");
     tg_set_input(r->inp); tg_set_input(r->pos); tg_set_input(r->mask);
-    struct tg_tensor * x = r->inp;
-    for (int l = 0; l < NL; l++) {
-        struct tg_tensor * cur = tg_mul(c, tg_rms_norm(c, x, 1e-5f), md->norm[l][0]);
-        struct tg_tensor * q = tg_rope(c, tg_reshape_3d(c, tg_mul_mat(c, md->w[l][0], cur), HD, NH, T), r->pos, HD, TG_ROPE_NORMAL, 10000.0f, 1.0f);
-        struct tg_tensor * k = tg_rope(c, tg_reshape_3d(c, tg_mul_mat(c, md->w[l][1], cur), HD, NH, T), r->pos, HD, TG_ROPE_NORMAL, 10000.0f, 1.0f);
-        struct tg_tensor * v = tg_reshape_3d(c, tg_mul_mat(c, md->w[l][2], cur), HD, NH, T);
-        struct tg_tensor * kq = tg_mul_mat(c, tg_permute(c, k, 0, 2, 1, 3), tg_permute(c, q, 0, 2, 1, 3));
-        kq = tg_soft_max_ext(c, kq, r->mask, 0.25f, 0.0f);
-        struct tg_tensor * kqv = tg_mul_mat(c, tg_cont(c, tg_permute(c, v, 1, 2, 0, 3)), kq);
-        cur = tg_mul_mat(c, md->w[l][3], tg_cont_4d(c, tg_permute(c, kqv, 0, 2, 1, 3), E, T, 1, 1));
-        struct tg_tensor * f = tg_add(c, cur, x);
-        cur = tg_mul(c, tg_rms_norm(c, f, 1e-5f), md->norm[l][1]);
-        cur = tg_swiglu_split(c, tg_mul_mat(c, md->w[l][4], cur), tg_mul_mat(c, md->w[l][5], cur));
-        x = tg_format_name(tg_add(c, tg_mul_mat(c, md->w[l][6], cur), f), "l_out-%d", l);
-    }
+    struct tg_tensor * x = tg_test_llama_layers(c, r->inp, r->pos, r->mask, md->w, md->norm, NL, E, NH, HD, T);
     r->logits = tg_set_name(tg_mul_mat(c, md->out, x), "result_output");
     tg_set_output(r->logits);
     r->g = tg_graph_new(c, 1024);
