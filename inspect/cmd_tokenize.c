@@ -160,7 +160,7 @@ static int tok_args(int argc, char ** argv, struct tok_opts * o) {
         else if (!strcmp(a, "-o") || !strcmp(a, "--output")) dst = &o->out;
         else if (!strcmp(a, "--bos")) { o->bos = true; continue; }
         else if (!strcmp(a, "--pieces")) { o->pieces = true; continue; }
-        else if (!strcmp(a, "--parse-special")) { o->parse_special = true; continue; }
+        else if (!strcmp(a, "--parse-special") || !strcmp(a, "--special")) { o->parse_special = true; continue; }
         else return tg_cli_err("tokenize: unknown option '%s' (usage: tgdb %s)", a, tg_cli_cmd_tokenize.usage);
         if (i + 1 >= argc) return tg_cli_err("tokenize: option %s needs a value", a);
         *dst = argv[++i];

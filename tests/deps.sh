@@ -3,7 +3,7 @@
 # missing), then configures and builds with CMake.
 #   tg_install_deps            apt-get install what is missing (no prompt)
 #   tg_build DIR [cmake args]  configure + build into DIR
-TG_DEB_PACKAGES="build-essential cmake pkg-config libopenblas-dev libncurses-dev libreadline-dev libgraphviz-dev graphviz libxxhash-dev libzstd-dev tmux libxml2-utils python3"
+TG_DEB_PACKAGES="build-essential cmake pkg-config libopenblas-dev libncurses-dev libreadline-dev libgraphviz-dev graphviz libxxhash-dev libzstd-dev libpcre2-dev tmux libxml2-utils python3"
 TG_DEB_OPTIONAL="clang libclang-rt-14-dev"
 
 tg_missing_packages() {

@@ -282,7 +282,10 @@ static void test_memory_vocab(void) {
     tg_vocab_free(v);
     p.unk = 0;
     p.model = "gpt2";
-    CHECK(tg_vocab_create(&p) == NULL && tg_last_status() == TG_ERR_UNSUPPORTED, "model gpt2: %s", tg_last_error());
+    v = tg_vocab_create(&p);
+    CHECK(v && tg_vocab_model(v) == TG_VOCAB_BPE && strcmp(tg_vocab_pre(v), "default") == 0,
+          "model gpt2 is byte-level BPE with the default pre-tokenizer");
+    tg_vocab_free(v);
     p.model = "bert-ish";
     CHECK(tg_vocab_create(&p) == NULL && tg_last_status() == TG_ERR_UNSUPPORTED, "model bert-ish: %s",
           tg_last_error());
@@ -318,13 +321,14 @@ static void test_load_errors(void) {
         struct tg_gguf_writer * w = tg_gguf_writer_new();
         tg_gguf_set_str(w, "tokenizer.ggml.model", c == 1 ? "gpt2" : "llama");
         if (c != 0) tg_gguf_set_arr_str(w, "tokenizer.ggml.tokens", toks, 3);
+        if (c == 1) tg_gguf_set_str(w, "tokenizer.ggml.pre", "no-such-pre");
         if (c == 2) tg_gguf_set_u32(w, "tokenizer.ggml.bos_token_id", 7);
         if (c == 3) tg_gguf_set_arr(w, "tokenizer.ggml.scores", TG_GGUF_FLOAT32, (float[2]) {0, 0}, 2);
         enum tg_status st = tg_gguf_write(w, path);
         tg_gguf_writer_free(w);
         struct tg_gguf * g = st == TG_OK ? tg_gguf_open(path) : NULL;
         struct tg_vocab * v = g ? tg_vocab_load(g) : NULL;
-        static const char * what[4] = {"missing tokens", "gpt2 model", "bos id out of range", "2 scores for 3 tokens"};
+        static const char * what[4] = {"missing tokens", "gpt2 model with an unknown pre-tokenizer", "bos id out of range", "2 scores for 3 tokens"};
         static const enum tg_status want[4] = {TG_ERR_FORMAT, TG_ERR_UNSUPPORTED, TG_ERR_FORMAT, TG_ERR_FORMAT};
         CHECK(g && !v && tg_last_status() == want[c], "load with %s fails: %s", what[c], tg_last_error());
         tg_vocab_free(v);

@@ -21,6 +21,12 @@ static inline void tg_tok_out_push(struct tg_tok_out * o, int32_t id) {
 struct tg_vocab_ops {
     const char *        name;    // "llama"
     enum tg_vocab_model model;
+    // Builds the model's own data (v->model_data) once the tokens, table and
+    // specials exist; `bad` is the status for bad content. NULL: nothing to
+    // build. On failure returns the status (+ last error); fini is still called.
+    enum tg_status (*init)(struct tg_vocab * v, const struct tg_vocab_params * p, enum tg_status bad);
+    // Frees v->model_data (NULL: nothing to free).
+    void (*fini)(struct tg_vocab * v);
     // Tokenizes one fragment of raw text (no special tokens in it) and
     // appends the ids to out. prefix_space: the fragment is the first one or
     // follows a special token (SPM then prepends a space when
@@ -33,6 +39,10 @@ struct tg_vocab_ops {
 };
 
 extern const struct tg_vocab_ops tg_vocab_spm_ops;
+extern const struct tg_vocab_ops tg_vocab_bpe_ops;
+
+// Name of a BPE vocab's pre-tokenizer (vocab-bpe.c); NULL for other models.
+const char * tg_vocab_bpe_pre_(const struct tg_vocab * v);
 
 struct tg_vocab {
     const struct tg_vocab_ops * ops;
@@ -50,6 +60,7 @@ struct tg_vocab {
     int32_t    n_specials;
     int32_t    bos, eos, unk, pad;
     bool       add_bos, add_eos, add_space_prefix;
+    void *     model_data;   // the tokenizer model's own data (BPE: merges, split pattern)
 };
 
 // Returns the text of token id (NUL-terminated); id must be in range.

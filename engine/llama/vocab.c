@@ -19,7 +19,7 @@ struct vocab_model_entry {
 
 static const struct vocab_model_entry vocab_models[] = {
     {"llama", &tg_vocab_spm_ops},
-    {"gpt2",  NULL},
+    {"gpt2",  &tg_vocab_bpe_ops},
 };
 
 static const char * const token_type_names[TG_TOKEN_TYPE_COUNT] = {
@@ -81,6 +81,7 @@ void tg_vocab_params_default(struct tg_vocab_params * p) {
 
 void tg_vocab_free(struct tg_vocab * v) {
     if (!v) return;
+    if (v->ops && v->ops->fini) v->ops->fini(v);
     free(v->blob); free(v->off); free(v->len); free(v->scores); free(v->types);
     free(v->table); free(v->specials);
     free(v);
@@ -213,6 +214,7 @@ static struct tg_vocab * vocab_create(const struct tg_vocab_params * p, enum tg_
     vocab_build_table(v);
     vocab_build_bytes(v);
     if (vocab_build_specials(v) != TG_OK) goto fail;
+    if (ops->init && ops->init(v, p, bad) != TG_OK) goto fail;
     return v;
 fail:
     tg_vocab_free(v);
@@ -272,7 +274,39 @@ struct vocab_load_bufs {
     size_t *      lens;
     float *       scores;
     int32_t *     types;
+    const char ** merges;
+    size_t *      merges_len;
 };
+
+// tokenizer.ggml.merges (optional; only BPE vocabularies use it).
+static bool load_merges(const struct tg_gguf * g, struct tg_vocab_params * p, struct vocab_load_bufs * b) {
+    int64_t k = load_array(g, "tokenizer.ggml.merges", TG_GGUF_STRING, -1);
+    if (k == -2) return false;
+    if (k < 0) return true;
+    int64_t n = tg_gguf_arr_n(g, k);
+    if (n > INT32_MAX) {
+        tg_error(TG_ERR_FORMAT, "vocab: tokenizer.ggml.merges has %lld entries", (long long) n);
+        return false;
+    }
+    if (n == 0) return true;
+    b->merges = malloc((size_t) n * sizeof(char *));
+    b->merges_len = malloc((size_t) n * sizeof(size_t));
+    if (!b->merges || !b->merges_len) {
+        tg_error(TG_ERR_NOMEM, "vocab: out of memory for %lld merges", (long long) n);
+        return false;
+    }
+    for (int64_t j = 0; j < n; j++) {
+        b->merges[j] = tg_gguf_arr_str(g, k, j, &b->merges_len[j]);
+        if (!b->merges[j]) {
+            tg_error(TG_ERR_FORMAT, "vocab: tokenizer.ggml.merges[%lld] unreadable", (long long) j);
+            return false;
+        }
+    }
+    p->n_merges = (int32_t) n;
+    p->merges = b->merges;
+    p->merges_len = b->merges_len;
+    return true;
+}
 
 // Fills the per-token arrays of p from the file (array data is copied with
 // memcpy: GGUF arrays are not necessarily aligned).
@@ -323,6 +357,15 @@ struct tg_vocab * tg_vocab_load(const struct tg_gguf * g) {
         return NULL;
     }
     if (!vocab_find_model(p.model)) return NULL;
+    if (strcmp(p.model, "gpt2") == 0) {   // byte-level BPE: no implicit specials, no space prefix
+        p.bos = p.eos = p.unk = p.pad = -1;
+        p.add_bos = false;
+        p.add_space_prefix = false;
+        if (tg_gguf_find_key(g, "tokenizer.ggml.pre") >= 0) {
+            p.pre = tg_gguf_get_str(g, "tokenizer.ggml.pre");
+            if (!p.pre) { tg_error(TG_ERR_FORMAT, "vocab: key tokenizer.ggml.pre is not a string"); return NULL; }
+        }
+    }
     struct vocab_load_bufs b = {0};
     struct tg_vocab * v = NULL;
     if (load_tokens(g, &p, &b) &&
@@ -332,10 +375,12 @@ struct tg_vocab * tg_vocab_load(const struct tg_gguf * g) {
         load_id(g, "tokenizer.ggml.padding_token_id", &p.pad) &&
         load_bool(g, "tokenizer.ggml.add_bos_token", &p.add_bos) &&
         load_bool(g, "tokenizer.ggml.add_eos_token", &p.add_eos) &&
-        load_bool(g, "tokenizer.ggml.add_space_prefix", &p.add_space_prefix)) {
+        load_bool(g, "tokenizer.ggml.add_space_prefix", &p.add_space_prefix) &&
+        load_merges(g, &p, &b)) {
         v = vocab_create(&p, TG_ERR_FORMAT);
     }
     free(b.texts); free(b.lens); free(b.scores); free(b.types);
+    free(b.merges); free(b.merges_len);
     return v;
 }
 
@@ -343,6 +388,7 @@ struct tg_vocab * tg_vocab_load(const struct tg_gguf * g) {
 // accessors
 
 enum tg_vocab_model tg_vocab_model(const struct tg_vocab * v) { return v->ops->model; }
+const char * tg_vocab_pre(const struct tg_vocab * v) { return v ? tg_vocab_bpe_pre_(v) : NULL; }
 const char * tg_vocab_model_name(const struct tg_vocab * v) { return v->ops->name; }
 int32_t tg_vocab_n_tokens(const struct tg_vocab * v) { return v ? v->n_tokens : 0; }
 

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int n_pass, n_fail;
 
@@ -43,5 +44,24 @@ char * tg_test_data(const char * rel) {
     size_t n = strlen(TG_TEST_DATA) + strlen(rel) + 2;
     char * p = malloc(n);
     if (p) snprintf(p, n, "%s/%s", TG_TEST_DATA, rel);
+    return p;
+}
+
+char * tg_test_ref(const char * rel) {
+    const char * dir = getenv("TG_REF_DIR");
+    char def[4096];
+    if (!dir || !*dir) {
+        snprintf(def, sizeof(def), "%s/../shared/reference", TG_SOURCE_DIR);
+        dir = def;
+    }
+    size_t n = strlen(dir) + strlen(rel) + 2;
+    char * p = malloc(n);
+    if (!p) return NULL;
+    snprintf(p, n, "%s/%s", dir, rel);
+    if (access(p, R_OK) != 0) {
+        printf("skipped: %s not found (reference data; set TG_REF_DIR)\n", p);
+        free(p);
+        return NULL;
+    }
     return p;
 }

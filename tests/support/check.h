@@ -21,5 +21,10 @@ int  tg_check_failures(void);
 // Path of a file under tests/data (static buffer per call site is NOT used:
 // returns a malloc'd string the caller frees).
 char * tg_test_data(const char * rel);
+// Path of a file of the shared reference data (../shared/reference beside the
+// source tree, or $TG_REF_DIR), malloc'd; NULL when the file is not there
+// (after printing "skipped: <path> not found"): large reference models are
+// read from there, not copied into tests/data.
+char * tg_test_ref(const char * rel);
 
 #endif

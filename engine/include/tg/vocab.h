@@ -4,7 +4,8 @@
 // tokenizer.ggml.* keys, the special token ids and flags, and the tokenizer
 // chosen by tokenizer.ggml.model:
 //   "llama"  SentencePiece-style BPE over scores (SPM), llama.cpp-compatible
-//   "gpt2"   byte-level BPE over merges: recognised, not implemented yet
+//   "gpt2"   byte-level BPE over merge ranks (GPT-2, Llama 3, Qwen), with the
+//            pre-tokenizer named by tokenizer.ggml.pre (see vocab-bpe.c)
 // Token ids are int32_t; -1 means "no such token" (e.g. no padding token).
 //
 // Tokenizing (SPM) follows what llama.cpp does:
@@ -53,7 +54,7 @@ enum tg_token_type {
 // Tokenizer models (tokenizer.ggml.model).
 enum tg_vocab_model {
     TG_VOCAB_SPM,   // "llama"
-    TG_VOCAB_BPE,   // "gpt2" (not implemented yet: loading it fails)
+    TG_VOCAB_BPE,   // "gpt2" (byte-level BPE)
     TG_VOCAB_MODEL_COUNT
 };
 
@@ -61,11 +62,13 @@ enum tg_vocab_model {
 // tokenizer.ggml.tokens are required; scores (float32), token_type (int32),
 // bos/eos/unknown/padding_token_id, add_bos_token, add_eos_token and
 // add_space_prefix are optional (llama defaults: bos 1, eos 2, unk 0, pad -1,
-// add_bos true, add_eos false, add_space_prefix true). Everything is copied:
-// the vocab does not reference the gguf after this returns.
+// add_bos true, add_eos false, add_space_prefix true; for "gpt2" no default
+// special ids, add_bos false, add_space_prefix false, and also
+// tokenizer.ggml.merges and tokenizer.ggml.pre). Everything is copied: the
+// vocab does not reference the gguf after this returns.
 // Returns a vocab the caller frees with tg_vocab_free, or NULL + last error
 // (TG_ERR_FORMAT naming the key for missing/malformed keys and out-of-range
-// ids, TG_ERR_UNSUPPORTED for a tokenizer model that is not implemented,
+// ids, TG_ERR_UNSUPPORTED naming an unknown tokenizer model or pre-tokenizer,
 // TG_ERR_NOMEM).
 struct tg_vocab * tg_vocab_load(const struct tg_gguf * g);
 
@@ -81,6 +84,12 @@ struct tg_vocab_params {
     const int32_t *       types;        // enum tg_token_type values, may be NULL
     int32_t bos, eos, unk, pad;
     bool    add_bos, add_eos, add_space_prefix;
+    // "gpt2" only: the pre-tokenizer (NULL: "default", the GPT-2 split) and
+    // the merges "LEFT RIGHT" in rank order (merges_len may be NULL).
+    const char *          pre;
+    int32_t               n_merges;
+    const char * const *  merges;
+    const size_t *        merges_len;
 };
 // Fills p with the llama defaults (model "llama", bos 1, eos 2, unk 0, pad -1,
 // add_bos true, add_eos false, add_space_prefix true) and no tokens.
@@ -93,6 +102,9 @@ void tg_vocab_free(struct tg_vocab * v);
 
 // Accessors. Out-of-range ids give NULL / 0.0f / TG_TOKEN_UNDEFINED.
 enum tg_vocab_model tg_vocab_model(const struct tg_vocab * v);
+// Pre-tokenizer of a BPE vocab ("qwen2", "llama-bpe", "gpt-2", "default"...);
+// NULL for other models.
+const char * tg_vocab_pre(const struct tg_vocab * v);
 const char * tg_vocab_model_name(const struct tg_vocab * v);   // "llama"
 int32_t      tg_vocab_n_tokens(const struct tg_vocab * v);
 // Token text as stored (with "▁", "<0x0A>"...), NUL-terminated, owned by v;
