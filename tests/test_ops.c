@@ -656,14 +656,20 @@ static void case_soft_max(void) {
 }
 // ---- rope ------------------------------------------------------------------------------------
 
-static void one_rope(enum layout l, int mode, int n_dims, float fscale, bool inplace) {
+static void one_rope(enum layout l, int mode, int n_dims, float fscale, bool inplace, bool factors) {
     static const int64_t sa[4] = { 72, 4, 5, 1 };
     const float base = 10000.0f;
     struct tg_context * ctx = new_ctx();
     struct tg_tensor * a = input(ctx, TG_TYPE_F32, sa, l, -2, 2);
     struct tg_tensor * pos = tg_new_tensor_1d(ctx, TG_TYPE_I32, 5);
     for (int i = 0; i < 5; i++) ((int32_t *) pos->data)[i] = (int32_t) (urand() * 3000);
+    struct tg_tensor * ff = NULL;
+    if (factors) {   // Llama 3.1-like: 1 for high frequencies, up to 8 for low ones
+        ff = tg_new_tensor_1d(ctx, TG_TYPE_F32, n_dims / 2);
+        for (int i = 0; i < n_dims / 2; i++) ((float *) ff->data)[i] = 1.0f + 7.0f * (float) urand();
+    }
     struct tg_tensor * out = inplace ? tg_rope_inplace(ctx, a, pos, n_dims, mode, base, fscale)
+                           : factors ? tg_rope_ext(ctx, a, pos, ff, n_dims, mode, base, fscale)
                                      : tg_rope(ctx, a, pos, n_dims, mode, base, fscale);
     double * ref = ref_alloc(out);
     FOR4(a) ref[LIN(a)] = getv(a, i0, i1, i2, i3);
@@ -671,6 +677,7 @@ static void one_rope(enum layout l, int mode, int n_dims, float fscale, bool inp
         const double p = ((int32_t *) pos->data)[i2];
         for (int64_t i = 0; i < n_dims / 2; i++) {
             double theta = p * (double) fscale * pow((double) base, -2.0 * (double) i / n_dims);
+            if (ff) theta /= (double) ((float *) ff->data)[i];
             int64_t ia = mode == TG_ROPE_NEOX ? i : 2 * i, ib = mode == TG_ROPE_NEOX ? i + n_dims / 2 : 2 * i + 1;
             double x0 = getv(a, ia, i1, i2, i3), x1 = getv(a, ib, i1, i2, i3);
             int64_t i0 = ia;
@@ -680,7 +687,8 @@ static void one_rope(enum layout l, int mode, int n_dims, float fscale, bool inp
         }
     }
     char what[200], da[64];
-    snprintf(what, sizeof(what), "rope%s %s %s n_dims=%d freq_base=1e4 freq_scale=%g pos i32 [5]", inplace ? "_inplace" : "",
+    snprintf(what, sizeof(what), "rope%s %s %s n_dims=%d freq_base=1e4 freq_scale=%g pos i32 [5]",
+             inplace ? "_inplace" : factors ? "_ext (freq factors)" : "",
              mode == TG_ROPE_NEOX ? "neox" : "normal", desc(a, da, sizeof(da)), n_dims, (double) fscale);
     if (compute(ctx, out, what)) check_out(out, ref, 1e-12, what);
     free(ref);
@@ -691,10 +699,11 @@ static void case_rope(void) {
     static const enum layout lay[3] = { L_CONTIG, L_VIEW, L_PERM };
     for (int m = 0; m < 2; m++) {
         for (int l = 0; l < 3; l++) {
-            one_rope(lay[l], m ? TG_ROPE_NEOX : TG_ROPE_NORMAL, 72, l == 1 ? 0.25f : 1.0f, false);
-            one_rope(lay[l], m ? TG_ROPE_NEOX : TG_ROPE_NORMAL, 40, 1.0f, false);
+            one_rope(lay[l], m ? TG_ROPE_NEOX : TG_ROPE_NORMAL, 72, l == 1 ? 0.25f : 1.0f, false, false);
+            one_rope(lay[l], m ? TG_ROPE_NEOX : TG_ROPE_NORMAL, 40, 1.0f, false, false);
+            one_rope(lay[l], m ? TG_ROPE_NEOX : TG_ROPE_NORMAL, 64, l == 2 ? 0.5f : 1.0f, false, true);
         }
-        one_rope(L_CONTIG, m ? TG_ROPE_NEOX : TG_ROPE_NORMAL, 64, 1.0f, true);
+        one_rope(L_CONTIG, m ? TG_ROPE_NEOX : TG_ROPE_NORMAL, 64, 1.0f, true, false);
     }
 }
 

@@ -322,7 +322,8 @@ struct tg_tensor * tg_soft_max_ext(struct tg_context * ctx, struct tg_tensor * a
     return soft_max_impl(ctx, a, mask, scale, max_bias, false, "soft_max_ext");
 }
 
-static struct tg_tensor * rope_impl(struct tg_context * ctx, struct tg_tensor * a, struct tg_tensor * pos, int n_dims, int mode,
+static struct tg_tensor * rope_impl(struct tg_context * ctx, struct tg_tensor * a, struct tg_tensor * pos,
+                                    struct tg_tensor * ff, int n_dims, int mode,
                                     float freq_base, float freq_scale, bool inplace, const char * name) {
     NEED_CTX(name); NEED(a, name); NEED(pos, name);
     if (a->type != TG_TYPE_F32) return tg__fail2(TG_ERR_TYPE, name, a, pos, "a must be f32");
@@ -337,8 +338,13 @@ static struct tg_tensor * rope_impl(struct tg_context * ctx, struct tg_tensor * 
     if (mode != TG_ROPE_NORMAL && mode != TG_ROPE_NEOX) return tg__fail2(TG_ERR_INVALID_ARG, name, a, pos, "unknown rope mode %d", mode);
     if (!(freq_base > 0.0f) || isinf(freq_base)) return tg__fail2(TG_ERR_INVALID_ARG, name, a, pos, "freq_base %g must be finite and > 0", (double) freq_base);
     if (!isfinite(freq_scale)) return tg__fail2(TG_ERR_INVALID_ARG, name, a, pos, "freq_scale %g must be finite", (double) freq_scale);
+    if (ff && (ff->type != TG_TYPE_F32 || !tg_is_contiguous(ff) || ff->ne[0] < n_dims / 2)) {
+        return tg__fail2(TG_ERR_SHAPE, name, a, ff, "frequency factors must be contiguous f32 with >= n_dims/2 (%d) elements",
+                         n_dims / 2);
+    }
     struct tg_tensor * t = result(ctx, TG_OP_ROPE, a->type, a->ne, a, pos, inplace, name);
     if (!t) return NULL;
+    t->src[2] = ff;
     t->op_params[0] = n_dims;
     t->op_params[1] = mode;
     t->op_params[2] = 0;
@@ -349,12 +355,17 @@ static struct tg_tensor * rope_impl(struct tg_context * ctx, struct tg_tensor * 
 
 struct tg_tensor * tg_rope(struct tg_context * ctx, struct tg_tensor * a, struct tg_tensor * pos,
                            int n_dims, int mode, float freq_base, float freq_scale) {
-    return rope_impl(ctx, a, pos, n_dims, mode, freq_base, freq_scale, false, "rope");
+    return rope_impl(ctx, a, pos, NULL, n_dims, mode, freq_base, freq_scale, false, "rope");
+}
+
+struct tg_tensor * tg_rope_ext(struct tg_context * ctx, struct tg_tensor * a, struct tg_tensor * pos,
+                               struct tg_tensor * freq_factors, int n_dims, int mode, float freq_base, float freq_scale) {
+    return rope_impl(ctx, a, pos, freq_factors, n_dims, mode, freq_base, freq_scale, false, "rope_ext");
 }
 
 struct tg_tensor * tg_rope_inplace(struct tg_context * ctx, struct tg_tensor * a, struct tg_tensor * pos,
                                    int n_dims, int mode, float freq_base, float freq_scale) {
-    return rope_impl(ctx, a, pos, n_dims, mode, freq_base, freq_scale, true, "rope_inplace");
+    return rope_impl(ctx, a, pos, NULL, n_dims, mode, freq_base, freq_scale, true, "rope_inplace");
 }
 
 // ---- glu, masks, loss -----------------------------------------------------

@@ -7,6 +7,7 @@
 // dst [d,h,n,x] = a rotated: for pair i < n_dims/2 of each row of token i2,
 // theta = pos[i2] * freq_scale * freq_base^(-2i/n_dims); normal mode pairs
 // (2i, 2i+1), neox mode (i, i + n_dims/2); elements >= n_dims are copied.
+// With frequency factors (src[2], F32), theta of pair i is divided by ff[i].
 // op_params: [0] n_dims, [1] mode, [2] n_ctx_orig, [3] freq_base, [4] freq_scale.
 void tg_cpu_op_rope(const struct tg_cpu_params * p, struct tg_tensor * dst) {
     const struct tg_tensor * a = dst->src[0];
@@ -20,7 +21,11 @@ void tg_cpu_op_rope(const struct tg_cpu_params * p, struct tg_tensor * dst) {
     float * cs = tmp + 2 * stride;         // [half] cos, then [half] sin
     float * sn = cs + half;
     double * inv = (double *) (tmp + 3 * stride);  // [half] freq_base^(-2i/n_dims)
-    for (int64_t i = 0; i < half; i++) inv[i] = pow(base, -2.0 * (double) i / (double) n_dims);
+    const float * ff = dst->src[2] ? (const float *) dst->src[2]->data : NULL;
+    for (int64_t i = 0; i < half; i++) {
+        inv[i] = pow(base, -2.0 * (double) i / (double) n_dims);
+        if (ff) inv[i] /= (double) ff[i];
+    }
     int64_t cached = -1;
     int64_t r0, r1;
     tg_cpu_range(tg_nrows(dst), p->ith, p->nth, &r0, &r1);

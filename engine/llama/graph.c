@@ -13,6 +13,7 @@
 #include "llama-impl.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 // Graph builder state: the context, the model, and the inputs.
@@ -46,6 +47,32 @@ static struct tg_tensor * build_norm(struct builder * b, struct tg_tensor * x, s
     return named(tg_mul(b->ctx, cur, w), name, il);
 }
 
+// One of the Q/K/V projections: NAME-il = x @ w (+ bias) [heads*Hd,T],
+// reshaped to [Hd,heads,T]; with a per-head norm weight, norm-il (RMS norm
+// over Hd) and NAME_normed-il; Q and K (norm != NULL or name != Vcur) then
+// roped as NAME-il, with the model's frequency factors when it has them.
+static struct tg_tensor * build_proj(struct builder * b, struct tg_tensor * x, struct tg_tensor * w,
+                                     struct tg_tensor * bias, int heads, struct tg_tensor * norm,
+                                     const char * name, int il) {
+    const struct tg_llama_hparams * h = &b->m->hparams;
+    struct tg_context * ctx = b->ctx;
+    const int T = b->n_tokens;
+    struct tg_tensor * t = named(tg_mul_mat(ctx, w, x), name, il);                     // [heads*Hd,T]
+    CHK(t);
+    if (bias) CHK(t = named(tg_add(ctx, t, bias), name, il));
+    t = tg_reshape_3d(ctx, t, h->head_dim, heads, T);                                  // [Hd,heads,T]
+    CHK(t); tg_format_name(t, "%s-%d (reshaped)", name, il);
+    if (strcmp(name, "Vcur") == 0) return named(t, name, il);
+    if (norm) {
+        CHK(t = named(tg_rms_norm(ctx, t, h->rms_eps), "norm", il));
+        char normed[32];
+        snprintf(normed, sizeof normed, "%s_normed", name);
+        CHK(t = named(tg_mul(ctx, t, norm), normed, il));
+    }
+    return named(tg_rope_ext(ctx, t, b->out->inp_pos, b->m->rope_freqs, h->n_rot, h->rope_mode, h->rope_freq_base,
+                             h->rope_freq_scale), name, il);
+}
+
 // Q/K/V projections with rope; K and V written into the cache at cells
 // pos0..pos0+T-1. Returns the roped queries [Hd,H,T].
 static struct tg_tensor * build_qkv(struct builder * b, struct tg_tensor * cur, int il) {
@@ -55,23 +82,11 @@ static struct tg_tensor * build_qkv(struct builder * b, struct tg_tensor * cur, 
     const int T = b->n_tokens;
     const int64_t n_embd_kv = (int64_t) h->n_head_kv * h->head_dim;
 
-    struct tg_tensor * q = named(tg_mul_mat(ctx, L->wq, cur), "Qcur", il);            // [H*Hd,T]
-    CHK(q);
-    q = tg_reshape_3d(ctx, q, h->head_dim, h->n_head, T);                              // [Hd,H,T]
-    CHK(q); tg_format_name(q, "Qcur-%d (reshaped)", il);
-    q = named(tg_rope(ctx, q, b->out->inp_pos, h->n_rot, TG_ROPE_NORMAL, h->rope_freq_base, h->rope_freq_scale), "Qcur", il);
+    struct tg_tensor * q = build_proj(b, cur, L->wq, L->bq, h->n_head, L->q_norm, "Qcur", il);   // [Hd,H,T]
     CHK(expand(b, q));
-
-    struct tg_tensor * k = named(tg_mul_mat(ctx, L->wk, cur), "Kcur", il);            // [Hk*Hd,T]
-    CHK(k);
-    k = tg_reshape_3d(ctx, k, h->head_dim, h->n_head_kv, T);                           // [Hd,Hk,T]
-    CHK(k); tg_format_name(k, "Kcur-%d (reshaped)", il);
-    k = named(tg_rope(ctx, k, b->out->inp_pos, h->n_rot, TG_ROPE_NORMAL, h->rope_freq_base, h->rope_freq_scale), "Kcur", il);
+    struct tg_tensor * k = build_proj(b, cur, L->wk, L->bk, h->n_head_kv, L->k_norm, "Kcur", il); // [Hd,Hk,T]
     CHK(expand(b, k));
-
-    struct tg_tensor * v = named(tg_mul_mat(ctx, L->wv, cur), "Vcur", il);            // [Hk*Hd,T]
-    CHK(v);
-    v = named(tg_reshape_3d(ctx, v, h->head_dim, h->n_head_kv, T), "Vcur", il);        // [Hd,Hk,T]
+    struct tg_tensor * v = build_proj(b, cur, L->wv, L->bv, h->n_head_kv, NULL, "Vcur", il);     // [Hd,Hk,T]
     CHK(expand(b, v));
 
     // K rows -> cache cells pos0.. : cache_k [n_embd_kv, n_ctx]

@@ -13,11 +13,33 @@
 
 #include <stdint.h>
 
+// Whether an architecture's graph has a part (arch.c).
+enum tg_llama_part { TG_PART_NONE, TG_PART_OPTIONAL, TG_PART_REQUIRED };
+
+// One architecture (general.architecture): its key prefix is its name.
+struct tg_llama_arch {
+    const char *       name;        // "llama", "qwen2", "qwen3"
+    int                rope_mode;   // TG_ROPE_NORMAL or TG_ROPE_NEOX
+    enum tg_llama_part qkv_bias;    // blk.N.attn_{q,k,v}.bias added after the projections
+    enum tg_llama_part qk_norm;     // blk.N.attn_{q,k}_norm.weight: RMS norm per head before rope
+    enum tg_llama_part rope_freqs;  // rope_freqs.weight: per-pair frequency factors (Llama 3.1)
+};
+
+// The table entry of an architecture name, or NULL when not supported.
+const struct tg_llama_arch * tg_llama_arch_find(const char * name);
+// The supported names, for messages ("llama, qwen2, qwen3").
+const char * tg_llama_arch_list(void);
+
 struct tg_llama_layer {
     struct tg_tensor * attn_norm;  // [n_embd] F32
     struct tg_tensor * wq;         // [n_embd, n_head*head_dim]
     struct tg_tensor * wk;         // [n_embd, n_head_kv*head_dim]
     struct tg_tensor * wv;         // [n_embd, n_head_kv*head_dim]
+    struct tg_tensor * bq;         // [n_head*head_dim] F32 or NULL
+    struct tg_tensor * bk;         // [n_head_kv*head_dim] F32 or NULL
+    struct tg_tensor * bv;         // [n_head_kv*head_dim] F32 or NULL
+    struct tg_tensor * q_norm;     // [head_dim] F32 or NULL (qwen3)
+    struct tg_tensor * k_norm;     // [head_dim] F32 or NULL (qwen3)
     struct tg_tensor * wo;         // [n_head*head_dim, n_embd]
     struct tg_tensor * ffn_norm;   // [n_embd] F32
     struct tg_tensor * ffn_gate;   // [n_embd, n_ff]
@@ -27,11 +49,13 @@ struct tg_llama_layer {
 
 struct tg_llama_model {
     struct tg_llama_hparams hparams;
+    const struct tg_llama_arch * arch;
     struct tg_gguf *        gguf;
     struct tg_context *     ctx_w;       // weight metadata (no_alloc); data points into the mapping
     struct tg_tensor *      tok_embd;    // [n_embd, n_vocab]
     struct tg_tensor *      output_norm; // [n_embd] F32
     struct tg_tensor *      output;      // [n_embd, n_vocab] (tok_embd when tied)
+    struct tg_tensor *      rope_freqs;  // [n_rot/2] F32 frequency factors or NULL
     struct tg_llama_layer * layers;      // [n_layer]
     int32_t bos, eos;
     int64_t n_tensors;

@@ -1,5 +1,6 @@
-// model.c - loading a llama GGUF model: hyper-parameters from the llama.*
-// keys, weights validated (presence, shape, type) and used in place.
+// model.c - loading a llama-family GGUF model: the architecture's table entry
+// (arch.c), hyper-parameters from the ARCH.* keys, weights validated
+// (presence, shape, type) and used in place.
 #include "llama-impl.h"
 #include "tg/vocab.h"
 
@@ -53,12 +54,18 @@ static int32_t get_token_id(const struct tg_gguf * g, const char * key) {
 }
 
 // Fills h from the keys; validates the relations the graph relies on.
-static enum tg_status read_hparams(const struct tg_gguf * g, struct tg_llama_hparams * h) {
+static enum tg_status read_hparams(const struct tg_gguf * g, struct tg_llama_hparams * h,
+                                   const struct tg_llama_arch ** arch_out) {
     const char * arch = tg_gguf_get_str(g, "general.architecture");
     if (!arch) return tg_error(TG_ERR_FORMAT, "missing key 'general.architecture'");
-    if (strcmp(arch, "llama") != 0)
-        return tg_error(TG_ERR_UNSUPPORTED, "architecture '%s' is not supported (only 'llama')", arch);
+    const struct tg_llama_arch * a = tg_llama_arch_find(arch);
+    if (!a)
+        return tg_error(TG_ERR_UNSUPPORTED, "architecture '%.64s' is not supported (supported: %s)", arch,
+                        tg_llama_arch_list());
+    *arch_out = a;
     memset(h, 0, sizeof *h);
+    snprintf(h->arch, sizeof h->arch, "%s", a->name);
+    h->rope_mode = a->rope_mode;
     h->rope_freq_base = 10000.0f;
     h->rope_freq_scale = 1.0f;
     h->rms_eps = 1e-5f;
@@ -79,12 +86,20 @@ static enum tg_status read_hparams(const struct tg_gguf * g, struct tg_llama_hpa
     if (h->n_embd < 1 || h->n_layer < 1 || h->n_ff < 1 || h->n_head < 1 || h->n_head_kv < 1 || h->n_ctx_train < 1)
         return tg_error(TG_ERR_FORMAT, "hyper-parameters out of range (n_embd %d, n_layer %d, n_ff %d, n_head %d, n_head_kv %d, n_ctx %d)",
                         h->n_embd, h->n_layer, h->n_ff, h->n_head, h->n_head_kv, h->n_ctx_train);
-    if (h->n_embd % h->n_head != 0)
-        return tg_error(TG_ERR_FORMAT, "%s.embedding_length %d is not a multiple of head_count %d", arch, h->n_embd, h->n_head);
     if (h->n_head % h->n_head_kv != 0)
         return tg_error(TG_ERR_FORMAT, "%s.attention.head_count %d is not a multiple of head_count_kv %d", arch, h->n_head, h->n_head_kv);
-    h->head_dim = h->n_embd / h->n_head;
+    h->head_dim = 0;
     if ((st = get_u32_opt(g, arch, "attention.key_length", &h->head_dim, false))) return st;
+    if (h->head_dim == 0) {   // no key_length: the heads split the embedding
+        if (h->n_embd % h->n_head != 0)
+            return tg_error(TG_ERR_FORMAT, "%s.embedding_length %d is not a multiple of head_count %d", arch, h->n_embd, h->n_head);
+        h->head_dim = h->n_embd / h->n_head;
+    }
+    int32_t v_len = h->head_dim;
+    if ((st = get_u32_opt(g, arch, "attention.value_length", &v_len, false))) return st;
+    if (v_len != h->head_dim)
+        return tg_error(TG_ERR_UNSUPPORTED, "%s.attention.value_length %d differs from key_length %d (not supported)",
+                        arch, v_len, h->head_dim);
     h->n_rot = h->head_dim;
     if ((st = get_u32_opt(g, arch, "rope.dimension_count", &h->n_rot, false))) return st;
     if (h->head_dim < 2 || h->n_rot < 2 || h->n_rot > h->head_dim || h->n_rot % 2 != 0)
@@ -135,7 +150,7 @@ static struct tg_tensor * load_weight(struct tg_llama_model * m, const char * pa
     if (vec ? ti->type != TG_TYPE_F32 : !type_ok_for_matrix(ti->type)) {
         tg_error(TG_ERR_TYPE, "%s: tensor '%s' has type %s (id %d), unsupported here (%s)", path, name,
                  tg_type_name(ti->type), (int) ti->type,
-                 vec ? "norm weights must be f32" : "supported: f32, f16, bf16, q8_0, q4_0");
+                 vec ? "norm weights, biases and factors must be f32" : "supported: f32, f16, bf16, q8_0, q4_0");
         return NULL;
     }
     const void * data = tg_gguf_tensor_data(m->gguf, i);
@@ -178,22 +193,37 @@ static enum tg_status load_layers(struct tg_llama_model * m, const char * path) 
     char name[96];
 #define W(field, suffix, ne0, ne1)                                                   \
     do {                                                                             \
-        snprintf(name, sizeof name, "blk.%d." suffix ".weight", il);                 \
+        snprintf(name, sizeof name, "blk.%d." suffix, il);                           \
         if (!(L->field = load_weight(m, path, name, (ne0), (ne1), false))) return tg_last_status(); \
     } while (0)
+    // a part of the architecture: required, optional (absent is fine) or none
+#define P(part, field, suffix, ne0)                                                  \
+    do {                                                                             \
+        if ((part) == TG_PART_NONE) break;                                           \
+        snprintf(name, sizeof name, "blk.%d." suffix, il);                           \
+        L->field = load_weight(m, path, name, (ne0), 0, (part) == TG_PART_OPTIONAL); \
+        if (!L->field && tg_last_status() != TG_OK) return tg_last_status();         \
+    } while (0)
+    const struct tg_llama_arch * a = m->arch;
     for (int il = 0; il < h->n_layer; il++) {
         struct tg_llama_layer * L = &m->layers[il];
-        W(attn_norm, "attn_norm", h->n_embd, 0);
-        W(wq, "attn_q", h->n_embd, n_q);
-        W(wk, "attn_k", h->n_embd, n_kv);
-        W(wv, "attn_v", h->n_embd, n_kv);
-        W(wo, "attn_output", n_q, h->n_embd);
-        W(ffn_norm, "ffn_norm", h->n_embd, 0);
-        W(ffn_gate, "ffn_gate", h->n_embd, h->n_ff);
-        W(ffn_up, "ffn_up", h->n_embd, h->n_ff);
-        W(ffn_down, "ffn_down", h->n_ff, h->n_embd);
+        W(attn_norm, "attn_norm.weight", h->n_embd, 0);
+        W(wq, "attn_q.weight", h->n_embd, n_q);
+        W(wk, "attn_k.weight", h->n_embd, n_kv);
+        W(wv, "attn_v.weight", h->n_embd, n_kv);
+        P(a->qkv_bias, bq, "attn_q.bias", n_q);
+        P(a->qkv_bias, bk, "attn_k.bias", n_kv);
+        P(a->qkv_bias, bv, "attn_v.bias", n_kv);
+        P(a->qk_norm, q_norm, "attn_q_norm.weight", h->head_dim);
+        P(a->qk_norm, k_norm, "attn_k_norm.weight", h->head_dim);
+        W(wo, "attn_output.weight", n_q, h->n_embd);
+        W(ffn_norm, "ffn_norm.weight", h->n_embd, 0);
+        W(ffn_gate, "ffn_gate.weight", h->n_embd, h->n_ff);
+        W(ffn_up, "ffn_up.weight", h->n_embd, h->n_ff);
+        W(ffn_down, "ffn_down.weight", h->n_ff, h->n_embd);
     }
 #undef W
+#undef P
     return TG_OK;
 }
 
@@ -211,6 +241,12 @@ static enum tg_status load_tensors(struct tg_llama_model * m, const char * path)
     if (!m->output) {
         if (tg_last_status() != TG_OK && tg_gguf_find_tensor(m->gguf, "output.weight") >= 0) return tg_last_status();
         m->output = m->tok_embd;  // tied embeddings
+        h->tied_output = true;
+    }
+    tg_clear_error();
+    if (m->arch->rope_freqs != TG_PART_NONE) {
+        m->rope_freqs = load_weight(m, path, "rope_freqs.weight", h->n_rot / 2, 0, true);
+        if (!m->rope_freqs && tg_last_status() != TG_OK) return tg_last_status();
     }
     return load_layers(m, path);
 }
@@ -230,12 +266,12 @@ struct tg_llama_model * tg_llama_model_load(const char * path, const struct tg_l
         return NULL;
     }
     tg_clear_error();
-    if (read_hparams(m->gguf, &m->hparams) != TG_OK) {
+    if (read_hparams(m->gguf, &m->hparams, &m->arch) != TG_OK) {
         tg_error(tg_last_status(), "%s: %s", path, tg_last_error());
         goto fail;
     }
     m->layers = calloc((size_t) m->hparams.n_layer, sizeof *m->layers);
-    int n_max = 3 + 9 * m->hparams.n_layer;
+    int n_max = 4 + 14 * m->hparams.n_layer;
     struct tg_context_params cp = { .mem_size = (size_t) (n_max + 8) * tg_tensor_overhead(), .no_alloc = true };
     m->ctx_w = m->layers ? tg_context_new(cp) : NULL;
     if (!m->ctx_w) { tg_error(TG_ERR_NOMEM, "%s: out of memory for %d weights", path, n_max); goto fail; }

@@ -250,6 +250,11 @@ struct tg_tensor * tg_rope(struct tg_context * ctx, struct tg_tensor * a, struct
                            int n_dims, int mode, float freq_base, float freq_scale);
 struct tg_tensor * tg_rope_inplace(struct tg_context * ctx, struct tg_tensor * a, struct tg_tensor * pos,
                            int n_dims, int mode, float freq_base, float freq_scale);
+// tg_rope with per-pair frequency factors (Llama 3.1's rope_freqs.weight):
+// freq_factors F32 [>= n_dims/2] (src[2]; NULL: all 1) divides the angle of
+// pair i: theta_i = pos * freq_scale * freq_base^(-2i/n_dims) / ff[i].
+struct tg_tensor * tg_rope_ext(struct tg_context * ctx, struct tg_tensor * a, struct tg_tensor * pos,
+                               struct tg_tensor * freq_factors, int n_dims, int mode, float freq_base, float freq_scale);
 
 // Gated linear units (F32). With b == NULL, a [2n,...] is split in halves
 // (x = first half, gate = second half, or swapped); with b, x = a and gate = b

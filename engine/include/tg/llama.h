@@ -1,8 +1,9 @@
 // tg/llama.h - the llama runtime: model loading, contexts with a KV cache,
 // decoding, sampling and perplexity.
 //
-// A model (tg_llama_model) is a GGUF file of the "llama" architecture whose
-// weights are used in place (mmapped, never copied). A context
+// A model (tg_llama_model) is a GGUF file of a llama-family architecture
+// ("llama" including Llama 3.x, "qwen2", "qwen3"; see engine/llama/arch.c)
+// whose weights are used in place (mmapped, never copied). A context
 // (tg_llama_context) owns the KV cache, the compute resources and the logits
 // of the last decode. Decoding one batch: the tokens are split into
 // micro-batches of n_ubatch tokens; for each one a llama graph is built with
@@ -31,7 +32,7 @@ struct tg_llama_context;
 
 // ---- model ----------------------------------------------------------------
 
-// Hyper-parameters read from the GGUF keys llama.* (see tg_llama_model_load).
+// Hyper-parameters read from the GGUF keys ARCH.* (see tg_llama_model_load).
 struct tg_llama_hparams {
     int32_t n_vocab;         // length of tokenizer.ggml.tokens (or of token_embd)
     int32_t n_ctx_train;     // llama.context_length
@@ -45,6 +46,9 @@ struct tg_llama_hparams {
     float   rms_eps;         // llama.attention.layer_norm_rms_epsilon
     float   rope_freq_base;  // llama.rope.freq_base (default 10000)
     float   rope_freq_scale; // 1 / llama.rope.scaling.factor when linear scaling (default 1)
+    char    arch[16];        // general.architecture: "llama", "qwen2", "qwen3" (key prefix of the above)
+    int32_t rope_mode;       // TG_ROPE_NORMAL (llama) or TG_ROPE_NEOX (qwen2, qwen3)
+    bool    tied_output;     // no output.weight: the output projection uses token_embd
 };
 
 struct tg_llama_model_params {
