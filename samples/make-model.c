@@ -11,6 +11,7 @@
 // in a sane range whatever the size. Norms are always F32; with --type
 // q8_0/q4_0 every matrix (token_embd and output too) is quantized.
 #include "tg/gguf.h"
+#include "tg/llama.h"
 #include "tg/types.h"
 
 #include <errno.h>
@@ -24,7 +25,8 @@
 
 struct opts {
     int n_embd, n_layer, n_head, n_head_kv, n_ff, n_ctx;
-    enum tg_type type;
+    enum tg_type type;      // the preset's base type (checks, general.file_type)
+    const char * qpreset;   // quantization preset: f32, f16, q8_0, q4_0, q4_k_m ... (tg_llama_quant_preset_type)
     unsigned long long seed;
     const char * vocab;
     const char * out;
@@ -32,7 +34,9 @@ struct opts {
 
 static int usage(void) {
     fprintf(stderr, "usage: make-model [--preset tiny|100m] [--n-embd N] [--n-layer N] [--n-head N] [--n-head-kv N]\n"
-                    "                  [--n-ff N] [--n-ctx N] [--type f32|f16|q8_0|q4_0] [--seed S] [--vocab FILE] -o FILE\n");
+                    "                  [--n-ff N] [--n-ctx N] [--type TYPE] [--seed S] [--vocab FILE] -o FILE\n"
+                    "  TYPE: f32 f16 q8_0 q4_0 q6_k q5_k_m q4_k_m q4_k_s q3_k_m q2_k iq4_nl iq4_xs (per-tensor mixtures\n"
+                    "        like the established quantizer's presets: output and some attn_v/ffn_down at more bits)\n");
     return 1;
 }
 
@@ -73,7 +77,8 @@ static bool parse_int(const char * s, int * out) {
 }
 
 static int parse_args(int argc, char ** argv, struct opts * o) {
-    *o = (struct opts) { 64, 2, 4, 2, 160, 512, TG_TYPE_F32, 42, TG_DEFAULT_VOCAB, NULL };
+    *o = (struct opts) { .n_embd = 64, .n_layer = 2, .n_head = 4, .n_head_kv = 2, .n_ff = 160, .n_ctx = 512,
+                         .type = TG_TYPE_F32, .qpreset = "f32", .seed = 42, .vocab = TG_DEFAULT_VOCAB, .out = NULL };
     for (int i = 1; i < argc; i++) {
         const char * a = argv[i];
         const char * v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -90,11 +95,9 @@ static int parse_args(int argc, char ** argv, struct opts * o) {
             else if (!strcmp(v, "100m")) { o->n_embd = 768; o->n_layer = 12; o->n_head = 12; o->n_head_kv = 4; o->n_ff = 2048; o->n_ctx = 2048; }
             else return fail("unknown preset '%s'%s (tiny, 100m)", v, "");
         } else if (!strcmp(a, "--type")) {
-            if (!strcmp(v, "f32")) o->type = TG_TYPE_F32;
-            else if (!strcmp(v, "f16")) o->type = TG_TYPE_F16;
-            else if (!strcmp(v, "q8_0")) o->type = TG_TYPE_Q8_0;
-            else if (!strcmp(v, "q4_0")) o->type = TG_TYPE_Q4_0;
-            else return fail("unknown type '%s'%s (f32, f16, q8_0, q4_0)", v, "");
+            if (!tg_llama_quant_preset_known(v)) return fail("unknown type '%s' (%s)", v, tg_llama_quant_presets());
+            o->qpreset = v;
+            o->type = tg_llama_quant_preset_type(v, "blk.0.attn_q.weight", 1, 256, 256);
         } else if (!strcmp(a, "--seed")) {
             char * end;
             o->seed = strtoull(v, &end, 0);
@@ -106,7 +109,7 @@ static int parse_args(int argc, char ** argv, struct opts * o) {
     if (!o->out) return fail("no output file (-o FILE)%s%s", "", "");
     if (o->n_embd % o->n_head || o->n_head % o->n_head_kv || (o->n_embd / o->n_head) % 2)
         return fail("n_embd must be a multiple of n_head, n_head of n_head_kv, and the head dim even%s%s", "", "");
-    if (o->type == TG_TYPE_Q8_0 || o->type == TG_TYPE_Q4_0) {
+    if (o->type != TG_TYPE_F32 && o->type != TG_TYPE_F16) {
         int kv = o->n_embd / o->n_head * o->n_head_kv;
         if (o->n_embd % 32 || o->n_ff % 32 || kv % 32)
             return fail("quantized types need n_embd, n_ff and the K/V width to be multiples of 32%s%s", "", "");
@@ -170,8 +173,9 @@ static void * keep(struct blobs * b, void * p) {
 // Adds a random tensor [ne0, ne1] (ne1 = 0: vector of 1 + 0.1 N(0,1), F32);
 // matrices ~ 0.02 N(0,1) converted to `type`.
 static enum tg_status add_random(struct tg_gguf_writer * w, struct blobs * bl, const char * name,
-                                 int64_t ne0, int64_t ne1, enum tg_type type) {
+                                 int64_t ne0, int64_t ne1, const struct opts * o) {
     bool vec = ne1 == 0;
+    enum tg_type type = tg_llama_quant_preset_type(o->qpreset, name, o->n_layer, ne0, vec ? 1 : ne1);
     int64_t rows = vec ? 1 : ne1, n = ne0 * rows;
     if (vec) type = TG_TYPE_F32;
     float * f = malloc(sizeof(float) * (size_t) n);
@@ -194,12 +198,12 @@ static enum tg_status add_random(struct tg_gguf_writer * w, struct blobs * bl, c
 static enum tg_status add_tensors(struct tg_gguf_writer * w, struct blobs * bl, const struct opts * o, int64_t n_vocab) {
     int64_t hd = o->n_embd / o->n_head, kv = hd * o->n_head_kv;
     enum tg_status st;
-    if ((st = add_random(w, bl, "token_embd.weight", o->n_embd, n_vocab, o->type))) return st;
+    if ((st = add_random(w, bl, "token_embd.weight", o->n_embd, n_vocab, o))) return st;
     char name[96];
     for (int il = 0; il < o->n_layer; il++) {
 #define ADD(suffix, ne0, ne1) \
         snprintf(name, sizeof name, "blk.%d.%s.weight", il, suffix); \
-        if ((st = add_random(w, bl, name, (ne0), (ne1), o->type))) return st;
+        if ((st = add_random(w, bl, name, (ne0), (ne1), o))) return st;
         ADD("attn_norm", o->n_embd, 0);
         ADD("attn_q", o->n_embd, o->n_embd);
         ADD("attn_k", o->n_embd, kv);
@@ -211,12 +215,20 @@ static enum tg_status add_tensors(struct tg_gguf_writer * w, struct blobs * bl, 
         ADD("ffn_down", o->n_ff, o->n_embd);
 #undef ADD
     }
-    if ((st = add_random(w, bl, "output_norm.weight", o->n_embd, 0, o->type))) return st;
-    return add_random(w, bl, "output.weight", o->n_embd, n_vocab, o->type);
+    if ((st = add_random(w, bl, "output_norm.weight", o->n_embd, 0, o))) return st;
+    return add_random(w, bl, "output.weight", o->n_embd, n_vocab, o);
 }
 
 static enum tg_status set_hparams(struct tg_gguf_writer * w, const struct opts * o, int64_t n_vocab) {
-    uint32_t ftype = o->type == TG_TYPE_F32 ? 0 : o->type == TG_TYPE_F16 ? 1 : o->type == TG_TYPE_Q8_0 ? 7 : 2;
+    // general.file_type: the GGUF ftype numbers of the presets
+    static const struct { const char * preset; uint32_t ftype; } ftypes[] = {
+        {"f32", 0}, {"f16", 1}, {"q4_0", 2}, {"q8_0", 7}, {"q2_k", 10}, {"q3_k_m", 12}, {"q4_k_s", 14},
+        {"q4_k_m", 15}, {"q5_k_m", 17}, {"q6_k", 18}, {"iq4_nl", 25}, {"iq4_xs", 30},
+    };
+    uint32_t ftype = 0;
+    for (size_t i = 0; i < sizeof(ftypes) / sizeof(ftypes[0]); i++) {
+        if (!strcmp(ftypes[i].preset, o->qpreset)) ftype = ftypes[i].ftype;
+    }
     enum tg_status st = TG_OK;
     st = st ? st : tg_gguf_set_str(w, "general.architecture", "llama");
     st = st ? st : tg_gguf_set_str(w, "general.name", "tgdb-random");

@@ -506,6 +506,79 @@ static void test_supported(void) {
     tg_context_free(ctx);
 }
 
+// Q4_1, Q5_0, Q5_1, the K-quants, IQ4_NL and IQ4_XS: MUL_MAT (broadcast over
+// dims 2/3, prompt-sized and one-column b) against float64 of the
+// dequantized weights times the activations quantized to the type's
+// activation type, at every SIMD level and 1..3 threads (bitwise the same
+// results), and GET_ROWS of each type equal to its dequantized rows.
+static void test_other_quant_types(void) {
+    static const enum tg_type types[] = { TG_TYPE_Q4_1, TG_TYPE_Q5_0, TG_TYPE_Q5_1, TG_TYPE_Q2_K, TG_TYPE_Q3_K,
+                                          TG_TYPE_Q4_K, TG_TYPE_Q5_K, TG_TYPE_Q6_K, TG_TYPE_IQ4_NL, TG_TYPE_IQ4_XS };
+    const int top = tg_cpu_simd_level();
+    for (size_t ti = 0; ti < sizeof(types) / sizeof(types[0]); ti++) {
+        const enum tg_type wt = types[ti], vt = tg_type_vec_dot_type(wt);
+        const int64_t k = 512, m = 13;
+        for (int cols = 0; cols < 2; cols++) {
+            const int64_t n = cols ? 1 : 7, r = cols ? 1 : 4;
+            struct tg_context * ctx = new_ctx();
+            double * A = NULL, * B = NULL;
+            struct tg_tensor * a = make_weights(ctx, wt, k, m, cols ? 1 : 2, 1, false, &A);
+            struct tg_tensor * b = make_acts(ctx, TG_TYPE_F32, k, n, r, 1, LAYOUT_CONTIG, &B);
+            // the reference: activations through the activation type, in float64
+            const struct tg_type_traits * tv = tg_type_traits(vt);
+            void * qb = malloc(tg_row_size(vt, k));
+            float * fb = malloc((size_t) k * sizeof(float));
+            double * R = malloc((size_t) (m * n * r) * sizeof(double));
+            const int64_t p = a->ne[2];
+            for (int64_t i2 = 0; i2 < r; i2++) for (int64_t j = 0; j < n; j++) {
+                const float * bj = (const float *) ((const char *) b->data + j * b->nb[1] + i2 * b->nb[2]);
+                tv->from_float(bj, qb, k);
+                tv->to_float(qb, fb, k);
+                for (int64_t i = 0; i < m; i++) {
+                    double acc = 0;
+                    for (int64_t l = 0; l < k; l++) acc += A[((i2 / (r / p)) * m + i) * k + l] * fb[l];
+                    R[(i2 * n + j) * m + i] = acc;
+                }
+            }
+            float * first = NULL;
+            bool same = true;
+            for (int lv = 0; lv <= top; lv++) for (int nth = 1; nth <= 3; nth++) {
+                tg_cpu_set_simd_cap(lv);
+                float * out = compute(ctx, tg_mul_mat(ctx, a, b), nth);
+                if (!out) { same = false; continue; }
+                if (!first) {
+                    const double e = nmse(out, R, m * n * r);
+                    CHECK(e <= 1e-9, "MUL_MAT w=%s (activations %s) a[%lld,%lld,%lld] b[%lld,%lld,%lld]: nmse %.3g <= 1e-9",
+                          tg_type_name(wt), tg_type_name(vt), (long long) k, (long long) m, (long long) p, (long long) k,
+                          (long long) n, (long long) r, e);
+                    first = out;
+                } else {
+                    same = same && memcmp(first, out, sizeof(float) * (size_t) (m * n * r)) == 0;
+                    free(out);
+                }
+            }
+            tg_cpu_set_simd_cap(top);
+            CHECK(same, "MUL_MAT w=%s n=%lld: bitwise the same at SIMD levels 0..%d and 1..3 threads", tg_type_name(wt),
+                  (long long) n, top);
+            if (cols == 0) {   // GET_ROWS: rows 3, 0, 12 of the first matrix
+                struct tg_tensor * ids = tg_new_tensor_1d(ctx, TG_TYPE_I32, 3);
+                ((int32_t *) ids->data)[0] = 3; ((int32_t *) ids->data)[1] = 0; ((int32_t *) ids->data)[2] = 12;
+                struct tg_tensor * a0 = tg_view_2d(ctx, a, k, m, a->nb[1], 0);
+                float * rows = compute(ctx, tg_get_rows(ctx, a0, ids), 2);
+                bool ok = rows != NULL;
+                for (int t = 0; ok && t < 3; t++) {
+                    const int32_t id = ((int32_t *) ids->data)[t];
+                    for (int64_t l = 0; l < k; l++) ok = ok && rows[t * k + l] == (float) A[id * k + l];
+                }
+                CHECK(ok, "GET_ROWS of %s: the dequantized rows", tg_type_name(wt));
+                free(rows);
+            }
+            free(first); free(qb); free(fb); free(R); free(A); free(B);
+            tg_context_free(ctx);
+        }
+    }
+}
+
 int main(void) {
     tg_cpu_set_task_grain(1);   // small shapes still use every thread asked for
     test_supported();
@@ -516,5 +589,6 @@ int main(void) {
     test_dots_match_tiles();
     test_quantize_q8();
     test_out_prod();
+    test_other_quant_types();
     return tg_check_finish("test_mul_mat");
 }

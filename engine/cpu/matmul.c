@@ -50,10 +50,14 @@ static bool mm_make_plan(const struct tg_tensor * dst, int nth, struct mm_plan *
     case TG_TYPE_BF16: pl->kind = TG_MM_BF16_F32; pl->vec_type = TG_TYPE_F32;  break;
     case TG_TYPE_Q8_0: pl->kind = TG_MM_Q8_Q8;    pl->vec_type = TG_TYPE_Q8_0; break;
     case TG_TYPE_Q4_0: pl->kind = TG_MM_Q4_Q8;    pl->vec_type = TG_TYPE_Q8_0; break;
-    default: return false;
+    default:
+        if (!tg_vec_dot_generic_supported(a->type)) return false;
+        pl->kind = TG_MM_GENERIC;
+        pl->vec_type = tg_type_vec_dot_type(a->type);
+        break;
     }
     const int64_t k = a->ne[0];
-    if (k != b->ne[0] || k <= 0 || k % tg_blck_size(a->type) != 0) return false;
+    if (k != b->ne[0] || k <= 0 || k % tg_blck_size(a->type) != 0 || k % tg_blck_size(pl->vec_type) != 0) return false;
     if (dst->ne[0] != a->ne[1] || dst->ne[1] != b->ne[1] ||
         dst->ne[2] != b->ne[2] || dst->ne[3] != b->ne[3]) return false;
     if (a->ne[2] <= 0 || a->ne[3] <= 0 || b->ne[2] % a->ne[2] != 0 || b->ne[3] % a->ne[3] != 0) return false;
@@ -124,6 +128,14 @@ static void mm_convert_b(const struct tg_tensor * b, const struct mm_plan * pl, 
                 tg_fp16_to_fp32_row((const tg_fp16_t *) tmp, (float *) out, k);
             }
             break;
+        case TG_TYPE_Q8_1:
+            mm_row_to_f32(b, src, k, tmp);
+            tg_quantize_row_q8_1(tmp, (tg_block_q8_1 *) out, k);
+            break;
+        case TG_TYPE_Q8_K:
+            mm_row_to_f32(b, src, k, tmp);
+            tg_quantize_row_q8_K(tmp, (tg_block_q8_K *) out, k);
+            break;
         default:  // Q8_0
             mm_row_to_f32(b, src, k, tmp);
             tg_mm_quantize_row_q8_0(level, tmp, (tg_block_q8_0 *) out, k);
@@ -153,7 +165,8 @@ void tg_cpu_mul_mat(const struct tg_cpu_params * p, struct tg_tensor * dst) {
         }
     }
     const int level = tg_cpu_simd_level();
-    const tg_mm_block_fn fn = pl.kind >= TG_MM_Q8_Q8 ? tg_mm_quant_block(pl.kind, level)
+    const tg_mm_block_fn fn = pl.kind == TG_MM_GENERIC ? tg_mm_block_generic
+                            : pl.kind >= TG_MM_Q8_Q8 ? tg_mm_quant_block(pl.kind, level)
                                                      : tg_mm_float_block(pl.kind, level);
     const int64_t m = dst->ne[0], n = dst->ne[1], r = dst->ne[2], s = dst->ne[3];
     const int64_t br2 = r / a->ne[2], br3 = s / a->ne[3];
@@ -165,6 +178,7 @@ void tg_cpu_mul_mat(const struct tg_cpu_params * p, struct tg_tensor * dst) {
         const int64_t i2 = mat % r, i3 = mat / r;
         const int64_t i0 = ib * TG_MM_RB, j0 = jb * TG_MM_CB;
         struct tg_mm_args g;
+        g.type = a->type;
         g.k = pl.k;
         g.a = (const char *) a->data + i0 * a->nb[1] + (i2 / br2) * a->nb[2] + (i3 / br3) * a->nb[3];
         g.lda = a->nb[1];

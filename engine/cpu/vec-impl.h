@@ -21,6 +21,7 @@ struct tg_mm_args {
     const char * b; size_t ldb;
     float *      c; size_t ldc;   // ldc in floats
     int64_t      ni, nj;
+    enum tg_type type;            // weight type (TG_MM_GENERIC only)
 };
 typedef void (*tg_mm_block_fn)(const struct tg_mm_args * g);
 
@@ -31,6 +32,7 @@ enum tg_mm_kind {
     TG_MM_BF16_F32,   // bf16 weights, f32 activations
     TG_MM_Q8_Q8,      // q8_0 weights, q8_0 activations
     TG_MM_Q4_Q8,      // q4_0 weights, q8_0 activations
+    TG_MM_GENERIC,    // other quantized weights, their tg_type_vec_dot_type activations (vec-generic.c)
     TG_MM_KIND_COUNT
 };
 
@@ -38,6 +40,12 @@ enum tg_mm_kind {
 // valid kind (levels without a dedicated path fall back to a lower one).
 tg_mm_block_fn tg_mm_float_block(enum tg_mm_kind kind, int level);  // vec-f32.c
 tg_mm_block_fn tg_mm_quant_block(enum tg_mm_kind kind, int level);  // vec-quant.c
+
+// vec-generic.c: dot of a weight row of `type` with its activation row (n
+// elements), the block kernel using it, and whether a type has one.
+float tg_vec_dot_generic(enum tg_type type, int64_t n, const void * x, const void * y);
+void  tg_mm_block_generic(const struct tg_mm_args * g);
+bool  tg_vec_dot_generic_supported(enum tg_type type);
 
 // tg_quantize_row_q8_0 (same bytes), SIMD at levels >= TG_SIMD_AVX.
 void tg_mm_quantize_row_q8_0(int level, const float * x, tg_block_q8_0 * y, int64_t n);

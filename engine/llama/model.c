@@ -112,8 +112,12 @@ static enum tg_status read_hparams(const struct tg_gguf * g, struct tg_llama_hpa
     return TG_OK;
 }
 
+// Float types and every quantized type with a dot product (its activation
+// type is not F32): Q4_0..Q8_0, Q4_1, Q5_0, Q5_1, K-quants, IQ4_NL, IQ4_XS.
 static bool type_ok_for_matrix(enum tg_type t) {
-    return t == TG_TYPE_F32 || t == TG_TYPE_F16 || t == TG_TYPE_BF16 || t == TG_TYPE_Q8_0 || t == TG_TYPE_Q4_0;
+    if (t == TG_TYPE_F32 || t == TG_TYPE_F16 || t == TG_TYPE_BF16) return true;
+    const struct tg_type_traits * tr = tg_type_traits(t);
+    return tr && tr->is_quantized && tg_type_vec_dot_type(t) != TG_TYPE_F32;
 }
 
 static void shape_fmt(char * buf, size_t n, int n_dims, const int64_t * ne) {
@@ -150,7 +154,7 @@ static struct tg_tensor * load_weight(struct tg_llama_model * m, const char * pa
     if (vec ? ti->type != TG_TYPE_F32 : !type_ok_for_matrix(ti->type)) {
         tg_error(TG_ERR_TYPE, "%s: tensor '%s' has type %s (id %d), unsupported here (%s)", path, name,
                  tg_type_name(ti->type), (int) ti->type,
-                 vec ? "norm weights, biases and factors must be f32" : "supported: f32, f16, bf16, q8_0, q4_0");
+                 vec ? "norm weights, biases and factors must be f32" : "supported: f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_K..q6_K, iq4_nl, iq4_xs");
         return NULL;
     }
     const void * data = tg_gguf_tensor_data(m->gguf, i);

@@ -91,6 +91,28 @@ const struct tg_vocab * tg_llama_model_vocab(const struct tg_llama_model * model
 int32_t tg_llama_model_bos(const struct tg_llama_model * model);
 int32_t tg_llama_model_eos(const struct tg_llama_model * model);
 
+// ---- quantization presets ---------------------------------------------------
+
+// The type a preset ("q4_k_m", "q6_k", "iq4_xs", "q8_0", "f16" ...) gives the
+// tensor `name` of shape [ne0, ne1] in a model of n_layer layers: vectors
+// stay F32; output.weight and, for the _M presets, attn_v / ffn_down of some
+// layers get more bits; row lengths a block does not divide fall back to a
+// 32-element type. TG_TYPE_COUNT (+ last error naming the known ones) for an
+// unknown preset.
+enum tg_type tg_llama_quant_preset_type(const char * preset, const char * name, int n_layer, int64_t ne0, int64_t ne1);
+bool         tg_llama_quant_preset_known(const char * preset);
+// "f32, f16, q8_0, q4_0, q6_k, ..." for messages and help.
+const char * tg_llama_quant_presets(void);
+// Called after each tensor: i of n done, its name and the type written.
+typedef void (*tg_llama_quant_progress_fn)(int i, int n, const char * name, enum tg_type type, void * user);
+// Writes `out`: the GGUF `in` with its F32/F16/BF16 matrices requantized to
+// the preset's per-tensor types (vectors and already-quantized tensors copied
+// as they are, every key copied, general.file_type set). TG_ERR_INVALID_ARG
+// for an unknown preset, the reader's / writer's errors with the path
+// otherwise (a partial output is removed by the writer).
+enum tg_status tg_llama_quantize_file(const char * in, const char * out, const char * preset,
+                                      tg_llama_quant_progress_fn progress, void * user);
+
 // ---- context --------------------------------------------------------------
 
 // The scheduler's eval-callback protocol (ggml's): for each node the engine

@@ -19,7 +19,19 @@ enum tg_type {
     TG_TYPE_F32  = 0,
     TG_TYPE_F16  = 1,
     TG_TYPE_Q4_0 = 2,
+    TG_TYPE_Q4_1 = 3,
+    TG_TYPE_Q5_0 = 6,
+    TG_TYPE_Q5_1 = 7,
     TG_TYPE_Q8_0 = 8,
+    TG_TYPE_Q8_1 = 9,
+    TG_TYPE_Q2_K = 10,
+    TG_TYPE_Q3_K = 11,
+    TG_TYPE_Q4_K = 12,
+    TG_TYPE_Q5_K = 13,
+    TG_TYPE_Q6_K = 14,
+    TG_TYPE_Q8_K = 15,
+    TG_TYPE_IQ4_NL = 20,
+    TG_TYPE_IQ4_XS = 23,
     TG_TYPE_I8   = 24,
     TG_TYPE_I16  = 25,
     TG_TYPE_I32  = 26,
@@ -31,6 +43,7 @@ enum tg_type {
 
 #define TG_QK8_0 32
 #define TG_QK4_0 32
+#define TG_QK_K  256   // super-block of the K-quants and IQ4_XS
 
 typedef uint16_t tg_fp16_t;  // IEEE 754 binary16 bits
 typedef uint16_t tg_bf16_t;  // bfloat16 bits (upper half of an f32)
@@ -40,6 +53,39 @@ typedef struct { tg_fp16_t d; int8_t qs[TG_QK8_0]; } tg_block_q8_0;
 // Q4_0: 32 weights = one f16 scale + 16 bytes of nibbles;
 // x[j] = d * ((qs[j] & 0xF) - 8), x[j+16] = d * ((qs[j] >> 4) - 8), j < 16. 18 bytes.
 typedef struct { tg_fp16_t d; uint8_t qs[TG_QK4_0 / 2]; } tg_block_q4_0;
+
+// Q4_1: x = d * q + m, q = nibbles (elements j and j+16 share byte j). 20 bytes.
+typedef struct { tg_fp16_t d, m; uint8_t qs[16]; } tg_block_q4_1;
+// Q5_0: x = d * (q - 16), q = nibble | bit j of qh (little-endian u32) << 4. 22 bytes.
+typedef struct { tg_fp16_t d; uint8_t qh[4]; uint8_t qs[16]; } tg_block_q5_0;
+// Q5_1: x = d * q + m, q as Q5_0 (0..31). 24 bytes.
+typedef struct { tg_fp16_t d, m; uint8_t qh[4]; uint8_t qs[16]; } tg_block_q5_1;
+// Q8_1 (activations of the Q4_1/Q5_1 dot products): x = d * q, s = d * sum(q). 36 bytes.
+typedef struct { tg_fp16_t d, s; int8_t qs[32]; } tg_block_q8_1;
+// Q2_K: 16 sub-blocks of 16; scales[i] = 4-bit scale | 4-bit min << 4;
+// x = d * sc * q - dmin * m, q 2 bits (0..3). 84 bytes.
+typedef struct { uint8_t scales[16]; uint8_t qs[64]; tg_fp16_t d, dmin; } tg_block_q2_K;
+// Q3_K: 16 sub-blocks of 16; 6-bit signed scales (minus 32) packed in 12
+// bytes; q = 2 low bits + 1 high bit (hmask), x = d * sc * (q - 4). 110 bytes.
+typedef struct { uint8_t hmask[32]; uint8_t qs[64]; uint8_t scales[12]; tg_fp16_t d; } tg_block_q3_K;
+// Q4_K: 8 sub-blocks of 32; 6-bit scales and mins packed in 12 bytes;
+// x = d * sc * q - dmin * m, q 4 bits. 144 bytes.
+typedef struct { tg_fp16_t d, dmin; uint8_t scales[12]; uint8_t qs[128]; } tg_block_q4_K;
+// Q5_K: as Q4_K with a fifth bit per weight in qh. 176 bytes.
+typedef struct { tg_fp16_t d, dmin; uint8_t scales[12]; uint8_t qh[32]; uint8_t qs[128]; } tg_block_q5_K;
+// Q6_K: 16 sub-blocks of 16, int8 scales; q = 4 low bits (ql) + 2 high
+// bits (qh), x = d * sc * (q - 32). 210 bytes.
+typedef struct { uint8_t ql[128]; uint8_t qh[64]; int8_t scales[16]; tg_fp16_t d; } tg_block_q6_K;
+// Q8_K (activations of the K-quant dot products): f32 d, 256 int8, sums of
+// each 16. 292 bytes.
+typedef struct { float d; int8_t qs[256]; int16_t bsums[16]; } tg_block_q8_K;
+// IQ4_NL: 32 weights, x = d * tg_iq4nl_values[nibble]. 18 bytes.
+typedef struct { tg_fp16_t d; uint8_t qs[16]; } tg_block_iq4_nl;
+// IQ4_XS: 8 sub-blocks of 32 with 6-bit scales (minus 32; low 4 bits in
+// scales_l, high 2 in scales_h), x = d * sc * tg_iq4nl_values[nibble]. 136 bytes.
+typedef struct { tg_fp16_t d; uint16_t scales_h; uint8_t scales_l[4]; uint8_t qs[128]; } tg_block_iq4_xs;
+// The 16 non-linear levels of IQ4_NL / IQ4_XS.
+extern const int8_t tg_iq4nl_values[16];
 
 // Converts n values of a row of this type to/from f32. `from_float` quantizes
 // (n must be a multiple of the block size).
@@ -82,6 +128,34 @@ void tg_quantize_row_q8_0(const float * x, tg_block_q8_0 * y, int64_t n);
 void tg_dequantize_row_q8_0(const tg_block_q8_0 * x, float * y, int64_t n);
 void tg_quantize_row_q4_0(const float * x, tg_block_q4_0 * y, int64_t n);
 void tg_dequantize_row_q4_0(const tg_block_q4_0 * x, float * y, int64_t n);
+void tg_quantize_row_q4_1(const float * x, tg_block_q4_1 * y, int64_t n);
+void tg_dequantize_row_q4_1(const tg_block_q4_1 * x, float * y, int64_t n);
+void tg_quantize_row_q5_0(const float * x, tg_block_q5_0 * y, int64_t n);
+void tg_dequantize_row_q5_0(const tg_block_q5_0 * x, float * y, int64_t n);
+void tg_quantize_row_q5_1(const float * x, tg_block_q5_1 * y, int64_t n);
+void tg_dequantize_row_q5_1(const tg_block_q5_1 * x, float * y, int64_t n);
+void tg_dequantize_row_q8_1(const tg_block_q8_1 * x, float * y, int64_t n);
+void tg_quantize_row_q2_K(const float * x, tg_block_q2_K * y, int64_t n);
+void tg_dequantize_row_q2_K(const tg_block_q2_K * x, float * y, int64_t n);
+void tg_quantize_row_q3_K(const float * x, tg_block_q3_K * y, int64_t n);
+void tg_dequantize_row_q3_K(const tg_block_q3_K * x, float * y, int64_t n);
+void tg_quantize_row_q4_K(const float * x, tg_block_q4_K * y, int64_t n);
+void tg_dequantize_row_q4_K(const tg_block_q4_K * x, float * y, int64_t n);
+void tg_quantize_row_q5_K(const float * x, tg_block_q5_K * y, int64_t n);
+void tg_dequantize_row_q5_K(const tg_block_q5_K * x, float * y, int64_t n);
+void tg_quantize_row_q6_K(const float * x, tg_block_q6_K * y, int64_t n);
+void tg_dequantize_row_q6_K(const tg_block_q6_K * x, float * y, int64_t n);
+void tg_dequantize_row_q8_K(const tg_block_q8_K * x, float * y, int64_t n);
+void tg_quantize_row_iq4_nl(const float * x, tg_block_iq4_nl * y, int64_t n);
+void tg_dequantize_row_iq4_nl(const tg_block_iq4_nl * x, float * y, int64_t n);
+void tg_quantize_row_iq4_xs(const float * x, tg_block_iq4_xs * y, int64_t n);
+void tg_dequantize_row_iq4_xs(const tg_block_iq4_xs * x, float * y, int64_t n);
+// Activation rows for the dot products (n a multiple of the block size).
+void tg_quantize_row_q8_1(const float * x, tg_block_q8_1 * y, int64_t n);
+void tg_quantize_row_q8_K(const float * x, tg_block_q8_K * y, int64_t n);
+// The type whose rows a weight type's dot product reads as activations
+// (Q8_0, Q8_1 or Q8_K; F32 for float types).
+enum tg_type tg_type_vec_dot_type(enum tg_type type);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# test_quantize.sh - make-model --type with the quantization presets (per-tensor
+# mixtures like the established quantizer's: q4_k_m = Q4_K + Q6_K for the
+# output and some attn_v/ffn_down) and `tgdb quantize`: requantizing the F32
+# model gives the same bytes as making it quantized; the models load and
+# generate; bad types and paths are clear errors.
+set -uo pipefail
+B=${TG_BUILD_DIR:?}
+TGDB=$B/inspect/tgdb; MM=$B/samples/make-model
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+pass=0; fail=0
+ok()  { echo "ok   $*"; pass=$((pass + 1)); }
+bad() { echo "FAIL $*"; fail=$((fail + 1)); }
+mix() { "$TGDB" gguf "$1" | grep -oE " (q[0-9]_[0-9Kk]|iq4_(nl|xs)) " | sort | uniq -c | awk '{printf "%s:%s ", $2, $1}'; }
+"$MM" --n-embd 256 --n-ff 768 -o "$work/f32.gguf" > /dev/null || bad "make-model f32"
+for t in q4_k_m q5_k_m q6_k q4_k_s q3_k_m q2_k iq4_nl iq4_xs; do
+    "$MM" --n-embd 256 --n-ff 768 --type $t -o "$work/$t.gguf" > /dev/null || { bad "make-model --type $t"; continue; }
+    m=$(mix "$work/$t.gguf")
+    case $t in
+      q4_k_m) want="q4_K:13 q6_K:3 " ;;
+      q3_k_m) want="q3_K:9 q4_K:4 q5_K:2 q6_K:1 " ;;
+      q2_k)   want="q2_K:9 q3_K:6 q6_K:1 " ;;
+      q6_k)   want="q6_K:16 " ;;
+      iq4_xs) want="iq4_xs:15 q6_K:1 " ;;
+      *)      want="$m" ;;
+    esac
+    [ "$m" = "$want" ] && ok "make-model --type $t: tensor types $m" || bad "make-model --type $t: $m (want $want)"
+    out=$("$TGDB" generate -m "$work/$t.gguf" -p "Hello" -n 4 --temp 0 2>&1) && ok "$t model generates: $(echo "$out" | tail -1 | head -c 60)" \
+        || bad "$t generate: $out"
+done
+"$TGDB" quantize "$work/f32.gguf" "$work/req.gguf" q4_k_m > "$work/out" 2>&1 && cmp -s "$work/req.gguf" "$work/q4_k_m.gguf" \
+    && ok "tgdb quantize f32 -> q4_k_m gives the bytes of make-model --type q4_k_m" || { bad "quantize differs"; cat "$work/out"; }
+"$TGDB" quantize "$work/f32.gguf" "$work/x.gguf" q9 > "$work/out" 2>&1; rc=$?
+[ $rc != 0 ] && grep -q "unknown type 'q9' (known: .*q4_k_m" "$work/out" && [ ! -e "$work/x.gguf" ] \
+    && ok "an unknown type is an error naming the known ones, nothing written" || bad "quantize q9: rc $rc: $(cat "$work/out")"
+"$TGDB" quantize "$work/missing.gguf" "$work/x.gguf" q6_k > "$work/out" 2>&1; rc=$?
+[ $rc != 0 ] && grep -q "missing.gguf" "$work/out" && ok "a missing input is named" || bad "missing input: rc $rc"
+"$MM" --type q9 -o "$work/y.gguf" > "$work/out" 2>&1; rc=$?
+[ $rc != 0 ] && grep -q "unknown type 'q9'" "$work/out" && ok "make-model --type q9 is an error" || bad "make-model q9: rc $rc"
+echo "test_quantize: $pass passed, $fail failed"
+[ $fail = 0 ]
