@@ -42,7 +42,8 @@ struct trace_key {           // sortable lookup key (lazy indexes)
 struct tg_trace {
     const uint8_t * base;
     size_t          size;
-    bool            mapped;
+    size_t          map_size;           // bytes of the private copy (>= size)
+    bool            mapped;             // base is our private copy (reader.c: read_private)
     char *          path;
     struct tg_trace_status st;
 
