@@ -47,6 +47,9 @@ struct tg_trace {
     char *          path;
     struct tg_trace_status st;
 
+    struct tg_trace_damage * damage;    // skipped stretches (st.n_damaged of them)
+    uint32_t                 cap_damage;
+
     struct trace_rec * recs;            // every complete record, by ordinal
     uint32_t           n_recs, cap_recs;
     struct trace_list  kind[TRACE_N_KINDS];
