@@ -19,6 +19,7 @@ TG_CLI_COMMAND(trace,
 static struct tg_trace * open_trace(const char * path) {
     struct tg_trace * tr = tg_trace_open(path);
     if (!tr) tg_cli_err("%s", tg_last_error());
+    tg_cli_trace_warning(tr);
     return tr;
 }
 

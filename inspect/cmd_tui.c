@@ -50,11 +50,13 @@ static int cmd_tui(int argc, char ** argv) {
     if (!path) return tg_cli_usage("tui");
     struct tg_tui_source src, src2;
     if (!tg_tui_source_trace(path, &src)) return tg_cli_err("%s", tg_last_error());
+    tg_cli_trace_warning(tg_tui_source_trace_handle(&src));
     if (diff) {
         if (!tg_tui_source_trace(diff, &src2)) {
             src.ops->close(src.ctx);
             return tg_cli_err("%s", tg_last_error());
         }
+        tg_cli_trace_warning(tg_tui_source_trace_handle(&src2));
         opt.diff = &src2;
     }
     int rc = tg_tui_run(&src, &opt);

@@ -31,6 +31,8 @@ bool shell_open_trace(struct shell * sh, const char * path) {
     printf("opened %s: %d graphs, %d evaluated nodes%s\n", path, tg_trace_n_graphs(tr), tg_trace_n_evals(tr),
            st.truncated ? " (TRUNCATED: " : "");
     if (st.truncated) printf("%s)\n", st.message);
+    fflush(stdout);
+    tg_cli_trace_warning(tr);
     return true;
 }
 

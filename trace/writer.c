@@ -300,20 +300,80 @@ static void writer_free(struct tg_trace_writer * w) {
     free(w);
 }
 
+// Atomic replace (see FORMAT.md, "Writing a trace: atomic replace"): a run
+// never truncates or rewrites the file at its path in place, since another run
+// or a reader may have that file open (a writer's shared map of a file
+// truncated under it dies with SIGBUS). It creates a new file beside the path
+// (same directory, so rename(2) is atomic), writes the header, and renames it
+// over the path right away - before any record - so a run that is killed
+// still leaves its readable trace at the name (test_trace_kill.sh). Two runs
+// writing the same path each write their own inode and both finish; the name
+// holds the trace of the run that renamed last, complete once that run closes.
+// After the rename there is no temporary name left to clean up; before it,
+// every error path unlinks the new file.
+
+static atomic_uint tmp_counter;
+
+// Creates "<dir>/.<base>.<pid>-<n>.tgdb-tmp" beside `target` (O_EXCL, mode 0644
+// less the umask). Returns the fd and the name in *tmp (caller frees), or -1.
+static int create_beside(const char * target, char ** tmp) {
+    const char * slash = strrchr(target, '/');
+    int dir_len = slash ? (int) (slash - target + 1) : 0;
+    const char * base = slash ? slash + 1 : target;
+    if (!*base) return -1;
+    size_t cap = strlen(target) + 64;
+    char * name = malloc(cap);
+    if (!name) return -1;
+    for (int attempt = 0; attempt < 64; attempt++) {
+        unsigned n = atomic_fetch_add(&tmp_counter, 1);
+        snprintf(name, cap, "%.*s.%s.%ld-%u.tgdb-tmp", dir_len, target, base, (long) getpid(), n);
+        int fd = open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd >= 0) { *tmp = name; return fd; }
+        if (errno != EEXIST) break;
+    }
+    free(name);
+    return -1;
+}
+
+// Puts the new file at its name (the header is written). On failure the new
+// file is removed and the writer is unusable.
+static enum tg_status publish(struct tg_trace_writer * w, const char * tmp, const char * target) {
+    if (!tmp) return TG_OK;
+    if (rename(tmp, target) == 0) return TG_OK;
+    int err = errno;
+    unlink(tmp);
+    return tg_error(TG_ERR_IO, "trace: cannot create '%s' (rename of the new file failed): %s", w->path, strerror(err));
+}
+
 struct tg_trace_writer * tg_trace_writer_open(const char * path) {
     if (!path || !*path) { tg_error(TG_ERR_INVALID_ARG, "trace: empty path"); return NULL; }
     struct tg_trace_writer * w = calloc(1, sizeof(*w));
     if (!w || !(w->path = strdup(path))) { free(w); tg_error(TG_ERR_NOMEM, "trace: no memory"); return NULL; }
     pthread_mutex_init(&w->mu, NULL);
-    // A regular file (or a new one) is opened for reading too, for the shared
-    // map; a FIFO or device write-only (a FIFO waits for its reader here).
+    // A regular file (or a new one) is written as a new file renamed over the
+    // path (above); a FIFO or device is opened write-only in place (a FIFO
+    // waits for its reader here). A symbolic link is kept: its target is
+    // replaced. Where no file can be created beside the path (a directory we
+    // cannot write to) the existing file is truncated in place as before.
     struct stat pre;
-    bool special = stat(path, &pre) == 0 && !S_ISREG(pre.st_mode);
-    w->fd = special ? -1 : open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    bool exists = stat(path, &pre) == 0;
+    bool special = exists && !S_ISREG(pre.st_mode);
+    char * tmp = NULL;
+    char * real = NULL;
+    const char * target = path;
+    w->fd = -1;
+    if (!special) {
+        struct stat ls;
+        if (exists && lstat(path, &ls) == 0 && S_ISLNK(ls.st_mode) && (real = realpath(path, NULL))) target = real;
+        w->fd = create_beside(target, &tmp);
+        if (w->fd >= 0 && exists && fchmod(w->fd, pre.st_mode & 07777) != 0) { /* keep 0644 less umask */ }
+    }
+    if (w->fd < 0 && !special) w->fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (w->fd < 0 && (special || errno == EACCES || errno == EPERM))
         w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (w->fd < 0) {
         tg_error(TG_ERR_IO, "trace: cannot create '%s': %s", path, strerror(errno));
+        free(real);
         writer_free(w);
         return NULL;
     }
@@ -328,6 +388,7 @@ struct tg_trace_writer * tg_trace_writer_open(const char * path) {
     // a device, a file system without shared maps) is written with write(2).
     struct stat sb;
     int acc = fcntl(w->fd, F_GETFL) & O_ACCMODE;
+    bool header_done = false;
     if (fstat(w->fd, &sb) == 0 && S_ISREG(sb.st_mode) && acc == O_RDWR) {
         void * m = mmap(NULL, (size_t) MAP_STEP_MIN, PROT_READ | PROT_WRITE, MAP_SHARED, w->fd, 0);
         if (m != MAP_FAILED) {
@@ -338,15 +399,21 @@ struct tg_trace_writer * tg_trace_writer_open(const char * path) {
                 w->map_size = MAP_STEP_MIN;
                 memcpy(w->map, h, sizeof(h));
                 w->off = sizeof(h);
-                return w;
+                header_done = true;
+            } else {
+                // no room to reserve ahead (a nearly full disk), or no fallocate:
+                // write(2) as records come, which fails only when the disk is full
+                munmap(m, (size_t) MAP_STEP_MIN);
+                if (ftruncate(w->fd, 0) != 0) { /* the write(2) path below reports real trouble */ }
             }
-            // no room to reserve ahead (a nearly full disk), or no fallocate:
-            // write(2) as records come, which fails only when the disk is full
-            munmap(m, (size_t) MAP_STEP_MIN);
-            if (ftruncate(w->fd, 0) != 0) { /* the write(2) path below reports real trouble */ }
         }
     }
-    if (write_all(w, h, sizeof(h)) != TG_OK) {
+    enum tg_status st = header_done ? TG_OK : write_all(w, h, sizeof(h));
+    if (st == TG_OK) st = publish(w, tmp, target);
+    else if (tmp) unlink(tmp);
+    free(tmp);
+    free(real);
+    if (st != TG_OK) {
         char msg[512];
         snprintf(msg, sizeof(msg), "%s", tg_last_error());
         close(w->fd); writer_free(w);

@@ -260,7 +260,8 @@ bool tg_tui_source_trace(const char * path, struct tg_tui_source * out) {
     snprintf(s->name, sizeof(s->name), "%s", base ? base + 1 : path);
     struct tg_trace_status st;
     tg_trace_get_status(tr, &st);
-    if (st.truncated) snprintf(s->name + strlen(s->name), sizeof(s->name) - strlen(s->name), " (truncated)");
+    if (st.truncated)
+        snprintf(s->name + strlen(s->name), sizeof(s->name) - strlen(s->name), st.n_damaged ? " (damaged)" : " (truncated)");
     out->ops = &trace_ops;
     out->ctx = s;
     return true;
