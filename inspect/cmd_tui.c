@@ -43,9 +43,9 @@ static int cmd_tui(int argc, char ** argv) {
         if (path || diff) return tg_cli_err("tui: give either a trace or -m MODEL, not both");
         struct tg_tui_source live;
         if (!tg_tui_source_live(model, prompt ? prompt : "Hello", n_predict, n_threads, &live)) return tg_cli_err("%s", tg_last_error());
-        int rc = tg_tui_run(&live, &opt);
+        enum tg_status st = tg_tui_run(&live, &opt);
         live.ops->close(live.ctx);
-        return rc;
+        return st == TG_OK ? 0 : tg_cli_err("%s", tg_last_error());
     }
     if (!path) return tg_cli_usage("tui");
     struct tg_tui_source src, src2;
@@ -57,8 +57,8 @@ static int cmd_tui(int argc, char ** argv) {
         }
         opt.diff = &src2;
     }
-    int rc = tg_tui_run(&src, &opt);
+    enum tg_status st = tg_tui_run(&src, &opt);
     src.ops->close(src.ctx);
     if (diff) src2.ops->close(src2.ctx);
-    return rc;
+    return st == TG_OK ? 0 : tg_cli_err("%s", tg_last_error());
 }

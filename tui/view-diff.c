@@ -117,7 +117,7 @@ static const struct tui_view_ops diff_ops = {
 };
 
 struct tui_view * tui_view_diff(struct tui * t) {
-    struct tg_tui_source * B = (struct tg_tui_source *) t->scr;
+    struct tg_tui_source * B = t->diff;
     if (!B) { tui_message(t, true, "no second trace: open with tgdb tui A.trace --diff B.trace"); return NULL; }
     struct diff_priv * p = calloc(1, sizeof(*p));
     if (!p) return NULL;

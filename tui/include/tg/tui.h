@@ -7,6 +7,8 @@
 #ifndef TG_TUI_H
 #define TG_TUI_H
 
+#include "tg/status.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -123,10 +125,11 @@ struct tg_tui_options {
     bool monochrome;              // force no colours
 };
 
-// Runs the UI until the user quits. Returns 0, or 1 with a message on stderr
-// when the terminal cannot be used (not a tty, no terminfo). Does not close
-// the sources.
-int tg_tui_run(struct tg_tui_source * src, const struct tg_tui_options * opts);
+// Runs the UI until the user quits. Returns TG_OK, or a status + last error
+// (TG_ERR_IO: the terminal cannot be used, not a tty or no terminfo;
+// TG_ERR_INVALID_ARG: no source; TG_ERR_NOMEM) and prints nothing: the caller
+// reports it. Does not close the sources.
+enum tg_status tg_tui_run(struct tg_tui_source * src, const struct tg_tui_options * opts);
 
 #ifdef __cplusplus
 }
