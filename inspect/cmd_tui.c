@@ -9,12 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-TG_CLI_COMMAND(tui, "tui TRACE [--diff TRACE2] [--mono] | tui -m MODEL -p PROMPT [-n N] [-t THREADS]",
+TG_CLI_COMMAND(tui, "tui TRACE [--diff TRACE2] [--mono] | tui -m MODEL -p PROMPT [-n N (16)] [-t THREADS]",
                "terminal UI on a trace (nodes, detail, tensors, memory map, splits, diff) or on a live run (-m)")
 
 static int cmd_tui(int argc, char ** argv) {
     const char * path = NULL, * diff = NULL, * model = NULL, * prompt = NULL;
-    int n_predict = 0, n_threads = 2;
+    int n_predict = 16, n_threads = 2;   // live: tokens generated after the prompt (> steps one at a time)
     struct tg_tui_options opt = {0};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-m") || !strcmp(argv[i], "-p") || !strcmp(argv[i], "-n") || !strcmp(argv[i], "-t")) {

@@ -139,7 +139,7 @@ static void draw_status(struct tui * t, struct tui_view * v) {
         if (o->where) o->where(t->src->ctx, where, sizeof(where));
         int n = v->ops->n_rows(v);
         tui_line_addf(&l, TUI_C_STATUS, "[%s] %s", v->ops->name, o->name ? o->name(t->src->ctx) : "");
-        if (o->n_graphs) tui_line_addf(&l, TUI_C_STATUS, "  graph %d/%d", t->graph + 1, o->n_graphs(t->src->ctx));
+        if (o->n_graphs) tui_line_addf(&l, TUI_C_STATUS, "  graph %d (%d/%d)", tui_graph_number(t, t->graph), t->graph + 1, o->n_graphs(t->src->ctx));
         tui_line_addf(&l, TUI_C_STATUS, "  row %d/%d", n ? v->cur + 1 : 0, n);
         if (where[0]) tui_line_addf(&l, TUI_C_STATUS, "  %s", where);
     }

@@ -163,5 +163,11 @@ struct tui_view * tui_view_tensor(struct tui * t, int graph, int node);
 struct tui_view * tui_view_memory(struct tui * t, int graph);
 struct tui_view * tui_view_splits(struct tui * t, int graph);
 struct tui_view * tui_view_diff(struct tui * t);
+struct tui_view * tui_view_problems(struct tui * t);
+struct tui_view * tui_view_breaks(struct tui * t);
+// Closes every view but the node list and selects node of graph there.
+void tui_nodes_show(struct tui * t, int graph, int node);
+// The number graph g is shown and typed as (the trace's graph id).
+int tui_graph_number(struct tui * t, int g);
 
 #endif

@@ -125,6 +125,8 @@ static bool generic_request(struct tui * t, struct tui_view * v, enum tui_reques
         return true;
     case TUI_REQ_VIEW_MEMORY: tui_push(t, tui_view_memory(t, t->graph)); return true;
     case TUI_REQ_VIEW_SPLITS: tui_push(t, tui_view_splits(t, t->graph)); return true;
+    case TUI_REQ_PROBLEMS:    tui_push(t, tui_view_problems(t)); return true;
+    case TUI_REQ_BREAKPOINTS: tui_push(t, tui_view_breaks(t)); return true;
     case TUI_REQ_VIEW_DIFF:
         if (tui_view_diff(t) == NULL) return true;  // message already set
         return true;
