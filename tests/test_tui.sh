@@ -130,6 +130,10 @@ if TGDB_TRACE="$work/reuse.tgt" "$B/samples/graph-reuse" > /dev/null 2>&1; then
     expect_screen "filter 'op=SQR,y3': 2 of 4 nodes" "reuse: the filter takes tgdb trace nodes --filter's syntax (op=, lists)"
     expect_screen "^. +0 y3 " "reuse: the filter keeps y3"
     expect_screen "^. +1 y3sq +SQR" "reuse: the filter keeps the SQR node"
+    keys F "op=sqr,type=q4_0" Enter
+    expect_screen "filter 'op=sqr,type=q4_0': 1 of 4 nodes" "reuse: op= compares case-insensitively, type= works (tg_trace_filter_match)"
+    keys F "shape=3" Enter
+    expect_screen "filter 'shape=3': .*shape=" "reuse: a filter with an unknown key is refused with the reason"
 else
     echo "FAIL graph-reuse sample"; fail=$((fail + 1))
 fi

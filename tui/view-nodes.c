@@ -189,6 +189,8 @@ static void apply_filter(struct tui_view * v, const char * pat) {
     p->n_filtered = 0;
     v->top = v->cur = 0;
     if (!pat[0]) { tui_message(v->tui, false, "filter cleared"); return; }
+    char why[160];
+    if (!tg_trace_filter_check(pat, why, sizeof(why))) { tui_message(v->tui, true, "filter '%s': %s", pat, why); return; }
     int n = SRC(v)->ops->n_nodes(SRC(v)->ctx, p->graph);
     p->filtered = malloc(sizeof(int) * (size_t) (n > 0 ? n : 1));
     if (!p->filtered) { tui_message(v->tui, true, "out of memory"); return; }
@@ -196,7 +198,7 @@ static void apply_filter(struct tui_view * v, const char * pat) {
     struct tg_tui_node nd;
     for (int i = 0; i < n; i++)
         if (SRC(v)->ops->node(SRC(v)->ctx, p->graph, i, &nd) &&
-            tg_trace_pattern_match(pat, nd.name, nd.op))   // tgdb trace nodes --filter's syntax
+            tg_trace_filter_match(pat, nd.name, nd.op, nd.type))   // the one filter syntax (CLI, shell, TUI)
             p->filtered[p->n_filtered++] = i;
     tui_message(v->tui, false, "filter '%s': %d of %d nodes", pat, p->n_filtered, n);
 }
@@ -306,7 +308,7 @@ static bool nodes_request(struct tui_view * v, enum tui_request r) {
     case TUI_REQ_PREV_GRAPH: set_graph(v, p->graph - 1); return true;
     case TUI_REQ_FILTER: {
         char pat[128];
-        if (tui_prompt(v->tui, "filter (name glob, op=OP, a,b; empty clears): ", pat, sizeof(pat))) apply_filter(v, pat);
+        if (tui_prompt(v->tui, "filter (name glob, op=, type=, a,b; empty clears): ", pat, sizeof(pat))) apply_filter(v, pat);
         return true;
     }
     case TUI_REQ_NEXT_NAN: next_problem(v, true); return true;
