@@ -482,7 +482,7 @@ static void info_node(struct shell * sh, int gi, int ti) {
 int shell_cmd_info(struct shell * sh, int argc, char ** argv) {
     if (argc < 2) return shell_err(sh, "usage: info run|graphs|splits|buffers|breaks|node NODE");
     const char * what = argv[1];
-    if (!strcmp(what, "breaks")) {
+    if (!strcmp(what, "breaks") || !strcmp(what, "breakpoints")) {  // gdb spells it out
         if (!sh->n_breaks) printf("no breakpoints\n");
         for (int k = 0; k < sh->n_breaks; k++)
             printf("  %d: %s%s  (hit %d time%s)\n", k + 1, sh->breaks[k].kind == BREAK_OP ? "op " : "", sh->breaks[k].pattern,
