@@ -266,9 +266,14 @@ static void test_pool_parallel(void) {
         CHECK(st == TG_OK && l.calls == g->n_nodes && l.complete == l.calls,
               "%d thread(s): after every node, all 16 tasks ran exactly once before the call returned (%d/%d)", nt,
               l.complete, l.calls);
-        if (nt > 1)
-            CHECK(atomic_load(&l.on_others) > 0, "%d threads: the waiting threads took %d of %d tasks", nt,
-                  atomic_load(&l.on_others), 16 * l.calls);
+        if (nt > 1) {
+            // On a loaded machine the waiting threads may be descheduled for a
+            // whole run: try again (up to 50 runs) before calling it a failure.
+            int runs = 1;
+            while (atomic_load(&l.on_others) == 0 && runs < 50 && tg_cpu_graph_compute(pool, g, &hooks) == TG_OK) runs++;
+            CHECK(atomic_load(&l.on_others) > 0, "%d threads: the waiting threads took %d tasks (%d run%s)", nt,
+                  atomic_load(&l.on_others), runs, runs == 1 ? "" : "s");
+        }
         // outside a graph: in order, on the caller
         struct par_log o = { .pool = pool, .caller = pthread_self() };
         tg_cpu_pool_parallel(pool, 16, par_task, &o);
