@@ -48,7 +48,42 @@ check "malformed TSV: one line naming file and line, exit 2 ($(cat "$work/err"))
 "$TGDB" diff "$work/missing.tgt" "$work/a.tgt" 2> "$work/err"; rc=$?
 check "missing trace: one line, non-zero ($(cat "$work/err"))" bash -c "test $rc != 0 && test \$(wc -l < '$work/err') = 1"
 "$TGDB" diff --bogus 2> "$work/err"; rc=$?
-check "unknown option rejected" test $rc = 1
+check "unknown option rejected: usage error exits 2 (rc=$rc)" test $rc = 2
+"$TGDB" diff "$work/a.tgt" "$work/b.tgt" --rtol x 2> "$work/err"; rc=$?
+check "bad --rtol: usage error exits 2 (rc=$rc)" test $rc = 2
+"$TGDB" help diff > "$work/help" 2>&1
+check "help diff documents the exit statuses" bash -c "grep -q '2 usage or input error' '$work/help' && grep -q '3 inconclusive' '$work/help'"
+
+# 16.3: runs recorded without hashes, summaries or contents compare nothing: never "equivalent"
+"$MK" "$work/n1.tgt" --data none && "$MK" "$work/n2.tgt" --data none && "$MK" "$work/s1.tgt" --data summary \
+  && "$MK" "$work/s2.tgt" --data summary --variant 2 && "$MK" "$work/tok.tgt" --nan --tokens 77 || { echo "FAIL mktrace"; exit 1; }
+"$TGDB" diff "$work/n1.tgt" "$work/n2.tgt" > "$work/out"; rc=$?
+check "diff of two traces without data exits 3, not 0 (rc=$rc)" test $rc = 3
+check "it says it compared nothing and why" grep -q "compared 0 of 128 aligned nodes: neither trace has hashes, summaries or contents; record with --trace-hash all" "$work/out"
+check "it never claims equivalence" bash -c "! grep -q equivalent '$work/out' && grep -q 'result: INCONCLUSIVE' '$work/out'"
+"$TGDB" diff "$work/a.tgt" "$work/n1.tgt" --json > "$work/json"; rc=$?
+check "one side without data: exit 3, JSON result inconclusive (rc=$rc)" python3 -c "import json,sys; d=json.load(open('$work/json')); sys.exit(0 if $rc==3 and d['result']=='inconclusive' and d['compared']==0 and d['aligned']==128 else 1)"
+# 16.6: evidence per row; relative L2 and max abs only from contents; '-' when unknown
+"$TGDB" diff "$work/a.tgt" "$work/same.tgt" > "$work/out"
+check "hash evidence counted" grep -q "compared 128 of 128 aligned nodes (128 by hash)" "$work/out"
+"$TGDB" diff "$work/s1.tgt" "$work/s2.tgt" --all > "$work/out"; rc=$?
+check "summary-only traces: DIFF found (rc=$rc)" test $rc = 1
+check "summary rows say 'summary' and show '-' for rel_l2 and max_abs" \
+    grep -qE "Qcur-2 +MUL_MAT +\[64,8,1,1\] +DIFF +summary +- +- +0\.47" "$work/out"
+check "first divergence says element errors are unknown" grep -q "element errors unknown (no contents recorded)" "$work/out"
+"$TGDB" diff "$work/a.tgt" "$work/b.tgt" --all > "$work/out"
+check "rows equal by hash show 0 and evidence hash" \
+    grep -qE "inp_embd +GET_ROWS +\[64,8,1,1\] +same +hash +0 +0 +-" "$work/out"
+"$TGDB" diff "$work/a.tgt" "$work/b.tgt" --json --all > "$work/json"
+check "JSON rows carry evidence, rel_l2 null when unknown" python3 -c "
+import json,sys; d=json.load(open('$work/json')); n={x['name']:x for x in d['nodes'] if x['graph']==0}
+q=n['ffn_out-2']; sys.exit(0 if q['evidence']=='summary' and q['rel_l2'] is None and q['max_abs'] is None and q['stat_rel']>0.4 and n['inp_embd']['evidence']=='hash' else 1)"
+# contents on both sides: relative L2 from the elements (variant 2 scales nodes n/2.. by 1.5 -> rel L2 0.5/1.5)
+"$MK" "$work/cn1.tgt" --nodes 4 && "$MK" "$work/cn2.tgt" --nodes 4 --variant 2 || { echo "FAIL mktrace"; exit 1; }
+"$TGDB" diff "$work/cn1.tgt" "$work/cn2.tgt" > "$work/out"
+check "contents: relative L2 reported ($(grep errors "$work/out"))" grep -q "errors (contents): max abs .*, relative L2 0.3333" "$work/out"
+"$TGDB" diff "$work/a.tgt" "$work/tok.tgt" > "$work/out"
+check "different input tokens are noted" grep -q "note: the runs were fed different tokens: decode call 0, position 1: A token 9038, B token 77" "$work/out"
 
 # dot: whole graph, SVG parsed as XML, one SVG node per graph node (+ leafs, + copies), one cluster per split
 count() { grep -c "class=\"$1\"" "$2"; }
