@@ -1,5 +1,6 @@
 // render.c - in-process Graphviz layout and rendering (libgvc + libcgraph).
 #include "tg/dot.h"
+#include "dot-file.h"
 
 #include <graphviz/cgraph.h>
 #include <graphviz/gvc.h>
@@ -36,15 +37,25 @@ enum tg_status tg_dot_render(struct tg_dot * d, const char * format, const char 
     if (gvLayout(gvc, g, "dot") != 0) {
         st = tg_error(TG_ERR_INTERNAL, "graphviz: layout failed: %s", gv_msg);
     } else {
-        FILE * f = fopen(path, "wb");
-        if (!f) {
-            st = tg_error(TG_ERR_IO, "%s: cannot open for writing: %s", path, strerror(errno));
+        // rendered into memory, then written by us: Graphviz's own file
+        // output calls exit() when a write fails (a full disk)
+        char * data = NULL;
+        unsigned int n = 0;
+        if (gvRenderData(gvc, g, format, &data, &n) != 0 || !data) {
+            st = tg_error(TG_ERR_UNSUPPORTED, "graphviz: cannot render format '%s' (plugin missing?): %s", format, gv_msg);
         } else {
-            if (gvRender(gvc, g, format, f) != 0)
-                st = tg_error(TG_ERR_UNSUPPORTED, "graphviz: cannot render format '%s' (plugin missing?): %s", format, gv_msg);
-            if (fclose(f) != 0 && st == TG_OK)
-                st = tg_error(TG_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+            char tmp[4096 + 32];
+            FILE * f = tg_dot_file_open(path, tmp, sizeof(tmp));
+            if (!f) {
+                st = tg_last_status();
+            } else {
+                errno = 0;
+                if (fwrite(data, 1, n, f) != n)
+                    st = tg_error(TG_ERR_IO, "%s: write failed: %s (%s was not written)", path, strerror(errno ? errno : EIO), path);
+                st = tg_dot_file_close(f, tmp, path, st);
+            }
         }
+        if (data) gvFreeRenderData(data);
         gvFreeLayout(gvc, g);
     }
     agclose(g);

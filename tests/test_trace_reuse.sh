@@ -42,6 +42,8 @@ assert f['end']-f['begin']==1024 and 'stale read' in f['text'], f
 [ $rc = 2 ] && ok "unknown option: usage error exits 2" || bad "unknown option exit $rc"
 "$TGDB" check "$tmp/missing.tgt" 2>/dev/null; rc=$?
 [ $rc = 2 ] && ok "missing trace: input error exits 2" || bad "missing trace exit $rc"
+"$TGDB" check "$TGDB" 2>"$tmp/err"; rc=$?
+[ $rc = 2 ] && [ "$(wc -l < "$tmp/err")" = 1 ] && ok "not a trace: one line, exit 2" || bad "not a trace: exit $rc: $(cat "$tmp/err")"
 "$TGDB" help check 2>&1 | grep -q "exit 0 no problem, 1 a problem found, 2 usage or input error" && ok "help documents exit statuses" || bad "help check"
 
 TGDB_TRACE=$tmp/ok.tgt "$SAMPLE" --correct >/dev/null || bad "graph-reuse --correct ran"
