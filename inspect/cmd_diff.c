@@ -63,7 +63,8 @@ static void print_json(const struct tg_diff_result * r, const char * a, const ch
     printf("{\"a\": "); json_str(a); printf(", \"b\": "); json_str(b);
     printf(", \"rtol\": %g, \"atol\": %g, \"graphs\": %d, \"pairs\": %d, \"counts\": {", o->rtol, o->atol, r->n_graphs, r->n_pairs);
     for (int k = 0; k < TG_DIFF_KIND_COUNT; k++) printf("%s\"%s\": %d", k ? ", " : "", tg_diff_kind_name(k), r->counts[k]);
-    printf("}, \"aligned\": %d, \"compared\": %d, \"evidence\": ", r->n_aligned, r->n_compared);
+    printf("}, \"aligned\": %d, \"compared\": %d, \"views_skipped\": %d, \"evidence\": ", r->n_aligned, r->n_compared,
+           r->n_views_skipped);
     json_evidence_counts(r);
     printf(", \"result\": \"%s\", \"differs\": %s, \"inconclusive\": %s", verdict(r), r->differs ? "true" : "false",
            r->inconclusive ? "true" : "false");
@@ -121,7 +122,13 @@ static void explain_coverage(const struct tg_diff_result * r) {
             if (r->evidence[k]) { printf("%s%d by %s", any ? ", " : "", r->evidence[k], tg_diff_evidence_name(k)); any = true; }
         printf(")");
     }
-    if (r->n_compared == r->n_aligned) { printf("\n"); return; }
+    if (r->n_compared + (r->n_compared ? r->n_views_skipped : 0) == r->n_aligned) {
+        if (r->n_compared && r->n_views_skipped)
+            printf("; %d views, reshapes and permutes recorded without data (--trace-hash computed) not compared: "
+                   "their bytes are the nodes' they view", r->n_views_skipped);
+        printf("\n");
+        return;
+    }
     bool a_any = r->a_hashes || r->a_summaries || r->a_contents, b_any = r->b_hashes || r->b_summaries || r->b_contents;
     if (!a_any && !b_any) printf(": neither trace has hashes, summaries or contents; record with --trace-hash all\n");
     else if (!a_any || !b_any) printf(": %s has no hashes, summaries or contents; record it with --trace-hash all\n", !a_any ? "A" : "B");

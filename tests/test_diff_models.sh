@@ -37,6 +37,25 @@ n_near=$(grep -oE "[0-9]+ near" "$work/out" | grep -oE "[0-9]+")
 "$TGDB" diff "$work/f32.tgt" "$D/evalcb-tiny-f32-p1.tsv" --rtol 1e-9 --atol 0 > "$work/out"; rc=$?
 [ $rc = 1 ] && ok "the TSV comparison can fail (rtol 1e-9 -> exit 1)" || bad "rtol 1e-9 should find differences (rc=$rc)"
 
+# --trace-hash none: nothing to compare -> inconclusive (exit 3), never "equivalent";
+# --trace-hash computed: the unhashed views do not make it inconclusive
+for mode in none computed; do
+  for k in 1 2; do
+    "$TGDB" generate -m "$D/tiny-f32.gguf" -p "$P" -n 1 --temp 0 -t 2 --trace-hash $mode --trace "$work/$mode$k.tgt" > "$work/gen.log" 2>&1 \
+      || { bad "generate --trace-hash $mode failed"; cat "$work/gen.log"; }
+  done
+done
+"$TGDB" diff "$work/none1.tgt" "$work/none2.tgt" > "$work/out"; rc=$?
+[ $rc = 3 ] && ok "--trace-hash none twice: exit 3 (inconclusive)" || bad "--trace-hash none twice exited $rc"
+expect "--trace-hash none: says nothing was compared and why" "^compared 0 of [0-9]+ aligned nodes: neither trace has hashes, summaries or contents; record with --trace-hash all"
+expect "--trace-hash none: result inconclusive" "^result: INCONCLUSIVE"
+"$TGDB" diff "$work/computed1.tgt" "$work/computed2.tgt" > "$work/out"; rc=$?
+[ $rc = 0 ] && ok "--trace-hash computed twice: exit 0" || bad "--trace-hash computed twice exited $rc"
+expect "--trace-hash computed: the views without data are named as such" "[0-9]+ views, reshapes and permutes recorded without data \(--trace-hash computed\) not compared"
+"$TGDB" diff "$work/f32.tgt" "$work/none1.tgt" > "$work/out"; rc=$?
+[ $rc = 3 ] && ok "all vs none: exit 3" || bad "all vs none exited $rc"
+expect "all vs none: names the side without data" "B has no hashes, summaries or contents; record it with --trace-hash all"
+
 # DOT/SVG of a traced generation, split across CPU and BLAS (a prompt long enough for BLAS)
 LONG="In a quiet village at the edge of the forest, the old clockmaker spent his days repairing watches that nobody remembered owning. Every evening he wrote a letter"
 "$B/samples/make-model" --n-layer 4 -o "$work/l4.gguf" > /dev/null

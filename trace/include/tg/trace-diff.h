@@ -73,6 +73,8 @@ struct tg_diff_pair {
     int      evidence;          // enum tg_diff_evidence: what the kind rests on
     bool     from_contents;     // evidence == TG_DIFF_EV_CONTENTS
     bool     hash_differs;      // both hashed (alike) and the hashes differ
+    bool     view_skipped;      // no evidence: a view-like node (VIEW, RESHAPE, PERMUTE, TRANSPOSE,
+                                // NONE) recorded without data on both sides (--trace-hash computed)
     double   rel_l2;            // ||a-b|| / ||b|| (contents; 0 for equal hashes; NAN: unknown)
     double   max_abs, mean_abs; // element errors (contents; 0 for equal hashes; NAN: unknown)
     double   max_rel;           // max |a-b| / (|b| + atol) over elements (contents; else NAN)
@@ -93,12 +95,15 @@ struct tg_diff_result {
     int                   n_aligned;    // pairs present on both sides
     int                   n_compared;   // aligned pairs with evidence (n_aligned - evidence[NONE])
     int                   n_hash_differs; // aligned pairs without evidence whose hashes differ
+    int                   n_views_skipped; // aligned view-like pairs without data (not making it inconclusive
+                                           // when other nodes were compared: their bytes are the viewed nodes')
     int                   first;        // pair index of the first divergence (-1: none)
     int                   n_dependents; // nodes of A depending on the first divergent node
     int *                 dependents;   // their A node indices (first's graph)
     int                   n_graphs_a, n_graphs_b, n_graphs;  // graphs paired = min
     bool                  differs;      // exit status 1: a DIFF, or nodes only on one side (trace vs trace)
-    bool                  inconclusive; // nothing differs, but some aligned pair (or all) had no evidence
+    bool                  inconclusive; // nothing differs, but no pair, or some aligned pair that is not a
+                                        // skipped view, had evidence
     // what each side recorded at all (any node): why a comparison could not be made
     bool                  a_hashes, a_summaries, a_contents, b_hashes, b_summaries, b_contents;
     // the runs' inputs (trace vs trace): DECODE markers compared by token ids and positions
