@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 // Graphviz reports errors through its own callback; keep the last one so the
@@ -18,6 +19,18 @@ static int gv_error_cb(char * msg) {
     return 0;
 }
 
+// One Graphviz context for the process, freed at exit: a context created after
+// another was freed reads the first one's freed font cache (a use after free
+// in the pango plugin on the second render), so the shell and the tests,
+// which render more than once, share this one. Graphviz is not thread-safe;
+// neither is this.
+static GVC_t * gv_shared;
+static void gv_free_shared(void) { if (gv_shared) gvFreeContext(gv_shared); gv_shared = NULL; }
+static GVC_t * gv_context(void) {
+    if (!gv_shared && (gv_shared = gvContext())) atexit(gv_free_shared);
+    return gv_shared;
+}
+
 enum tg_status tg_dot_render(struct tg_dot * d, const char * format, const char * path) {
     if (!d || !format || !path) return tg_error(TG_ERR_INVALID_ARG, "dot: render needs a format and a path");
     size_t len;
@@ -26,11 +39,10 @@ enum tg_status tg_dot_render(struct tg_dot * d, const char * format, const char 
     gv_msg[0] = '\0';
     agseterrf(gv_error_cb);
     agseterr(AGERR);
-    GVC_t * gvc = gvContext();
+    GVC_t * gvc = gv_context();
     if (!gvc) return tg_error(TG_ERR_NOMEM, "graphviz: cannot create a context");
     Agraph_t * g = agmemread(text);
     if (!g) {
-        gvFreeContext(gvc);
         return tg_error(TG_ERR_INTERNAL, "graphviz: cannot parse the generated DOT: %s", gv_msg);
     }
     enum tg_status st = TG_OK;
@@ -59,6 +71,5 @@ enum tg_status tg_dot_render(struct tg_dot * d, const char * format, const char 
         gvFreeLayout(gvc, g);
     }
     agclose(g);
-    gvFreeContext(gvc);
     return st;
 }
