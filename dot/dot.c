@@ -1,5 +1,6 @@
 // dot.c - DOT text builder: record nodes, labelled edges, nested clusters.
 #include "tg/dot.h"
+#include "dot-file.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -7,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 // The text is built incrementally in `body`; clusters are emitted inline
 // (subgraph cluster_N { ... }), so the final text is header + body + "}".
@@ -68,35 +71,63 @@ void tg_dot_free(struct tg_dot * d) {
     free(d);
 }
 
+// Length of the well-formed UTF-8 sequence at p (2..4), 0 if p starts an
+// invalid or truncated one (a name cut inside a character, a stray byte).
+static size_t utf8_seq(const unsigned char * p) {
+    unsigned char c = p[0];
+    size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    if (n == 0) return 0;
+    for (size_t k = 1; k < n; k++) if ((p[k] & 0xc0) != 0x80) return 0;
+    if ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] > 0x9f) || (c == 0xf0 && p[1] < 0x90) || (c == 0xf4 && p[1] > 0x8f))
+        return 0;   // overlong, surrogate, beyond U+10FFFF
+    return n;
+}
+
+// Copies s into buf (n bytes, NUL-terminated) escaped for a quoted DOT
+// string: `special` characters get a backslash, a newline becomes \n,
+// other control characters and bytes that are not well-formed UTF-8 become
+// '?', and a multi-byte character is copied whole or not at all (the text is
+// cut at character boundaries).
+static char * escape_into(const char * s, const char * special, char * buf, size_t n) {
+    size_t j = 0;
+    if (n == 0) return buf;
+    const unsigned char * p = (const unsigned char *) (s ? s : "");
+    while (*p) {
+        unsigned char c = *p;
+        if (c >= 0x80) {
+            size_t len = utf8_seq(p);
+            if (len == 0) { if (j + 1 >= n) break; buf[j++] = '?'; p++; continue; }
+            if (j + len >= n) break;
+            memcpy(buf + j, p, len);
+            j += len;
+            p += len;
+            continue;
+        }
+        if (c == '\n') { if (j + 2 >= n) break; buf[j++] = '\\'; buf[j++] = 'n'; p++; continue; }
+        if (c < 0x20 || c == 0x7f) c = '?';
+        bool esc = strchr(special, c) != NULL;
+        if (j + 1 + (esc ? 1 : 0) >= n) break;
+        if (esc) buf[j++] = '\\';
+        buf[j++] = (char) c;
+        p++;
+    }
+    buf[j] = '\0';
+    return buf;
+}
+
 // Quotes s as a DOT ID string ("..." with \" and \\ escaped) into buf.
 static char * quote_id(const char * s, char * buf, size_t n) {
-    size_t j = 0;
     if (n < 3) { if (n) buf[0] = '\0'; return buf; }
-    buf[j++] = '"';
-    for (const char * p = s ? s : ""; *p && j + 3 < n; p++) {
-        unsigned char c = (unsigned char) *p;
-        if (c == '"' || c == '\\') buf[j++] = '\\';
-        if (c == '\n') { buf[j++] = '\\'; buf[j++] = 'n'; continue; }
-        if (c < 0x20) c = '?';
-        buf[j++] = (char) c;
-    }
+    buf[0] = '"';
+    escape_into(s, "\"\\", buf + 1, n - 2);
+    size_t j = strlen(buf);
     buf[j++] = '"';
     buf[j] = '\0';
     return buf;
 }
 
 char * tg_dot_escape_record(const char * s, char * buf, size_t n) {
-    size_t j = 0;
-    if (n == 0) return buf;
-    for (const char * p = s ? s : ""; *p && j + 3 < n; p++) {
-        unsigned char c = (unsigned char) *p;
-        if (c == '\n') { buf[j++] = '\\'; buf[j++] = 'n'; continue; }
-        if (strchr("{}|<>\"\\", c)) buf[j++] = '\\';
-        if (c < 0x20) c = '?';
-        buf[j++] = (char) c;
-    }
-    buf[j] = '\0';
-    return buf;
+    return escape_into(s, "{}|<>\"\\", buf, n);
 }
 
 enum tg_status tg_dot_graph_attr(struct tg_dot * d, const char * key, const char * value) {
@@ -185,16 +216,49 @@ const char * tg_dot_text(struct tg_dot * d, size_t * len) {
     return t;
 }
 
+FILE * tg_dot_file_open(const char * path, char * tmp, size_t n) {
+    if ((size_t) snprintf(tmp, n, "%s.tmp-XXXXXX", path) >= n) {
+        tg_error(TG_ERR_INVALID_ARG, "%s: path too long", path);
+        return NULL;
+    }
+    int fd = mkstemp(tmp);
+    if (fd < 0) { tg_error(TG_ERR_IO, "%s: cannot open for writing: %s", path, strerror(errno)); return NULL; }
+    mode_t mask = umask(0);
+    umask(mask);
+    (void) fchmod(fd, 0666 & ~mask);   // as if created by fopen, not mkstemp's 0600
+    FILE * f = fdopen(fd, "wb");
+    if (!f) {
+        tg_error(TG_ERR_IO, "%s: cannot open for writing: %s", path, strerror(errno));
+        close(fd);
+        unlink(tmp);
+    }
+    return f;
+}
+
+enum tg_status tg_dot_file_close(FILE * f, const char * tmp, const char * path, enum tg_status st) {
+    int err = 0;
+    if (fflush(f) != 0 || ferror(f)) err = errno ? errno : EIO;
+    if (fclose(f) != 0 && !err) err = errno ? errno : EIO;
+    if (st == TG_OK && !err && rename(tmp, path) != 0) err = errno;
+    if (st != TG_OK || err) {
+        unlink(tmp);
+        if (st == TG_OK) st = tg_error(TG_ERR_IO, "%s: write failed: %s (%s was not written)", path, strerror(err), path);
+    }
+    return st;
+}
+
 enum tg_status tg_dot_write(struct tg_dot * d, const char * path) {
     size_t len;
     const char * t = tg_dot_text(d, &len);
     if (!t) return tg_last_status();
-    FILE * f = fopen(path, "wb");
-    if (!f) return tg_error(TG_ERR_IO, "%s: cannot open for writing: %s", path, strerror(errno));
-    size_t w = fwrite(t, 1, len, f);
-    int rc = fclose(f);
-    if (w != len || rc != 0) return tg_error(TG_ERR_IO, "%s: write failed: %s", path, strerror(errno));
-    return TG_OK;
+    char tmp[4096 + 32];
+    FILE * f = tg_dot_file_open(path, tmp, sizeof(tmp));
+    if (!f) return tg_last_status();
+    errno = 0;
+    enum tg_status st = TG_OK;
+    if (fwrite(t, 1, len, f) != len) st = tg_error(TG_ERR_IO, "%s: write failed: %s (%s was not written)", path,
+                                                   strerror(errno ? errno : EIO), path);
+    return tg_dot_file_close(f, tmp, path, st);
 }
 
 enum tg_status tg_dot_save(struct tg_dot * d, const char * path) {

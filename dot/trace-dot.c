@@ -21,6 +21,7 @@ struct build {
     struct tg_trace_graph gr;
     struct tg_trace_tensor * t;
     int * map;          // tensor index -> itself, FOLD or DROP
+    int * layer;        // layer of each node (compute_layers), -1 if none
     char * flags;       // highlight bits per tensor
     int fold_lo, fold_hi, fold_count;
     struct tg_dot * d;
@@ -53,19 +54,55 @@ static void select_around(struct build * b, int center) {
     free(queue);
 }
 
+static bool is_view_op(const struct build * b, int i) {
+    const char * n = tg_trace_op_name(b->tr, b->t[i].op);
+    return !strcmp(n, "NONE") || !strcmp(n, "VIEW") || !strcmp(n, "RESHAPE") || !strcmp(n, "PERMUTE") || !strcmp(n, "TRANSPOSE");
+}
+
+// Layer of a name, "Qcur-0 (reshaped)" included (the suffix a view adds).
+static int name_layer(const char * name) {
+    int l = tg_trace_layer_of_name(name);
+    const char * sp = strstr(name, " (");
+    if (l < 0 && sp && sp > name) {
+        char base[TG_TRACE_NAME];
+        snprintf(base, sizeof(base), "%.*s", (int) (sp - name), name);
+        l = tg_trace_layer_of_name(base);
+    }
+    return l;
+}
+
+// The layer each node belongs to: its name's, or for a view, reshape,
+// permute or transpose without one (e.g. "cache_k_l0 (view)") the layer of
+// the node reading it (or else of its source), so selecting or folding a
+// layer keeps the data flow through its views whole.
+static void compute_layers(struct build * b) {
+    for (int i = 0; i < b->n_nodes; i++) b->layer[i] = name_layer(b->t[i].name);
+    for (int i = b->n_nodes - 1; i >= 0; i--) {   // consumers come after producers
+        if (b->layer[i] < 0) continue;
+        for (int k = 0; k < TG_TRACE_MAX_SRC; k++) {
+            int s = b->t[i].src[k];
+            if (s >= 0 && s < b->n_nodes && b->layer[s] < 0 && is_view_op(b, s)) b->layer[s] = b->layer[i];
+        }
+    }
+    for (int i = 0; i < b->n_nodes; i++) {
+        int s = b->t[i].src[0];
+        if (b->layer[i] < 0 && is_view_op(b, i) && s >= 0 && s < b->n_nodes) b->layer[i] = b->layer[s];
+    }
+}
+
 static void select_nodes(struct build * b) {
     const struct tg_dot_trace_options * o = b->o;
     for (int i = 0; i < b->n; i++) b->map[i] = i < b->n_nodes ? i : DROP;
     if (o->layer >= 0)
-        for (int i = 0; i < b->n_nodes; i++) if (tg_trace_layer_of_name(b->t[i].name) != o->layer) b->map[i] = DROP;
+        for (int i = 0; i < b->n_nodes; i++) if (b->layer[i] != o->layer) b->map[i] = DROP;
     if (o->collapse) {
         int lmax = -1;
-        for (int i = 0; i < b->n_nodes; i++) { int l = tg_trace_layer_of_name(b->t[i].name); if (l > lmax) lmax = l; }
+        for (int i = 0; i < b->n_nodes; i++) if (b->layer[i] > lmax) lmax = b->layer[i];
         if (lmax >= 2) {
             b->fold_lo = 1;
             b->fold_hi = lmax - 1;
             for (int i = 0; i < b->n_nodes; i++) {
-                int l = tg_trace_layer_of_name(b->t[i].name);
+                int l = b->layer[i];
                 if (l >= 1 && l <= lmax - 1 && b->map[i] != DROP) { b->map[i] = FOLD; b->fold_count++; }
             }
         }
@@ -228,9 +265,14 @@ struct tg_dot * tg_dot_from_trace(struct tg_trace * tr, const struct tg_dot_trac
     b.o = opt ? opt : &def;
     int ng = tg_trace_n_graphs(tr);
     if (ng == 0) { tg_error(TG_ERR_INVALID_ARG, "the trace has no graphs"); return NULL; }
-    b.gi = b.o->graph >= 0 ? b.o->graph : ng - 1;
-    if (b.gi >= ng || !tg_trace_get_graph(tr, b.gi, &b.gr)) {
-        tg_error(TG_ERR_INVALID_ARG, "no graph %d (the trace has %d: 0..%d)", b.o->graph, ng, ng - 1);
+    b.gi = b.o->graph >= 0 ? tg_trace_find_graph(tr, (uint32_t) b.o->graph) : ng - 1;
+    if (b.gi < 0 || !tg_trace_get_graph(tr, b.gi, &b.gr)) {
+        struct tg_trace_graph g0, g1;
+        if (tg_trace_get_graph(tr, 0, &g0) && tg_trace_get_graph(tr, ng - 1, &g1))
+            tg_error(TG_ERR_INVALID_ARG, "no graph %d (the trace has %d graph%s, ids %u..%u; see 'tgdb trace info')", b.o->graph,
+                     ng, ng == 1 ? "" : "s", g0.graph_id, g1.graph_id);
+        else
+            tg_error(TG_ERR_INVALID_ARG, "no graph %d in the trace", b.o->graph);
         return NULL;
     }
     b.n_nodes = b.gr.n_nodes;
@@ -238,23 +280,40 @@ struct tg_dot * tg_dot_from_trace(struct tg_trace * tr, const struct tg_dot_trac
     b.t = calloc((size_t) (b.n > 0 ? b.n : 1), sizeof(*b.t));
     b.map = calloc((size_t) (b.n > 0 ? b.n : 1), sizeof(int));
     b.flags = calloc((size_t) (b.n > 0 ? b.n : 1), 1);
+    b.layer = calloc((size_t) (b.n > 0 ? b.n : 1), sizeof(int));
     b.d = tg_dot_new("tgdb");
     struct tg_dot * result = NULL;
-    if (!b.t || !b.map || !b.flags || !b.d) { tg_error(TG_ERR_NOMEM, "dot: out of memory"); goto done; }
+    if (!b.t || !b.map || !b.flags || !b.layer || !b.d) { tg_error(TG_ERR_NOMEM, "dot: out of memory"); goto done; }
     for (int i = 0; i < b.n; i++)
         if (!tg_trace_get_tensor(tr, b.gi, i, &b.t[i])) {
             memset(&b.t[i], 0, sizeof(b.t[i]));
             for (int k = 0; k < TG_TRACE_MAX_SRC; k++) b.t[i].src[k] = TG_TRACE_NONE;
         }
+    compute_layers(&b);
+    if (b.o->layer >= 0) {
+        int lo = -1, hi = -1;
+        for (int i = 0; i < b.n_nodes; i++) {
+            if (b.layer[i] < 0) continue;
+            if (lo < 0 || b.layer[i] < lo) lo = b.layer[i];
+            if (b.layer[i] > hi) hi = b.layer[i];
+        }
+        bool found = false;
+        for (int i = 0; i < b.n_nodes && !found; i++) found = b.layer[i] == b.o->layer;
+        if (!found) {
+            if (lo < 0) tg_error(TG_ERR_INVALID_ARG, "no layer %d: graph %u has no layered nodes", b.o->layer, b.gr.graph_id);
+            else tg_error(TG_ERR_INVALID_ARG, "no layer %d in graph %u (layers %d..%d)", b.o->layer, b.gr.graph_id, lo, hi);
+            goto done;
+        }
+    }
     select_nodes(&b);
     if (b.o->around) {
         int c = tg_trace_find_tensor(tr, b.gi, b.o->around);
-        if (c < 0) { tg_error(TG_ERR_INVALID_ARG, "no node named '%s' in graph %d", b.o->around, b.gi); goto done; }
+        if (c < 0) { tg_error(TG_ERR_INVALID_ARG, "no node named '%s' in graph %u", b.o->around, b.gr.graph_id); goto done; }
         select_around(&b, c);
     }
     highlights(&b);
     char title[160];
-    snprintf(title, sizeof(title), "graph %d (id %u): %d nodes, %d leafs", b.gi, b.gr.graph_id, b.gr.n_nodes, b.gr.n_leafs);
+    snprintf(title, sizeof(title), "graph %u: %d nodes, %d leafs", b.gr.graph_id, b.gr.n_nodes, b.gr.n_leafs);
     tg_dot_graph_attr(b.d, "label", title);
     tg_dot_graph_attr(b.d, "labelloc", "t");
     tg_dot_graph_attr(b.d, "rankdir", "TB");
@@ -274,5 +333,6 @@ done:
     free(b.t);
     free(b.map);
     free(b.flags);
+    free(b.layer);
     return result;
 }

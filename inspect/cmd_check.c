@@ -9,8 +9,68 @@
 #include <stdio.h>
 #include <string.h>
 
-TG_CLI_COMMAND(check, "check FILE [--quiet]",
-    "find stale reads, unallocated use and the first NaN/Inf in a trace; summarize splits (exit 1 on a problem)")
+TG_CLI_COMMAND(check, "check FILE [--quiet] [--json]",
+    "find stale reads, unallocated use and the first NaN/Inf in a trace; summarize splits; --json: the findings as "
+    "JSON (kind, severity, tensors by graph id and node, buffer range, text); exit 0 no problem, 1 a problem found, "
+    "2 usage or input error")
+
+// Usage and input errors exit 2 (1 means "a problem was found").
+#define CHECK_ERR(...) (tg_cli_err(__VA_ARGS__), 2)
+
+static void json_str(const char * s) {
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char c = (unsigned char) *s;
+        if (c == '"' || c == '\\') printf("\\%c", c);
+        else if (c < 0x20 || c == 0x7f) printf("\\u%04x", c);
+        else if (c >= 0x80) {   // valid UTF-8 passes; a stray byte (a name cut mid-character) becomes U+FFFD
+            int n = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+            int k = 1;
+            while (n && k < n && ((unsigned char) s[k] & 0xc0) == 0x80) k++;
+            if (n && k == n) { fwrite(s, 1, (size_t) n, stdout); s += n - 1; }
+            else printf("\\ufffd");
+        } else putchar(c);
+    }
+    putchar('"');
+}
+
+// {"graph": 2, "node": 0, "name": "y3"} or null.
+static void json_tensor(struct tg_trace * tr, int32_t graph_id, int32_t ti) {
+    int gi = graph_id >= 0 ? tg_trace_find_graph(tr, (uint32_t) graph_id) : -1;
+    if (gi < 0 || ti < 0) { printf("null"); return; }
+    char name[TG_TRACE_NAME];
+    printf("{\"graph\": %d, \"node\": %d, \"name\": ", graph_id, ti);
+    json_str(tg_trace_tensor_name(tr, gi, ti, name));
+    printf("}");
+}
+
+static void print_json(struct tg_trace * tr, const char * path, const struct tg_trace_report * rep, bool quiet) {
+    printf("{\"file\": ");
+    json_str(path);
+    printf(", \"graphs\": %d, \"evaluated_nodes\": %d, \"host_reads_checked\": %d, \"problems\": %d, \"findings\": [",
+           tg_trace_n_graphs(tr), tg_trace_n_evals(tr), rep->n_host_reads_checked, rep->n_problems);
+    int n = 0;
+    for (int i = 0; i < rep->n_findings; i++) {
+        const struct tg_trace_finding * f = &rep->findings[i];
+        if (quiet && !f->problem) continue;
+        printf("%s{\"kind\": ", n++ ? ", " : "");
+        json_str(tg_trace_finding_kind_name(f->kind));
+        printf(", \"severity\": \"%s\", \"tensor\": ", f->problem ? "problem" : "warning");
+        json_tensor(tr, f->graph_t, f->tensor_t);
+        printf(", \"writer\": ");
+        json_tensor(tr, f->graph_u, f->tensor_u);
+        if (f->kind == TG_TRACE_FIND_STALE_READ) {
+            printf(", \"last_writer\": ");
+            json_tensor(tr, f->graph_last, f->tensor_last);
+            printf(", \"writers\": %d, \"buffer\": %llu, \"begin\": %llu, \"end\": %llu", f->n_writers,
+                   (unsigned long long) f->buffer_uid, (unsigned long long) f->begin, (unsigned long long) f->end);
+        }
+        printf(", \"record\": %u, \"text\": ", f->record);
+        json_str(f->text);
+        printf("}");
+    }
+    printf("]}\n");
+}
 
 static void split_traffic(struct tg_trace * tr) {
     int ng = tg_trace_n_graphs(tr), with_splits = 0;
@@ -42,19 +102,33 @@ static void split_traffic(struct tg_trace * tr) {
 }
 
 static int cmd_check(int argc, char ** argv) {
-    if (argc < 2) return tg_cli_usage("check");
-    bool quiet = false;
-    for (int i = 2; i < argc; i++) {
+    bool quiet = false, json = false;
+    const char * path = NULL;
+    for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quiet")) quiet = true;
-        else return tg_cli_err("check: unknown argument '%s'", argv[i]);
+        else if (!strcmp(argv[i], "--json")) json = true;
+        else if (argv[i][0] == '-' && argv[i][1]) return CHECK_ERR("check: unknown option '%s' (see 'tgdb help check')", argv[i]);
+        else if (!path) path = argv[i];
+        else return CHECK_ERR("check: unexpected argument '%s'", argv[i]);
     }
-    struct tg_trace * tr = tg_trace_open(argv[1]);
-    if (!tr) return tg_cli_err("%s", tg_last_error());
+    if (!path) return (tg_cli_usage("check"), 2);
+    struct tg_trace * tr = tg_trace_open(path);
+    if (!tr) return CHECK_ERR("%s", tg_last_error());
     tg_cli_trace_warning(tr);
     struct tg_trace_report rep;
     if (tg_trace_check(tr, &rep) != TG_OK) {
         tg_trace_close(tr);
-        return tg_cli_err("check: %s", tg_last_error());
+        return CHECK_ERR("check: %s", tg_last_error());
+    }
+    struct tg_trace_damage d;
+    int n_damage = 0;
+    while (tg_trace_get_damage(tr, n_damage, &d)) n_damage++;
+    if (json) {   // damage is on stderr (tg_cli_trace_warning) and in the exit status
+        print_json(tr, path, &rep, quiet);
+        int rc = rep.n_problems + n_damage ? 1 : 0;
+        tg_trace_report_free(&rep);
+        tg_trace_close(tr);
+        return rc;
     }
     for (int i = 0; i < rep.n_findings; i++) {
         const struct tg_trace_finding * f = &rep.findings[i];
@@ -62,10 +136,8 @@ static int cmd_check(int argc, char ** argv) {
         printf("%s [%s] %s", f->problem ? "PROBLEM" : "warning", tg_trace_finding_kind_name(f->kind), f->text);
     }
     // damaged stretches of the file are problems: what they held was not checked
-    struct tg_trace_damage d;
-    int n_damage = 0;
-    for (int i = 0; tg_trace_get_damage(tr, i, &d); i++, n_damage++)
-        printf("PROBLEM [damage] %s: record %u%s%s at offset %llu: %s, %llu bytes skipped%s\n", argv[1], d.record,
+    for (int i = 0; tg_trace_get_damage(tr, i, &d); i++)
+        printf("PROBLEM [damage] %s: record %u%s%s at offset %llu: %s, %llu bytes skipped%s\n", path, d.record,
                d.type ? " " : "", d.type ? tg_trace_rec_name(d.type) : "", (unsigned long long) d.offset,
                tg_trace_stop_str(d.why), (unsigned long long) d.bytes, d.to_end ? " (to the end of the file)" : "");
     if (!quiet) split_traffic(tr);

@@ -10,7 +10,12 @@
 #include <string.h>
 
 TG_CLI_COMMAND(diff, "diff A.tgt B.tgt|B.tsv [--rtol R] [--atol A] [--all] [--json]",
-               "compare two runs node by node; exit 1 if a node differs beyond tolerance")
+               "compare two runs node by node (graphs by the ids `trace info` prints); exit 0 equivalent, "
+               "1 a node differs beyond tolerance or the graphs differ, 2 usage or input error, "
+               "3 inconclusive (some or all nodes had no hashes, summaries or contents to compare)")
+
+// Usage and input errors exit 2 (1 means "the runs differ").
+#define DIFF_ERR(...) (tg_cli_err(__VA_ARGS__), 2)
 
 static bool is_tsv(const char * path) {
     const char * dot = strrchr(path, '.');
@@ -36,18 +41,45 @@ static void json_num(double v) {
     if (isfinite(v)) printf("%.9g", v); else printf("null");
 }
 
+static void json_evidence_counts(const struct tg_diff_result * r) {
+    printf("{");
+    for (int k = 1; k < TG_DIFF_EV_COUNT; k++) printf("%s\"%s\": %d", k > 1 ? ", " : "", tg_diff_evidence_name(k), r->evidence[k]);
+    printf(", \"none\": %d}", r->evidence[TG_DIFF_EV_NONE]);
+}
+
+static void json_pair_numbers(const struct tg_diff_pair * p) {
+    printf(", \"evidence\": ");
+    if (p->evidence == TG_DIFF_EV_NONE) printf("null"); else json_str(tg_diff_evidence_name(p->evidence));
+    printf(", \"rel_l2\": "); json_num(p->rel_l2);
+    printf(", \"max_abs\": "); json_num(p->max_abs);
+    printf(", \"stat_rel\": "); json_num(p->evidence == TG_DIFF_EV_SUMMARY || p->evidence == TG_DIFF_EV_SUMS ? p->rel : NAN);
+}
+
+static const char * verdict(const struct tg_diff_result * r) {
+    return r->differs ? "different" : r->inconclusive ? "inconclusive" : "equivalent";
+}
+
 static void print_json(const struct tg_diff_result * r, const char * a, const char * b, const struct tg_diff_options * o, bool all) {
     printf("{\"a\": "); json_str(a); printf(", \"b\": "); json_str(b);
     printf(", \"rtol\": %g, \"atol\": %g, \"graphs\": %d, \"pairs\": %d, \"counts\": {", o->rtol, o->atol, r->n_graphs, r->n_pairs);
     for (int k = 0; k < TG_DIFF_KIND_COUNT; k++) printf("%s\"%s\": %d", k ? ", " : "", tg_diff_kind_name(k), r->counts[k]);
-    printf("}, \"differs\": %s, \"first\": ", r->differs ? "true" : "false");
+    printf("}, \"aligned\": %d, \"compared\": %d, \"views_skipped\": %d, \"evidence\": ", r->n_aligned, r->n_compared,
+           r->n_views_skipped);
+    json_evidence_counts(r);
+    printf(", \"result\": \"%s\", \"differs\": %s, \"inconclusive\": %s", verdict(r), r->differs ? "true" : "false",
+           r->inconclusive ? "true" : "false");
+    printf(", \"decodes\": [%d, %d], \"tokens_differ\": ", r->n_decodes_a, r->n_decodes_b);
+    if (r->token_mismatch >= 0)
+        printf("{\"decode\": %d, \"pos\": %d, \"a\": %d, \"b\": %d}", r->token_mismatch, r->token_pos, r->token_a, r->token_b);
+    else
+        printf("null");
+    printf(", \"first\": ");
     if (r->first >= 0) {
         const struct tg_diff_pair * p = &r->pairs[r->first];
-        printf("{\"graph\": %d, \"node_a\": %d, \"node_b\": %d, \"name\": ", p->graph, p->node_a, p->node_b);
+        printf("{\"graph\": %u, \"node_a\": %d, \"node_b\": %d, \"name\": ", p->graph_id, p->node_a, p->node_b);
         json_str(p->name);
         printf(", \"op\": "); json_str(p->op);
-        printf(", \"rel\": "); json_num(p->rel);
-        printf(", \"max_abs\": "); json_num(p->max_abs);
+        json_pair_numbers(p);
         printf(", \"mean_abs\": "); json_num(p->mean_abs);
         printf(", \"from_contents\": %s, \"dependents\": %d}", p->from_contents ? "true" : "false", r->n_dependents);
     } else {
@@ -57,12 +89,11 @@ static void print_json(const struct tg_diff_result * r, const char * a, const ch
         printf(", \"nodes\": [");
         for (int k = 0; k < r->n_pairs; k++) {
             const struct tg_diff_pair * p = &r->pairs[k];
-            printf("%s{\"graph\": %d, \"a\": %d, \"b\": %d, \"name\": ", k ? ", " : "", p->graph, p->node_a, p->node_b);
+            printf("%s{\"graph\": %u, \"a\": %d, \"b\": %d, \"name\": ", k ? ", " : "", p->graph_id, p->node_a, p->node_b);
             json_str(p->name);
             printf(", \"op\": "); json_str(p->op);
-            printf(", \"kind\": \"%s\", \"rel\": ", tg_diff_kind_name(p->kind));
-            json_num(p->rel);
-            printf(", \"max_abs\": "); json_num(p->max_abs);
+            printf(", \"kind\": \"%s\"", tg_diff_kind_name(p->kind));
+            json_pair_numbers(p);
             printf("}");
         }
         printf("]");
@@ -70,32 +101,89 @@ static void print_json(const struct tg_diff_result * r, const char * a, const ch
     printf("}\n");
 }
 
+// "1.5e-03" or "-" for an unknown figure, right-aligned in w columns.
+static void print_num(double v, int w) {
+    if (isnan(v)) printf(" %*s", w, "-"); else printf(" %*.3g", w, v);
+}
+
+static void side_has(char * buf, size_t n, bool h, bool s, bool c) {
+    if (!h && !s && !c) { snprintf(buf, n, "nothing"); return; }
+    snprintf(buf, n, "%s%s%s%s%s", h ? "hashes" : "", h && (s || c) ? ", " : "", s ? "summaries" : "", s && c ? ", " : "",
+             c ? "contents" : "");
+}
+
+// Why the comparison is incomplete, and how to record a comparable run.
+static void explain_coverage(const struct tg_diff_result * r) {
+    printf("compared %d of %d aligned nodes", r->n_compared, r->n_aligned);
+    if (r->n_compared) {
+        printf(" (");
+        bool any = false;
+        for (int k = 1; k < TG_DIFF_EV_COUNT; k++)
+            if (r->evidence[k]) { printf("%s%d by %s", any ? ", " : "", r->evidence[k], tg_diff_evidence_name(k)); any = true; }
+        printf(")");
+    }
+    if (r->n_compared + (r->n_compared ? r->n_views_skipped : 0) == r->n_aligned) {
+        if (r->n_compared && r->n_views_skipped)
+            printf("; %d views, reshapes and permutes recorded without data (--trace-hash computed) not compared: "
+                   "their bytes are the nodes' they view", r->n_views_skipped);
+        printf("\n");
+        return;
+    }
+    bool a_any = r->a_hashes || r->a_summaries || r->a_contents, b_any = r->b_hashes || r->b_summaries || r->b_contents;
+    if (!a_any && !b_any) printf(": neither trace has hashes, summaries or contents; record with --trace-hash all\n");
+    else if (!a_any || !b_any) printf(": %s has no hashes, summaries or contents; record it with --trace-hash all\n", !a_any ? "A" : "B");
+    else {
+        char ha[64], hb[64];
+        side_has(ha, sizeof(ha), r->a_hashes, r->a_summaries, r->a_contents);
+        side_has(hb, sizeof(hb), r->b_hashes, r->b_summaries, r->b_contents);
+        printf(": %d without data on both sides (A has %s, B has %s; record both with --trace-hash all)\n",
+               r->evidence[TG_DIFF_EV_NONE], ha, hb);
+    }
+    if (r->n_hash_differs)
+        printf("  %d of them have different hashes but no summaries or contents to measure the difference\n", r->n_hash_differs);
+}
+
 static void print_text(const struct tg_diff_result * r, const char * a, const char * b, const struct tg_diff_options * o, bool all) {
     printf("A: %s (%d graph%s)\nB: %s (%d graph%s)\n", a, r->n_graphs_a, r->n_graphs_a == 1 ? "" : "s", b, r->n_graphs_b, r->n_graphs_b == 1 ? "" : "s");
     printf("compared %d graph%s, %d node pairs: %d same, %d near, %d DIFF, %d only in A, %d only in B, %d without data\n",
            r->n_graphs, r->n_graphs == 1 ? "" : "s", r->n_pairs, r->counts[TG_DIFF_SAME], r->counts[TG_DIFF_NEAR],
            r->counts[TG_DIFF_DIFF], r->counts[TG_DIFF_ONLY_A], r->counts[TG_DIFF_ONLY_B], r->counts[TG_DIFF_UNKNOWN]);
+    explain_coverage(r);
+    if (r->token_mismatch >= 0) {
+        printf("note: the runs were fed different tokens: decode call %d", r->token_mismatch);
+        if (r->token_a >= 0 || r->token_b >= 0) printf(", position %d: A token %d, B token %d\n", r->token_pos, r->token_a, r->token_b);
+        else printf(" (position %d): different positions or token counts\n", r->token_pos);
+    } else if (r->n_decodes_a != r->n_decodes_b) {
+        printf("note: A has %d decode calls, B has %d\n", r->n_decodes_a, r->n_decodes_b);
+    }
     if (all) {
-        printf("\n%5s %6s %6s  %-28s %-12s %-18s %-7s %10s %10s\n", "graph", "A#", "B#", "name", "op", "shape", "result", "rel", "max_abs");
+        printf("\n%5s %6s %6s  %-28s %-12s %-18s %-7s %-8s %10s %10s %10s\n", "graph", "A#", "B#", "name", "op", "shape", "result",
+               "evidence", "rel_l2", "max_abs", "stat_rel");
         for (int k = 0; k < r->n_pairs; k++) {
             const struct tg_diff_pair * p = &r->pairs[k];
             char sh[64];
             shape_str(p->ne, sh, sizeof(sh));
-            printf("%5d %6d %6d  %-28.28s %-12s %-18s %-7s %10.3g %10.3g%s\n", p->graph, p->node_a, p->node_b, p->name, p->op, sh,
-                   tg_diff_kind_name(p->kind), p->rel, p->max_abs, k == r->first ? "  <- first divergence" : "");
+            printf("%5u %6d %6d  %-28.28s %-12s %-18s %-7s %-8s", p->graph_id, p->node_a, p->node_b, p->name, p->op, sh,
+                   tg_diff_kind_name(p->kind), tg_diff_evidence_name(p->evidence));
+            print_num(p->rel_l2, 10);
+            print_num(p->max_abs, 10);
+            print_num(p->evidence == TG_DIFF_EV_SUMMARY || p->evidence == TG_DIFF_EV_SUMS ? p->rel : NAN, 10);
+            printf("%s\n", k == r->first ? "  <- first divergence" : "");
         }
-        printf("\n");
+        printf("  (rel_l2 = ||A-B|| / ||B|| and max_abs from contents; stat_rel = relative difference of the summaries or sums; "
+               "- = unknown)\n\n");
     }
     if (r->first >= 0) {
         const struct tg_diff_pair * p = &r->pairs[r->first];
         char sh[64];
         shape_str(p->ne, sh, sizeof(sh));
-        printf("first divergent node: graph %d, node %d (B: %d) %s (%s %s)\n", p->graph, p->node_a, p->node_b, p->name, p->op, sh);
-        if (p->from_contents)
-            printf("  errors (contents): max abs %.4g, mean abs %.4g, max rel %.4g (rtol %g, atol %g)\n",
-                   p->max_abs, p->mean_abs, p->max_rel, o->rtol, o->atol);
+        printf("first divergent node: graph %u, node %d (B: %d) %s (%s %s)\n", p->graph_id, p->node_a, p->node_b, p->name, p->op, sh);
+        if (p->evidence == TG_DIFF_EV_CONTENTS)
+            printf("  errors (contents): max abs %.4g, mean abs %.4g, relative L2 %.4g, max rel %.4g (rtol %g, atol %g)\n",
+                   p->max_abs, p->mean_abs, p->rel_l2, p->max_rel, o->rtol, o->atol);
         else
-            printf("  relative difference %.4g (%s; rtol %g)\n", p->rel, "from numeric summaries", o->rtol);
+            printf("  relative difference of the %s %.4g (rtol %g); element errors unknown (no contents recorded)\n",
+                   p->evidence == TG_DIFF_EV_SUMS ? "sums (sum, sum of squares)" : "summaries (mean, rms, min, max)", p->rel, o->rtol);
         printf("  %d node%s of A depend on it", r->n_dependents, r->n_dependents == 1 ? "" : "s");
         for (int k = 0; k < r->n_dependents && k < 8; k++) printf("%s#%d", k ? ", " : ": ", r->dependents[k]);
         printf("%s\n", r->n_dependents > 8 ? ", ..." : "");
@@ -103,17 +191,20 @@ static void print_text(const struct tg_diff_result * r, const char * a, const ch
         for (int k = 0; k < r->n_pairs; k++) {
             const struct tg_diff_pair * p = &r->pairs[k];
             if (p->kind != TG_DIFF_ONLY_A && p->kind != TG_DIFF_ONLY_B) continue;
-            printf("values agree, but the graphs differ: first structural difference in graph %d: %s %s only in %s (node %d)\n",
-                   p->graph, p->name, p->op, p->kind == TG_DIFF_ONLY_A ? "A" : "B", p->kind == TG_DIFF_ONLY_A ? p->node_a : p->node_b);
+            printf("values agree, but the graphs differ: first structural difference in graph %u: %s %s only in %s (node %d)\n",
+                   p->graph_id, p->name, p->op, p->kind == TG_DIFF_ONLY_A ? "A" : "B", p->kind == TG_DIFF_ONLY_A ? p->node_a : p->node_b);
             break;
         }
         if (r->n_graphs_a != r->n_graphs_b) printf("A has %d graphs, B has %d\n", r->n_graphs_a, r->n_graphs_b);
-    } else {
+    } else if (r->n_compared > 0) {
         double worst = 0;
         for (int k = 0; k < r->n_pairs; k++) if (r->pairs[k].kind == TG_DIFF_NEAR && r->pairs[k].rel > worst) worst = r->pairs[k].rel;
-        printf("no node differs beyond tolerance (rtol %g, atol %g); largest relative difference %.3g\n", o->rtol, o->atol, worst);
+        printf("no compared node differs beyond tolerance (rtol %g, atol %g); largest relative difference %.3g\n", o->rtol, o->atol, worst);
     }
-    printf("result: %s\n", r->differs ? "DIFFERENT" : "equivalent");
+    if (r->inconclusive)
+        printf("result: INCONCLUSIVE (%d of %d aligned nodes compared; nothing differs among them)\n", r->n_compared, r->n_aligned);
+    else
+        printf("result: %s\n", r->differs ? "DIFFERENT" : "equivalent");
 }
 
 static bool parse_double(const char * s, double * out) {
@@ -131,17 +222,17 @@ static int cmd_diff(int argc, char ** argv) {
         else if (!strcmp(argv[i], "--json")) json = true;
         else if (!strcmp(argv[i], "--rtol") || !strcmp(argv[i], "--atol")) {
             double v;
-            if (i + 1 >= argc || !parse_double(argv[i + 1], &v)) return tg_cli_err("diff: %s needs a number >= 0", argv[i]);
+            if (i + 1 >= argc || !parse_double(argv[i + 1], &v)) return DIFF_ERR("diff: %s needs a number >= 0", argv[i]);
             if (argv[i][2] == 'r') o.rtol = v; else o.atol = v;
             i++;
-        } else if (argv[i][0] == '-' && argv[i][1]) return tg_cli_err("diff: unknown option '%s' (see 'tgdb help diff')", argv[i]);
+        } else if (argv[i][0] == '-' && argv[i][1]) return DIFF_ERR("diff: unknown option '%s' (see 'tgdb help diff')", argv[i]);
         else if (!pa) pa = argv[i];
         else if (!pb) pb = argv[i];
-        else return tg_cli_err("diff: unexpected argument '%s'", argv[i]);
+        else return DIFF_ERR("diff: unexpected argument '%s'", argv[i]);
     }
-    if (!pa || !pb) return tg_cli_usage("diff");
+    if (!pa || !pb) return (tg_cli_usage("diff"), 2);
     struct tg_trace * ta = tg_trace_open(pa);
-    if (!ta) return tg_cli_err("%s", tg_last_error());
+    if (!ta) return DIFF_ERR("%s", tg_last_error());
     tg_cli_trace_warning(ta);
     struct tg_trace * tb = NULL;
     struct tg_diff_side * sa = tg_diff_side_trace(ta), * sb = NULL;
@@ -154,10 +245,10 @@ static int cmd_diff(int argc, char ** argv) {
     } else {
         struct tg_diff_result r;
         if (tg_diff_run(sa, sb, &o, &r) != TG_OK) {
-            tg_cli_err("diff: %s", tg_last_error());
+            rc = DIFF_ERR("diff: %s", tg_last_error());
         } else {
             if (json) print_json(&r, pa, pb, &o, all); else print_text(&r, pa, pb, &o, all);
-            rc = r.differs ? 1 : 0;
+            rc = r.differs ? 1 : r.inconclusive ? 3 : 0;
             tg_diff_result_free(&r);
         }
     }

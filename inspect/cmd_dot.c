@@ -12,7 +12,13 @@
 #include <unistd.h>
 
 TG_CLI_COMMAND(dot, "dot TRACE|--live -m MODEL -p PROMPT -o OUT.{dot,svg,png,pdf} [--graph G] [--around NODE [--depth K]] [--layer N] [--collapse] [--no-leafs] [--diff B.tgt|B.tsv]",
-               "render a traced graph (splits as clusters, highlights for diffs, NaN and stale reads); --live: a model's graph without a trace file")
+               "render a traced graph (splits as clusters, highlights for diffs, NaN and stale reads); --live: a model's graph without a "
+               "trace file; --graph G: the graph id `trace info` prints (default: the last); --layer N: layer N with its views; "
+               "the output is replaced only when written whole; exit 0 written, 1 could not write or render the output, "
+               "2 usage or input error (no such graph, layer or node)")
+
+// Usage and input errors exit 2; 1 is left for "the output could not be written".
+#define DOT_ERR(...) (tg_cli_err(__VA_ARGS__), 2)
 
 // --live: evaluates the prompt with the model while recording a temporary
 // trace (so the drawing has the real placements, splits and allocation),
@@ -56,32 +62,32 @@ static int cmd_dot(int argc, char ** argv) {
     for (int i = 1; i < argc; i++) {
         const char * a = argv[i];
         bool has_val = i + 1 < argc;
-        if (!strcmp(a, "-o")) { if (!has_val) return tg_cli_err("dot: -o needs a file"); out = argv[++i]; }
+        if (!strcmp(a, "-o")) { if (!has_val) return DOT_ERR("dot: -o needs a file"); out = argv[++i]; }
         else if (!strcmp(a, "--live")) live = true;
-        else if (!strcmp(a, "-m")) { if (!has_val) return tg_cli_err("dot: -m needs a model file"); model = argv[++i]; }
-        else if (!strcmp(a, "-p")) { if (!has_val) return tg_cli_err("dot: -p needs a prompt"); prompt = argv[++i]; }
-        else if (!strcmp(a, "--graph")) { if (!has_val || !parse_int(argv[++i], &o.graph)) return tg_cli_err("dot: --graph needs a graph number"); }
-        else if (!strcmp(a, "--around")) { if (!has_val) return tg_cli_err("dot: --around needs a node name"); o.around = argv[++i]; }
-        else if (!strcmp(a, "--depth")) { if (!has_val || !parse_int(argv[++i], &o.depth)) return tg_cli_err("dot: --depth needs a number"); }
-        else if (!strcmp(a, "--layer")) { if (!has_val || !parse_int(argv[++i], &o.layer)) return tg_cli_err("dot: --layer needs a layer number"); }
+        else if (!strcmp(a, "-m")) { if (!has_val) return DOT_ERR("dot: -m needs a model file"); model = argv[++i]; }
+        else if (!strcmp(a, "-p")) { if (!has_val) return DOT_ERR("dot: -p needs a prompt"); prompt = argv[++i]; }
+        else if (!strcmp(a, "--graph")) { if (!has_val || !parse_int(argv[++i], &o.graph)) return DOT_ERR("dot: --graph needs a graph number"); }
+        else if (!strcmp(a, "--around")) { if (!has_val) return DOT_ERR("dot: --around needs a node name"); o.around = argv[++i]; }
+        else if (!strcmp(a, "--depth")) { if (!has_val || !parse_int(argv[++i], &o.depth)) return DOT_ERR("dot: --depth needs a number"); }
+        else if (!strcmp(a, "--layer")) { if (!has_val || !parse_int(argv[++i], &o.layer)) return DOT_ERR("dot: --layer needs a layer number"); }
         else if (!strcmp(a, "--collapse")) o.collapse = true;
         else if (!strcmp(a, "--no-leafs")) o.leafs = false;
-        else if (!strcmp(a, "--diff")) { if (!has_val) return tg_cli_err("dot: --diff needs a trace or TSV"); diff = argv[++i]; }
-        else if (a[0] == '-') return tg_cli_err("dot: unknown option '%s' (see 'tgdb help dot')", a);
+        else if (!strcmp(a, "--diff")) { if (!has_val) return DOT_ERR("dot: --diff needs a trace or TSV"); diff = argv[++i]; }
+        else if (a[0] == '-') return DOT_ERR("dot: unknown option '%s' (see 'tgdb help dot')", a);
         else if (!path) path = a;
-        else return tg_cli_err("dot: unexpected argument '%s'", a);
+        else return DOT_ERR("dot: unexpected argument '%s'", a);
     }
     if (live) {
-        if (path) return tg_cli_err("dot: give a trace or --live -m MODEL -p PROMPT, not both");
-        if (!model || !prompt) return tg_cli_err("dot: --live needs -m MODEL and -p PROMPT");
-        if (!out) return tg_cli_usage("dot");
+        if (path) return DOT_ERR("dot: give a trace or --live -m MODEL -p PROMPT, not both");
+        if (!model || !prompt) return DOT_ERR("dot: --live needs -m MODEL and -p PROMPT");
+        if (!out) return (tg_cli_usage("dot"), 2);
         fprintf(stderr, "evaluating the prompt with %s (recorded to a temporary trace)...\n", model);
-        if (!(path = live_trace(model, prompt))) return tg_cli_err("%s", tg_last_error());
+        if (!(path = live_trace(model, prompt))) return DOT_ERR("%s", tg_last_error());
     }
-    if (!path || !out) return tg_cli_usage("dot");
+    if (!path || !out) return (tg_cli_usage("dot"), 2);
     struct tg_trace * tr = tg_trace_open(path);
     if (live) unlink(path);  // the mapping stays valid
-    if (!tr) return tg_cli_err("%s", tg_last_error());
+    if (!tr) return DOT_ERR("%s", tg_last_error());
     tg_cli_trace_warning(tr);
     struct tg_trace_report rep;
     memset(&rep, 0, sizeof(rep));
@@ -90,7 +96,7 @@ static int cmd_dot(int argc, char ** argv) {
     struct tg_diff_side * sa = NULL, * sb = NULL;
     struct tg_diff_result dr;
     memset(&dr, 0, sizeof(dr));
-    int rc = 1;
+    int rc = 2;
     if (diff) {
         const char * dot = strrchr(diff, '.');
         bool tsv = dot && (!strcmp(dot, ".tsv") || !strcmp(dot, ".txt"));
@@ -106,7 +112,7 @@ static int cmd_dot(int argc, char ** argv) {
     if (!d) { tg_cli_err("%s: %s", path, tg_last_error()); goto done; }
     enum tg_status st = tg_dot_save(d, out);
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    if (st != TG_OK) tg_cli_err("%s", tg_last_error());
+    if (st != TG_OK) rc = st == TG_ERR_INVALID_ARG ? DOT_ERR("%s", tg_last_error()) : (tg_cli_err("%s", tg_last_error()), 1);
     else {
         fprintf(stderr, "wrote %s: %d nodes, %d edges, %d clusters (%.2f s)\n", out, tg_dot_n_nodes(d), tg_dot_n_edges(d),
                 tg_dot_n_clusters(d), (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9);

@@ -2,6 +2,7 @@
 #include "check.h"
 #include "tg/dot.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,5 +66,30 @@ int main(void) {
     CHECK(tg_dot_save(d, "/nonexistent-dir/x.dot") == TG_ERR_IO, "unwritable path: %s", tg_last_error());
     CHECK(tg_dot_save(d, "test_dot.dot") == TG_OK, "write .dot");
     tg_dot_free(d);
+
+    // names cut inside a UTF-8 character, stray bytes, control characters
+    char buf[64];
+    CHECK(!strcmp(tg_dot_escape_record("\xc3\xa9t\xc3\xa9\xc3", buf, sizeof(buf)), "\xc3\xa9t\xc3\xa9?"),
+          "a character cut at the end becomes '?' (got '%s')", buf);
+    CHECK(!strcmp(tg_dot_escape_record("a\x01" "b\x7f\xff\xfe\tc", buf, sizeof(buf)), "a?b????c"),
+          "control characters and stray bytes become '?' (got '%s')", buf);
+    CHECK(!strcmp(tg_dot_escape_record("\xe2\x82\xac\xe2\x82\xac", buf, 5), "\xe2\x82\xac"),
+          "a short buffer cuts at a character boundary (got '%s')", buf);
+    CHECK(!strcmp(tg_dot_escape_record("\xed\xa0\x80x\xc0\xafy", buf, sizeof(buf)), "???x??y"),
+          "surrogates and overlong forms are not UTF-8 (got '%s')", buf);
+    struct tg_dot * u = tg_dot_new("cut \xc3");
+    const char * fu[] = {"ok \xc3\xa9 cut \xc3", "\x01\x02"};
+    tg_dot_node(u, "n\xff", fu, 2, NULL, NULL, NULL);
+    tg_dot_edge(u, "n\xff", "n\xff", "\xc3", NULL);
+    const char * ut = tg_dot_text(u, NULL);
+    bool valid = ut != NULL;
+    for (const unsigned char * p = (const unsigned char *) (ut ? ut : ""); *p && valid; p++) {
+        if (*p < 0x20 && *p != '\n') valid = false;
+        if (*p == 0xc3) { valid = p[1] == 0xa9; p++; }
+        else if (*p >= 0x80) valid = false;
+    }
+    CHECK(valid, "DOT text with cut names is valid UTF-8 without control bytes");
+    CHECK(tg_dot_save(u, "test_dot_utf8.svg") == TG_OK, "it renders: %s", tg_last_error());
+    tg_dot_free(u);
     return tg_check_finish("test_dot");
 }

@@ -43,7 +43,7 @@ out=$("$TGDB" trace dump "$T" mid); has "f32 \[256,1,1,1\]" "dump: type and shap
 err "dump without contents" "$TGDB" trace dump "$T" x2
 err "unknown node" "$TGDB" trace node "$T" nope
 err "missing file" "$TGDB" trace info "$tmp/missing.tgt"
-want=1 err "not a trace" "$TGDB" check "$TGDB"
+err "not a trace" "$TGDB" trace info "$TGDB"
 err "unknown subcommand" "$TGDB" trace bogus "$T"
 err "bad option" "$TGDB" trace nodes "$T" --bogus
 err "no such graph" "$TGDB" trace nodes "$T" --graph 9

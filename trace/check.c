@@ -58,7 +58,8 @@ void tg_trace_report_free(struct tg_trace_report * rep) {
 }
 
 static struct tg_trace_finding finding_init(int kind, bool problem) {
-    return (struct tg_trace_finding) { kind, problem, -1, -1, -1, -1, 0, 0, 0, -1, -1, 0, NULL };
+    return (struct tg_trace_finding) {.kind = kind, .problem = problem, .graph_t = -1, .tensor_t = -1, .graph_u = -1,
+                                       .tensor_u = -1, .graph_last = -1, .tensor_last = -1, .eval = -1, .host = -1};
 }
 
 // "'name' (graph 3 node 12, MUL_MAT)"
@@ -173,19 +174,37 @@ static void fix_hint(struct sbuf * b, const char * name) {
               "another graph, or copy it out\n", name);
 }
 
-// Reports host read h (index hi) whose bytes were overwritten by `bad` (and
-// maybe more foreign writes among w[k_own+1 .. lo)).
+// One more writer of the read's bytes: "  then also overwritten by 'x' (graph
+// 2 node 0, SCALE) in computation #1" (or a host write).
+static void later_writer_text(struct sbuf * b, struct tg_trace * tr, const struct write_ev * w, bool last) {
+    sb_printf(b, "  then %soverwritten by ", last ? "last " : "also ");
+    struct tg_trace_eval el;
+    struct tg_trace_host hw;
+    if (w->eval >= 0 && tg_trace_get_eval(tr, w->eval, &el)) {
+        describe_tensor(b, tr, (int32_t) el.graph_id, el.node);
+        sb_printf(b, " in computation #%u\n", el.compute_seq);
+    } else if (w->host >= 0 && tg_trace_get_host(tr, w->host, &hw)) {
+        sb_printf(b, "a host write of '%s' (record %u)\n", hw.name, hw.record);
+    } else {
+        sb_printf(b, "a write at record %u\n", w->record);
+    }
+}
+
+#define MAX_LISTED_WRITERS 16
+
+// Reports host read h (index hi) whose bytes were overwritten by `bad` (the
+// first foreign write after the last own write w[k_own]) and lists every
+// later foreign write among w[k_own+1 .. lo) up to the read, the last one
+// always included.
 static bool report_overwrite(struct tg_trace * tr, struct tg_trace_report * rep, const struct tg_trace_host * h, int hi,
                              const struct write_ev * w, int k_own, int lo, const struct write_ev * bad) {
     uint64_t hb = h->offset, he = h->offset + h->size;
-    const struct write_ev * later[4];
-    int n_later = 0;
-    for (int k = k_own + 1; k < lo && n_later < 4; k++) {
-        if (&w[k] == bad || w[k].eval < 0 || w[k].buffer != h->buffer_uid || w[k].end <= hb || w[k].begin >= he ||
-            w[k].root == h->root_uid || w[k].root == bad->root) continue;
-        bool dup = false;
-        for (int j = 0; j < n_later; j++) dup = dup || later[j]->root == w[k].root;
-        if (!dup) later[n_later++] = &w[k];
+    int n_later = 0, k_last = -1;
+    for (int k = k_own + 1; k < lo; k++) {
+        if (&w[k] == bad || w[k].record < bad->record || w[k].buffer != h->buffer_uid || w[k].end <= hb ||
+            w[k].begin >= he || w[k].root == h->root_uid) continue;
+        n_later++;
+        k_last = k;
     }
     struct tg_trace_finding f = finding_init(TG_TRACE_FIND_STALE_READ, true);
     f.graph_t = h->graph_id; f.tensor_t = h->tensor;
@@ -193,15 +212,24 @@ static bool report_overwrite(struct tg_trace * tr, struct tg_trace_report * rep,
     f.begin = bad->begin > hb ? bad->begin : hb;
     f.end = bad->end < he ? bad->end : he;
     f.eval = bad->eval; f.host = hi; f.record = h->record;
+    f.n_writers = 1 + n_later;
+    const struct write_ev * last = k_last >= 0 ? &w[k_last] : bad;
+    struct tg_trace_eval elast;
+    if (last->eval >= 0 && tg_trace_get_eval(tr, last->eval, &elast)) { f.graph_last = (int32_t) elast.graph_id; f.tensor_last = elast.node; }
     struct sbuf b = {0};
     stale_text(&b, tr, h, k_own >= 0 ? &w[k_own] : NULL, bad, &f);
-    for (int j = 0; j < n_later; j++) {
-        struct tg_trace_eval el;
-        if (!tg_trace_get_eval(tr, later[j]->eval, &el)) continue;
-        sb_printf(&b, "  then also overwritten by ");
-        describe_tensor(&b, tr, (int32_t) el.graph_id, el.node);
-        sb_printf(&b, " in computation #%u\n", el.compute_seq);
+    int shown = 0;
+    for (int k = k_own + 1; k < lo; k++) {
+        if (&w[k] == bad || w[k].record < bad->record || w[k].buffer != h->buffer_uid || w[k].end <= hb ||
+            w[k].begin >= he || w[k].root == h->root_uid) continue;
+        shown++;
+        if (k == k_last) later_writer_text(&b, tr, &w[k], n_later > 1);
+        else if (shown < MAX_LISTED_WRITERS) later_writer_text(&b, tr, &w[k], false);
+        else if (shown == MAX_LISTED_WRITERS)
+            sb_printf(&b, "  ... %d more writers ...\n", n_later - MAX_LISTED_WRITERS);
     }
+    sb_printf(&b, "  %d write%s to these bytes between the tensor's own write and the read\n", f.n_writers,
+              f.n_writers == 1 ? "" : "s");
     fix_hint(&b, h->name);
     return add_finding(rep, &f, &b);
 }

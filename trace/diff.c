@@ -29,11 +29,21 @@ struct tg_diff_side {
     struct tg_trace * tr;
     struct dgraph * graphs;
     int             n_graphs;
+    bool            any_hash, any_summary, any_contents;  // recorded for some node
 };
 
 const char * tg_diff_kind_name(int kind) {
     static const char * names[] = {"same", "near", "DIFF", "only-A", "only-B", "?"};
     return kind >= 0 && kind < TG_DIFF_KIND_COUNT ? names[kind] : "?";
+}
+
+const char * tg_diff_evidence_name(int evidence) {
+    static const char * const names[] = {
+#define TG_DIFF_EV_NAME(e, name) name,
+        TG_DIFF_EVIDENCE_LIST(TG_DIFF_EV_NAME)
+#undef TG_DIFF_EV_NAME
+    };
+    return evidence >= 0 && evidence < TG_DIFF_EV_COUNT ? names[evidence] : "-";
 }
 
 struct tg_diff_options tg_diff_default_options(void) {
@@ -63,6 +73,7 @@ struct tg_diff_side * tg_diff_side_trace(struct tg_trace * tr) {
         struct tg_trace_status st;
         tg_trace_get_status(tr, &st);
         s->xxh3 = st.version_minor >= 1;
+        s->any_contents = tg_trace_n_contents(tr) > 0;
     }
     for (int g = 0; g < ng; g++) {
         struct tg_trace_graph gr;
@@ -85,6 +96,8 @@ struct tg_diff_side * tg_diff_side_trace(struct tg_trace * tr) {
             if (ei >= 0 && tg_trace_get_eval(tr, ei, &e)) {
                 d->has_hash = (e.flags & TG_TRACE_EVAL_HASH) != 0;
                 d->hash = e.hash;
+                s->any_hash |= d->has_hash;
+                s->any_summary |= (e.flags & TG_TRACE_EVAL_SUMMARY) != 0;
                 if (e.flags & TG_TRACE_EVAL_SUMMARY) {
                     d->has_summary = d->has_sums = true;
                     d->sum = e.sum;
@@ -121,6 +134,7 @@ struct tg_diff_side * tg_diff_side_tsv(const char * path) {
     struct dgraph * dg = s ? calloc(1, sizeof(*dg)) : NULL;
     if (!dg) { free(s); fclose(f); tg_error(TG_ERR_NOMEM, "diff: out of memory"); return NULL; }
     s->tsv = true;
+    s->any_summary = true;   // sums
     s->graphs = dg;
     s->n_graphs = 1;
     char line[1024];
@@ -177,31 +191,50 @@ static float * load_contents(struct tg_trace * tr, uint32_t graph_id, int node, 
     return ci < 0 ? NULL : tg_trace_contents_f32(tr, ci, n);
 }
 
+static bool is_view(const struct dnode * d) {
+    return !strcmp(d->op, "NONE") || !strcmp(d->op, "VIEW") || !strcmp(d->op, "RESHAPE") || !strcmp(d->op, "PERMUTE") ||
+           !strcmp(d->op, "TRANSPOSE");
+}
+
 static void compare(const struct tg_diff_side * A, const struct tg_diff_side * B, uint32_t ga, uint32_t gb,
                     const struct dnode * x, const struct dnode * y, const struct tg_diff_options * o,
                     struct tg_diff_pair * p) {
+    p->rel_l2 = p->max_abs = p->mean_abs = p->max_rel = p->rel = NAN;
     // equal hashes mean equal contents only when both traces hash alike
-    if (x->has_hash && y->has_hash && A->xxh3 == B->xxh3 && x->hash == y->hash) { p->kind = TG_DIFF_SAME; return; }
+    bool hashed = x->has_hash && y->has_hash && A->xxh3 == B->xxh3;
+    if (hashed && x->hash == y->hash) {
+        p->kind = TG_DIFF_SAME;
+        p->evidence = TG_DIFF_EV_HASH;
+        p->rel_l2 = p->max_abs = p->mean_abs = p->max_rel = p->rel = 0;
+        return;
+    }
+    p->hash_differs = hashed;
     if (A->tr && B->tr) {
         int64_t na = 0, nb = 0;
         float * a = load_contents(A->tr, ga, x->node, &na);
         float * b = a ? load_contents(B->tr, gb, y->node, &nb) : NULL;
         if (a && b && na == nb) {
-            double sum = 0;
+            double sum = 0, d2 = 0, b2 = 0, max_abs = 0, max_rel = 0;
             bool within = true;
-            p->from_contents = true;
             for (int64_t k = 0; k < na; k++) {
                 double d = fabs((double) a[k] - (double) b[k]);
                 if (isnan(a[k]) != isnan(b[k]) || (isinf(a[k]) && a[k] != b[k])) d = INFINITY;
-                else if (isnan(a[k])) d = 0;
+                else if (isnan(a[k]) || isinf(a[k])) d = 0;   // same NaN / same infinity
                 double r = d / (fabs((double) b[k]) + o->atol);
-                if (d > p->max_abs) p->max_abs = d;
-                if (r > p->max_rel) p->max_rel = r;
+                if (d > max_abs) max_abs = d;
+                if (r > max_rel) max_rel = r;
                 if (d > o->atol + o->rtol * fabs((double) b[k])) within = false;
                 sum += d;
+                d2 += d * d;
+                if (isfinite(b[k])) b2 += (double) b[k] * (double) b[k];
             }
+            p->evidence = TG_DIFF_EV_CONTENTS;
+            p->from_contents = true;
+            p->max_abs = max_abs;
+            p->max_rel = max_rel;
             p->mean_abs = na ? sum / (double) na : 0;
-            p->rel = p->max_rel;
+            p->rel_l2 = b2 > 0 ? sqrt(d2) / sqrt(b2) : (d2 > 0 ? INFINITY : 0);
+            p->rel = max_rel;
             p->kind = within ? TG_DIFF_NEAR : TG_DIFF_DIFF;
             free(a);
             free(b);
@@ -212,6 +245,7 @@ static void compare(const struct tg_diff_side * A, const struct tg_diff_side * B
     }
     if (x->has_summary && y->has_summary) {
         const struct tg_trace_summary * s = &x->sum, * t = &y->sum;
+        p->evidence = TG_DIFF_EV_SUMMARY;
         if (s->n_nan != t->n_nan || s->n_inf != t->n_inf) { p->kind = TG_DIFF_DIFF; p->rel = INFINITY; return; }
         double scale = fmax(fabs(s->rms), fabs(t->rms)) + o->atol;
         double d = fmax(fmax(fabs(s->mean - t->mean), fabs(s->rms - t->rms)), fmax(fabs(s->min - t->min), fabs(s->max - t->max)));
@@ -223,11 +257,15 @@ static void compare(const struct tg_diff_side * A, const struct tg_diff_side * B
         double norm = sqrt(fmax(y->sq, 0.0));
         double rs = fabs(x->s - y->s) / (fmax(fabs(y->s), norm) + o->atol);
         double rq = fabs(x->sq - y->sq) / (fabs(y->sq) + o->atol);
+        p->evidence = TG_DIFF_EV_SUMS;
         p->rel = fmax(rs, rq);
         p->kind = p->rel <= o->rtol ? TG_DIFF_NEAR : TG_DIFF_DIFF;
         return;
     }
-    p->kind = TG_DIFF_UNKNOWN;
+    p->kind = TG_DIFF_UNKNOWN;   // (hash_differs: the bytes differ, but nothing measures by how much)
+    // a view recorded without data on both sides (--trace-hash computed):
+    // its bytes are those of the computed nodes it views, compared there
+    p->view_skipped = is_view(x) && is_view(y) && !x->has_hash && !y->has_hash && !x->has_summary && !y->has_summary;
 }
 
 static bool push(struct tg_diff_result * r, int * cap, const struct tg_diff_pair * p) {
@@ -239,6 +277,13 @@ static bool push(struct tg_diff_result * r, int * cap, const struct tg_diff_pair
     }
     r->pairs[r->n_pairs++] = *p;
     r->counts[p->kind]++;
+    if (p->node_a >= 0 && p->node_b >= 0) {
+        r->n_aligned++;
+        r->evidence[p->evidence]++;
+        if (p->evidence != TG_DIFF_EV_NONE) r->n_compared++;
+        else if (p->hash_differs) r->n_hash_differs++;
+        else if (p->view_skipped) r->n_views_skipped++;
+    }
     return true;
 }
 
@@ -259,6 +304,8 @@ static bool align_graph(const struct tg_diff_side * A, const struct tg_diff_side
         struct tg_diff_pair p;
         memset(&p, 0, sizeof(p));
         p.graph = g;
+        p.graph_id = x->graph_id;
+        p.rel_l2 = p.max_abs = p.mean_abs = p.max_rel = p.rel = NAN;
         p.node_a = p.node_b = -1;
         if (i < x->n && j < y->n && same_key(&x->nodes[i], &y->nodes[j])) {
             p.node_a = x->nodes[i].node;
@@ -309,6 +356,53 @@ static bool dependents(const struct tg_diff_side * A, int g, int first, struct t
     return true;
 }
 
+// DECODE markers of a trace, in file order: their indices (malloc'd), *n set.
+static int * decode_markers(const struct tg_trace * tr, int * n) {
+    int nm = tg_trace_n_markers(tr);
+    int * idx = malloc(sizeof(int) * (size_t) (nm > 0 ? nm : 1));
+    *n = 0;
+    for (int i = 0; idx && i < nm; i++) {
+        struct tg_trace_marker m;
+        if (tg_trace_get_marker(tr, i, &m) && m.kind == TG_TRACE_MARK_DECODE) idx[(*n)++] = i;
+    }
+    return idx;
+}
+
+// Were the two runs fed the same tokens? Compares the DECODE markers' token
+// ids and positions in order; fills the token_* fields of res.
+static void compare_tokens(const struct tg_diff_side * a, const struct tg_diff_side * b, struct tg_diff_result * res) {
+    res->token_mismatch = -1;
+    res->token_a = res->token_b = res->token_pos = -1;
+    if (!a->tr || !b->tr) return;
+    int na = 0, nb = 0;
+    int * ma = decode_markers(a->tr, &na), * mb = decode_markers(b->tr, &nb);
+    res->n_decodes_a = na;
+    res->n_decodes_b = nb;
+    enum { CAP = 4096 };
+    int32_t * ta = malloc(sizeof(int32_t) * CAP), * tb = malloc(sizeof(int32_t) * CAP);
+    for (int k = 0; ma && mb && ta && tb && k < na && k < nb && res->token_mismatch < 0; k++) {
+        struct tg_trace_marker x, y;
+        if (!tg_trace_get_marker(a->tr, ma[k], &x) || !tg_trace_get_marker(b->tr, mb[k], &y)) continue;
+        int ca = tg_trace_marker_tokens(a->tr, ma[k], ta, CAP), cb = tg_trace_marker_tokens(b->tr, mb[k], tb, CAP);
+        if (ca > CAP) ca = CAP;
+        if (cb > CAP) cb = CAP;
+        int n = ca > cb ? ca : cb;
+        for (int i = 0; i < n; i++) {
+            int32_t u = i < ca ? ta[i] : -1, v = i < cb ? tb[i] : -1;
+            if (u != v) {
+                res->token_mismatch = k;
+                res->token_a = u; res->token_b = v; res->token_pos = x.pos + i;
+                break;
+            }
+        }
+        if (res->token_mismatch < 0 && (x.pos != y.pos || x.n_tokens != y.n_tokens)) {
+            res->token_mismatch = k;
+            res->token_pos = x.pos;
+        }
+    }
+    free(ma); free(mb); free(ta); free(tb);
+}
+
 enum tg_status tg_diff_run(struct tg_diff_side * a, struct tg_diff_side * b,
                            const struct tg_diff_options * opt, struct tg_diff_result * res) {
     memset(res, 0, sizeof(*res));
@@ -337,6 +431,10 @@ enum tg_status tg_diff_run(struct tg_diff_side * a, struct tg_diff_side * b,
     }
     res->differs = res->counts[TG_DIFF_DIFF] > 0 ||
                    (!b->tsv && (res->counts[TG_DIFF_ONLY_A] > 0 || res->counts[TG_DIFF_ONLY_B] > 0 || a->n_graphs != b->n_graphs));
+    res->inconclusive = !res->differs && (res->n_compared == 0 || res->n_compared + res->n_views_skipped < res->n_aligned);
+    res->a_hashes = a->any_hash; res->a_summaries = a->any_summary; res->a_contents = a->any_contents;
+    res->b_hashes = b->any_hash; res->b_summaries = b->any_summary; res->b_contents = b->any_contents;
+    compare_tokens(a, b, res);
     return TG_OK;
 }
 

@@ -3,7 +3,12 @@
 // summaries, one NaN node, contents for a few nodes, decode markers). Used
 // by the TUI screen tests (fixed content -> fixed screens) and the open /
 // scroll benchmark (millions of records).
-//   mktrace OUT.tgt [--nodes N] [--graphs G] [--nan] [--variant K]
+//   mktrace OUT.tgt [--nodes N] [--graphs G] [--nan] [--variant K] [--data all|summary|none]
+//           [--graph-base B] [--tokens K] [--utf8]
+// --data: what each eval carries (all: hash, summary, a few contents; summary:
+// summaries only; none: neither, like --trace-hash none); --graph-base: graph
+// ids start at B (not 0); --tokens K: the prompt's second token id is K;
+// --utf8: node 1's name is multi-byte UTF-8 cut to the name field's size.
 #include "tg/core.h"
 #include "tg/trace.h"
 
@@ -28,13 +33,22 @@ static int op_id(const char * name) {
 int main(int argc, char ** argv) {
     const char * out = NULL;
     int n_nodes = 64, n_graphs = 2, variant = 0;
-    bool nan = false, weird = false;
+    bool nan = false, weird = false, utf8 = false;
+    int data_mode = 2, graph_base = 0, token2 = 9038;   // data_mode: 2 all, 1 summary, 0 none
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--nodes") && i + 1 < argc) n_nodes = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--graphs") && i + 1 < argc) n_graphs = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--variant") && i + 1 < argc) variant = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--nan")) nan = true;
         else if (!strcmp(argv[i], "--weird")) weird = true;  // a node name with a control byte and invalid UTF-8
+        else if (!strcmp(argv[i], "--utf8")) utf8 = true;
+        else if (!strcmp(argv[i], "--graph-base") && i + 1 < argc) graph_base = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--tokens") && i + 1 < argc) token2 = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--data") && i + 1 < argc) {
+            const char * m = argv[++i];
+            data_mode = !strcmp(m, "all") ? 2 : !strcmp(m, "summary") ? 1 : !strcmp(m, "none") ? 0 : -1;
+            if (data_mode < 0) { fprintf(stderr, "mktrace: --data all|summary|none\n"); return 1; }
+        }
         else if (!out) out = argv[i];
         else { fprintf(stderr, "mktrace: unexpected argument '%s'\n", argv[i]); return 1; }
     }
@@ -80,6 +94,12 @@ int main(int argc, char ** argv) {
                 snprintf(x->name, sizeof(x->name), "%s-%d", layer_ops[k][0], layer);
                 if (variant == 1 && i == n_nodes / 2) snprintf(x->name, sizeof(x->name), "inserted-%d", i);
                 if (weird && i == 1) snprintf(x->name, sizeof(x->name), "bad\x01name\xff\xfe-0");
+                if (utf8 && i == 1) {   // "é" repeated past the field: the last one is cut in half
+                    size_t q = 0;
+                    while (q + 2 < sizeof(x->name)) { x->name[q++] = (char) 0xc3; x->name[q++] = (char) 0xa9; }
+                    if (q + 1 < sizeof(x->name)) x->name[q++] = (char) 0xc3;
+                    x->name[q] = '\0';
+                }
                 x->op = op_id(layer_ops[k][1]);
                 x->src[0] = i - 1;
                 if (x->op == op_id("MUL_MAT")) x->src[1] = n_nodes;  // weight leaf (shape kept simple)
@@ -99,13 +119,13 @@ int main(int argc, char ** argv) {
             if (i < n_nodes && x->op == op_id("ADD") && i > 0) { al[i].inplace_parent = i - 1; al[i].flags |= TG_TRACE_ALLOC_INPLACE; al[i].offset = al[i - 1].offset; }
         }
         // the runtime marks a decode before it builds and plans its graph
-        int32_t ids[8] = {1, 9038, 2501, 263, 931, 29892, 727, 471};
+        int32_t ids[8] = {1, token2, 2501, 263, 931, 29892, 727, 471};
         struct tg_trace_marker m = {.kind = TG_TRACE_MARK_DECODE, .time_ns = clock, .n_tokens = n_tok,
                                     .pos = g == 0 ? 0 : 7 + g, .n_ids = (uint32_t) n_tok, .text = "decode"};
         tg_trace_write_marker(w, &m, g == 0 ? ids : ids + 1);
-        struct tg_trace_graph gr = {.graph_id = (uint32_t) g, .sched_id = 1, .n_nodes = n_nodes, .n_leafs = n_leafs};
+        struct tg_trace_graph gr = {.graph_id = (uint32_t) (g + graph_base), .sched_id = 1, .n_nodes = n_nodes, .n_leafs = n_leafs};
         tg_trace_write_graph(w, &gr, t);
-        tg_trace_write_placement(w, (uint32_t) g, pl, nt);
+        tg_trace_write_placement(w, (uint32_t) (g + graph_base), pl, nt);
         // splits: runs of equal backends
         struct tg_trace_split sp[64];
         struct tg_trace_split_input in[64];
@@ -123,11 +143,11 @@ int main(int argc, char ** argv) {
             ns++;
             i = j;
         }
-        tg_trace_write_splits(w, (uint32_t) g, sp, ns, in, ni);
+        tg_trace_write_splits(w, (uint32_t) (g + graph_base), sp, ns, in, ni);
         struct tg_trace_buffer bufs[2] = {{.uid = 0xb0, .backend = 1, .usage = TG_TRACE_USAGE_COMPUTE, .size = 8192, .buft = "CPU"},
                                           {.uid = 0xb1, .backend = 1, .usage = TG_TRACE_USAGE_WEIGHTS, .size = 8192000, .buft = "CPU"}};
-        tg_trace_write_alloc(w, (uint32_t) g, 1, bufs, 2, al, nt);
-        struct tg_trace_compute c = {.graph_id = (uint32_t) g, .compute_seq = (uint32_t) g, .phase = TG_TRACE_BEGIN, .time_ns = clock};
+        tg_trace_write_alloc(w, (uint32_t) (g + graph_base), 1, bufs, 2, al, nt);
+        struct tg_trace_compute c = {.graph_id = (uint32_t) (g + graph_base), .compute_seq = (uint32_t) (g + graph_base), .phase = TG_TRACE_BEGIN, .time_ns = clock};
         tg_trace_write_compute(w, &c);
         for (int i = 0; i < n_nodes; i++) {
             int64_t n = t[i].ne[0] * t[i].ne[1];
@@ -135,18 +155,20 @@ int main(int argc, char ** argv) {
             if (nan && g == 0 && i == n_nodes / 2) data[3] = NAN;
             int64_t ne[4] = {t[i].ne[0], t[i].ne[1], 1, 1};
             size_t nb[4] = {4, 4 * (size_t) ne[0], 4 * (size_t) (ne[0] * ne[1]), 4 * (size_t) (ne[0] * ne[1])};
-            struct tg_trace_eval e = {.graph_id = (uint32_t) g, .compute_seq = (uint32_t) g, .node = i,
+            struct tg_trace_eval e = {.graph_id = (uint32_t) (g + graph_base), .compute_seq = (uint32_t) (g + graph_base), .node = i,
                 .flags = TG_TRACE_EVAL_TIME | TG_TRACE_EVAL_HASH | TG_TRACE_EVAL_SUMMARY,
                 .t_begin_ns = clock, .t_end_ns = clock + 1000 + (uint64_t) (i % 7) * 250,
                 .uid = t[i].uid, .root_uid = t[i].uid, .buffer_uid = 0xb0, .offset = al[i].offset,
                 .nbytes = al[i].size, .backend = pl[i].backend, .split = -1};
             e.hash = tg_trace_hash_data(data, TG_TYPE_F32, ne, nb);
             tg_trace_summarize_data(data, TG_TYPE_F32, ne, nb, &e.sum);
-            bool dump = i < 3 || (nan && i == n_nodes / 2);
+            bool dump = data_mode == 2 && (i < 3 || (nan && i == n_nodes / 2));
+            if (data_mode < 2) e.flags &= ~(uint32_t) TG_TRACE_EVAL_HASH;
+            if (data_mode < 1) e.flags &= ~(uint32_t) TG_TRACE_EVAL_SUMMARY;
             if (dump) e.flags |= TG_TRACE_EVAL_CONTENTS;
             tg_trace_write_eval(w, &e);
             if (dump) {
-                struct tg_trace_contents ct = {.graph_id = (uint32_t) g, .compute_seq = (uint32_t) g, .node = i,
+                struct tg_trace_contents ct = {.graph_id = (uint32_t) (g + graph_base), .compute_seq = (uint32_t) (g + graph_base), .node = i,
                     .type = TG_TYPE_F32, .ne = {ne[0], ne[1], 1, 1}, .raw_size = (uint64_t) n * 4};
                 tg_trace_write_contents(w, &ct, data, 1);
             }

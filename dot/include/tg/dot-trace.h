@@ -18,10 +18,11 @@ extern "C" {
 #endif
 
 struct tg_dot_trace_options {
-    int          graph;       // graph position gi (-1: the last graph)
+    int          graph;       // graph id, as `tgdb trace info` prints it (-1: the last graph)
     const char * around;      // node name: only its neighbourhood (NULL: whole graph)
     int          depth;       // neighbourhood radius in edges (default 2)
-    int          layer;       // only nodes of this layer (-1: all)
+    int          layer;       // only nodes of this layer, with the views, reshapes and permutes
+                              // feeding them (-1: all)
     bool         collapse;    // fold layers 1..L-2 into one node each kind
     bool         leafs;       // draw leafs (weights, inputs) (default true)
     const struct tg_diff_result * diff;    // highlight divergent nodes (pairs of this graph)
@@ -29,7 +30,8 @@ struct tg_dot_trace_options {
 };
 struct tg_dot_trace_options tg_dot_trace_default_options(void);
 
-// Builds the DOT graph. NULL + last error (no such graph, no such node) on failure.
+// Builds the DOT graph. NULL + last error (no such graph, layer or node:
+// TG_ERR_INVALID_ARG, the message names the valid range) on failure.
 struct tg_dot * tg_dot_from_trace(struct tg_trace * tr, const struct tg_dot_trace_options * o);
 
 #ifdef __cplusplus

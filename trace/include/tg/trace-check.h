@@ -34,6 +34,8 @@ struct tg_trace_finding {
     // who (STALE_READ: T = read tensor, U = overwriting tensor; NAN: T = origin node)
     int32_t  graph_t, tensor_t;   // graph_id and tensor index of T (-1 if unknown)
     int32_t  graph_u, tensor_u;   // graph_id and tensor index of U (-1 if none)
+    int32_t  graph_last, tensor_last; // STALE_READ: the last node overwriting the bytes before the read (-1: a host write / none)
+    int32_t  n_writers;       // STALE_READ: writes to the bytes between T's own write and the read (all listed in text)
     uint64_t buffer_uid;
     uint64_t begin, end;      // overlapping byte range [begin, end) in that buffer
     int32_t  eval;            // eval index of the write / the NaN node (-1 if none)

@@ -49,16 +49,39 @@ struct tg_diff_options {
 };
 struct tg_diff_options tg_diff_default_options(void);
 
+// What a pair's verdict rests on.
+#define TG_DIFF_EVIDENCE_LIST(X) \
+    X(TG_DIFF_EV_NONE,     "-")        /* nothing comparable on both sides */ \
+    X(TG_DIFF_EV_HASH,     "hash")     /* equal content hashes: identical bytes */ \
+    X(TG_DIFF_EV_CONTENTS, "contents") /* full contents of both sides */ \
+    X(TG_DIFF_EV_SUMMARY,  "summary")  /* numeric summaries (mean, rms, min, max, NaN/Inf counts) */ \
+    X(TG_DIFF_EV_SUMS,     "sums")     /* sum and sum of squares (a TSV dump side) */
+enum tg_diff_evidence {
+#define TG_DIFF_EV_ENUM(e, name) e,
+    TG_DIFF_EVIDENCE_LIST(TG_DIFF_EV_ENUM)
+#undef TG_DIFF_EV_ENUM
+    TG_DIFF_EV_COUNT
+};
+// "-", "hash", "contents", "summary", "sums".
+const char * tg_diff_evidence_name(int evidence);
+
 struct tg_diff_pair {
     int      graph;             // graph pair index (A's gi)
+    uint32_t graph_id;          // A's graph id (what `tgdb trace info` prints as "graph N"; 0 for a TSV A)
     int      node_a, node_b;    // node index in A / B (-1: absent)
     int      kind;              // enum tg_diff_kind
-    bool     from_contents;     // errors computed from full contents (else summaries/sums)
-    double   max_abs, mean_abs; // element errors (contents only)
-    double   max_rel;           // max |a-b| / (|b| + atol) over elements (contents only)
+    int      evidence;          // enum tg_diff_evidence: what the kind rests on
+    bool     from_contents;     // evidence == TG_DIFF_EV_CONTENTS
+    bool     hash_differs;      // both hashed (alike) and the hashes differ
+    bool     view_skipped;      // no evidence: a view-like node (VIEW, RESHAPE, PERMUTE, TRANSPOSE,
+                                // NONE) recorded without data on both sides (--trace-hash computed)
+    double   rel_l2;            // ||a-b|| / ||b|| (contents; 0 for equal hashes; NAN: unknown)
+    double   max_abs, mean_abs; // element errors (contents; 0 for equal hashes; NAN: unknown)
+    double   max_rel;           // max |a-b| / (|b| + atol) over elements (contents; else NAN)
     double   rel;               // the figure compared with rtol: contents: max_rel; summaries:
-                                // max relative delta of mean/rms/min/max; TSV: max of the
-                                // relative deltas of sum (against sqrt(n*sumsq)) and sumsq
+                                // max relative delta of mean/rms/min/max; sums: max of the
+                                // relative deltas of sum (against sqrt(n*sumsq)) and sumsq;
+                                // 0 for equal hashes; NAN without evidence
     char     name[TG_TRACE_NAME];
     char     op[24];
     int64_t  ne[4];
@@ -68,14 +91,29 @@ struct tg_diff_result {
     int                   n_pairs;
     struct tg_diff_pair * pairs;
     int                   counts[TG_DIFF_KIND_COUNT];
+    int                   evidence[TG_DIFF_EV_COUNT];  // aligned pairs by evidence
+    int                   n_aligned;    // pairs present on both sides
+    int                   n_compared;   // aligned pairs with evidence (n_aligned - evidence[NONE])
+    int                   n_hash_differs; // aligned pairs without evidence whose hashes differ
+    int                   n_views_skipped; // aligned view-like pairs without data (not making it inconclusive
+                                           // when other nodes were compared: their bytes are the viewed nodes')
     int                   first;        // pair index of the first divergence (-1: none)
     int                   n_dependents; // nodes of A depending on the first divergent node
     int *                 dependents;   // their A node indices (first's graph)
     int                   n_graphs_a, n_graphs_b, n_graphs;  // graphs paired = min
     bool                  differs;      // exit status 1: a DIFF, or nodes only on one side (trace vs trace)
+    bool                  inconclusive; // nothing differs, but no pair, or some aligned pair that is not a
+                                        // skipped view, had evidence
+    // what each side recorded at all (any node): why a comparison could not be made
+    bool                  a_hashes, a_summaries, a_contents, b_hashes, b_summaries, b_contents;
+    // the runs' inputs (trace vs trace): DECODE markers compared by token ids and positions
+    int                   n_decodes_a, n_decodes_b;
+    int                   token_mismatch;  // first DECODE marker (0-based) whose tokens differ, -1 if none
+    int32_t               token_a, token_b, token_pos;  // first differing token id of A and B there (-1: missing), its position
 };
 
-// Compares A with B. Returns TG_OK (res filled; free with tg_diff_result_free)
+// Compares A with B. Exit-status convention for tools: differs -> 1,
+// inconclusive -> 3, else 0 (equivalent on evidence). Returns TG_OK (res filled; free with tg_diff_result_free)
 // or TG_ERR_NOMEM / TG_ERR_INVALID_ARG (last error set).
 enum tg_status tg_diff_run(struct tg_diff_side * a, struct tg_diff_side * b,
                            const struct tg_diff_options * opt, struct tg_diff_result * res);
