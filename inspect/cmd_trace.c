@@ -135,7 +135,7 @@ static void info_totals(struct tg_trace * tr) {
 static int trace_info(int argc, char ** argv) {
     if (argc != 3) return tg_cli_usage("trace");
     struct tg_trace * tr = open_trace(argv[2]);
-    if (!tr) return 1;
+    if (!tr) return TG_CLI_ERROR;
     struct tg_trace_status st;
     tg_trace_get_status(tr, &st);
     printf("trace: %s (format %u.%u, %" PRIu64 " bytes)\n", argv[2], st.version_major, st.version_minor, st.file_size);
@@ -192,7 +192,7 @@ static int trace_nodes(int argc, char ** argv) {
         else return tg_cli_err("trace nodes: unknown argument '%s'", argv[i]);
     }
     struct tg_trace * tr = open_trace(argv[2]);
-    if (!tr) return 1;
+    if (!tr) return TG_CLI_ERROR;
     if (graph >= 0 && tg_trace_find_graph(tr, (uint32_t) graph) < 0) {
         tg_trace_close(tr);
         return tg_cli_err("trace nodes: no graph %ld in %s", graph, argv[2]);
@@ -382,7 +382,7 @@ static int trace_node(int argc, char ** argv) {
         else return tg_cli_err("trace node: unknown argument '%s'", argv[i]);
     }
     struct tg_trace * tr = open_trace(argv[2]);
-    if (!tr) return 1;
+    if (!tr) return TG_CLI_ERROR;
     int gi, ti, ev;
     if (!resolve_node(tr, argv[3], compute, &gi, &ti, &ev)) {
         tg_trace_close(tr);
@@ -469,7 +469,7 @@ static int trace_dump(int argc, char ** argv) {
         else return tg_cli_err("trace dump: unknown argument '%s'", argv[i]);
     }
     struct tg_trace * tr = open_trace(argv[2]);
-    if (!tr) return 1;
+    if (!tr) return TG_CLI_ERROR;
     int gi, ti, ev, rc = 1;
     struct tg_trace_graph g;
     struct tg_trace_contents c;

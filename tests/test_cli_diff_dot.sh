@@ -48,7 +48,7 @@ check "malformed TSV: one line naming file and line, exit 2 ($(cat "$work/err"))
 "$TGDB" diff "$work/missing.tgt" "$work/a.tgt" 2> "$work/err"; rc=$?
 check "missing trace: one line, non-zero ($(cat "$work/err"))" bash -c "test $rc != 0 && test \$(wc -l < '$work/err') = 1"
 "$TGDB" diff --bogus 2> "$work/err"; rc=$?
-check "unknown option rejected" test $rc = 1
+check "unknown option rejected" test $rc = 2
 
 # dot: whole graph, SVG parsed as XML, one SVG node per graph node (+ leafs, + copies), one cluster per split
 count() { grep -c "class=\"$1\"" "$2"; }

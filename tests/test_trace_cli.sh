@@ -16,7 +16,7 @@ has() { echo "$out" | grep -q -- "$1" && ok "$2" || bad "$2 (missing '$1' in: $(
 err() {
     local name=$1; shift
     "$@" >/dev/null 2>"$tmp/err"; local rc=$?
-    if [ $rc = 1 ] && [ "$(wc -l < "$tmp/err")" = 1 ] && grep -q "^tgdb: " "$tmp/err"; then ok "$name: $(cat "$tmp/err")"
+    if [ $rc = 2 ] && [ "$(wc -l < "$tmp/err")" = 1 ] && grep -q "^tgdb: " "$tmp/err"; then ok "$name: $(cat "$tmp/err")"
     else bad "$name: rc=$rc stderr=$(cat "$tmp/err")"; fi
 }
 

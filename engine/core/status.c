@@ -27,8 +27,14 @@ const char * tg_status_str(enum tg_status st) {
 static _Thread_local char last_msg[1024];
 static _Thread_local enum tg_status last_st;
 
+// Formats into a scratch buffer first: callers may pass tg_last_error() (the
+// message being replaced) as an argument, e.g. tg_error(st, "%s: %s", path,
+// tg_last_error()); formatting straight into last_msg would read the buffer
+// while overwriting it and garble the message.
 enum tg_status tg_verror(enum tg_status st, const char * fmt, va_list ap) {
-    vsnprintf(last_msg, sizeof(last_msg), fmt, ap);
+    char tmp[sizeof(last_msg)];
+    vsnprintf(tmp, sizeof(tmp), fmt, ap);
+    memcpy(last_msg, tmp, sizeof(last_msg));
     last_st = st;
     return st;
 }
