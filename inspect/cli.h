@@ -1,24 +1,45 @@
-// cli.h - the `tgdb` command: subcommand registration and shared helpers.
+// cli.h - the `tgdb` command: subcommand registration and shared helpers
+// (strict number parsing, option tables, escaping of untrusted names, exit codes).
 //
 // Each subcommand lives in its own file (cmd_<name>.c) and registers itself:
 //
-//   static int cmd_gguf(int argc, char ** argv) { ... return 0; }
+//   static int cmd_gguf(int argc, char ** argv) { ... return TG_CLI_OK; }
 //   TG_CLI_COMMAND(gguf, "gguf FILE [--json]", "show a GGUF file's header, key/values and tensors")
 //
-// argv[0] is the subcommand name. A command returns the process exit status:
-// 0 success, 1 failure (after printing ONE clear line on stderr via tg_cli_err).
+// or, with an option table that `tgdb help gguf` prints (see struct tg_cli_opt):
+//
+//   TG_CLI_COMMAND_OPTS(gguf, "gguf FILE [OPTIONS]", "show ...", gguf_opts)
+//
+// argv[0] is the subcommand name. A command returns the process exit status,
+// as diff(1) and cmp(1) do:
+//   0 (TG_CLI_OK)      same / no problem / success
+//   1 (TG_CLI_FOUND)   a difference or a problem was found (the command worked)
+//   2 (TG_CLI_ERROR)   usage or input error (bad option, unreadable file, ...),
+//                      after ONE clear line on stderr via tg_cli_err.
+// main() also returns 2 when standard output cannot be written (full disk, closed pipe).
 #ifndef TG_CLI_H
 #define TG_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum { TG_CLI_OK = 0, TG_CLI_FOUND = 1, TG_CLI_ERROR = 2 };
+
+// The exit-code convention, as printed by `tgdb help` and every command's help.
+#define TG_CLI_EXIT_HELP "exit status: 0 success / same, 1 difference or problem found, 2 usage or input error"
 
 typedef int (*tg_cli_fn)(int argc, char ** argv);
+
+struct tg_cli_opt;
 
 struct tg_cli_command {
     const char * name;
     const char * usage;    // "gguf FILE [--json]"
     const char * summary;  // one line
     tg_cli_fn    fn;
+    const struct tg_cli_opt * opts; // option table (ends with a zero entry) or NULL
     struct tg_cli_command * next;
 };
 
@@ -26,21 +47,75 @@ void tg_cli_register(struct tg_cli_command * cmd);
 // Looks up a registered command by name (NULL if none).
 const struct tg_cli_command * tg_cli_find(const char * name);
 
-#define TG_CLI_COMMAND(id, usage_, summary_)                                   \
+#define TG_CLI_COMMAND_OPTS(id, usage_, summary_, opts_)                       \
     static int cmd_##id(int argc, char ** argv);                               \
-    static struct tg_cli_command tg_cli_cmd_##id = {#id, usage_, summary_, cmd_##id, 0}; \
+    static struct tg_cli_command tg_cli_cmd_##id = {#id, usage_, summary_, cmd_##id, opts_, 0}; \
     __attribute__((constructor)) static void tg_cli_reg_##id(void) { tg_cli_register(&tg_cli_cmd_##id); }
+#define TG_CLI_COMMAND(id, usage_, summary_) TG_CLI_COMMAND_OPTS(id, usage_, summary_, 0)
 
-// Prints "tgdb: <message>" on stderr (one line) and returns 1.
+// Prints "tgdb: <message>" on stderr (one line) and returns TG_CLI_ERROR (2).
 int tg_cli_err(const char * fmt, ...) __attribute__((format(printf, 1, 2)));
 // A damaged, truncated or unclosed trace: prints "tgdb: warning: trace 'FILE':
 // <what was lost>" on stderr (one line). Nothing for a complete trace or NULL.
 struct tg_trace;
 void tg_cli_trace_warning(const struct tg_trace * tr);
-// Parses a whole decimal integer in [lo, hi] into *out. False (out untouched)
-// on anything else: empty, trailing characters, out of range.
-bool tg_cli_parse_int(const char * s, long lo, long hi, int * out);
-// Prints the usage line of a command on stderr and returns 1.
+// Prints the usage line of a command on stderr and returns TG_CLI_ERROR (2).
 int tg_cli_usage(const char * name);
+// Prints a command's full help (usage, summary, options, exit codes) on f.
+void tg_cli_print_help(FILE * f, const struct tg_cli_command * c);
+
+// --- strict numbers -------------------------------------------------------
+// Each parses the WHOLE string s (no leading/trailing junk, no empty string)
+// and checks the range. On failure it prints one line naming the option and
+// the value ("tgdb: --graph: 'abc' is not an integer", "... must be in 1..512")
+// and returns false, leaving *out untouched. `what` is the option name.
+bool tg_cli_int(const char * what, const char * s, long long lo, long long hi, int * out);
+bool tg_cli_i64(const char * what, const char * s, long long lo, long long hi, long long * out);
+// Unsigned 64-bit: decimal or 0x hex, no sign.
+bool tg_cli_u64(const char * what, const char * s, uint64_t * out);
+// Finite float in [lo, hi].
+bool tg_cli_float(const char * what, const char * s, double lo, double hi, float * out);
+// Silent variant kept for existing callers: true and *out set when s is a
+// whole decimal integer in [lo, hi].
+bool tg_cli_parse_int(const char * s, long lo, long hi, int * out);
+
+// --- option tables --------------------------------------------------------
+// One definition per option, used both to parse argv and to print help.
+// `off` is the offsetof() of the destination inside the caller's options struct:
+//   FLAG  -> bool         STR -> const char *   INT -> int (lo..hi)
+//   U64   -> uint64_t     FLOAT -> float (lo..hi, finite)
+//   CHOICE -> const char * (one of the '|'-separated words in `choices`)
+// A table ends with an entry whose name is NULL.
+enum tg_cli_opt_kind { TG_CLI_FLAG, TG_CLI_STR, TG_CLI_INT, TG_CLI_U64, TG_CLI_FLOAT, TG_CLI_CHOICE };
+
+struct tg_cli_opt {
+    const char * name;        // "--threads"
+    const char * short_name;  // "-t" or NULL
+    const char * value;       // placeholder shown in help ("N"); NULL for flags
+    const char * help;        // what the option means
+    enum tg_cli_opt_kind kind;
+    size_t off;
+    double lo, hi;            // INT and FLOAT ranges
+    const char * choices;     // CHOICE: "f16|f32"
+};
+
+// Parses argv[1..argc-1] against opts, writing into base. Non-option words
+// (and everything after "--") go to pos[] (at most max_pos; *n_pos gets the
+// count). Accepts "--name VALUE", "--name=VALUE" and "-s VALUE". Returns
+// TG_CLI_OK, or TG_CLI_ERROR after one line on stderr: "CMD: unknown option
+// --foo", "CMD: --x needs a value", "CMD: too many arguments", or a value error.
+int tg_cli_parse_opts(const char * cmd, const struct tg_cli_opt * opts, void * base,
+                      int argc, char ** argv, const char ** pos, int max_pos, int * n_pos);
+// Prints one line per option ("  -t, --threads N   help [1..512]") on f.
+void tg_cli_print_opts(FILE * f, const struct tg_cli_opt * opts);
+
+// --- untrusted strings ----------------------------------------------------
+// Copies s (n bytes) into dst (cap bytes, NUL-terminated, truncated if needed)
+// with control characters and DEL shown as \xNN (\n, \t, \r, \\ as such) and
+// invalid UTF-8 bytes as \xNN; valid UTF-8 is kept. Returns the length the
+// full escaped text needs (without the NUL), like snprintf.
+size_t tg_cli_escape(char * dst, size_t cap, const char * s, size_t n);
+// Writes the escaped form of the NUL-terminated s on f.
+void tg_cli_fputs_escaped(FILE * f, const char * s);
 
 #endif

@@ -95,7 +95,7 @@ static int cmd_bench(int argc, char ** argv) {
         tg_cli_err("bench: --poison: %s", tg_last_error());
         tg_llama_model_free(model);
         free(toks);
-        return 1;
+        return TG_CLI_ERROR;
     }
     if (trace) {  // timings then include the recorder's cost
         struct tg_trace_options topt = tg_trace_default_options();
@@ -103,10 +103,10 @@ static int cmd_bench(int argc, char ** argv) {
         if (trace_hash) tg_trace_set_hash_mode(&topt, trace_hash);
         topt.note = "tgdb bench";
         rec = tg_trace_attach(NULL, trace, &topt);
-        if (!rec) { tg_cli_err("bench: %s", tg_last_error()); tg_llama_model_free(model); free(toks); return 1; }
+        if (!rec) { tg_cli_err("bench: %s", tg_last_error()); tg_llama_model_free(model); free(toks); return TG_CLI_ERROR; }
     }
     struct tg_llama_context * ctx = toks ? tg_llama_context_new(model, &cp) : NULL;
-    int rc = 1;
+    int rc = TG_CLI_ERROR;
     if (!ctx) { tg_cli_err("bench: %s", toks ? tg_last_error() : "out of memory"); goto done; }
     uint64_t x = 12345;
     for (int i = 0; i < n_max; i++) {  // fixed pseudo-random tokens

@@ -140,7 +140,7 @@ static int generate(const struct gen_opts * o, struct run * r) {
     if (tg_llama_decode(r->ctx, r->ids, r->n_prompt, 0) != TG_OK)
         return tg_cli_err("generate: decoding the prompt failed: %s", tg_last_error());
     const float * logits = tg_llama_get_logits(r->ctx, -1);
-    if (o->logits_out && write_logits(o->logits_out, logits, n_vocab)) return 1;
+    if (o->logits_out && write_logits(o->logits_out, logits, n_vocab)) return TG_CLI_ERROR;
     int pos = r->n_prompt;
     for (int i = 0; i < o->n_predict; i++) {
         int32_t tok = tg_llama_sample(r->smp, logits, n_vocab);
@@ -181,9 +181,9 @@ static int print_json(struct run * r) {
 
 static int cmd_generate(int argc, char ** argv) {
     struct gen_opts o;
-    if (parse_gen(argc, argv, &o)) return 1;
+    if (parse_gen(argc, argv, &o)) return TG_CLI_ERROR;
     struct run r = { 0 };
-    int rc = 1;
+    int rc = TG_CLI_ERROR;
     r.model = tg_llama_model_load(o.model, NULL);
     if (!r.model) return tg_cli_err("generate: %s", tg_last_error());
     r.vocab = tg_llama_model_vocab(r.model);

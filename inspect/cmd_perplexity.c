@@ -77,8 +77,8 @@ static int cmd_perplexity(int argc, char ** argv) {
         return tg_cli_err("perplexity: --trace-hash '%s': expected all, computed or none", trace_hash);
     size_t len = 0;
     char * text = read_text(text_path, &len);
-    if (!text) return 1;
-    int rc = 1;
+    if (!text) return TG_CLI_ERROR;
+    int rc = TG_CLI_ERROR;
     struct tg_llama_context * ctx = NULL;
     const struct tg_vocab * vocab = NULL;
     int32_t * ids = NULL;

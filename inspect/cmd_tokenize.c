@@ -52,7 +52,7 @@ static int tok_run(const struct tg_vocab * v, const char * text, size_t len, con
 static int tok_print(const struct tg_vocab * v, const char * text, size_t len, const struct tok_opts * o) {
     int32_t * ids = NULL;
     int n = tok_run(v, text, len, o, &ids);
-    if (n < 0) { free(ids); return 1; }
+    if (n < 0) { free(ids); return TG_CLI_ERROR; }
     for (int i = 0; i < n; i++) printf(i ? " %d" : "%d", (int) ids[i]);
     printf("\n");
     for (int i = 0; o->pieces && i < n; i++) {
@@ -119,7 +119,7 @@ static int tok_jsonl_line(const struct tg_vocab * v, const char * line, size_t n
     }
     free(ids);
     tg_json_object_free(&obj);
-    return k < 0 ? 1 : 0;
+    return k < 0 ? TG_CLI_ERROR : 0;
 }
 
 static int tok_jsonl(const struct tg_vocab * v, const struct tok_opts * o) {
@@ -174,7 +174,7 @@ static int tok_args(int argc, char ** argv, struct tok_opts * o) {
 
 static int cmd_tokenize(int argc, char ** argv) {
     struct tok_opts o = {0};
-    if (tok_args(argc, argv, &o) != 0) return 1;
+    if (tok_args(argc, argv, &o) != 0) return TG_CLI_ERROR;
     struct tg_gguf * g = tg_gguf_open(o.model);
     if (!g) return tg_cli_err("tokenize: cannot load model %s: %s", o.model, tg_last_error());
     struct tg_vocab * v = tg_vocab_load(g);
@@ -186,7 +186,7 @@ static int cmd_tokenize(int argc, char ** argv) {
     } else if (o.file) {
         size_t len = 0;
         char * text = tok_read_file(o.file, &len);
-        rc = text ? tok_print(v, text, len, &o) : 1;
+        rc = text ? tok_print(v, text, len, &o) : TG_CLI_ERROR;
         free(text);
     } else {
         rc = tok_jsonl(v, &o);

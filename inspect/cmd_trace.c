@@ -145,7 +145,7 @@ static void info_totals(struct tg_trace * tr) {
 static int trace_info(int argc, char ** argv) {
     if (argc != 3) return tg_cli_usage("trace"), 2;
     struct tg_trace * tr = open_trace(argv[2]);
-    if (!tr) return 2;
+    if (!tr) return TG_CLI_ERROR;
     struct tg_trace_status st;
     tg_trace_get_status(tr, &st);
     printf("trace: %s (format %u.%u, %" PRIu64 " bytes)\n", argv[2], st.version_major, st.version_minor, st.file_size);
@@ -214,7 +214,7 @@ static int trace_nodes(int argc, char ** argv) {
         else return trace_err("trace nodes: unknown argument '%s'", argv[i]);
     }
     struct tg_trace * tr = open_trace(argv[2]);
-    if (!tr) return 2;
+    if (!tr) return TG_CLI_ERROR;
     if (graph >= 0 && tg_trace_find_graph(tr, (uint32_t) graph) < 0) {
         tg_trace_close(tr);
         return trace_err("trace nodes: no graph %ld in %s", graph, argv[2]);
@@ -451,7 +451,7 @@ static int trace_node(int argc, char ** argv) {
         } else return trace_err("trace node: unknown argument '%s'", argv[i]);
     }
     struct tg_trace * tr = open_trace(argv[2]);
-    if (!tr) return 2;
+    if (!tr) return TG_CLI_ERROR;
     int gi, ti, ev;
     char why[768];
     if (!resolve_node(tr, argv[3], compute, &gi, &ti, &ev, why, sizeof(why))) {
@@ -543,7 +543,7 @@ static int trace_dump(int argc, char ** argv) {
         else return trace_err("trace dump: unknown argument '%s'", argv[i]);
     }
     struct tg_trace * tr = open_trace(argv[2]);
-    if (!tr) return 2;
+    if (!tr) return TG_CLI_ERROR;
     int gi, ti, ev, rc = 2;
     struct tg_trace_graph g;
     struct tg_trace_contents c;

@@ -38,20 +38,20 @@ check "json: strings escaped" grep -qF '"a\"b\\c\n"' "$tmp/json0"
 
 bad="$DATA/gguf-bad/dim-zero.gguf"
 "$TGDB" gguf "$bad" >"$tmp/out" 2>"$tmp/err"; rc=$?
-check "malformed: exit 1" test "$rc" = 1
+check "malformed: exit 2" test "$rc" = 2
 check "malformed: nothing on stdout" test ! -s "$tmp/out"
 check "malformed: one line" test "$(wc -l <"$tmp/err")" = 1
 check "malformed: message" grep -qF "tgdb: $bad: gguf: tensor 'blk.0.attn_q.weight' (info at offset 69): dimension 1 at offset 108 is 0" "$tmp/err"
 cat "$tmp/err"
 
 "$TGDB" gguf "$tmp/missing.gguf" >/dev/null 2>"$tmp/err"; rc=$?
-check "missing file: exit 1, one line" bash -c "test $rc = 1 && test \$(wc -l <'$tmp/err') = 1 && grep -q 'No such file' '$tmp/err'"
+check "missing file: exit 2, one line" bash -c "test $rc = 2 && test \$(wc -l <'$tmp/err') = 1 && grep -q 'No such file' '$tmp/err'"
 "$TGDB" gguf "$tmp" >/dev/null 2>"$tmp/err"; rc=$?
-check "directory: exit 1, one line" bash -c "test $rc = 1 && test \$(wc -l <'$tmp/err') = 1 && grep -q 'directory' '$tmp/err'"
+check "directory: exit 2, one line" bash -c "test $rc = 2 && test \$(wc -l <'$tmp/err') = 1 && grep -q 'directory' '$tmp/err'"
 "$TGDB" gguf "$DATA/gguf-bad/data-cut-short.gguf" >"$tmp/out" 2>&1; rc=$?
 check "cut-short data: exit 0, says INCOMPLETE, marks the tensor" bash -c "test $rc = 0 && grep -q 'INCOMPLETE: gguf: data section cut short' '$tmp/out' && grep -q '(missing)' '$tmp/out'"
 "$TGDB" gguf >/dev/null 2>&1; rc=$?
-check "no file: exit 1" test "$rc" = 1
+check "no file: exit 2" test "$rc" = 2
 
 echo "test_cli_gguf: $pass passed, $fail failed"
 test "$fail" = 0

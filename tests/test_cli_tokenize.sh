@@ -42,7 +42,7 @@ expect_error() {  # expect_error DESCRIPTION ARGS...
     "$TGDB" tokenize "$@" > "$TMP/o" 2> "$TMP/e"
     local rc=$?
     local lines; lines=$(wc -l < "$TMP/e")
-    check "$what: exit $rc, $lines stderr line(s): $(head -c 200 "$TMP/e")" test "$rc" -eq 1 -a "$lines" -eq 1
+    check "$what: exit $rc, $lines stderr line(s): $(head -c 200 "$TMP/e")" test "$rc" -eq 2 -a "$lines" -eq 1
 }
 expect_error "missing -m" -p "hi"
 expect_error "unreadable model" -m "$TMP/nope.gguf" -p "hi"

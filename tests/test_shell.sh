@@ -93,7 +93,7 @@ if "$B/samples/make-model" --preset tiny -o "$model" > /dev/null 2>&1; then
     expect "live: no NaN in a healthy model, run ends" "done: 2 prompt tokens"
     expect "live: step after the end explains" "error: .*run finished"
     "$TGDB" shell -m "$work/missing.gguf" -x 'where' > "$work/out" 2>&1; rc=$?
-    if [ $rc = 1 ] && [ "$(wc -l < "$work/out")" = 1 ]; then ok "live: missing model, one line: $(cat "$work/out")"; else bad "missing model (rc=$rc)"; cat "$work/out"; fi
+    if [ $rc = 2 ] && [ "$(wc -l < "$work/out")" = 1 ]; then ok "live: missing model, one line: $(cat "$work/out")"; else bad "missing model (rc=$rc)"; cat "$work/out"; fi
 else
     bad "make-model failed"
 fi
