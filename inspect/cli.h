@@ -33,6 +33,10 @@ const struct tg_cli_command * tg_cli_find(const char * name);
 
 // Prints "tgdb: <message>" on stderr (one line) and returns 1.
 int tg_cli_err(const char * fmt, ...) __attribute__((format(printf, 1, 2)));
+// A damaged, truncated or unclosed trace: prints "tgdb: warning: trace 'FILE':
+// <what was lost>" on stderr (one line). Nothing for a complete trace or NULL.
+struct tg_trace;
+void tg_cli_trace_warning(const struct tg_trace * tr);
 // Parses a whole decimal integer in [lo, hi] into *out. False (out untouched)
 // on anything else: empty, trailing characters, out of range.
 bool tg_cli_parse_int(const char * s, long lo, long hi, int * out);

@@ -50,6 +50,7 @@ static int cmd_check(int argc, char ** argv) {
     }
     struct tg_trace * tr = tg_trace_open(argv[1]);
     if (!tr) return tg_cli_err("%s", tg_last_error());
+    tg_cli_trace_warning(tr);
     struct tg_trace_report rep;
     if (tg_trace_check(tr, &rep) != TG_OK) {
         tg_trace_close(tr);
@@ -60,10 +61,18 @@ static int cmd_check(int argc, char ** argv) {
         if (quiet && !f->problem) continue;
         printf("%s [%s] %s", f->problem ? "PROBLEM" : "warning", tg_trace_finding_kind_name(f->kind), f->text);
     }
+    // damaged stretches of the file are problems: what they held was not checked
+    struct tg_trace_damage d;
+    int n_damage = 0;
+    for (int i = 0; tg_trace_get_damage(tr, i, &d); i++, n_damage++)
+        printf("PROBLEM [damage] %s: record %u%s%s at offset %llu: %s, %llu bytes skipped%s\n", argv[1], d.record,
+               d.type ? " " : "", d.type ? tg_trace_rec_name(d.type) : "", (unsigned long long) d.offset,
+               tg_trace_stop_str(d.why), (unsigned long long) d.bytes, d.to_end ? " (to the end of the file)" : "");
     if (!quiet) split_traffic(tr);
+    int n_problems = rep.n_problems + n_damage;
     printf("checked %d graphs, %d evaluated nodes, %d host reads: %d problem%s\n", tg_trace_n_graphs(tr),
-           tg_trace_n_evals(tr), rep.n_host_reads_checked, rep.n_problems, rep.n_problems == 1 ? "" : "s");
-    int rc = rep.n_problems ? 1 : 0;
+           tg_trace_n_evals(tr), rep.n_host_reads_checked, n_problems, n_problems == 1 ? "" : "s");
+    int rc = n_problems ? 1 : 0;
     tg_trace_report_free(&rep);
     tg_trace_close(tr);
     return rc;

@@ -142,10 +142,11 @@ static int cmd_diff(int argc, char ** argv) {
     if (!pa || !pb) return tg_cli_usage("diff");
     struct tg_trace * ta = tg_trace_open(pa);
     if (!ta) return tg_cli_err("%s", tg_last_error());
+    tg_cli_trace_warning(ta);
     struct tg_trace * tb = NULL;
     struct tg_diff_side * sa = tg_diff_side_trace(ta), * sb = NULL;
     if (is_tsv(pb)) sb = tg_diff_side_tsv(pb);
-    else if ((tb = tg_trace_open(pb))) sb = tg_diff_side_trace(tb);
+    else if ((tb = tg_trace_open(pb))) { tg_cli_trace_warning(tb); sb = tg_diff_side_trace(tb); }
     int rc = 2;
     if (!sa || !sb) {
         rc = tg_cli_err("%s", tg_last_error());

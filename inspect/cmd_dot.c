@@ -82,6 +82,7 @@ static int cmd_dot(int argc, char ** argv) {
     struct tg_trace * tr = tg_trace_open(path);
     if (live) unlink(path);  // the mapping stays valid
     if (!tr) return tg_cli_err("%s", tg_last_error());
+    tg_cli_trace_warning(tr);
     struct tg_trace_report rep;
     memset(&rep, 0, sizeof(rep));
     if (tg_trace_check(tr, &rep) == TG_OK) o.check = &rep;
@@ -95,7 +96,7 @@ static int cmd_dot(int argc, char ** argv) {
         bool tsv = dot && (!strcmp(dot, ".tsv") || !strcmp(dot, ".txt"));
         sa = tg_diff_side_trace(tr);
         if (tsv) sb = tg_diff_side_tsv(diff);
-        else if ((tb = tg_trace_open(diff))) sb = tg_diff_side_trace(tb);
+        else if ((tb = tg_trace_open(diff))) { tg_cli_trace_warning(tb); sb = tg_diff_side_trace(tb); }
         if (!sa || !sb || tg_diff_run(sa, sb, NULL, &dr) != TG_OK) { tg_cli_err("%s", tg_last_error()); goto done; }
         o.diff = &dr;
     }

@@ -5,6 +5,7 @@
 #include "tg/types.h"
 
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,13 +13,22 @@
 #include <time.h>
 
 TG_CLI_COMMAND(trace,
-    "trace info FILE | nodes FILE [--graph G] [--filter PATTERN] [--compute N] | node FILE NODE | "
-    "dump FILE NODE [--compute N] [--npy OUT]",
+    "trace info FILE | nodes FILE [--graph G] [--filter PATTERN] [--compute N] | node FILE NODE [--compute N] | "
+    "dump FILE NODE [--compute N] [--npy OUT]\n"
+    "  G: a graph id as `trace info` prints it (\"graph G\"); N: a computation number (eval listing)\n"
+    "  NODE: NAME, NAME@G (the name in graph G), G:INDEX (tensor INDEX of graph G) or #EVAL;\n"
+    "        a NAME held by several graphs is ambiguous unless --compute N picks one\n"
+    "  PATTERN: comma-separated alternatives, each a name glob, op=GLOB or type=GLOB\n"
+    "  exit status: 0 success, 2 usage or input error (bad option, unknown node, unreadable file)",
     "read a trace: summary, evaluated nodes, one node in full, recorded contents")
+
+// Usage and input errors: one line on stderr, exit status 2.
+#define trace_err(...) (tg_cli_err(__VA_ARGS__), 2)
 
 static struct tg_trace * open_trace(const char * path) {
     struct tg_trace * tr = tg_trace_open(path);
     if (!tr) tg_cli_err("%s", tg_last_error());
+    tg_cli_trace_warning(tr);
     return tr;
 }
 
@@ -133,9 +143,9 @@ static void info_totals(struct tg_trace * tr) {
 }
 
 static int trace_info(int argc, char ** argv) {
-    if (argc != 3) return tg_cli_usage("trace");
+    if (argc != 3) return tg_cli_usage("trace"), 2;
     struct tg_trace * tr = open_trace(argv[2]);
-    if (!tr) return 1;
+    if (!tr) return 2;
     struct tg_trace_status st;
     tg_trace_get_status(tr, &st);
     printf("trace: %s (format %u.%u, %" PRIu64 " bytes)\n", argv[2], st.version_major, st.version_minor, st.file_size);
@@ -182,20 +192,32 @@ static void print_eval_row(struct tg_trace * tr, int i, const struct tg_trace_ev
 }
 
 static int trace_nodes(int argc, char ** argv) {
-    if (argc < 3) return tg_cli_usage("trace");
+    if (argc < 3) return tg_cli_usage("trace"), 2;
     long graph = -1, compute = -1;
     const char * filter = NULL;
     for (int i = 3; i < argc; i++) {
-        if (!strcmp(argv[i], "--graph") && i + 1 < argc) graph = strtol(argv[++i], NULL, 10);
-        else if (!strcmp(argv[i], "--compute") && i + 1 < argc) compute = strtol(argv[++i], NULL, 10);
-        else if (!strcmp(argv[i], "--filter") && i + 1 < argc) filter = argv[++i];
-        else return tg_cli_err("trace nodes: unknown argument '%s'", argv[i]);
+        int v;
+        if (!strcmp(argv[i], "--graph") && i + 1 < argc) {
+            if (!tg_cli_parse_int(argv[++i], 0, INT_MAX, &v))
+                return trace_err("trace nodes: --graph needs a graph id >= 0, not '%s'", argv[i]);
+            graph = v;
+        } else if (!strcmp(argv[i], "--compute") && i + 1 < argc) {
+            if (!tg_cli_parse_int(argv[++i], 0, INT_MAX, &v))
+                return trace_err("trace nodes: --compute needs a computation number >= 0, not '%s'", argv[i]);
+            compute = v;
+        } else if (!strcmp(argv[i], "--filter") && i + 1 < argc) {
+            filter = argv[++i];
+            char why[160];
+            if (!tg_trace_filter_check(filter, why, sizeof(why)))
+                return trace_err("trace nodes: bad --filter '%s': %s", filter, why);
+        }
+        else return trace_err("trace nodes: unknown argument '%s'", argv[i]);
     }
     struct tg_trace * tr = open_trace(argv[2]);
-    if (!tr) return 1;
+    if (!tr) return 2;
     if (graph >= 0 && tg_trace_find_graph(tr, (uint32_t) graph) < 0) {
         tg_trace_close(tr);
-        return tg_cli_err("trace nodes: no graph %ld in %s", graph, argv[2]);
+        return trace_err("trace nodes: no graph %ld in %s", graph, argv[2]);
     }
     printf("%6s %5s %5s  %-24s %-10s %-6s %3s  %-20s %9s  %-16s  %11s %11s %11s %11s\n", "eval", "graph", "node", "name",
            "op", "backend", "spl", "buffer@offset", "time_us", "hash", "min", "max", "mean", "rms");
@@ -208,7 +230,8 @@ static int trace_nodes(int argc, char ** argv) {
         if ((int) e.graph_id != cached_gid) { cached_gid = (int) e.graph_id; gi = tg_trace_find_graph(tr, e.graph_id); }
         if (filter) {
             struct tg_trace_tensor t;
-            if (!tg_trace_get_tensor(tr, gi, e.node, &t) || !tg_trace_pattern_match(filter, t.name, tg_trace_op_name(tr, t.op)))
+            if (!tg_trace_get_tensor(tr, gi, e.node, &t) || !tg_trace_filter_match(filter, t.name, tg_trace_op_name(tr, t.op),
+                                                                            tg_trace_type_name(tr, t.type)))
                 continue;
         }
         int mi = tg_trace_marker_before(tr, e.record);
@@ -228,42 +251,84 @@ static int trace_nodes(int argc, char ** argv) {
 
 // ---- node ---------------------------------------------------------------------------
 
-// Resolves NODE: "G:I" (graph_id:tensor index), "#E" (eval index) or a name
-// (the latest graph holding it). Sets *gi, *ti and *eval (-1 if not evaluated).
-static bool resolve_node(struct tg_trace * tr, const char * spec, long compute, int * gi, int * ti, int * eval) {
+// Resolves NODE: "#E" (eval index), "G:I" (graph id : tensor index), "NAME@G"
+// (NAME in graph id G) or NAME. A bare NAME held by several tensors (in several
+// graphs, or twice in one) is ambiguous unless --compute keeps only one that
+// was evaluated in that computation. Sets *gi, *ti and *eval (-1 if not
+// evaluated); false with a one-line reason in why[] otherwise.
+static bool resolve_node(struct tg_trace * tr, const char * spec, long compute, int * gi, int * ti, int * eval,
+                         char * why, size_t cap) {
     struct tg_trace_graph g;
     *gi = -1; *ti = -1; *eval = -1;
-    char * end;
+    uint32_t cseq = compute >= 0 ? (uint32_t) compute : UINT32_MAX;
+    int v;
+    snprintf(why, cap, "no node '%s' (use a name, NAME@GRAPH, GRAPH:INDEX or #EVAL)", spec);
     if (spec[0] == '#') {
-        long e = strtol(spec + 1, &end, 10);
         struct tg_trace_eval ev;
-        if (*end || !tg_trace_get_eval(tr, (int) e, &ev)) return false;
+        if (!tg_cli_parse_int(spec + 1, 0, INT_MAX, &v) || !tg_trace_get_eval(tr, v, &ev)) return false;
         *gi = tg_trace_find_graph(tr, ev.graph_id);
         *ti = ev.node;
-        *eval = (int) e;
+        *eval = v;
         return *gi >= 0;
     }
     const char * colon = strchr(spec, ':');
-    if (colon) {
-        long gid = strtol(spec, &end, 10);
-        if (end == colon) {
-            long t = strtol(colon + 1, &end, 10);
-            if (*end) return false;
+    const char * at = strrchr(spec, '@');
+    char gbuf[32];
+    if (colon && (size_t) (colon - spec) < sizeof(gbuf)) {
+        memcpy(gbuf, spec, (size_t) (colon - spec));
+        gbuf[colon - spec] = '\0';
+        int gid, t;
+        if (tg_cli_parse_int(gbuf, 0, INT_MAX, &gid) && tg_cli_parse_int(colon + 1, 0, INT_MAX, &t)) {
             *gi = tg_trace_find_graph(tr, (uint32_t) gid);
-            if (*gi < 0 || !tg_trace_get_graph(tr, *gi, &g) || t < 0 || t >= g.n_nodes + g.n_leafs) return false;
-            *ti = (int) t;
+            if (*gi < 0) { snprintf(why, cap, "no graph %d (see `tgdb trace info`)", gid); return false; }
+            tg_trace_get_graph(tr, *gi, &g);
+            if (t >= g.n_nodes + g.n_leafs) {
+                snprintf(why, cap, "graph %d has %d tensors, no index %d", gid, g.n_nodes + g.n_leafs, t);
+                return false;
+            }
+            *ti = t;
+            *eval = tg_trace_find_eval(tr, g.graph_id, *ti, cseq);
+            return true;
         }
     }
-    if (*gi < 0) {
-        for (int k = tg_trace_n_graphs(tr) - 1; k >= 0 && *gi < 0; k--) {
-            int t = tg_trace_find_tensor(tr, k, spec);
-            if (t >= 0) { *gi = k; *ti = t; }
-        }
-        if (*gi < 0) return false;
+    char name[TG_TRACE_NAME];
+    int only_gi = -1;
+    snprintf(name, sizeof(name), "%s", spec);
+    if (at && tg_cli_parse_int(at + 1, 0, INT_MAX, &v) && (size_t) (at - spec) < sizeof(name)) {
+        name[at - spec] = '\0';
+        only_gi = tg_trace_find_graph(tr, (uint32_t) v);
+        if (only_gi < 0) { snprintf(why, cap, "no graph %d (see `tgdb trace info`)", v); return false; }
     }
-    tg_trace_get_graph(tr, *gi, &g);
-    *eval = tg_trace_find_eval(tr, g.graph_id, *ti, compute >= 0 ? (uint32_t) compute : UINT32_MAX);
-    return true;
+    // every tensor with this name (in the one graph with NAME@G)
+    int n = 0, ng = tg_trace_n_graphs(tr);
+    size_t len = 0;
+    char list[512] = "";
+    for (int k = only_gi >= 0 ? only_gi : 0; k < (only_gi >= 0 ? only_gi + 1 : ng); k++) {
+        if (!tg_trace_get_graph(tr, k, &g)) continue;
+        for (int t = 0; t < g.n_nodes + g.n_leafs; t++) {
+            char tn[TG_TRACE_NAME];
+            if (strcmp(tg_trace_tensor_name(tr, k, t, tn), name)) continue;
+            int e = tg_trace_find_eval(tr, g.graph_id, t, cseq);
+            if (compute >= 0 && e < 0) continue;   // not evaluated in that computation
+            struct tg_trace_tensor tt;
+            const char * op = tg_trace_get_tensor(tr, k, t, &tt) ? tg_trace_op_name(tr, tt.op) : "?";
+            if (n < 8 && len < sizeof(list))
+                len += (size_t) snprintf(list + len, sizeof(list) - len, "%s%u:%d (graph %u %s %d, %s)", n ? ", " : "",
+                                         g.graph_id, t, g.graph_id, t < g.n_nodes ? "node" : "leaf",
+                                         t < g.n_nodes ? t : t - g.n_nodes, op);
+            if (n++ == 0) { *gi = k; *ti = t; *eval = e; }
+        }
+    }
+    if (n == 1) return true;
+    if (n == 0) {
+        if (compute >= 0) snprintf(why, cap, "no node '%s' evaluated in computation %ld", name, compute);
+        *gi = -1;
+        return false;
+    }
+    snprintf(why, cap, "'%s' is ambiguous, %d tensors: %s%s; pick one with NAME@GRAPH, GRAPH:INDEX or --compute N",
+             name, n, list, n > 8 ? ", ..." : "");
+    *gi = -1;
+    return false;
 }
 
 static void print_ref(struct tg_trace * tr, int gi, int ti) {
@@ -375,18 +440,23 @@ static void node_evals(struct tg_trace * tr, const struct tg_trace_graph * g, in
 }
 
 static int trace_node(int argc, char ** argv) {
-    if (argc < 4) return tg_cli_usage("trace");
+    if (argc < 4) return tg_cli_usage("trace"), 2;
     long compute = -1;
     for (int i = 4; i < argc; i++) {
-        if (!strcmp(argv[i], "--compute") && i + 1 < argc) compute = strtol(argv[++i], NULL, 10);
-        else return tg_cli_err("trace node: unknown argument '%s'", argv[i]);
+        int v;
+        if (!strcmp(argv[i], "--compute") && i + 1 < argc) {
+            if (!tg_cli_parse_int(argv[++i], 0, INT_MAX, &v))
+                return trace_err("trace node: --compute needs a computation number >= 0, not '%s'", argv[i]);
+            compute = v;
+        } else return trace_err("trace node: unknown argument '%s'", argv[i]);
     }
     struct tg_trace * tr = open_trace(argv[2]);
-    if (!tr) return 1;
+    if (!tr) return 2;
     int gi, ti, ev;
-    if (!resolve_node(tr, argv[3], compute, &gi, &ti, &ev)) {
+    char why[768];
+    if (!resolve_node(tr, argv[3], compute, &gi, &ti, &ev, why, sizeof(why))) {
         tg_trace_close(tr);
-        return tg_cli_err("trace node: no node '%s' in %s (use a name, GRAPH:INDEX or #EVAL)", argv[3], argv[2]);
+        return trace_err("trace node: %s in %s", why, argv[2]);
     }
     struct tg_trace_graph g;
     struct tg_trace_tensor t;
@@ -435,7 +505,7 @@ static int write_npy(const char * path, const float * v, const int64_t ne[4]) {
     int total = 10 + hl + 1;
     int pad = (64 - total % 64) % 64;
     FILE * f = fopen(path, "wb");
-    if (!f) return tg_cli_err("trace dump: cannot create '%s'", path);
+    if (!f) return trace_err("trace dump: cannot create '%s'", path);
     uint16_t hlen = (uint16_t) (hl + pad + 1);
     fwrite("\x93NUMPY\x01\x00", 1, 8, f);
     fputc(hlen & 0xFF, f); fputc(hlen >> 8, f);
@@ -444,7 +514,7 @@ static int write_npy(const char * path, const float * v, const int64_t ne[4]) {
     fputc('\n', f);
     size_t n = (size_t) (ne[0] * ne[1] * ne[2] * ne[3]);
     bool ok = fwrite(v, 4, n, f) == n;
-    if (fclose(f) != 0 || !ok) return tg_cli_err("trace dump: write to '%s' failed", path);
+    if (fclose(f) != 0 || !ok) return trace_err("trace dump: write to '%s' failed", path);
     return 0;
 }
 
@@ -460,45 +530,52 @@ static void print_values(const float * v, const int64_t ne[4]) {
 }
 
 static int trace_dump(int argc, char ** argv) {
-    if (argc < 4) return tg_cli_usage("trace");
+    if (argc < 4) return tg_cli_usage("trace"), 2;
     long compute = -1;
     const char * npy = NULL;
     for (int i = 4; i < argc; i++) {
-        if (!strcmp(argv[i], "--compute") && i + 1 < argc) compute = strtol(argv[++i], NULL, 10);
-        else if (!strcmp(argv[i], "--npy") && i + 1 < argc) npy = argv[++i];
-        else return tg_cli_err("trace dump: unknown argument '%s'", argv[i]);
+        int v;
+        if (!strcmp(argv[i], "--compute") && i + 1 < argc) {
+            if (!tg_cli_parse_int(argv[++i], 0, INT_MAX, &v))
+                return trace_err("trace dump: --compute needs a computation number >= 0, not '%s'", argv[i]);
+            compute = v;
+        } else if (!strcmp(argv[i], "--npy") && i + 1 < argc) npy = argv[++i];
+        else return trace_err("trace dump: unknown argument '%s'", argv[i]);
     }
     struct tg_trace * tr = open_trace(argv[2]);
-    if (!tr) return 1;
-    int gi, ti, ev, rc = 1;
+    if (!tr) return 2;
+    int gi, ti, ev, rc = 2;
     struct tg_trace_graph g;
     struct tg_trace_contents c;
     float * v = NULL;
     uint8_t * raw = NULL;
-    if (!resolve_node(tr, argv[3], compute, &gi, &ti, &ev)) {
-        rc = tg_cli_err("trace dump: no node '%s' in %s", argv[3], argv[2]);
+    char why[768];
+    if (!resolve_node(tr, argv[3], compute, &gi, &ti, &ev, why, sizeof(why))) {
+        rc = trace_err("trace dump: %s in %s", why, argv[2]);
         goto done;
     }
     tg_trace_get_graph(tr, gi, &g);
     int ci = tg_trace_find_contents(tr, g.graph_id, ti, compute >= 0 ? (uint32_t) compute : UINT32_MAX);
     if (ci < 0 || !tg_trace_get_contents(tr, ci, &c)) {
-        rc = tg_cli_err("trace dump: no contents recorded for '%s' (record them with TGDB_TRACE_DUMP=PATTERN)", argv[3]);
+        rc = trace_err("trace dump: no contents recorded for '%s' (record them with TGDB_TRACE_DUMP=PATTERN)", argv[3]);
         goto done;
     }
     int64_t n = c.ne[0] * c.ne[1] * c.ne[2] * c.ne[3];
     raw = malloc(c.raw_size ? (size_t) c.raw_size : 1);
     v = malloc((size_t) (n > 0 ? n : 1) * sizeof(float));
-    if (!raw || !v) { rc = tg_cli_err("trace dump: out of memory"); goto done; }
+    if (!raw || !v) { rc = trace_err("trace dump: out of memory"); goto done; }
     if (tg_trace_read_contents(tr, ci, raw, (size_t) c.raw_size) != TG_OK) {
-        rc = tg_cli_err("trace dump: %s", tg_last_error());
+        rc = trace_err("trace dump: %s", tg_last_error());
         goto done;
     }
     if (!to_f32(c.type, raw, v, n)) {
-        rc = tg_cli_err("trace dump: cannot convert type %s", tg_trace_type_name(tr, c.type));
+        rc = trace_err("trace dump: cannot convert type %s", tg_trace_type_name(tr, c.type));
         goto done;
     }
     char shape[96];
-    printf("'%s' graph %u node %d, computation %u: %s %s, hash %016" PRIx64 "\n", argv[3], g.graph_id, ti,
+    char tname[TG_TRACE_NAME];
+    printf("'%s' graph %u node %d, computation %u: %s %s, hash %016" PRIx64 "\n", tg_trace_tensor_name(tr, gi, ti, tname),
+           g.graph_id, ti,
            c.compute_seq, tg_trace_type_name(tr, c.type), tg_trace_shape_str(c.ne, shape, sizeof(shape)), c.hash);
     if (npy) {
         rc = write_npy(npy, v, c.ne);
@@ -515,11 +592,11 @@ done:
 }
 
 static int cmd_trace(int argc, char ** argv) {
-    if (argc < 3) return tg_cli_usage("trace");
+    if (argc < 3) return tg_cli_usage("trace"), 2;
     const char * sub = argv[1];
     if (!strcmp(sub, "info")) return trace_info(argc, argv);
     if (!strcmp(sub, "nodes")) return trace_nodes(argc, argv);
     if (!strcmp(sub, "node")) return trace_node(argc, argv);
     if (!strcmp(sub, "dump")) return trace_dump(argc, argv);
-    return tg_cli_err("trace: unknown subcommand '%s' (info, nodes, node, dump)", sub);
+    return trace_err("trace: unknown subcommand '%s' (info, nodes, node, dump)", sub);
 }

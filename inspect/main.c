@@ -1,5 +1,6 @@
 // main.c - the `tgdb` command: dispatch to self-registered subcommands.
 #include "cli.h"
+#include "tg/trace-read.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -31,6 +32,11 @@ int tg_cli_err(const char * fmt, ...) {
     fputc('\n', stderr);
     va_end(ap);
     return 1;
+}
+
+void tg_cli_trace_warning(const struct tg_trace * tr) {
+    char line[1024];
+    if (tg_trace_warning(tr, line, sizeof(line))) fprintf(stderr, "tgdb: warning: %s\n", line);
 }
 
 bool tg_cli_parse_int(const char * s, long lo, long hi, int * out) {

@@ -4,8 +4,10 @@
 #include "cli.h"
 #include "shell.h"
 #include "tg/trace.h"
+#include "tg/core.h"
 #include "tg/types.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +33,8 @@ bool shell_open_trace(struct shell * sh, const char * path) {
     printf("opened %s: %d graphs, %d evaluated nodes%s\n", path, tg_trace_n_graphs(tr), tg_trace_n_evals(tr),
            st.truncated ? " (TRUNCATED: " : "");
     if (st.truncated) printf("%s)\n", st.message);
+    fflush(stdout);
+    tg_cli_trace_warning(tr);
     return true;
 }
 
@@ -207,6 +211,42 @@ int shell_cmd_graph(struct shell * sh, int argc, char ** argv) {
     return shell_err(sh, "graph %ld has no evaluated node", g);
 }
 
+// Edit distance of two short words (case-insensitive), for "did you mean".
+static int edit_distance(const char * a, const char * b) {
+    int la = (int) strlen(a), lb = (int) strlen(b), row[64];
+    if (la > 62 || lb > 62) return 99;
+    for (int j = 0; j <= lb; j++) row[j] = j;
+    for (int i = 1; i <= la; i++) {
+        int diag = row[0];
+        row[0] = i;
+        for (int j = 1; j <= lb; j++) {
+            int up = row[j];
+            int cost = toupper((unsigned char) a[i - 1]) != toupper((unsigned char) b[j - 1]);
+            int best = diag + cost;
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+// True when the op glob matches an op the engine knows; else an error naming
+// the closest op names.
+static bool check_op_glob(struct shell * sh, const char * pat) {
+    for (int k = 0; k < TG_OP_COUNT; k++) if (tg_trace_glob(pat, tg_op_name((enum tg_op) k))) return true;
+    char close[160] = "";
+    size_t len = 0;
+    for (int d = 0; d <= 3 && len == 0; d++)
+        for (int k = 0; k < TG_OP_COUNT; k++)
+            if (edit_distance(pat, tg_op_name((enum tg_op) k)) == d && len < sizeof(close))
+                len += (size_t) snprintf(close + len, sizeof(close) - len, "%s%s", len ? ", " : "", tg_op_name((enum tg_op) k));
+    shell_err(sh, "break op: no op matches '%s'%s%s (ops are upper case, e.g. MUL_MAT, ADD, SOFT_MAX; globs allowed)", pat,
+              len ? "; did you mean " : "", close);
+    return false;
+}
+
 int shell_cmd_break(struct shell * sh, int argc, char ** argv) {
     if (argc < 2) return shell_err(sh, "usage: break NAME-PATTERN | op OP | nan | stale");
     if (sh->n_breaks == SHELL_MAX_BREAKS) return shell_err(sh, "too many breakpoints (%d); delete some", SHELL_MAX_BREAKS);
@@ -215,6 +255,7 @@ int shell_cmd_break(struct shell * sh, int argc, char ** argv) {
     b->enabled = true;
     if (!strcmp(argv[1], "op")) {
         if (argc != 3) return shell_err(sh, "usage: break op OP (e.g. break op MUL_MAT)");
+        if (!check_op_glob(sh, argv[2])) return 1;
         b->kind = BREAK_OP;
         snprintf(b->pattern, sizeof(b->pattern), "%s", argv[2]);
     } else if (!strcmp(argv[1], "nan") && argc == 2) {
@@ -254,6 +295,13 @@ int shell_cmd_continue(struct shell * sh, int argc, char ** argv) {
     for (int i = sh->eval + 1; i < total; i++) {
         struct tg_trace_eval e;
         struct tg_trace_tensor t;
+        if (shell_interrupted) {  // Ctrl-C: stop here, say where
+            shell_interrupted = 0;
+            sh->eval = i - 1 >= 0 ? i - 1 : 0;
+            printf("interrupted (Ctrl-C)\n");
+            print_position(sh);
+            return 0;
+        }
         if (!tg_trace_get_eval(sh->tr, i, &e)) continue;
         int gi = tg_trace_find_graph(sh->tr, e.graph_id);
         if (gi < 0 || !tg_trace_get_tensor(sh->tr, gi, e.node, &t)) continue;
@@ -436,7 +484,7 @@ static void info_node(struct shell * sh, int gi, int ti) {
 int shell_cmd_info(struct shell * sh, int argc, char ** argv) {
     if (argc < 2) return shell_err(sh, "usage: info run|graphs|splits|buffers|breaks|node NODE");
     const char * what = argv[1];
-    if (!strcmp(what, "breaks")) {
+    if (!strcmp(what, "breaks") || !strcmp(what, "breakpoints")) {  // gdb spells it out
         if (!sh->n_breaks) printf("no breakpoints\n");
         for (int k = 0; k < sh->n_breaks; k++)
             printf("  %d: %s%s  (hit %d time%s)\n", k + 1, sh->breaks[k].kind == BREAK_OP ? "op " : "", sh->breaks[k].pattern,

@@ -22,6 +22,35 @@ static const struct shell_cmd commands[] = {
 
 static struct shell * current;  // for readline's completion callbacks
 
+volatile sig_atomic_t shell_interrupted;
+
+// Ctrl-C never ends the shell: it only raises the flag. At the prompt the
+// interrupted read comes back to readline, which calls on_signal_event (in
+// normal context) to drop the line; a running command sees the flag.
+static void on_sigint(int sig) {
+    (void) sig;
+    shell_interrupted = 1;
+}
+
+static int on_signal_event(void) {
+    if (!shell_interrupted) return 0;
+    shell_interrupted = 0;
+    rl_replace_line("", 0);
+    rl_crlf();
+    rl_on_new_line();
+    rl_redisplay();
+    return 0;
+}
+
+static void catch_sigint(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0;  // no SA_RESTART: a blocked read returns EINTR
+    sigaction(SIGINT, &sa, NULL);
+}
+
 int shell_err(struct shell * sh, const char * fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
@@ -206,6 +235,9 @@ static void run_interactive(struct shell * sh) {
     rl_readline_name = "tgdb";
     rl_attempted_completion_function = shell_complete;
     rl_completer_word_break_characters = " \t";
+    rl_catch_signals = 0;                 // our SIGINT handler, not readline's
+    rl_signal_event_hook = on_signal_event;
+    catch_sigint();
     history_open();
     while (!sh->quit) {
         char * line = readline("(tgdb) ");
@@ -215,6 +247,7 @@ static void run_interactive(struct shell * sh) {
             if (!last || strcmp(last->line, line) != 0) add_history(line);
             if (history_path[0]) append_history(1, history_path);
         }
+        shell_interrupted = 0;
         shell_exec_line(sh, line);
         free(line);
     }

@@ -7,6 +7,7 @@
 #include "tg/trace-check.h"
 #include "tg/trace-read.h"
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -41,6 +42,10 @@ struct shell {
     bool   quit;
     int    n_errors;
 };
+
+// Set by Ctrl-C (SIGINT) while the shell runs; a long command (continue)
+// checks it at each node and stops there. Cleared before each command.
+extern volatile sig_atomic_t shell_interrupted;
 
 // A command: argv[0] is its name. Returns 0, or 1 after printing one
 // "error: ..." line (the shell keeps running).

@@ -37,6 +37,13 @@ expect "list marks the current node" "^=>    10  ffn_norm-0"
 expect "info node shows the placement cause" "placement: CPU, because source inp_embd on CPU"
 expect "graph G moves to its first evaluated node" "eval 65/128: graph 1 \(id 1\), node 0/64 inp_embd"
 
+"$TGDB" shell "$work/syn.tgt" -x 'break op ADD; info breakpoints' > "$work/out" 2>&1
+expect "info breakpoints (gdb spelling) lists them" "1: op ADD  \(hit 0 times\)"
+"$TGDB" shell "$work/syn.tgt" -x 'break op NOSUCHOP; break op SOFTMAX; info breaks' > "$work/out" 2>&1
+expect "break op rejects an unknown op" "no op matches 'NOSUCHOP'"
+expect "... naming the closest" "did you mean SOFT_MAX"
+expect "... and sets no breakpoint" "^no breakpoints"
+
 # --- errors: one clear line each, and the shell keeps running
 "$TGDB" shell "$work/syn.tgt" -x 'frobnicate; goto nosuchnode; print nosuch; open /nonexistent.tgt; info bogus; step 0; where' > "$work/out" 2> "$work/err"
 rc=$?

@@ -12,11 +12,13 @@ pass=0; fail=0
 ok()  { echo "ok   $*"; pass=$((pass + 1)); }
 bad() { echo "FAIL $*"; fail=$((fail + 1)); }
 has() { echo "$out" | grep -q -- "$1" && ok "$2" || bad "$2 (missing '$1' in: $(echo "$out" | head -3))"; }
-# err NAME CMD...: exit 1 and exactly one line on stderr starting with "tgdb:"
+# err NAME CMD...: exit $want (2: usage or input error, the trace commands'
+# status) and exactly one line on stderr starting with "tgdb:"
+want=2
 err() {
     local name=$1; shift
     "$@" >/dev/null 2>"$tmp/err"; local rc=$?
-    if [ $rc = 1 ] && [ "$(wc -l < "$tmp/err")" = 1 ] && grep -q "^tgdb: " "$tmp/err"; then ok "$name: $(cat "$tmp/err")"
+    if [ $rc = $want ] && [ "$(wc -l < "$tmp/err")" = 1 ] && grep -q "^tgdb: " "$tmp/err"; then ok "$name: $(cat "$tmp/err")"
     else bad "$name: rc=$rc stderr=$(cat "$tmp/err")"; fi
 }
 
@@ -41,9 +43,34 @@ out=$("$TGDB" trace dump "$T" mid); has "f32 \[256,1,1,1\]" "dump: type and shap
 err "dump without contents" "$TGDB" trace dump "$T" x2
 err "unknown node" "$TGDB" trace node "$T" nope
 err "missing file" "$TGDB" trace info "$tmp/missing.tgt"
-err "not a trace" "$TGDB" check "$TGDB"
+want=1 err "not a trace" "$TGDB" check "$TGDB"
 err "unknown subcommand" "$TGDB" trace bogus "$T"
 err "bad option" "$TGDB" trace nodes "$T" --bogus
 err "no such graph" "$TGDB" trace nodes "$T" --graph 9
+# strict numbers, one filter syntax (trace/pattern.c), exit codes in the help
+err "--graph -5" "$TGDB" trace nodes "$T" --graph -5
+err "--graph abc" "$TGDB" trace nodes "$T" --graph abc
+err "--compute 1x" "$TGDB" trace nodes "$T" --compute 1x
+err "node --compute abc" "$TGDB" trace node "$T" mid --compute abc
+err "unknown filter key" "$TGDB" trace nodes "$T" --filter 'shape=1'
+err "empty filter item" "$TGDB" trace nodes "$T" --filter 'mid,,x2'
+out=$("$TGDB" trace nodes "$T" --filter 'type=F32,op=sqr'); has "^8 of 8 evaluated nodes" "filter type= (any f32), op= case-insensitive"
+out=$("$TGDB" trace nodes "$T" --filter 'name=y*,op=NEG'); has "^3 of 8 evaluated nodes" "filter name= and op= alternatives"
+out=$("$TGDB" help trace 2>&1; "$TGDB" trace 2>&1); has "exit status: 0 success, 2 usage or input error" "help: exit codes"
+has "NAME@G" "help: NAME@G documented"
+
+# graph ids as recorded; a name held by two graphs (synthetic trace, contents
+# of Qcur-0 recorded in computations 0 and 1 of graphs 0 and 1)
+S=$tmp/syn.tgt
+"$B/tests/mktrace" "$S" --nan >/dev/null || bad "mktrace"
+out=$("$TGDB" trace dump "$S" Qcur-0 --compute 0); has "^'Qcur-0' graph 0 node 2, computation 0: f32 \[64,8,1,1\]" "dump --compute 0 (not the last)"
+out=$("$TGDB" trace dump "$S" Qcur-0 --compute 1); has "^'Qcur-0' graph 1 node 2, computation 1: f32 \[64,1,1,1\]" "dump --compute 1"
+out=$("$TGDB" trace dump "$S" Qcur-0@1); has "^'Qcur-0' graph 1 node 2, computation 1" "dump NAME@GRAPH"
+out=$("$TGDB" trace node "$S" Qcur-0@0); has "^'Qcur-0': graph 0 (sched 1), node 2, op MUL_MAT" "node NAME@GRAPH"
+err "ambiguous name" "$TGDB" trace dump "$S" Qcur-0
+grep -q "ambiguous, 2 tensors: 0:2 (graph 0 node 2, MUL_MAT), 1:2 (graph 1 node 2, MUL_MAT)" "$tmp/err" \
+    && ok "ambiguous name lists the candidates" || bad "ambiguous candidates: $(cat "$tmp/err")"
+err "NAME@ unknown graph" "$TGDB" trace node "$S" Qcur-0@7
+err "no such computation" "$TGDB" trace dump "$S" Qcur-0 --compute 5
 echo "test_trace_cli: $pass passed, $fail failed"
 [ $fail = 0 ]

@@ -129,18 +129,50 @@ int main(void) {
     CHECK(flip_complete == 0, "a flipped byte is always noticed (checksums): %d went unnoticed", flip_complete);
     {
         memcpy(dam, good, n);
-        dam[offs[3] + 20] ^= 0x01;   // inside the GRAPH payload
+        dam[offs[3] + 20] ^= 0x01;   // inside the PLACEMENT payload
         struct tg_trace * tr = tg_trace_open_mem(dam, n);
         struct tg_trace_status st;
         tg_trace_get_status(tr, &st);
-        CHECK(st.stop == TG_TRACE_STOP_BAD_CHECKSUM && st.n_records == 3 && strstr(st.message, "bad checksum"),
-              "flipped payload byte: bad checksum at record 3: %s", st.message);
+        struct tg_trace_damage d;
+        CHECK(st.stop == TG_TRACE_STOP_BAD_CHECKSUM && st.stop_offset == offs[3] && st.n_damaged == 1 &&
+              !st.complete && st.indexed && strstr(st.message, "bad checksum") && strstr(st.message, "record 3"),
+              "flipped payload byte: bad checksum at record 3, reported: %s", st.message);
+        CHECK(tg_trace_get_damage(tr, 0, &d) && d.record == 3 && d.offset == offs[3] &&
+              d.bytes == offs[4] - offs[3] && d.type == TG_TRACE_REC_PLACEMENT && !tg_trace_get_damage(tr, 1, &d),
+              "the damage entry names record 3, its offset, size and type");
+        CHECK(st.n_records == (uint32_t) n_recs - 1 && tg_trace_n_evals(tr) == 3 && tg_trace_n_graphs(tr) == 1,
+              "records after the damaged one are still read from the index (%u of %d)", st.n_records, n_recs);
+        char line[512];
+        CHECK(tg_trace_warning(tr, line, sizeof(line)) && strstr(line, "(memory)") && strstr(line, "offset"),
+              "a warning line: %s", line);
         tg_trace_close(tr);
         memcpy(dam, good, n);
         dam[offs[2]] ^= 0x01;   // sync word
         tr = tg_trace_open_mem(dam, n);
         tg_trace_get_status(tr, &st);
-        CHECK(st.stop == TG_TRACE_STOP_BAD_SYNC && st.n_records == 2, "flipped sync: %s", st.message);
+        CHECK(st.stop == TG_TRACE_STOP_BAD_SYNC && st.n_damaged == 1 && st.stop_offset == offs[2] &&
+              st.n_records == (uint32_t) n_recs - 1 && tg_trace_n_evals(tr) == 3, "flipped sync: the rest is read: %s", st.message);
+        tg_trace_close(tr);
+        // the same damage with the index destroyed too: the scan resynchronises
+        memcpy(dam, good, n);
+        dam[offs[3] + 20] ^= 0x01;
+        dam[offs[n_recs - 2] + 20] ^= 0x01;   // the index payload
+        tr = tg_trace_open_mem(dam, n);
+        tg_trace_get_status(tr, &st);
+        CHECK(tr && !st.indexed && st.n_damaged == 2 && st.stop == TG_TRACE_STOP_BAD_CHECKSUM &&
+              st.stop_offset == offs[3] && st.n_records == (uint32_t) n_recs - 2 && tg_trace_n_evals(tr) == 3,
+              "no index: resynchronised after the damaged record, later records read (%s)", st.message);
+        CHECK(tg_trace_get_damage(tr, 1, &d) && d.offset == offs[n_recs - 2] && d.record == (uint32_t) n_recs - 2 && !d.to_end,
+              "second damage: the index record");
+        CHECK(strstr(st.message, "2 damaged stretches") != NULL, "message counts them: %s", st.message);
+        tg_trace_close(tr);
+        // a damaged record and garbage to the end (no resync possible)
+        memcpy(dam, good, n);
+        for (size_t i = offs[5] + 4; i < n; i++) dam[i] = 0x5A;
+        tr = tg_trace_open_mem(dam, n);
+        tg_trace_get_status(tr, &st);
+        CHECK(tr && st.n_records == 5 && st.n_damaged == 1 && tg_trace_get_damage(tr, 0, &d) && d.to_end &&
+              d.offset == offs[5] && d.bytes == n - offs[5], "garbage to the end: one damage to the end (%s)", st.message);
         tg_trace_close(tr);
     }
 
@@ -156,12 +188,12 @@ int main(void) {
             if (!tr) continue;
             struct tg_trace_status st;
             tg_trace_get_status(tr, &st);
-            if (!st.complete && (int) st.n_records <= r) len_ok++;
+            if (!st.complete && st.n_damaged >= 1 && st.stop_offset == offs[r]) len_ok++;
             trace_sweep(tr);
             tg_trace_close(tr);
         }
     }
-    CHECK(len_ok == len_cases, "bad lengths stop the scan at that record (%d/%d)", len_ok, len_cases);
+    CHECK(len_ok == len_cases, "bad lengths: reported as damage at that record (%d/%d)", len_ok, len_cases);
 
     // 4. a damaged index falls back to the scan and recovers everything
     memcpy(dam, good, n);
@@ -169,8 +201,9 @@ int main(void) {
     struct tg_trace * tr = tg_trace_open_mem(dam, n);
     struct tg_trace_status st;
     tg_trace_get_status(tr, &st);
-    CHECK(tr && !st.indexed && st.n_records == (uint32_t) n_recs - 2 && st.stop == TG_TRACE_STOP_BAD_CHECKSUM,
-          "damaged index: scan recovers the %d records before it (%s)", n_written, st.message);
+    CHECK(tr && !st.indexed && st.n_records == (uint32_t) n_recs - 1 && st.stop == TG_TRACE_STOP_BAD_CHECKSUM &&
+          st.n_damaged == 1 && strstr(st.message, "index unusable"),
+          "damaged index: scan recovers the %d records before it and the footer (%s)", n_written, st.message);
     CHECK(tg_trace_n_evals(tr) == 3 && tg_trace_n_graphs(tr) == 1, "damaged index: evals and graph still readable");
     tg_trace_close(tr);
 

@@ -354,5 +354,18 @@ int main(void) {
           "pattern list with op=");
     CHECK(tg_trace_pattern_match("*-3", "ffn_out-3", "ADD") && !tg_trace_pattern_match("", "a", "ADD") &&
           !tg_trace_pattern_match(NULL, "a", "ADD"), "pattern list edge cases");
+    // the one node filter (CLI, shell, TUI)
+    CHECK(tg_trace_filter_match("type=Q4_*,op=add", "kq-0", "ADD", "f32") &&
+          tg_trace_filter_match("type=Q4_*", "w", "MUL_MAT", "q4_0") &&
+          !tg_trace_filter_match("type=Q4_*", "w", "MUL_MAT", "f32") && !tg_trace_filter_match("type=f32", "w", "ADD", NULL),
+          "filter: type= and op= case-insensitive alternatives");
+    CHECK(tg_trace_filter_match("name=kq-*", "kq-0", "ADD", "f32") && !tg_trace_filter_match("name=KQ-*", "kq-0", "ADD", "f32") &&
+          tg_trace_filter_match(NULL, "a", "ADD", "f32") && tg_trace_filter_match("", "a", "ADD", "f32"),
+          "filter: name= exact glob; no filter matches all");
+    char why[128] = "";
+    CHECK(tg_trace_filter_check("blk.*,op=ADD,type=f32,name=x", why, sizeof(why)) &&
+          !tg_trace_filter_check("shape=3", why, sizeof(why)) && strstr(why, "shape=") &&
+          !tg_trace_filter_check("a,,b", why, sizeof(why)) && !tg_trace_filter_check("a,", why, sizeof(why)),
+          "filter_check: unknown keys and empty items rejected");
     return tg_check_finish("test_trace_format");
 }

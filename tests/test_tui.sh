@@ -92,10 +92,55 @@ for i in $(seq 1 100); do tmux -L "$sock" capture-pane -p -t t | grep -qF 'bad\x
 if tmux -L "$sock" capture-pane -p -t t | grep -qF 'bad\x01name\xFF'; then echo "ok   a name with a control byte and invalid UTF-8 is shown escaped"; pass=$((pass + 1));
 else echo "FAIL escaped name:"; tmux -L "$sock" capture-pane -p -t t | head -5; fail=$((fail + 1)); fi
 
+screen_has() { local i; for i in $(seq 1 100); do tmux -L "$sock" capture-pane -p -t t | grep -qE -- "$1" && return 0; sleep 0.05; done; return 1; }
+expect_screen() {  # expect_screen REGEX WHAT
+    if screen_has "$1"; then echo "ok   $2"; pass=$((pass + 1));
+    else echo "FAIL $2 (no line matching '$1'):"; tmux -L "$sock" capture-pane -p -t t; fail=$((fail + 1)); fi
+}
+expect_no_screen() {  # expect_no_screen REGEX WHAT (after the screen settled)
+    capture > /dev/null
+    if tmux -L "$sock" capture-pane -p -t t | grep -qE -- "$1"; then
+        echo "FAIL $2 (a line matches '$1'):"; tmux -L "$sock" capture-pane -p -t t; fail=$((fail + 1))
+    else echo "ok   $2"; pass=$((pass + 1)); fi
+}
+
+# stale reads: the graph-reuse sample's trace; the TUI marks what `tgdb check`
+# finds (tests/test_trace_reuse.sh checks the same trace on the command line)
+if TGDB_TRACE="$work/reuse.tgt" "$B/samples/graph-reuse" > /dev/null 2>&1; then
+    start 100 30 reuse.tgt
+    expect_screen "^nodes: graph 1: 4 nodes" "reuse: the title shows the trace's graph id (graph 1, as trace info)"
+    expect_screen "^│ +1 mid .* STALE " "reuse: the node list marks the stale 'mid'"
+    expect_screen "^│ +2 act .* STALE " "reuse: the node list marks 'act', which overwrote it"
+    expect_no_screen " x2 .* STALE " "reuse: x2 is not marked"
+    keys e
+    expect_screen "graph 1 node 1 mid: stale read: host read of 'mid'" "reuse: e jumps to the stale read and says what check says"
+    keys Enter
+    expect_screen "^PROBLEM \[stale-read\] this tensor is read after its bytes were reused" "reuse: the detail view shows the finding"
+    expect_screen "were handed to 'act' \(graph 1 node 2, SILU\)" "reuse: the detail view explains who overwrote it"
+    keys q E
+    expect_screen "^problems: 1 findings of tgdb check" "reuse: E lists check's findings"
+    expect_screen "^PROBLEM +stale-read +graph 1 #1 +stale read: host read of 'mid'" "reuse: the finding row names the graph and node"
+    keys G Enter
+    expect_screen "^nodes: graph 1: " "reuse: Enter on a finding goes back to the node list"
+    keys : 2 Enter
+    expect_screen "^nodes: graph 2: 4 nodes" "reuse: ':' goes to graph 2 by its id"
+    keys : 7 Enter
+    expect_screen "no graph 7 \(graphs 1\.\.2\)" "reuse: ':' names the graphs there are"
+    keys F "op=SQR,y3" Enter
+    expect_screen "filter 'op=SQR,y3': 2 of 4 nodes" "reuse: the filter takes tgdb trace nodes --filter's syntax (op=, lists)"
+    expect_screen "^. +0 y3 " "reuse: the filter keeps y3"
+    expect_screen "^. +1 y3sq +SQR" "reuse: the filter keeps the SQR node"
+    keys F "op=sqr,type=q4_0" Enter
+    expect_screen "filter 'op=sqr,type=q4_0': 1 of 4 nodes" "reuse: op= compares case-insensitively, type= works (tg_trace_filter_match)"
+    keys F "shape=3" Enter
+    expect_screen "filter 'shape=3': .*shape=" "reuse: a filter with an unknown key is refused with the reason"
+else
+    echo "FAIL graph-reuse sample"; fail=$((fail + 1))
+fi
+
 # live mode: step through the first layer of the sample model, print a tensor
 if "$B/samples/make-model" --preset tiny -o "$work/tiny.gguf" > /dev/null 2>&1; then
     start 100 30 -m tiny.gguf -p Hello
-    screen_has() { local i; for i in $(seq 1 100); do tmux -L "$sock" capture-pane -p -t t | grep -qE -- "$1" && return 0; sleep 0.05; done; return 1; }
     if screen_has "stopped: node 0 inp_embd"; then echo "ok   live: starts stopped after inp_embd"; pass=$((pass + 1));
     else echo "FAIL live: not stopped at the first node"; tmux -L "$sock" capture-pane -p -t t; fail=$((fail + 1)); fi
     steps=0
@@ -112,9 +157,56 @@ if "$B/samples/make-model" --preset tiny -o "$work/tiny.gguf" > /dev/null 2>&1; 
     keys q c
     if screen_has "done: 2 prompt tokens"; then echo "ok   live: continue runs to the end"; pass=$((pass + 1));
     else echo "FAIL live: continue"; tmux -L "$sock" capture-pane -p -t t; fail=$((fail + 1)); fi
+    # into token generation one decode at a time; breakpoint list and delete
+    start 120 30 -m tiny.gguf -p Hello -n 3
+    expect_screen "stopped: node 0 inp_embd" "live: a new run starts stopped"
+    keys ">"
+    expect_screen "^next token: decode at pos 2, generated so far: 1" "live: > stops at the first decode after the prompt"
+    expect_screen "^nodes: live: decode of 1 token at pos 2, paused after node 0 \\| generated 1: \"[^\"]+\"" "live: the title shows the generated text"
+    keys k   # clears the message: the status bar shows where the run is
+    expect_screen "graph 1 \\(1/1\\) +row 1/[0-9]+ +stopped: node 0 inp_embd, token 2" "live: the status names the decode and token"
+    keys ">"
+    expect_screen "^next token: decode at pos 3, generated so far: 2" "live: > again: the next generated token"
+    keys b "Kcur-*" Enter
+    expect_screen "^breakpoint 1: Kcur-\\*" "live: b sets a name breakpoint"
+    keys b "op MUL_MAT" Enter
+    expect_screen "^breakpoint 2: op MUL_MAT" "live: b sets an op breakpoint"
+    expect_screen "^│ +[0-9]+ Qcur-0 +MUL_MAT .* B( |$)" "live: the node list marks nodes with a breakpoint"
+    keys B
+    expect_screen "^breakpoints: 2 " "live: B lists the breakpoints"
+    expect_screen "^ +1  name  Kcur-\\*" "live: the list shows breakpoint 1"
+    expect_screen "^ +2  op    MUL_MAT" "live: the list shows breakpoint 2"
+    keys X
+    expect_screen "^deleted breakpoint 1: name +Kcur-\\*" "live: X deletes the selected breakpoint"
+    expect_screen "^breakpoints: 1 " "live: one breakpoint left"
+    expect_screen "^ +1  op    MUL_MAT" "live: the other one moved up"
+    keys q c
+    expect_screen "^breakpoint 1 \\(MUL_MAT\\) at node [0-9]+ Qcur-0" "live: c stops at the remaining breakpoint (not at Kcur-*)"
+    keys B X q c
+    expect_screen "done: 2 prompt tokens, 3 generated" "live: with no breakpoint left, c runs to the end of the generation"
+    expect_screen "^nodes: live: done: .* \\| generated: \"[^\"]+\"" "live: the finished run still shows the generated text"
 else
     echo "FAIL make-model"; fail=$((fail + 1))
 fi
+
+# --mono: no colour escapes at all; without it the title bar is coloured
+start 80 24 syn.tgt --mono
+expect_screen "^nodes: graph 0" "mono: started"
+if tmux -L "$sock" capture-pane -e -p -t t | grep -qE $'\e\\[[0-9;]*(3[0-7]|4[0-7]|38;5;[0-9]+|48;5;[0-9]+)m'; then
+    echo "FAIL mono: the screen has colours"; fail=$((fail + 1)); else echo "ok   mono: no colours"; pass=$((pass + 1)); fi
+start 80 24 syn.tgt
+expect_screen "^nodes: graph 0" "colour: started"
+if tmux -L "$sock" capture-pane -e -p -t t | grep -qE $'\e\\[[0-9;]*(3[0-7]|4[0-7]|38;5;[0-9]+|48;5;[0-9]+)m'; then
+    echo "ok   colour: the screen has colours"; pass=$((pass + 1)); else echo "FAIL colour: no colours"; fail=$((fail + 1)); fi
+
+# help lists the new keys
+start 200 60 syn.tgt
+keys "?"
+expect_screen "^: +goto-graph +go to graph N" "help: : goes to a graph"
+expect_screen "^E +problems +list tgdb check's findings" "help: E lists check's findings"
+expect_screen "^B +breakpoints +live: list breakpoints" "help: B lists breakpoints"
+expect_screen "^X Del +delete +delete the selected item" "help: X deletes"
+expect_screen "^> +next-token +live: finish this decode" "help: > steps to the next token"
 
 # errors: one line, exit 1
 if "$TGDB" tui "$work/missing.tgt" 2> "$work/err"; then

@@ -42,9 +42,13 @@ struct trace_key {           // sortable lookup key (lazy indexes)
 struct tg_trace {
     const uint8_t * base;
     size_t          size;
-    bool            mapped;
+    size_t          map_size;           // bytes of the private copy (>= size)
+    bool            mapped;             // base is our private copy (reader.c: read_private)
     char *          path;
     struct tg_trace_status st;
+
+    struct tg_trace_damage * damage;    // skipped stretches (st.n_damaged of them)
+    uint32_t                 cap_damage;
 
     struct trace_rec * recs;            // every complete record, by ordinal
     uint32_t           n_recs, cap_recs;

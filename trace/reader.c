@@ -59,6 +59,21 @@ static bool list_push(struct trace_list * l, uint32_t ord) {
     return true;
 }
 
+static bool add_damage(struct tg_trace * tr, uint32_t record, uint64_t off, uint64_t bytes,
+                       enum tg_trace_stop why, uint32_t type, bool to_end) {
+    if (tr->st.n_damaged == tr->cap_damage) {
+        uint32_t cap = tr->cap_damage ? tr->cap_damage * 2 : 8;
+        struct tg_trace_damage * d = realloc(tr->damage, (size_t) cap * sizeof(*d));
+        if (!d) return false;
+        tr->damage = d; tr->cap_damage = cap;
+    }
+    if (tr->st.n_damaged == 0) { tr->st.stop = why; tr->st.stop_offset = off; }
+    tr->damage[tr->st.n_damaged++] = (struct tg_trace_damage) {
+        .record = record, .offset = off, .bytes = bytes, .why = why, .type = type, .to_end = to_end };
+    tr->st.damaged_bytes += bytes;
+    return true;
+}
+
 // Checks the frame at off: returns NONE when a complete record with a good
 // checksum is there (sets *type, *len), else why not.
 static enum tg_trace_stop check_frame(const struct tg_trace * tr, uint64_t off, bool verify,
@@ -98,8 +113,38 @@ static int64_t unwritten_tail(const struct tg_trace * tr, uint64_t off) {
     return (int64_t) unfinished;
 }
 
+// Resynchronisation after a damaged frame: the first offset >= from holding a
+// whole record (sync word, a length that fits, a matching checksum), or 0 if
+// none. A false match inside a payload would need its 32-bit checksum to
+// agree by chance.
+static uint64_t resync(const struct tg_trace * tr, uint64_t from) {
+    uint8_t sync[4];
+    wr_u32(sync, TRACE_SYNC);
+    while (from + TRACE_FRAME_OVERHEAD <= tr->size) {
+        const uint8_t * hit = memmem(tr->base + from, tr->size - from, sync, 4);
+        if (!hit) return 0;
+        uint64_t at = (uint64_t) (hit - tr->base);
+        uint32_t type, len;
+        if (check_frame(tr, at, true, &type, &len) == TG_TRACE_STOP_NONE) return at;
+        from = at + 1;
+    }
+    return 0;
+}
+
 static void scan_message(struct tg_trace * tr) {
     struct tg_trace_status * st = &tr->st;
+    if (st->n_damaged == 1 && tr->damage[0].to_end) {   // one bad stretch to the end: as before resync existed
+        st->stop_offset = tr->damage[0].offset;
+    } else if (st->n_damaged) {
+        const struct tg_trace_damage * d = &tr->damage[0];
+        snprintf(st->message, sizeof(st->message),
+                 "trace damaged: %u damaged stretch%s skipped (first: record %u at offset %llu: %s, %llu bytes lost%s); "
+                 "%u complete records read, not indexed",
+                 st->n_damaged, st->n_damaged == 1 ? "" : "es", d->record, (unsigned long long) d->offset,
+                 tg_trace_stop_str(d->why), (unsigned long long) d->bytes, d->to_end ? ", to the end of the file" : "",
+                 st->n_records);
+        return;
+    }
     if (st->stop == TG_TRACE_STOP_NONE) {
         int len = snprintf(st->message, sizeof(st->message),
                            "trace not closed (no index): %u complete records end cleanly at offset %llu; "
@@ -123,25 +168,42 @@ static void scan_message(struct tg_trace * tr) {
              (unsigned long long) st->stop_offset, what, (unsigned long long) st->file_size);
 }
 
-// Linear scan from the header: every complete, checksummed record; stops at
-// the first bad or cut one.
+// Linear scan from the header: every complete, checksummed record. A bad
+// frame is skipped by resynchronising on the next good one (a damage entry
+// records what was lost); a stopped writer's reserved tail ends the scan
+// cleanly.
 static enum tg_status scan_records(struct tg_trace * tr) {
     uint64_t off = TRACE_HEADER_SIZE;
     tr->n_recs = 0;
     tr->st.stop = TG_TRACE_STOP_NONE;
+    tr->st.n_damaged = 0;
+    tr->st.damaged_bytes = 0;
+    uint64_t end = off;
+    bool cut_tail = false;
     while (off < tr->size) {
         uint32_t type = 0, len = 0;
         enum tg_trace_stop why = check_frame(tr, off, true, &type, &len);
         if (why != TG_TRACE_STOP_NONE) {
             int64_t unfinished = unwritten_tail(tr, off);   // a stopped writer's reserved space
-            tr->st.stop = unfinished < 0 ? why : unfinished > 0 ? TG_TRACE_STOP_CUT : TG_TRACE_STOP_NONE;
-            break;
+            if (unfinished >= 0) { cut_tail = unfinished > 0; break; }
+            uint64_t next = resync(tr, off + 1);
+            bool to_end = next == 0;
+            if (to_end) next = tr->size;
+            if (!add_damage(tr, tr->n_recs + tr->st.n_damaged, off, next - off, why, 0, to_end))
+                return tg_error(TG_ERR_NOMEM, "trace: no memory for the damage list");
+            off = next;
+            continue;
         }
         if (!push_rec(tr, off, len, type)) return tg_error(TG_ERR_NOMEM, "trace: no memory for the record list");
         off += (uint64_t) len + TRACE_FRAME_OVERHEAD;
+        end = off;
     }
-    tr->st.valid_end = off;
-    tr->st.stop_offset = off;
+    if (tr->st.n_damaged == 0) {
+        tr->st.stop = cut_tail ? TG_TRACE_STOP_CUT : TG_TRACE_STOP_NONE;
+        tr->st.stop_offset = off;
+        end = off;
+    }
+    tr->st.valid_end = end;
     tr->st.n_records = tr->n_recs;
     tr->st.indexed = false;
     // a clean scan ending with a footer means the index itself was bad
@@ -173,26 +235,43 @@ static bool load_index(struct tg_trace * tr) {
     for (uint64_t i = 0; i < n; i++) {
         const uint8_t * e = ip + TRACE_INDEX_HEAD + i * esz;
         uint64_t off = rd_u64(e);
-        uint32_t t2, l2;
+        uint32_t t2 = 0, l2 = 0, it = rd_u32(e + 8), il = rd_u32(e + 12);
         if (off != expect) return false;   // records are contiguous; the index must say so
+        if ((uint64_t) il + TRACE_FRAME_OVERHEAD > ioff - off) return false;
         // large contents are verified when read (tg_trace_read_contents)
-        bool verify = rd_u32(e + 8) != TG_TRACE_REC_CONTENTS || rd_u32(e + 12) <= TRACE_LAZY_VERIFY;
-        if (check_frame(tr, off, verify, &t2, &l2) != TG_TRACE_STOP_NONE) return false;
-        if (t2 != rd_u32(e + 8) || l2 != rd_u32(e + 12)) return false;
+        bool verify = it != TG_TRACE_REC_CONTENTS || il <= TRACE_LAZY_VERIFY;
+        enum tg_trace_stop why = check_frame(tr, off, verify, &t2, &l2);
+        if (why == TG_TRACE_STOP_NONE && (t2 != it || l2 != il)) return false;   // a good frame: the index is wrong
+        expect = off + il + TRACE_FRAME_OVERHEAD;
+        if (why == TG_TRACE_STOP_CUT) why = TG_TRACE_STOP_BAD_LENGTH;   // inside the file: its length field is bad
+        if (why != TG_TRACE_STOP_NONE) {   // damaged: the (checksummed) index says where the next one starts
+            if (!add_damage(tr, (uint32_t) i, off, (uint64_t) il + TRACE_FRAME_OVERHEAD, why, it, false)) return false;
+            continue;
+        }
         if (!push_rec(tr, off, l2, t2)) return false;
-        expect = off + l2 + TRACE_FRAME_OVERHEAD;
     }
     if (expect != ioff) return false;
     // the index and the footer are records too
     if (!push_rec(tr, ioff, len, TG_TRACE_REC_INDEX) ||
         !push_rec(tr, foff, TRACE_FOOTER_PAYLOAD, TG_TRACE_REC_FOOTER)) return false;
-    tr->st.complete = true;
     tr->st.indexed = true;
+    tr->st.valid_end = tr->size;
+    tr->st.n_records = tr->n_recs;
+    if (tr->st.n_damaged) {   // closed, but records were lost
+        const struct tg_trace_damage * d = &tr->damage[0];
+        tr->st.complete = false;
+        tr->st.truncated = true;
+        snprintf(tr->st.message, sizeof(tr->st.message),
+                 "trace damaged: %u damaged record%s skipped (first: record %u, %s, at offset %llu: %s); "
+                 "the other %u records read from the index",
+                 tr->st.n_damaged, tr->st.n_damaged == 1 ? "" : "s", d->record, tg_trace_rec_name(d->type),
+                 (unsigned long long) d->offset, tg_trace_stop_str(d->why), tr->n_recs);
+        return true;
+    }
+    tr->st.complete = true;
     tr->st.truncated = false;
     tr->st.stop = TG_TRACE_STOP_NONE;
-    tr->st.valid_end = tr->size;
     tr->st.stop_offset = tr->size;
-    tr->st.n_records = tr->n_recs;
     snprintf(tr->st.message, sizeof(tr->st.message), "complete: %u records, indexed", tr->n_recs);
     return true;
 }
@@ -452,17 +531,61 @@ static struct tg_trace * open_common(struct tg_trace * tr) {
     tr->st.file_size = tr->size;
     if (check_header(tr) != TG_OK) { tg_trace_close(tr); return NULL; }
     if (!load_index(tr)) {
-        tr->n_recs = 0;   // drop what a partly valid index listed
+        tr->n_recs = 0;   // drop what a partly valid index listed (and the damage it found)
+        tr->st.n_damaged = 0;
+        tr->st.damaged_bytes = 0;
         if (scan_records(tr) != TG_OK) { tg_trace_close(tr); return NULL; }
         // a scan that ends exactly after an intact footer: the index was damaged
-        if (tr->st.stop == TG_TRACE_STOP_NONE && tr->n_recs > 0 &&
-            tr->recs[tr->n_recs - 1].type == TG_TRACE_REC_FOOTER)
+        if (tr->n_recs > 0 && tr->recs[tr->n_recs - 1].type == TG_TRACE_REC_FOOTER &&
+            (tr->st.stop == TG_TRACE_STOP_NONE ||
+             (tr->st.n_damaged == 1 && tr->n_recs >= 1 && tr->damage[0].offset + tr->damage[0].bytes == tr->recs[tr->n_recs - 1].off)))
             snprintf(tr->st.message, sizeof(tr->st.message),
                      "index unusable (damaged or inconsistent); %u records recovered by a linear scan",
                      tr->n_recs);
     }
     if (build_lists(tr) != TG_OK) { tg_trace_close(tr); return NULL; }
     return tr;
+}
+
+// Reads the file into private anonymous memory instead of mapping it.
+//
+// Why not mmap: a MAP_PRIVATE file mapping still shares the file's pages until
+// they are written, so when anything truncates the file (a writer re-creating
+// it in place, `truncate`, a copy over it) every later access past the new end
+// raises SIGBUS and kills the reader - a debugger must not die because the file
+// it shows changed. A library cannot reasonably catch SIGBUS, and pread on every
+// access would mean copying each record out. So the reader takes a snapshot:
+// one sequential read (page cache to memory, several GB/s: a few ms for the
+// 200k-node benchmark trace) into an anonymous mapping that nothing else can
+// change. The cost is the trace's size in private memory (the page cache copy
+// can be dropped by the kernel). The reader keeps the version it opened; a file
+// that shrinks while it is read is treated as cut at the bytes that were read.
+// Returns the bytes read in *got (0 allowed: then *out is NULL).
+static enum tg_status read_private(int fd, size_t size, const char * path, uint8_t ** out, size_t * got) {
+    *out = NULL;
+    *got = 0;
+    if (size == 0) return TG_OK;
+    void * m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return tg_error(TG_ERR_NOMEM, "cannot allocate %zu bytes to read '%s': %s", size, path, strerror(errno));
+    (void) posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    uint8_t * p = m;
+    size_t n = 0;
+    while (n < size) {
+        size_t want = size - n < ((size_t) 1 << 30) ? size - n : ((size_t) 1 << 30);
+        ssize_t r = pread(fd, p + n, want, (off_t) n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) {
+            int err = errno;
+            munmap(m, size);
+            return tg_error(TG_ERR_IO, "cannot read '%s': %s", path, strerror(err));
+        }
+        if (r == 0) break;   // the file shrank since fstat: keep what was there
+        n += (size_t) r;
+    }
+    mprotect(m, size, PROT_READ);
+    *out = m;
+    *got = n;
+    return TG_OK;
 }
 
 struct tg_trace * tg_trace_open(const char * path) {
@@ -478,23 +601,21 @@ struct tg_trace * tg_trace_open(const char * path) {
     struct tg_trace * tr = calloc(1, sizeof(*tr));
     if (!tr) { close(fd); tg_error(TG_ERR_NOMEM, "trace: no memory"); return NULL; }
     tr->path = strdup(path);
-    tr->size = (size_t) sb.st_size;
-    if (tr->size > 0) {
-        void * m = mmap(NULL, tr->size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (m == MAP_FAILED) {
-            close(fd);
-            tg_error(TG_ERR_IO, "cannot map '%s': %s", path, strerror(errno));
-            free(tr->path); free(tr);
-            return NULL;
-        }
-        tr->base = m;
-        tr->mapped = true;
+    uint8_t * data = NULL;
+    size_t got = 0;
+    if (read_private(fd, (size_t) sb.st_size, path, &data, &got) != TG_OK) {
+        close(fd);
+        free(tr->path); free(tr);
+        return NULL;
     }
     close(fd);
+    tr->base = data;
+    tr->size = got;
+    tr->map_size = (size_t) sb.st_size;
+    tr->mapped = data != NULL;
     if (tr->size < TRACE_HEADER_SIZE) {
         tg_trace_close(tr);
-        tg_error(TG_ERR_FORMAT, "'%s' is not a tgdb trace (%zu bytes, shorter than a trace header)", path,
-                 (size_t) sb.st_size);
+        tg_error(TG_ERR_FORMAT, "'%s' is not a tgdb trace (%zu bytes, shorter than a trace header)", path, got);
         return NULL;
     }
     struct tg_trace * r = open_common(tr);
@@ -517,9 +638,10 @@ struct tg_trace * tg_trace_open_mem(const void * data, size_t size) {
 
 void tg_trace_close(struct tg_trace * tr) {
     if (!tr) return;
-    if (tr->mapped) munmap((void *) tr->base, tr->size);
+    if (tr->mapped) munmap((void *) tr->base, tr->map_size);
     free(tr->path);
     free(tr->recs);
+    free(tr->damage);
     for (int k = 0; k < TRACE_N_KINDS; k++) free(tr->kind[k].v);
     free(tr->op_names);
     free(tr->type_names);
@@ -545,5 +667,19 @@ bool tg_trace_get_record(const struct tg_trace * tr, uint32_t ord, uint32_t * ty
     if (payload) *payload = trace_payload(tr, ord);
     if (len) *len = tr->recs[ord].len;
     if (offset) *offset = tr->recs[ord].off;
+    return true;
+}
+
+bool tg_trace_get_damage(const struct tg_trace * tr, int i, struct tg_trace_damage * out) {
+    if (!tr || i < 0 || (uint32_t) i >= tr->st.n_damaged) return false;
+    if (out) *out = tr->damage[i];
+    return true;
+}
+
+bool tg_trace_warning(const struct tg_trace * tr, char * buf, size_t n) {
+    if (!buf || n == 0) return false;
+    buf[0] = 0;
+    if (!tr || (tr->st.complete && tr->st.n_damaged == 0)) return false;
+    snprintf(buf, n, "trace '%s': %s", tr->path ? tr->path : "(memory)", tr->st.message);
     return true;
 }

@@ -61,7 +61,7 @@ void pmap_free(struct pmap * m) {
 
 // ---- schedulers -------------------------------------------------------------------
 
-struct rec_sched * rec_sched_state(struct tg_trace_recorder * r, struct tg_sched * sched, uint64_t sched_id) {
+struct rec_sched * tg_trace_rec_sched_state(struct tg_trace_recorder * r, struct tg_sched * sched, uint64_t sched_id) {
     for (int i = 0; i < r->n_scheds; i++)
         if (r->scheds[i].sched_id == sched_id) return &r->scheds[i];
     if (r->n_scheds == REC_MAX_SCHEDS) return NULL;
@@ -86,7 +86,7 @@ struct rec_sched * rec_sched_state(struct tg_trace_recorder * r, struct tg_sched
     return s;
 }
 
-void rec_sched_free(struct rec_sched * s) {
+void tg_trace_rec_sched_free(struct rec_sched * s) {
     pmap_free(&s->index);
     free(s->tensors);
     free(s->gbase);
@@ -148,7 +148,7 @@ static bool collect_tensors(struct rec_sched * s, struct tg_graph * g, const str
     return ok;
 }
 
-uint64_t rec_root_uid(const struct tg_tensor * t) {
+uint64_t tg_trace_rec_root_uid(const struct tg_tensor * t) {
     for (int depth = 0; t && t->view_src && depth < 64; depth++) t = t->view_src;
     return (uint64_t) (uintptr_t) t;
 }
@@ -298,8 +298,8 @@ static void write_graph(struct tg_trace_recorder * r, struct rec_sched * s) {
     s->gbase_id = s->graph_id;
 }
 
-void rec_graph_split(struct tg_trace_recorder * r, const struct tg_obs_split_event * ev) {
-    struct rec_sched * s = rec_sched_state(r, ev->sched, ev->sched_id);
+void tg_trace_rec_graph_split(struct tg_trace_recorder * r, const struct tg_obs_split_event * ev) {
+    struct rec_sched * s = tg_trace_rec_sched_state(r, ev->sched, ev->sched_id);
     if (!s || !ev->graph) return;
     s->graph_id = r->next_graph_id++;
     s->graph_seq = ev->graph_seq;
@@ -399,14 +399,14 @@ static void write_alloc_record(struct tg_trace_recorder * r, struct rec_sched * 
     s->abase_id = s->graph_id;
 }
 
-void rec_graph_alloc(struct tg_trace_recorder * r, const struct tg_obs_alloc_event * ev) {
+void tg_trace_rec_graph_alloc(struct tg_trace_recorder * r, const struct tg_obs_alloc_event * ev) {
     tg_trace_writer_batch_begin(r->w);   // (GRAPH,) ALLOC and EVENT: one write(2)
     graph_alloc(r, ev);
     tg_trace_writer_batch_end(r->w);
 }
 
 static void graph_alloc(struct tg_trace_recorder * r, const struct tg_obs_alloc_event * ev) {
-    struct rec_sched * s = rec_sched_state(r, ev->sched, ev->sched_id);
+    struct rec_sched * s = tg_trace_rec_sched_state(r, ev->sched, ev->sched_id);
     if (!s || !ev->graph) return;
     if (s->graph != ev->graph || s->graph_seq != ev->graph_seq || s->graph_id == UINT32_MAX) {
         // no split event for this graph: record its structure now

@@ -53,7 +53,7 @@ struct rec_sched {                 // what the recorder knows of one scheduler
     int                 cap_changed;
 };
 // Frees a scheduler state's buffers.
-void rec_sched_free(struct rec_sched * s);
+void tg_trace_rec_sched_free(struct rec_sched * s);
 
 struct tg_trace_recorder {
     struct tg_trace_writer * w;
@@ -77,14 +77,14 @@ struct tg_trace_recorder {
 };
 
 // Per-scheduler state for ev->sched (writes its SCHED record the first time).
-struct rec_sched * rec_sched_state(struct tg_trace_recorder * r, struct tg_sched * sched, uint64_t sched_id);
+struct rec_sched * tg_trace_rec_sched_state(struct tg_trace_recorder * r, struct tg_sched * sched, uint64_t sched_id);
 // Records a newly placed graph (GRAPH, PLACEMENT, SPLITS) and makes it current.
-void rec_graph_split(struct tg_trace_recorder * r, const struct tg_obs_split_event * ev);
+void tg_trace_rec_graph_split(struct tg_trace_recorder * r, const struct tg_obs_split_event * ev);
 // Records the allocation of the current graph (ALLOC).
-void rec_graph_alloc(struct tg_trace_recorder * r, const struct tg_obs_alloc_event * ev);
+void tg_trace_rec_graph_alloc(struct tg_trace_recorder * r, const struct tg_obs_alloc_event * ev);
 // uid of the tensor owning t's memory (end of the view_src chain).
-uint64_t rec_root_uid(const struct tg_tensor * t);
+uint64_t tg_trace_rec_root_uid(const struct tg_tensor * t);
 // Scratch of at least n bytes (NULL on OOM).
-uint8_t * rec_scratch(struct tg_trace_recorder * r, size_t n);
+uint8_t * tg_trace_rec_scratch(struct tg_trace_recorder * r, size_t n);
 
 #endif

@@ -30,7 +30,7 @@ bool tg_trace_set_hash_mode(struct tg_trace_options * o, const char * mode) {
     return false;
 }
 
-uint8_t * rec_scratch(struct tg_trace_recorder * r, size_t n) {
+uint8_t * tg_trace_rec_scratch(struct tg_trace_recorder * r, size_t n) {
     if (n > r->scratch_cap) {
         uint8_t * p = realloc(r->scratch, n);
         if (!p) return NULL;
@@ -86,21 +86,21 @@ static void write_run(struct tg_trace_recorder * r) {
 
 static void on_sched(const struct tg_obs_sched_event * ev, void * user) {
     struct tg_trace_recorder * r = user;
-    if (ev->what == TG_OBS_SCHED_NEW) LOCKED(r, rec_sched_state(r, ev->sched, ev->sched_id));
+    if (ev->what == TG_OBS_SCHED_NEW) LOCKED(r, tg_trace_rec_sched_state(r, ev->sched, ev->sched_id));
 }
 
 static void on_graph_split(const struct tg_obs_split_event * ev, void * user) {
     struct tg_trace_recorder * r = user;
-    LOCKED(r, rec_graph_split(r, ev));
+    LOCKED(r, tg_trace_rec_graph_split(r, ev));
 }
 
 static void on_graph_alloc(const struct tg_obs_alloc_event * ev, void * user) {
     struct tg_trace_recorder * r = user;
-    LOCKED(r, rec_graph_alloc(r, ev));
+    LOCKED(r, tg_trace_rec_graph_alloc(r, ev));
 }
 
 static void compute_begin(struct tg_trace_recorder * r, const struct tg_obs_compute_event * ev) {
-    struct rec_sched * s = rec_sched_state(r, ev->sched, ev->sched_id);
+    struct rec_sched * s = tg_trace_rec_sched_state(r, ev->sched, ev->sched_id);
     if (!s) return;
     s->compute_seq = r->n_computes++;
     s->next_node = 0;
@@ -120,7 +120,7 @@ static void record_skipped(struct tg_trace_recorder * r, struct rec_sched * s, i
 static bool node_events_on(const struct tg_trace_recorder * r) { return r->obs.on_node_end != NULL; }
 
 static void compute_end(struct tg_trace_recorder * r, const struct tg_obs_compute_event * ev) {
-    struct rec_sched * s = rec_sched_state(r, ev->sched, ev->sched_id);
+    struct rec_sched * s = tg_trace_rec_sched_state(r, ev->sched, ev->sched_id);
     if (!s) return;
     r->n_computes_done++;
     if (ev->status == TG_OK && node_events_on(r)) record_skipped(r, s, s->graph ? s->graph->n_nodes : 0, NULL);
@@ -144,7 +144,7 @@ static void on_compute_end(const struct tg_obs_compute_event * ev, void * user) 
 static void on_node_begin(const struct tg_obs_node_event * ev, void * user) {
     struct tg_trace_recorder * r = user;
     LOCKED(r, {
-        struct rec_sched * s = rec_sched_state(r, ev->sched, ev->sched_id);
+        struct rec_sched * s = tg_trace_rec_sched_state(r, ev->sched, ev->sched_id);
         if (s) {
             record_skipped(r, s, ev->index, ev);   // views before it: their bytes are still intact
             s->t_node_begin = tg_observe_now_ns();
@@ -159,7 +159,7 @@ static const void * host_view(struct tg_trace_recorder * r, struct tg_tensor * t
     struct tg_buffer * b = tg_tensor_buffer(t);
     if (!b || tg_buffer_is_host(b)) return t->data;
     size_t n = tg_nbytes(t);
-    uint8_t * dst = rec_scratch(r, n);
+    uint8_t * dst = tg_trace_rec_scratch(r, n);
     if (!dst) return NULL;
     in_recorder++;
     enum tg_status st = tg_backend_tensor_get(t, dst, 0, n);
@@ -199,7 +199,7 @@ static void item_prepare(struct tg_trace_recorder * r, struct rec_sched * s, str
     struct tg_buffer * b = tg_tensor_buffer(t);
     it->t = t;
     it->e = (struct tg_trace_eval) { s->graph_id, s->compute_seq, index, t_end ? TG_TRACE_EVAL_TIME : 0, t_begin, t_end,
-                                     0, (uint64_t) (uintptr_t) t, rec_root_uid(t), b ? b->id : 0, buffer_offset(b, t->data),
+                                     0, (uint64_t) (uintptr_t) t, tg_trace_rec_root_uid(t), b ? b->id : 0, buffer_offset(b, t->data),
                                      tg_nbytes(t), backend, split, { 0, 0, 0, 0, 0, 0, 0, 0 }, 0 };
     it->contents = r->contents && tg_trace_pattern_match(r->contents, t->name, tg_op_name(t->op));
     it->data = NULL;
@@ -292,7 +292,7 @@ static int views_after(const struct rec_sched * s, int i) {
 }
 
 static void node_end(struct tg_trace_recorder * r, const struct tg_obs_node_event * ev) {
-    struct rec_sched * s = rec_sched_state(r, ev->sched, ev->sched_id);
+    struct rec_sched * s = tg_trace_rec_sched_state(r, ev->sched, ev->sched_id);
     if (!s || !ev->node) return;
     record_skipped(r, s, ev->index, ev);   // normally done at its begin already
     if (ev->index < s->next_node) return;   // a view recorded with the node before it
@@ -337,7 +337,7 @@ static void host_access(struct tg_trace_recorder * r, const struct tg_obs_tensor
     uint64_t gv;
     bool known = pmap_get(&r->uid_graph, (uint64_t) (uintptr_t) t, &gv);
     if (r->sched && !known) return;   // a per-scheduler recorder keeps to its graphs' tensors
-    struct tg_trace_host h = { kind, r->n_computes_done, ev->t_ns, (uint64_t) (uintptr_t) t, rec_root_uid(t),
+    struct tg_trace_host h = { kind, r->n_computes_done, ev->t_ns, (uint64_t) (uintptr_t) t, tg_trace_rec_root_uid(t),
                                ev->buffer ? ev->buffer->id : 0, buffer_offset(ev->buffer, t->data) + ev->offset,
                                ev->size, 0, -1, -1, "", 0 };
     snprintf(h.name, sizeof(h.name), "%s", t->name);
@@ -400,7 +400,7 @@ struct tg_trace_recorder * tg_trace_attach(struct tg_sched * sched, const char *
                                     "hands to another tensor are filled with NaN", 0 };
         tg_trace_write_event(r->w, &e);
     }
-    if (sched) rec_sched_state(r, sched, tg_sched_id(sched));
+    if (sched) tg_trace_rec_sched_state(r, sched, tg_sched_id(sched));
     r->obs = (struct tg_observer) { r, on_sched, on_graph_split, on_graph_alloc, on_compute_begin, on_compute_end,
                                     on_node_begin, on_node_end, on_tensor_set, on_tensor_get, on_marker, on_access_error };
     enum tg_status st = sched ? tg_sched_add_observer(sched, &r->obs) : tg_observe_attach_global(&r->obs);
@@ -432,7 +432,7 @@ enum tg_status tg_trace_detach(struct tg_trace_recorder * r) {
     enum tg_status st = tg_trace_writer_close(r->w);
     r->w = NULL;
     pthread_mutex_unlock(&r->mu);
-    for (int i = 0; i < r->n_scheds; i++) rec_sched_free(&r->scheds[i]);
+    for (int i = 0; i < r->n_scheds; i++) tg_trace_rec_sched_free(&r->scheds[i]);
     pmap_free(&r->uid_graph);
     free(r->scratch);
     free(r->tt);

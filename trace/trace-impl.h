@@ -82,4 +82,12 @@ static inline void wr_name(uint8_t * p, const char * s, size_t n) {
 // Checksum of a frame: xxh32 (seed 0) over type, fflags, length and payload.
 uint32_t tg_trace_frame_checksum(const uint8_t * frame_after_sync, size_t n);
 
+// writer-file.c -> writer-rec.c: tg_trace_rec_begin locks the writer and
+// returns a zeroed payload area of len bytes for a record of this type (NULL,
+// unlocked, last error set on failure); tg_trace_rec_commit frames the
+// record, appends it to the file and unlocks.
+struct tg_trace_writer;
+uint8_t *      tg_trace_rec_begin(struct tg_trace_writer * w, uint16_t type, size_t len);
+enum tg_status tg_trace_rec_commit(struct tg_trace_writer * w);
+
 #endif // TG_TRACE_IMPL_H

@@ -2,6 +2,7 @@
 // that calls curses. Layout: title bar, optional column header, the view's
 // rows, status bar.
 #include "tui-impl.h"
+#include "tg/status.h"
 
 #include <curses.h>
 #include <locale.h>
@@ -45,11 +46,11 @@ static void init_colors(struct tui * t) {
 bool tui_screen_init(struct tui * t) {
     setlocale(LC_ALL, "");
     if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
-        fprintf(stderr, "tgdb: the TUI needs a terminal (stdin and stdout must be a tty)\n");
+        tg_error(TG_ERR_IO, "the TUI needs a terminal (stdin and stdout must be a tty)");
         return false;
     }
     if (!newterm(NULL, stdout, stdin)) {
-        fprintf(stderr, "tgdb: cannot initialise the terminal (TERM=%s)\n", getenv("TERM") ? getenv("TERM") : "");
+        tg_error(TG_ERR_IO, "cannot initialise the terminal (TERM=%s)", getenv("TERM") ? getenv("TERM") : "");
         return false;
     }
     cbreak();
@@ -58,7 +59,7 @@ bool tui_screen_init(struct tui * t) {
     keypad(stdscr, TRUE);
     set_escdelay(25);
     curs_set(0);
-    t->has_color = !t->has_color && has_colors();  // has_color true on entry = monochrome forced
+    t->has_color = !t->monochrome && has_colors();
     if (t->has_color) init_colors(t);
     tui_screen_size(t);
     return true;
@@ -138,7 +139,7 @@ static void draw_status(struct tui * t, struct tui_view * v) {
         if (o->where) o->where(t->src->ctx, where, sizeof(where));
         int n = v->ops->n_rows(v);
         tui_line_addf(&l, TUI_C_STATUS, "[%s] %s", v->ops->name, o->name ? o->name(t->src->ctx) : "");
-        if (o->n_graphs) tui_line_addf(&l, TUI_C_STATUS, "  graph %d/%d", t->graph + 1, o->n_graphs(t->src->ctx));
+        if (o->n_graphs) tui_line_addf(&l, TUI_C_STATUS, "  graph %d (%d/%d)", tui_graph_number(t, t->graph), t->graph + 1, o->n_graphs(t->src->ctx));
         tui_line_addf(&l, TUI_C_STATUS, "  row %d/%d", n ? v->cur + 1 : 0, n);
         if (where[0]) tui_line_addf(&l, TUI_C_STATUS, "  %s", where);
     }

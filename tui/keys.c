@@ -35,6 +35,8 @@ static const struct { int key; const char * label; enum tui_request req; } bindi
     {'F', "F", TUI_REQ_FILTER},
     {'!', "!", TUI_REQ_NEXT_NAN},
     {'e', "e", TUI_REQ_NEXT_PROBLEM},
+    {'E', "E", TUI_REQ_PROBLEMS},
+    {':', ":", TUI_REQ_GOTO_GRAPH},
     {']', "]", TUI_REQ_NEXT_GRAPH},
     {'[', "[", TUI_REQ_PREV_GRAPH},
     {'1', "1", TUI_REQ_VIEW_NODES},
@@ -49,6 +51,9 @@ static const struct { int key; const char * label; enum tui_request req; } bindi
     {'S', "S", TUI_REQ_STEP},          {KEY_F(10), "F10", TUI_REQ_STEP},
     {'c', "c", TUI_REQ_CONTINUE},      {KEY_F(5), "F5", TUI_REQ_CONTINUE},
     {'b', "b", TUI_REQ_BREAK},
+    {'B', "B", TUI_REQ_BREAKPOINTS},
+    {'>', ">", TUI_REQ_NEXT_TOKEN},
+    {'X', "X", TUI_REQ_DELETE},        {KEY_DC, "Del", TUI_REQ_DELETE},
     {CTRL('l'), "^L", TUI_REQ_REDRAW},
 };
 

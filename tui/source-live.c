@@ -1,6 +1,7 @@
 // source-live.c - the TUI's data source over a live run (tg/live.h): the
 // graph being computed, its real tensors, step / continue / break.
 #include "tg/live.h"
+#include "tg/trace-types.h"
 #include "tg/tui-live.h"
 
 #include <math.h>
@@ -22,11 +23,22 @@ static void lsrc_graph_label(void * ctx, int g, char * buf, size_t n) {
     struct live_src * s = ctx;
     struct tg_live_where w;
     (void) g;
+    const char * text = tg_live_text(s->lv);
+    size_t tl = strlen(text);
+    const char * tail = tl > 48 ? text + tl - 48 : text;   // the latest text
+    char esc[160];
+    size_t k = 0;
+    for (const char * c = tail; *c && k + 5 < sizeof(esc); c++) {  // one line: escape newlines
+        if (*c == '\n') { esc[k++] = '\\'; esc[k++] = 'n'; }
+        else esc[k++] = *c;
+    }
+    esc[k] = '\0';
     if (tg_live_where(s->lv, &w))
-        snprintf(buf, n, "live: graph %d, decode of %d token%s at pos %d, stopped after node %d", w.graph_seq, w.n_tokens,
-                 w.n_tokens == 1 ? "" : "s", w.pos0, w.index);
+        snprintf(buf, n, "live: %s %d token%s at pos %d, paused after node %d | generated %d: \"%s%s\"",
+                 w.pos0 == 0 ? "prompt," : "decode of", w.n_tokens, w.n_tokens == 1 ? "" : "s", w.pos0, w.index,
+                 w.n_generated, tl > 48 ? "..." : "", esc);
     else
-        snprintf(buf, n, "live: %s", tg_live_message(s->lv));
+        snprintf(buf, n, "live: %s | generated: \"%s%s\"", tg_live_message(s->lv), tl > 48 ? "..." : "", esc);
 }
 
 static int index_of(const struct tg_graph * g, const struct tg_tensor * t) {
@@ -94,6 +106,11 @@ static bool lsrc_node(void * ctx, int g, int i, struct tg_tui_node * out) {
         out->layer = w.layer;
         if (i == w.index) out->flags |= TG_TUI_CURRENT;
     }
+    char pat[128];
+    enum tg_live_break_kind kind;
+    for (int k = 1; tg_live_break_get(s->lv, k, &kind, pat, sizeof(pat)); k++)
+        if ((kind == TG_LIVE_BREAK_NAME && tg_trace_glob(pat, t->name)) || (kind == TG_LIVE_BREAK_OP && tg_trace_glob(pat, tg_op_name(t->op))))
+            out->flags |= TG_TUI_BREAK;
     out->evaluated = tg_live_node_done(s->lv, i);
     out->has_contents = out->evaluated && t->data != NULL;
     if (out->has_contents) summarize(s, t, out);
@@ -133,6 +150,43 @@ static bool lsrc_break(void * ctx, const char * pattern, char * msg, size_t n) {
     return true;
 }
 
+static bool lsrc_next_decode(void * ctx, char * msg, size_t n) {
+    struct live_src * s = ctx;
+    bool ok = tg_live_next_decode(s->lv) == TG_OK;
+    struct tg_live_where w;
+    if (ok && tg_live_where(s->lv, &w) && w.index == 0)
+        snprintf(msg, n, "next token: decode at pos %d, generated so far: %d", w.pos0, w.n_generated);
+    else
+        snprintf(msg, n, "%s", ok ? tg_live_message(s->lv) : tg_last_error());
+    return ok;
+}
+
+static int lsrc_n_breaks(void * ctx) { return tg_live_break_count(((struct live_src *) ctx)->lv); }
+
+static bool lsrc_break_info(void * ctx, int k, char * buf, size_t n) {
+    enum tg_live_break_kind kind;
+    char pat[128];
+    if (!tg_live_break_get(((struct live_src *) ctx)->lv, k + 1, &kind, pat, sizeof(pat))) return false;
+    static const char * kinds[] = {"name", "op", "nan"};
+    snprintf(buf, n, "%-5s %s", kinds[kind], kind == TG_LIVE_BREAK_NAN ? "(any NaN/Inf result)" : pat);
+    return true;
+}
+
+static bool lsrc_del_break(void * ctx, int k, char * msg, size_t n) {
+    struct live_src * s = ctx;
+    char what[160] = "";
+    lsrc_break_info(ctx, k, what, sizeof(what));
+    if (tg_live_break_delete(s->lv, k + 1) != TG_OK) { snprintf(msg, n, "%s", tg_last_error()); return false; }
+    snprintf(msg, n, "deleted breakpoint %d: %s", k + 1, what);
+    return true;
+}
+
+static int lsrc_graph_number(void * ctx, int g) {
+    struct tg_live_where w;
+    (void) g;
+    return tg_live_where(((struct live_src *) ctx)->lv, &w) ? w.graph_seq : 0;
+}
+
 static void lsrc_where(void * ctx, char * buf, size_t n) {
     struct live_src * s = ctx;
     struct tg_live_where w;
@@ -149,7 +203,8 @@ static void lsrc_close(void * ctx) {
 static const struct tg_tui_source_ops live_ops = {
     .name = lsrc_name, .n_graphs = lsrc_n_graphs, .graph_label = lsrc_graph_label, .n_nodes = lsrc_n_nodes,
     .node = lsrc_node, .read = lsrc_read, .step = lsrc_step, .cont = lsrc_cont, .set_break = lsrc_break,
-    .where = lsrc_where, .close = lsrc_close,
+    .where = lsrc_where, .next_decode = lsrc_next_decode, .n_breaks = lsrc_n_breaks, .break_info = lsrc_break_info,
+    .del_break = lsrc_del_break, .graph_number = lsrc_graph_number, .close = lsrc_close,
 };
 
 bool tg_tui_source_live(const char * model, const char * prompt, int n_predict, int n_threads, struct tg_tui_source * out) {

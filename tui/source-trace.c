@@ -1,4 +1,5 @@
 // source-trace.c - the TUI's data source over a trace file (post-mortem).
+#include "tg/trace-check.h"
 #include "tg/trace-read.h"
 #include "tg/tui-trace.h"
 #include "tg/types.h"
@@ -15,8 +16,74 @@ struct trace_src {
     int cache_gi, cache_node;
     float * cache;
     int64_t cache_first, cache_n;   // elements [cache_first, cache_first + cache_n)
-    uint32_t * stale;           // per graph: bitset of nodes involved in stale reads (optional)
+    // tgdb check's findings (tg_trace_check), computed on first use
+    bool checked;
+    struct tg_trace_report rep;
+    int32_t * find_g, * find_u;   // per finding: graph index of T and of U (-1 unknown)
 };
+
+// Graph index of the graph with this id, -1 if none.
+static int graph_index_of_id(struct tg_trace * tr, int32_t id) {
+    struct tg_trace_graph gr;
+    if (id < 0) return -1;
+    for (int g = 0; g < tg_trace_n_graphs(tr); g++)
+        if (tg_trace_get_graph(tr, g, &gr) && (int32_t) gr.graph_id == id) return g;
+    return -1;
+}
+
+// Runs the checks once. A failed check (out of memory) leaves no findings.
+static void ensure_checked(struct trace_src * s) {
+    if (s->checked) return;
+    s->checked = true;
+    if (tg_trace_check(s->tr, &s->rep) != TG_OK) { memset(&s->rep, 0, sizeof(s->rep)); return; }
+    int n = s->rep.n_findings;
+    s->find_g = malloc(sizeof(int32_t) * (size_t) (n > 0 ? n : 1));
+    s->find_u = malloc(sizeof(int32_t) * (size_t) (n > 0 ? n : 1));
+    if (!s->find_g || !s->find_u) { tg_trace_report_free(&s->rep); memset(&s->rep, 0, sizeof(s->rep)); return; }
+    for (int k = 0; k < n; k++) {
+        s->find_g[k] = graph_index_of_id(s->tr, s->rep.findings[k].graph_t);
+        s->find_u[k] = graph_index_of_id(s->tr, s->rep.findings[k].graph_u);
+    }
+}
+
+// True when a stale-read finding names node i of graph g (as the read tensor
+// or as the one that overwrote it).
+static bool node_is_stale(struct trace_src * s, int g, int i) {
+    ensure_checked(s);
+    for (int k = 0; k < s->rep.n_findings; k++) {
+        const struct tg_trace_finding * f = &s->rep.findings[k];
+        if (f->kind != TG_TRACE_FIND_STALE_READ) continue;
+        if ((s->find_g[k] == g && f->tensor_t == i) || (s->find_u[k] == g && f->tensor_u == i)) return true;
+    }
+    return false;
+}
+
+static int src_n_problems(void * ctx) {
+    struct trace_src * s = ctx;
+    ensure_checked(s);
+    return s->rep.n_findings;
+}
+
+static bool src_problem(void * ctx, int k, struct tg_tui_problem * out) {
+    struct trace_src * s = ctx;
+    ensure_checked(s);
+    if (k < 0 || k >= s->rep.n_findings) return false;
+    const struct tg_trace_finding * f = &s->rep.findings[k];
+    memset(out, 0, sizeof(*out));
+    snprintf(out->kind, sizeof(out->kind), "%s", tg_trace_finding_kind_name(f->kind));
+    out->problem = f->problem;
+    out->graph = s->find_g[k];
+    out->node = out->graph >= 0 ? f->tensor_t : -1;
+    out->graph_u = s->find_u[k];
+    out->node_u = out->graph_u >= 0 ? f->tensor_u : -1;
+    out->text = f->text ? f->text : "";
+    return true;
+}
+
+static int src_graph_number(void * ctx, int g) {
+    struct tg_trace_graph gr;
+    return tg_trace_get_graph(((struct trace_src *) ctx)->tr, g, &gr) ? (int) gr.graph_id : g;
+}
 
 static const char * src_name(void * ctx) { return ((struct trace_src *) ctx)->name; }
 static int src_n_graphs(void * ctx) { return tg_trace_n_graphs(((struct trace_src *) ctx)->tr); }
@@ -29,14 +96,14 @@ static int src_n_nodes(void * ctx, int g) {
 static void src_graph_label(void * ctx, int g, char * buf, size_t n) {
     struct trace_src * s = ctx;
     struct tg_trace_graph gr;
-    if (!tg_trace_get_graph(s->tr, g, &gr)) { snprintf(buf, n, "graph %d (unreadable)", g); return; }
+    if (!tg_trace_get_graph(s->tr, g, &gr)) { snprintf(buf, n, "graph #%d (unreadable)", g); return; }
     int mi = tg_trace_marker_before(s->tr, gr.record);
     struct tg_trace_marker m;
     if (mi >= 0 && tg_trace_get_marker(s->tr, mi, &m) && m.kind == TG_TRACE_MARK_DECODE)
-        snprintf(buf, n, "graph %d (id %u): %d nodes, %d leafs; %s %d token%s at pos %d", g, gr.graph_id, gr.n_nodes,
+        snprintf(buf, n, "graph %u: %d nodes, %d leafs; %s %d token%s at pos %d", gr.graph_id, gr.n_nodes,
                  gr.n_leafs, m.text && m.text[0] ? m.text : "decode", m.n_tokens, m.n_tokens == 1 ? "" : "s", m.pos);
     else
-        snprintf(buf, n, "graph %d (id %u): %d nodes, %d leafs", g, gr.graph_id, gr.n_nodes, gr.n_leafs);
+        snprintf(buf, n, "graph %u: %d nodes, %d leafs", gr.graph_id, gr.n_nodes, gr.n_leafs);
 }
 
 static void fill_eval(struct trace_src * s, const struct tg_trace_graph * gr, int i, struct tg_tui_node * out) {
@@ -107,7 +174,7 @@ static bool src_node(void * ctx, int g, int i, struct tg_tui_node * out) {
         out->last_step = a.last_step;
     }
     if (i < gr.n_nodes) fill_eval(s, &gr, i, out);
-    if (s->stale && i < gr.n_nodes && g < 1 << 20) { /* reserved for check integration */ }
+    if (node_is_stale(s, g, i)) out->flags |= TG_TUI_STALE;
     return true;
 }
 
@@ -238,7 +305,9 @@ static void src_close(void * ctx) {
     struct trace_src * s = ctx;
     tg_trace_close(s->tr);
     free(s->cache);
-    free(s->stale);
+    tg_trace_report_free(&s->rep);
+    free(s->find_g);
+    free(s->find_u);
     free(s);
 }
 
@@ -246,7 +315,8 @@ static const struct tg_tui_source_ops trace_ops = {
     .name = src_name, .n_graphs = src_n_graphs, .graph_label = src_graph_label, .n_nodes = src_n_nodes,
     .node = src_node, .n_backends = src_n_backends, .backend_name = src_backend_name,
     .n_splits = src_n_splits, .split = src_split, .n_buffers = src_n_buffers, .buffer = src_buffer,
-    .read = src_read, .sharing = src_sharing, .close = src_close,
+    .read = src_read, .sharing = src_sharing, .graph_number = src_graph_number,
+    .n_problems = src_n_problems, .problem = src_problem, .close = src_close,
 };
 
 bool tg_tui_source_trace(const char * path, struct tg_tui_source * out) {
@@ -260,7 +330,8 @@ bool tg_tui_source_trace(const char * path, struct tg_tui_source * out) {
     snprintf(s->name, sizeof(s->name), "%s", base ? base + 1 : path);
     struct tg_trace_status st;
     tg_trace_get_status(tr, &st);
-    if (st.truncated) snprintf(s->name + strlen(s->name), sizeof(s->name) - strlen(s->name), " (truncated)");
+    if (st.truncated)
+        snprintf(s->name + strlen(s->name), sizeof(s->name) - strlen(s->name), st.n_damaged ? " (damaged)" : " (truncated)");
     out->ops = &trace_ops;
     out->ctx = s;
     return true;

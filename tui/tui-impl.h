@@ -113,14 +113,14 @@ struct tui {
     int rows, cols;           // terminal size
     bool quit;
     bool too_small;
-    bool has_color;
+    bool monochrome;          // --mono: never use colours (an option)
+    bool has_color;           // colours in use (set by tui_screen_init)
     char message[256];        // status bar message (cleared on next key)
     bool message_error;
     char search[128];         // last search pattern
     int graph;                // current graph (shared by views)
     int node;                 // current node index in graph (shared selection)
-    // draw hooks (set by draw.c; views never call curses)
-    void * scr;
+    struct tg_tui_source * diff;  // second source for the diff view, or NULL
 };
 
 // Pushes a view (takes ownership of v). Returns false if the stack is full.
@@ -142,6 +142,7 @@ bool tui_prompt(struct tui * t, const char * prompt, char * buf, size_t n);
 // ---- draw.c: the only curses user besides the input loop ----
 #define TUI_MIN_COLS 40
 #define TUI_MIN_ROWS 8
+// False + last error (TG_ERR_IO) when the terminal cannot be used.
 bool tui_screen_init(struct tui * t);
 void tui_screen_end(struct tui * t);
 void tui_screen_size(struct tui * t);
@@ -162,5 +163,11 @@ struct tui_view * tui_view_tensor(struct tui * t, int graph, int node);
 struct tui_view * tui_view_memory(struct tui * t, int graph);
 struct tui_view * tui_view_splits(struct tui * t, int graph);
 struct tui_view * tui_view_diff(struct tui * t);
+struct tui_view * tui_view_problems(struct tui * t);
+struct tui_view * tui_view_breaks(struct tui * t);
+// Closes every view but the node list and selects node of graph there.
+void tui_nodes_show(struct tui * t, int graph, int node);
+// The number graph g is shown and typed as (the trace's graph id).
+int tui_graph_number(struct tui * t, int g);
 
 #endif

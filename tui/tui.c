@@ -1,5 +1,6 @@
 // tui.c - the view stack, generic navigation and search, the input loop.
 #include "tui-impl.h"
+#include "tg/status.h"
 
 #include <curses.h>
 #include <fnmatch.h>
@@ -124,6 +125,8 @@ static bool generic_request(struct tui * t, struct tui_view * v, enum tui_reques
         return true;
     case TUI_REQ_VIEW_MEMORY: tui_push(t, tui_view_memory(t, t->graph)); return true;
     case TUI_REQ_VIEW_SPLITS: tui_push(t, tui_view_splits(t, t->graph)); return true;
+    case TUI_REQ_PROBLEMS:    tui_push(t, tui_view_problems(t)); return true;
+    case TUI_REQ_BREAKPOINTS: tui_push(t, tui_view_breaks(t)); return true;
     case TUI_REQ_VIEW_DIFF:
         if (tui_view_diff(t) == NULL) return true;  // message already set
         return true;
@@ -150,18 +153,19 @@ static void handle_key(struct tui * t, int key) {
         tui_message(t, true, "'%s' does nothing in the %s view", tui_request_name(r), v->ops->name);
 }
 
-int tg_tui_run(struct tg_tui_source * src, const struct tg_tui_options * opts) {
-    if (!src || !src->ops || !src->ops->n_nodes || !src->ops->node) {
-        fprintf(stderr, "tgdb: tui: no data source\n");
-        return 1;
-    }
+enum tg_status tg_tui_run(struct tg_tui_source * src, const struct tg_tui_options * opts) {
+    if (!src || !src->ops || !src->ops->n_nodes || !src->ops->node)
+        return tg_error(TG_ERR_INVALID_ARG, "tui: no data source");
     struct tui t;
     memset(&t, 0, sizeof(t));
     t.src = src;
-    t.scr = (void *) (opts ? opts->diff : NULL);
-    t.has_color = opts && opts->monochrome;  // tui_screen_init inverts it
-    if (!tui_screen_init(&t)) return 1;
-    if (!tui_push(&t, tui_view_nodes(&t))) { tui_screen_end(&t); fprintf(stderr, "tgdb: tui: out of memory\n"); return 1; }
+    t.diff = opts ? opts->diff : NULL;
+    t.monochrome = opts && opts->monochrome;
+    if (!tui_screen_init(&t)) return tg_last_status();
+    if (!tui_push(&t, tui_view_nodes(&t))) {
+        tui_screen_end(&t);
+        return tg_error(TG_ERR_NOMEM, "tui: out of memory");
+    }
     while (!t.quit) {
         tui_draw(&t);
         int key = tui_getkey(&t);
@@ -169,7 +173,7 @@ int tg_tui_run(struct tg_tui_source * src, const struct tg_tui_options * opts) {
     }
     while (t.n_views > 0) view_free(t.stack[--t.n_views]);
     tui_screen_end(&t);
-    return 0;
+    return TG_OK;
 }
 
 // Shared glob-style match used by the views' search and filter: '*' and '?'

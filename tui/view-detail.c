@@ -51,6 +51,29 @@ static void add_users(struct tui * t, struct detail_priv * p, const char * name)
     if (!found) addl(p, TUI_C_DIM, -1, "  (no users in this graph%s)", "");
 }
 
+// The check findings (tgdb check) that name this node, shown first.
+static void add_findings(struct tui * t, struct detail_priv * p) {
+    const struct tg_tui_source_ops * o = t->src->ops;
+    struct tg_tui_problem pr;
+    int np = o->n_problems ? o->n_problems(t->src->ctx) : 0;
+    for (int k = 0; k < np; k++) {
+        if (!o->problem(t->src->ctx, k, &pr)) continue;
+        bool is_t = pr.graph == p->graph && pr.node == p->node;
+        bool is_u = pr.graph_u == p->graph && pr.node_u == p->node;
+        if (!is_t && !is_u) continue;
+        bool stale = strcmp(pr.kind, "stale-read") == 0;
+        addl(p, pr.problem ? TUI_C_BAD : TUI_C_WARN, -1, "%s [%s]%s", pr.problem ? "PROBLEM" : "warning", pr.kind,
+             stale ? (is_t ? " this tensor is read after its bytes were reused" : " this node overwrote a tensor read later") : "");
+        const char * line = pr.text;
+        while (*line) {
+            const char * nl = strchr(line, '\n');
+            int len = nl ? (int) (nl - line) : (int) strlen(line);
+            addl(p, TUI_C_DEFAULT, -1, "  %.*s", len, line);
+            line += len + (nl ? 1 : 0);
+        }
+    }
+}
+
 static void build(struct tui * t, struct detail_priv * p) {
     const struct tg_tui_source_ops * o = t->src->ops;
     struct tg_tui_node nd;
@@ -58,6 +81,7 @@ static void build(struct tui * t, struct detail_priv * p) {
     char shape[64], esc[192];
     tui_format_shape(nd.ne, shape, sizeof(shape));
     addl(p, TUI_C_HEADER, -1, "node #%d %s", nd.index, tui_escape(nd.name, esc, sizeof(esc)));
+    add_findings(t, p);
     addl(p, TUI_C_DEFAULT, -1, "  op      %s", nd.op);
     addl(p, TUI_C_DEFAULT, -1, "  type    %s   shape %s", nd.type, shape);
     addl(p, TUI_C_DEFAULT, -1, "  strides nb = [%llu, %llu, %llu, %llu]", (unsigned long long) nd.nb[0],
@@ -117,7 +141,7 @@ static void detail_row(struct tui_view * v, int row, struct tui_line * l) {
 
 static void detail_title(struct tui_view * v, char * buf, size_t n) {
     struct detail_priv * p = v->priv;
-    snprintf(buf, n, "node detail: graph %d, node %d", p->graph, p->node);
+    snprintf(buf, n, "node detail: graph %d, node %d", tui_graph_number(v->tui, p->graph), p->node);
 }
 
 static bool detail_match(struct tui_view * v, int row, const char * pat) {

@@ -75,8 +75,8 @@ static void diff_header(struct tui_view * v, struct tui_line * l) {
 
 static void diff_title(struct tui_view * v, char * buf, size_t n) {
     struct diff_priv * p = v->priv;
-    if (p->first >= 0) snprintf(buf, n, "diff: graph %d, first divergence at row %d (e jumps)", p->graph, p->first + 1);
-    else snprintf(buf, n, "diff: graph %d, no divergence", p->graph);
+    if (p->first >= 0) snprintf(buf, n, "diff: graph %d, first divergence at row %d (e jumps)", tui_graph_number(v->tui, p->graph), p->first + 1);
+    else snprintf(buf, n, "diff: graph %d, no divergence", tui_graph_number(v->tui, p->graph));
 }
 
 static bool diff_match(struct tui_view * v, int row, const char * pat) {
@@ -117,7 +117,7 @@ static const struct tui_view_ops diff_ops = {
 };
 
 struct tui_view * tui_view_diff(struct tui * t) {
-    struct tg_tui_source * B = (struct tg_tui_source *) t->scr;
+    struct tg_tui_source * B = t->diff;
     if (!B) { tui_message(t, true, "no second trace: open with tgdb tui A.trace --diff B.trace"); return NULL; }
     struct diff_priv * p = calloc(1, sizeof(*p));
     if (!p) return NULL;

@@ -98,7 +98,7 @@ static void memory_header(struct tui_view * v, struct tui_line * l) {
 static void memory_title(struct tui_view * v, char * buf, size_t n) {
     struct memory_priv * p = v->priv;
     snprintf(buf, n, "memory map: graph %d, %s (%d of %d, [ ] switch), %d tensors",
-             p->graph, p->bufname, p->buffer + 1, p->n_buffers, p->n_allocs);
+             tui_graph_number(v->tui, p->graph), p->bufname, p->buffer + 1, p->n_buffers, p->n_allocs);
 }
 
 static bool memory_request(struct tui_view * v, enum tui_request r) {
@@ -137,7 +137,7 @@ static const struct tui_view_ops memory_ops = {
 struct tui_view * tui_view_memory(struct tui * t, int graph) {
     const struct tg_tui_source_ops * o = t->src->ops;
     int nb = o->n_buffers ? o->n_buffers(t->src->ctx, graph) : 0;
-    if (nb <= 0) { tui_message(t, true, "no allocation data for graph %d", graph); return NULL; }
+    if (nb <= 0) { tui_message(t, true, "no allocation data for graph %d", tui_graph_number(t, graph)); return NULL; }
     struct memory_priv * p = calloc(1, sizeof(*p));
     if (!p) return NULL;
     p->graph = graph;

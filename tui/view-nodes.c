@@ -2,6 +2,7 @@
 // Rows are fetched from the source only when drawn (virtualised), so a
 // 200k-node graph costs what the visible rows cost.
 #include "tui-impl.h"
+#include "tg/trace-types.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,7 +131,7 @@ static void nodes_title(struct tui_view * v, char * buf, size_t n) {
     const struct tg_tui_source_ops * o = SRC(v)->ops;
     char label[128] = "";
     if (o->graph_label) o->graph_label(SRC(v)->ctx, p->graph, label, sizeof(label));
-    else snprintf(label, sizeof(label), "graph %d", p->graph);
+    else snprintf(label, sizeof(label), "graph %d", tui_graph_number(v->tui, p->graph));
     snprintf(buf, n, "nodes: %s%s%s%s", label, p->filtered ? "  filter: " : "", p->filtered ? p->filter : "",
              p->filtered ? "" : "");
 }
@@ -143,16 +144,42 @@ static bool nodes_match(struct tui_view * v, int row, const char * pat) {
     return tui_match_pattern(pat, nd.name) || strcmp(pat, nd.op) == 0;
 }
 
-static void set_graph(struct tui_view * v, int g) {
+int tui_graph_number(struct tui * t, int g) {
+    const struct tg_tui_source_ops * o = t->src->ops;
+    return o->graph_number ? o->graph_number(t->src->ctx, g) : g;
+}
+
+static int n_graphs(struct tui * t) {
+    return t->src->ops->n_graphs ? t->src->ops->n_graphs(t->src->ctx) : 1;
+}
+
+static bool set_graph(struct tui_view * v, int g) {
     struct nodes_priv * p = v->priv;
-    int ng = SRC(v)->ops->n_graphs ? SRC(v)->ops->n_graphs(SRC(v)->ctx) : 1;
-    if (g < 0 || g >= ng) { tui_message(v->tui, true, "no graph %d (have %d)", g, ng); return; }
+    int ng = n_graphs(v->tui);
+    if (g < 0 || g >= ng) {
+        tui_message(v->tui, true, g < 0 ? "no graph before graph %d" : "no graph after graph %d", tui_graph_number(v->tui, p->graph));
+        return false;
+    }
     p->graph = g;
     v->tui->graph = g;
     free(p->filtered);
     p->filtered = NULL;
     v->top = v->cur = 0;
-    tui_message(v->tui, false, "graph %d of %d", g, ng);
+    tui_message(v->tui, false, "graph %d (%d of %d)", tui_graph_number(v->tui, g), g + 1, ng);
+    return true;
+}
+
+// "Go to graph N": N is the graph's number as shown (the trace's graph id).
+static void goto_graph(struct tui_view * v) {
+    struct tui * t = v->tui;
+    char buf[32], * end;
+    if (!tui_prompt(t, "go to graph: ", buf, sizeof(buf)) || !buf[0]) return;
+    long want = strtol(buf, &end, 10);
+    if (*end != '\0' || end == buf) { tui_message(t, true, "not a graph number: '%s'", buf); return; }
+    int ng = n_graphs(t);
+    for (int g = 0; g < ng; g++)
+        if (tui_graph_number(t, g) == want) { set_graph(v, g); return; }
+    tui_message(t, true, "no graph %ld (graphs %d..%d)", want, tui_graph_number(t, 0), tui_graph_number(t, ng - 1));
 }
 
 static void apply_filter(struct tui_view * v, const char * pat) {
@@ -162,6 +189,8 @@ static void apply_filter(struct tui_view * v, const char * pat) {
     p->n_filtered = 0;
     v->top = v->cur = 0;
     if (!pat[0]) { tui_message(v->tui, false, "filter cleared"); return; }
+    char why[160];
+    if (!tg_trace_filter_check(pat, why, sizeof(why))) { tui_message(v->tui, true, "filter '%s': %s", pat, why); return; }
     int n = SRC(v)->ops->n_nodes(SRC(v)->ctx, p->graph);
     p->filtered = malloc(sizeof(int) * (size_t) (n > 0 ? n : 1));
     if (!p->filtered) { tui_message(v->tui, true, "out of memory"); return; }
@@ -169,27 +198,74 @@ static void apply_filter(struct tui_view * v, const char * pat) {
     struct tg_tui_node nd;
     for (int i = 0; i < n; i++)
         if (SRC(v)->ops->node(SRC(v)->ctx, p->graph, i, &nd) &&
-            (tui_match_pattern(pat, nd.name) || strcmp(pat, nd.op) == 0))
+            tg_trace_filter_match(pat, nd.name, nd.op, nd.type))   // the one filter syntax (CLI, shell, TUI)
             p->filtered[p->n_filtered++] = i;
     tui_message(v->tui, false, "filter '%s': %d of %d nodes", pat, p->n_filtered, n);
 }
 
-// Moves to the next row whose node has the wanted problem flags.
-static void next_problem(struct tui_view * v, bool nan_only) {
-    struct nodes_priv * p = v->priv;
-    int n = nodes_rows(v);
-    struct tg_tui_node nd;
-    for (int row = v->cur + 1; row < n; row++) {
-        if (!SRC(v)->ops->node(SRC(v)->ctx, p->graph, node_at(v, row), &nd)) continue;
-        bool nan = nd.n_nan > 0 || nd.n_inf > 0 || (nd.flags & (TG_TUI_NAN | TG_TUI_INF));
-        bool other = nd.flags & (TG_TUI_STALE | TG_TUI_DIFF_DIFF | TG_TUI_DIFF_FIRST);
-        if (nan || (!nan_only && other)) {
-            tui_view_goto(v, row);
-            tui_message(v->tui, false, "%s at node %d %s", nan ? "NaN/Inf" : "problem", nd.index, nd.name);
+// The first line of the check finding naming node i of graph g ("" none).
+static void finding_line(struct tui * t, int g, int i, char * buf, size_t n) {
+    const struct tg_tui_source_ops * o = t->src->ops;
+    struct tg_tui_problem pr;
+    buf[0] = '\0';
+    int np = o->n_problems ? o->n_problems(t->src->ctx) : 0;
+    for (int k = 0; k < np; k++) {
+        if (!o->problem(t->src->ctx, k, &pr)) continue;
+        if ((pr.graph == g && pr.node == i) || (pr.graph_u == g && pr.node_u == i)) {
+            const char * nl = strchr(pr.text, '\n');
+            int len = nl ? (int) (nl - pr.text) : (int) strlen(pr.text);
+            snprintf(buf, n, "%.*s", len, pr.text);
             return;
         }
     }
-    tui_message(v->tui, true, nan_only ? "no NaN/Inf below the cursor in this graph" : "no problem below the cursor in this graph");
+}
+
+static bool node_has_problem(const struct tg_tui_node * nd, bool nan_only, bool * nan) {
+    *nan = nd->n_nan > 0 || nd->n_inf > 0 || (nd->flags & (TG_TUI_NAN | TG_TUI_INF));
+    bool other = nd->flags & (TG_TUI_STALE | TG_TUI_DIFF_DIFF | TG_TUI_DIFF_FIRST);
+    return *nan || (!nan_only && other);
+}
+
+// Moves to the next row whose node has the wanted problem flags: below the
+// cursor, then (the problem key, no filter) in the following graphs.
+static void next_problem(struct tui_view * v, bool nan_only) {
+    struct nodes_priv * p = v->priv;
+    struct tui * t = v->tui;
+    struct tg_tui_node nd;
+    bool nan;
+    int ng = nan_only || p->filtered ? p->graph + 1 : n_graphs(t);
+    for (int g = p->graph; g < ng; g++) {
+        int n = g == p->graph ? nodes_rows(v) : SRC(v)->ops->n_nodes(SRC(v)->ctx, g);
+        for (int row = g == p->graph ? v->cur + 1 : 0; row < n; row++) {
+            int i = g == p->graph ? node_at(v, row) : row;
+            if (!SRC(v)->ops->node(SRC(v)->ctx, g, i, &nd) || !node_has_problem(&nd, nan_only, &nan)) continue;
+            if (g != p->graph) set_graph(v, g);
+            tui_view_goto(v, row);
+            char what[200];
+            finding_line(t, g, i, what, sizeof(what));
+            if (!what[0] || nan) snprintf(what, sizeof(what), "%s", nan ? "NaN/Inf" : (nd.flags & TG_TUI_STALE) ? "stale read" : "diff");
+            tui_message(t, false, "graph %d node %d %s: %s", tui_graph_number(t, g), nd.index, nd.name, what);
+            return;
+        }
+    }
+    tui_message(t, true, nan_only ? "no NaN/Inf below the cursor in this graph"
+                       : p->filtered ? "no problem below the cursor among the filtered nodes"
+                       : "no problem below the cursor (this graph and the later ones)");
+}
+
+void tui_nodes_show(struct tui * t, int graph, int node) {
+    while (t->n_views > 1) tui_pop(t);
+    struct tui_view * v = tui_top(t);
+    struct nodes_priv * p = v->priv;
+    if (graph != p->graph && !set_graph(v, graph)) return;
+    int n = nodes_rows(v);
+    for (int row = 0; row < n; row++)
+        if (node_at(v, row) == node) { tui_view_goto(v, row); return; }
+    if (p->filtered) {  // not among the filtered rows: show all
+        free(p->filtered);
+        p->filtered = NULL;
+        tui_view_goto(v, node);
+    }
 }
 
 static void live_action(struct tui_view * v, enum tui_request r) {
@@ -203,7 +279,7 @@ static void live_action(struct tui_view * v, enum tui_request r) {
         if (!tui_prompt(t, "break on name pattern: ", pat, sizeof(pat))) return;
         ok = o->set_break(t->src->ctx, pat, msg, sizeof(msg));
     } else {
-        bool (*fn)(void *, char *, size_t) = r == TUI_REQ_STEP ? o->step : o->cont;
+        bool (*fn)(void *, char *, size_t) = r == TUI_REQ_STEP ? o->step : r == TUI_REQ_NEXT_TOKEN ? o->next_decode : o->cont;
         if (!fn) { tui_message(t, true, "stepping needs a live run (tgdb tui -m MODEL -p PROMPT)"); return; }
         ok = fn(t->src->ctx, msg, sizeof(msg));
         struct nodes_priv * p = v->priv;
@@ -232,12 +308,13 @@ static bool nodes_request(struct tui_view * v, enum tui_request r) {
     case TUI_REQ_PREV_GRAPH: set_graph(v, p->graph - 1); return true;
     case TUI_REQ_FILTER: {
         char pat[128];
-        if (tui_prompt(v->tui, "filter (name pattern or OP, empty clears): ", pat, sizeof(pat))) apply_filter(v, pat);
+        if (tui_prompt(v->tui, "filter (name glob, op=, type=, a,b; empty clears): ", pat, sizeof(pat))) apply_filter(v, pat);
         return true;
     }
     case TUI_REQ_NEXT_NAN: next_problem(v, true); return true;
     case TUI_REQ_NEXT_PROBLEM: next_problem(v, false); return true;
-    case TUI_REQ_STEP: case TUI_REQ_CONTINUE: case TUI_REQ_BREAK: live_action(v, r); return true;
+    case TUI_REQ_GOTO_GRAPH: goto_graph(v); return true;
+    case TUI_REQ_STEP: case TUI_REQ_CONTINUE: case TUI_REQ_BREAK: case TUI_REQ_NEXT_TOKEN: live_action(v, r); return true;
     default: return false;
     }
 }

@@ -48,7 +48,7 @@ static void splits_header(struct tui_view * v, struct tui_line * l) {
 
 static void splits_title(struct tui_view * v, char * buf, size_t n) {
     struct splits_priv * p = v->priv;
-    snprintf(buf, n, "splits: graph %d, %d splits (Enter: first node)", p->graph, splits_rows(v));
+    snprintf(buf, n, "splits: graph %d, %d splits (Enter: first node)", tui_graph_number(v->tui, p->graph), splits_rows(v));
 }
 
 static bool splits_request(struct tui_view * v, enum tui_request r) {

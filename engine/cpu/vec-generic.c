@@ -54,24 +54,19 @@ static float dot_row(enum tg_type vt, const float * w, int64_t n, const char * y
     return sum;
 }
 
-// A per-thread row of dequantized weights, grown as needed (NULL on OOM).
-static float * scratch_row(int64_t n) {
-    static _Thread_local float * buf;
-    static _Thread_local int64_t cap;
-    if (n > cap) {
-        float * nb = realloc(buf, (size_t) n * sizeof(float));
-        if (!nb) return NULL;
-        buf = nb;
-        cap = n;
-    }
-    return buf;
-}
-
 float tg_vec_dot_generic(enum tg_type type, int64_t n, const void * x, const void * y) {
-    float * w = scratch_row(n);
-    if (!w) return NAN;
-    tg_type_traits(type)->to_float(x, w, n);
-    return dot_row(tg_type_vec_dot_type(type), w, n, y);
+    const struct tg_type_traits * tw = tg_type_traits(type);
+    const enum tg_type vt = tg_type_vec_dot_type(type);
+    const int64_t nb = act_block(vt);
+    const size_t xbytes = tg_row_size(type, nb), ybytes = tg_type_size(vt);
+    float w[TG_QK_K];
+    float sum = 0.0f;
+    for (int64_t b = 0; b < n / nb; b++) {   // the same operations as dot_row, a block at a time
+        const char * yb = (const char *) y + (size_t) b * ybytes;
+        tw->to_float((const char *) x + (size_t) b * xbytes, w, nb);
+        sum += dot_f32_i8(w, act_qs(vt, yb), nb) * act_d(vt, yb);
+    }
+    return sum;
 }
 
 bool tg_vec_dot_generic_supported(enum tg_type type) {
@@ -81,14 +76,19 @@ bool tg_vec_dot_generic_supported(enum tg_type type) {
            act_block(vt) % tw->blck_size == 0;
 }
 
-// Each weight row is dequantized once per block and used for all its columns.
+// Each weight row is dequantized once per block of columns and used for all
+// of them (a row on the stack when it fits, else on the heap for this call).
 void tg_mm_block_generic(const struct tg_mm_args * g) {
     const enum tg_type vt = tg_type_vec_dot_type(g->type);
-    float * w = scratch_row(g->k);
+    float small[4096];
+    float * w = g->k <= 4096 ? small : malloc((size_t) g->k * sizeof(float));
     for (int64_t i = 0; i < g->ni; i++) {
         if (w) tg_type_traits(g->type)->to_float(g->a + (size_t) i * g->lda, w, g->k);
         for (int64_t j = 0; j < g->nj; j++) {
-            g->c[(size_t) j * g->ldc + (size_t) i] = w ? dot_row(vt, w, g->k, g->b + (size_t) j * g->ldb) : NAN;
+            g->c[(size_t) j * g->ldc + (size_t) i] =
+                w ? dot_row(vt, w, g->k, g->b + (size_t) j * g->ldb)
+                  : tg_vec_dot_generic(g->type, g->k, g->a + (size_t) i * g->lda, g->b + (size_t) j * g->ldb);
         }
     }
+    if (w != small) free(w);
 }

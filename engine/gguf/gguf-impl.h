@@ -30,9 +30,10 @@ struct tg_gguf_kv {
 };
 
 struct tg_gguf {
-    const uint8_t * base;         // file image (mmapped or caller's buffer)
+    const uint8_t * base;         // file image (private copy of the file or caller's buffer)
     size_t          size;
-    bool            mapped;       // base was mmapped by tg_gguf_open
+    bool            mapped;       // base is tg_gguf_open's private copy (anonymous mapping)
+    size_t          map_size;     // bytes of that mapping (>= size)
     uint32_t        version;
     size_t          alignment;
     size_t          data_offset;  // may exceed size when the file is cut short

@@ -1,4 +1,4 @@
-// gguf.c - GGUF reader: open (mmap) or parse a memory image, validating every
+// gguf.c - GGUF reader: open (read into private memory) or parse a memory image, validating every
 // field before use. Errors name the field and its file offset. Nothing is
 // allocated from a count before the remaining bytes could hold that count.
 #include "gguf-impl.h"
@@ -499,12 +499,44 @@ struct tg_gguf * tg_gguf_open(const char * path) {
     if (!S_ISREG(st.st_mode)) { close(fd); tg_error(TG_ERR_IO, "gguf: not a regular file"); return NULL; }
     size_t size = (size_t) st.st_size;
     if (size == 0) { close(fd); tg_error(TG_ERR_FORMAT, "gguf: header: file is empty (0 bytes)"); return NULL; }
-    void * p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    int err = errno;
+    // The file is read into private anonymous memory, not mapped: a file
+    // mapping (even MAP_PRIVATE) shares the file's pages, so truncating the
+    // file under a running shell, TUI or generate (a model re-exported in
+    // place, `truncate`) would raise SIGBUS on the next weight access and kill
+    // the process; a library cannot sensibly catch that. One sequential read
+    // costs about the time the first pass over a mapping would take to fault
+    // the pages in; memory is the model's size either way (the page cache copy
+    // can be dropped). The handle keeps the version it read; a file that
+    // shrinks during the read is parsed as cut short at what was read.
+    void * p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        int err = errno;
+        close(fd);
+        tg_error(TG_ERR_NOMEM, "gguf: cannot allocate %zu bytes: %s", size, strerror(err));
+        return NULL;
+    }
+    (void) posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    size_t got = 0;
+    while (got < size) {
+        size_t want = size - got < ((size_t) 1 << 30) ? size - got : ((size_t) 1 << 30);
+        ssize_t r = pread(fd, (uint8_t *) p + got, want, (off_t) got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) {
+            int err = errno;
+            close(fd);
+            munmap(p, size);
+            tg_error(TG_ERR_IO, "gguf: cannot read: %s", strerror(err));
+            return NULL;
+        }
+        if (r == 0) break;   // shrank since fstat
+        got += (size_t) r;
+    }
     close(fd);
-    if (p == MAP_FAILED) { tg_error(TG_ERR_IO, "gguf: cannot mmap %zu bytes: %s", size, strerror(err)); return NULL; }
-    struct tg_gguf * g = parse(p, size, true);
-    if (!g) munmap(p, size);
+    mprotect(p, size, PROT_READ);
+    if (got == 0) { munmap(p, size); tg_error(TG_ERR_FORMAT, "gguf: header: file is empty (0 bytes)"); return NULL; }
+    struct tg_gguf * g = parse(p, got, true);
+    if (!g) { munmap(p, size); return NULL; }
+    g->map_size = size;
     return g;
 }
 
@@ -523,6 +555,6 @@ void tg_gguf_close(struct tg_gguf * g) {
     free(g->ti_file_off);
     free(g->ti_hash);
     free(g->data_error);
-    if (g->mapped) munmap((void *) g->base, g->size);
+    if (g->mapped) munmap((void *) g->base, g->map_size ? g->map_size : g->size);
     free(g);
 }

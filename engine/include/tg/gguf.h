@@ -5,8 +5,8 @@
 //   "gguf: tensor 'blk.0.attn_q.weight' (info at offset 1234): dimension 1 at offset 1250 is 0".
 // Messages never include the path: callers prefix it. It never crashes,
 // aborts, reads out of bounds or allocates more than the file could justify.
-// Tensor data is not copied: it is addressed in the mmapped file (or the
-// caller's buffer). Only little-endian files (v2, v3) on little-endian hosts.
+// Tensor data is not copied again: it is addressed in the handle's private
+// copy of the file (or the caller's buffer). Only little-endian files (v2, v3) on little-endian hosts.
 //
 // What the reader accepts (and why):
 // - Tensor types: every type id GGUF defines opens (Q4_1, Q6_K, IQ* ...), with
@@ -45,9 +45,11 @@ enum tg_gguf_type {
 
 struct tg_gguf;  // opaque
 
-// Opens and validates a file (read-only mmap; the file must not be truncated
-// while open). Returns a handle the caller closes, or NULL + last error:
-// TG_ERR_IO (missing, directory, not a regular file, mmap failed) or
+// Opens and validates a file, read once into private memory: the handle keeps
+// that version, and the file may be changed, replaced or truncated while it is
+// open without harm. Returns a handle the caller closes, or NULL + last error:
+// TG_ERR_IO (missing, directory, not a regular file, read failed),
+// TG_ERR_NOMEM (no memory for the copy) or
 // TG_ERR_FORMAT (malformed: "gguf: <item> (at offset N): <field> ...").
 struct tg_gguf * tg_gguf_open(const char * path);
 // Parses a caller-owned memory image (kept, not copied: must outlive the

@@ -59,11 +59,38 @@ struct tg_trace_status {
     uint64_t file_size;
     uint64_t valid_end;       // offset just past the last complete record
     uint64_t stop_offset;     // offset of the first bad/cut record (== valid_end)
-    uint32_t n_records;       // complete records (the bad one is record n_records)
+    uint32_t n_records;       // complete records listed (after damage too: see n_damaged)
     uint32_t n_unknown;       // records of unknown types (skipped)
     uint32_t n_invalid;       // records with a good frame but an inconsistent payload (skipped)
+    uint32_t n_damaged;       // damaged stretches skipped (tg_trace_get_damage); complete is false when > 0
+    uint64_t damaged_bytes;   // bytes in them
     char     message[256];    // one line: "trace not closed: 1234 complete records, cut mid-record at offset 56789 (record 1234)"
 };
+
+// One damaged stretch of the file that the reader skipped. A record whose
+// frame is bad (sync word, length, checksum, or it disagrees with the index)
+// is skipped and reading goes on at the next record: from the index when the
+// index is intact (it says where every record starts), else by
+// resynchronising on the framing (the next sync word whose frame has a
+// matching length and checksum). stop (above) and stop_offset name the first
+// damage; valid_end is past the last record read.
+struct tg_trace_damage {
+    uint32_t record;          // ordinal the lost record had (index entry, or position in the scan)
+    uint64_t offset;          // file offset where the damage starts
+    uint64_t bytes;           // bytes skipped (to the next good record, or to the end of the file)
+    enum tg_trace_stop why;   // what was wrong there
+    uint32_t type;            // the lost record's type when the index says it, else 0
+    bool     to_end;          // nothing readable after it (the file is cut or damaged to the end)
+};
+// Damaged stretches, in file order (0 <= i < status.n_damaged). False when i
+// is out of range.
+bool tg_trace_get_damage(const struct tg_trace * tr, int i, struct tg_trace_damage * out);
+// One line for users (commands print it on stderr as "warning: LINE") when
+// the trace is damaged, truncated or not closed: "trace 'FILE': <what>,
+// naming the first damaged record, its offset and what was lost". Returns
+// false (buf = "") for a complete, undamaged trace. buf is always
+// NUL-terminated (n > 0).
+bool tg_trace_warning(const struct tg_trace * tr, char * buf, size_t n);
 
 // Opens a trace file. Returns NULL and sets the last error (TG_ERR_IO: cannot
 // open/map; TG_ERR_FORMAT: not a trace, bad header, unsupported major version).

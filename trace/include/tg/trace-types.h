@@ -300,6 +300,17 @@ bool tg_trace_pattern_match(const char * patterns, const char * name, const char
 // Glob match of one pattern (`*`, `?`) against s.
 bool tg_trace_glob(const char * pattern, const char * s);
 
+// THE node filter of `tgdb trace nodes --filter`, the shell and the TUI:
+// comma-separated alternatives (a node matches when ANY matches), each a
+// node-name glob, `op=GLOB` (op name) or `type=GLOB` (type name: "f32",
+// "q4_0"); `name=GLOB` spells a name glob explicitly. Op and type names
+// compare case-insensitively, names exactly. NULL or empty matches everything
+// (no filter). type_name may be NULL (then type= items never match).
+bool tg_trace_filter_match(const char * filter, const char * name, const char * op_name, const char * type_name);
+// Checks a filter's syntax: false with a one-line reason in why[cap] for an
+// empty item or an unknown KEY= (e.g. "shape=").
+bool tg_trace_filter_check(const char * filter, char * why, size_t cap);
+
 #ifdef __cplusplus
 }
 #endif

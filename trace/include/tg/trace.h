@@ -66,8 +66,12 @@ extern "C" {
 
 struct tg_trace_writer;
 
-// Creates (truncates) `path` and writes the file header. NULL + last error
-// (TG_ERR_IO naming the path) on failure. The caller owns the writer.
+// Creates a trace at `path` and writes the file header. A regular file is
+// never truncated in place: a new file is created beside it, given the header
+// and renamed over `path` at once (atomic replace: other runs and readers
+// holding the old file keep it intact; a killed run leaves its trace at the
+// name). FIFOs and devices are written in place. NULL + last error (TG_ERR_IO
+// naming the path) on failure, with no file left behind. The caller owns the writer.
 struct tg_trace_writer * tg_trace_writer_open(const char * path);
 // Writes the INDEX and FOOTER records, closes the file and frees w. Returns
 // the first error the writer met (the file is closed in any case). NULL: TG_OK.

@@ -7,6 +7,8 @@
 #ifndef TG_TUI_H
 #define TG_TUI_H
 
+#include "tg/status.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -73,6 +75,15 @@ struct tg_tui_split {
     char    inputs[256];            // comma-separated input names (may be elided)
 };
 
+// One finding of the trace checks (the analysis `tgdb check` prints).
+struct tg_tui_problem {
+    char         kind[24];         // "stale-read", "nan", "unallocated-use", ...
+    bool         problem;          // true: a bug; false: a warning
+    int32_t      graph, node;      // graph index and node of the tensor concerned (-1 unknown)
+    int32_t      graph_u, node_u;  // stale read: the first overwriting node (-1 none)
+    const char * text;             // multi-line explanation (owned by the source)
+};
+
 struct tg_tui_buffer {
     char    name[64];               // "CPU compute", ...
     int32_t backend;
@@ -85,6 +96,9 @@ struct tg_tui_source_ops {
     // File name or "live: MODEL".
     const char * (*name)(void * ctx);
     int  (*n_graphs)(void * ctx);
+    // The number graph g is shown and typed as (traces: the graph id recorded
+    // in the trace, as `tgdb trace info` prints it). Optional (NULL: g).
+    int  (*graph_number)(void * ctx, int g);
     // Short description of graph g ("graph 3: decode 1 token at pos 11").
     void (*graph_label)(void * ctx, int g, char * buf, size_t n);
     int  (*n_nodes)(void * ctx, int g);
@@ -104,10 +118,21 @@ struct tg_tui_source_ops {
     // Tensors whose bytes overlapped node i's before/after it (memory sharing),
     // written as text lines into buf. Optional.
     void (*sharing)(void * ctx, int g, int i, char * buf, size_t n);
+    // Findings of the trace checks (tg/trace-check.h), computed once on first
+    // use. Optional (NULL: no checks, e.g. live runs).
+    int  (*n_problems)(void * ctx);
+    bool (*problem)(void * ctx, int k, struct tg_tui_problem * out);
     // Live control (NULL for traces). Return false with a message in msg.
     bool (*step)(void * ctx, char * msg, size_t n);
     bool (*cont)(void * ctx, char * msg, size_t n);
     bool (*set_break)(void * ctx, const char * pattern, char * msg, size_t n);
+    // Live: finish this decode, stop at the start of the next (next token).
+    bool (*next_decode)(void * ctx, char * msg, size_t n);
+    // Live: the breakpoints (k from 0), described in buf; deleting one
+    // renumbers the later ones.
+    int  (*n_breaks)(void * ctx);
+    bool (*break_info)(void * ctx, int k, char * buf, size_t n);
+    bool (*del_break)(void * ctx, int k, char * msg, size_t n);
     // Live: where execution stands ("stopped before node 12 Kcur-0 (token 3)").
     void (*where)(void * ctx, char * buf, size_t n);
     void (*close)(void * ctx);
@@ -123,10 +148,11 @@ struct tg_tui_options {
     bool monochrome;              // force no colours
 };
 
-// Runs the UI until the user quits. Returns 0, or 1 with a message on stderr
-// when the terminal cannot be used (not a tty, no terminfo). Does not close
-// the sources.
-int tg_tui_run(struct tg_tui_source * src, const struct tg_tui_options * opts);
+// Runs the UI until the user quits. Returns TG_OK, or a status + last error
+// (TG_ERR_IO: the terminal cannot be used, not a tty or no terminfo;
+// TG_ERR_INVALID_ARG: no source; TG_ERR_NOMEM) and prints nothing: the caller
+// reports it. Does not close the sources.
+enum tg_status tg_tui_run(struct tg_tui_source * src, const struct tg_tui_options * opts);
 
 #ifdef __cplusplus
 }

@@ -15,7 +15,7 @@
 
 #define LIVE_MAX_BREAKS 32
 
-enum run_mode { MODE_STEP, MODE_CONTINUE, MODE_FINISH };
+enum run_mode { MODE_STEP, MODE_CONTINUE, MODE_FINISH, MODE_NEXT_DECODE };
 
 struct live_break { enum tg_live_break_kind kind; char pattern[96]; };
 
@@ -36,6 +36,9 @@ struct tg_live {
     bool abort;
     enum run_mode mode;
     int step_left;
+    int stop_seq;            // MODE_NEXT_DECODE: stop in the decode of this number
+    int decode_seq;          // decodes started in this run (the prompt's is 0)
+    int seen_decode;         // decode_seq when node_index last looked
     struct tg_tensor * node; // last observed node
     int index;
     int graph_seq, pos0, n_tokens;
@@ -59,7 +62,14 @@ static void set_msg(struct tg_live * lv, const char * fmt, ...) {
 static int node_index(struct tg_live * lv, const struct tg_tensor * t) {
     struct tg_graph * g = tg_llama_last_graph(lv->ctx);
     if (!g) return -1;
-    if (g != lv->last_graph) { lv->last_graph = g; lv->graph_seq++; }
+    // the llama context rebuilds its graph in one arena: the pointer may
+    // repeat, so a new decode also starts a new graph
+    if (g != lv->last_graph || lv->seen_decode != lv->decode_seq) {
+        lv->last_graph = g;
+        lv->seen_decode = lv->decode_seq;
+        lv->graph_seq++;
+        lv->index = -1;
+    }
     if (lv->index >= 0 && lv->index + 1 < g->n_nodes && g->nodes[lv->index + 1] == t) return lv->index + 1;  // usual case
     for (int i = 0; i < g->n_nodes; i++) if (g->nodes[i] == t) return i;
     return -1;
@@ -95,6 +105,10 @@ static bool wants(struct tg_live * lv, struct tg_tensor * t) {
         struct tg_graph * g = tg_llama_last_graph(lv->ctx);
         return g && g->n_nodes > 0 && g->nodes[g->n_nodes - 1] == t;
     }
+    case MODE_NEXT_DECODE:  // the first node of the next decode, or a breakpoint
+        if (lv->decode_seq >= lv->stop_seq) return true;
+        for (int k = 0; k < lv->n_breaks; k++) if (lv->breaks[k].kind == TG_LIVE_BREAK_NAN) return true;
+        return break_hit(lv, t, false) > 0;
     default:
         for (int k = 0; k < lv->n_breaks; k++) if (lv->breaks[k].kind == TG_LIVE_BREAK_NAN) return true;
         return break_hit(lv, t, false) > 0;
@@ -116,6 +130,7 @@ static bool live_cb(struct tg_tensor * t, bool ask, void * user) {
     int hit = 0;
     if (lv->mode == MODE_STEP) stop = --lv->step_left <= 0;
     else if (lv->mode == MODE_FINISH) stop = true;
+    else if (lv->mode == MODE_NEXT_DECODE) stop = lv->decode_seq >= lv->stop_seq || (hit = break_hit(lv, t, true)) > 0;
     else stop = (hit = break_hit(lv, t, true)) > 0;
     if (stop && !lv->abort) {
         lv->node = t;
@@ -154,6 +169,7 @@ static void * worker_main(void * arg) {
     enum tg_status st;
     pthread_mutex_lock(&lv->mu);
     lv->pos0 = 0; lv->n_tokens = lv->n_prompt;
+    lv->decode_seq = 0;
     pthread_mutex_unlock(&lv->mu);
     st = tg_llama_decode(lv->ctx, lv->tokens, lv->n_prompt, 0);
     int32_t pos = lv->n_prompt;
@@ -165,6 +181,7 @@ static void * worker_main(void * arg) {
         lv->n_generated++;
         append_text(lv, id);
         lv->pos0 = pos; lv->n_tokens = 1;
+        if (id != tg_vocab_eos(lv->vocab)) lv->decode_seq++;
         pthread_mutex_unlock(&lv->mu);
         if (id == tg_vocab_eos(lv->vocab)) break;
         st = tg_llama_decode(lv->ctx, &id, 1, pos++);
@@ -255,6 +272,28 @@ void tg_live_break_clear(struct tg_live * lv) {
     pthread_mutex_unlock(&lv->mu);
 }
 
+int tg_live_break_count(const struct tg_live * lv) { return lv->n_breaks; }
+
+bool tg_live_break_get(const struct tg_live * lv, int k, enum tg_live_break_kind * kind, char * buf, size_t n) {
+    if (k < 1 || k > lv->n_breaks) return false;
+    if (kind) *kind = lv->breaks[k - 1].kind;
+    if (buf && n) snprintf(buf, n, "%s", lv->breaks[k - 1].pattern);
+    return true;
+}
+
+enum tg_status tg_live_break_delete(struct tg_live * lv, int k) {
+    pthread_mutex_lock(&lv->mu);
+    if (k < 1 || k > lv->n_breaks) {
+        int nb = lv->n_breaks;
+        pthread_mutex_unlock(&lv->mu);
+        return tg_error(TG_ERR_INVALID_ARG, nb ? "no breakpoint %d (have 1..%d)" : "no breakpoint %d (none set)", k, nb);
+    }
+    memmove(&lv->breaks[k - 1], &lv->breaks[k], sizeof(lv->breaks[0]) * (size_t) (lv->n_breaks - k));
+    lv->n_breaks--;
+    pthread_mutex_unlock(&lv->mu);
+    return TG_OK;
+}
+
 enum tg_live_state tg_live_get_state(const struct tg_live * lv) { return lv->state; }
 const char * tg_live_message(const struct tg_live * lv) { return lv->message; }
 const char * tg_live_text(const struct tg_live * lv) { return lv->text ? lv->text : ""; }
@@ -274,6 +313,7 @@ enum tg_status tg_live_run(struct tg_live * lv, const char * prompt, int n_predi
     lv->text_len = 0;
     if (lv->text) lv->text[0] = '\0';
     lv->graph_seq = -1;
+    lv->decode_seq = lv->seen_decode = 0;
     lv->last_graph = NULL;
     lv->index = -1;
     lv->mode = MODE_CONTINUE;
@@ -302,6 +342,13 @@ static enum tg_status resume(struct tg_live * lv, enum run_mode mode, int n) {
 enum tg_status tg_live_step(struct tg_live * lv, int n) { return resume(lv, MODE_STEP, n < 1 ? 1 : n); }
 enum tg_status tg_live_continue(struct tg_live * lv) { return resume(lv, MODE_CONTINUE, 0); }
 enum tg_status tg_live_finish(struct tg_live * lv) { return resume(lv, MODE_FINISH, 0); }
+
+enum tg_status tg_live_next_decode(struct tg_live * lv) {
+    pthread_mutex_lock(&lv->mu);
+    lv->stop_seq = lv->decode_seq + 1;
+    pthread_mutex_unlock(&lv->mu);
+    return resume(lv, MODE_NEXT_DECODE, 0);
+}
 
 bool tg_live_where(const struct tg_live * lv, struct tg_live_where * w) {
     if (lv->state != TG_LIVE_STOPPED || !lv->node) return false;

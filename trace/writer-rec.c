@@ -1,57 +1,13 @@
-// writer.c - the trace record writer: file header, framed records written
-// into a shared map of the file (or with write(2) where it cannot be mapped),
-// index + footer at close (trace/FORMAT.md).
+// writer-rec.c - the trace writer's record encoding: each tg_trace_write_*
+// lays out one record's payload (trace/FORMAT.md) between tg_trace_rec_begin
+// and tg_trace_rec_commit (writer-file.c).
 #include "tg/trace.h"
 #include "trace-impl.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <pthread.h>
-#include <stdarg.h>
-#include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <xxhash.h>
 #include <zstd.h>
-
-struct index_entry { uint64_t off; uint32_t type; uint32_t len; };
-
-// Records go straight into a shared mapping of the file (no system call per
-// record): the file grows in reserved, zero-filled steps, and a record's sync
-// word is stored last, so a process killed at any moment leaves every
-// finished record in the page cache and at most one unfinished record (no
-// sync word) followed by zeros. Files that cannot be mapped (pipes, devices)
-// take write(2) instead, a record or a batch of records per call.
-struct tg_trace_writer {
-    int             fd;
-    pthread_mutex_t mu;
-    enum tg_status  err;       // first error (sticky)
-    char            err_msg[512];   // its message, repeated by every later call
-    uint64_t        off;       // bytes of the header and the finished records
-    uint32_t        n_records;
-    char *          path;
-    bool            mapped;    // mapped mode (set at open; map may move as the file grows)
-    uint8_t *       map;       // mapped mode: the file's first map_size bytes
-    uint64_t        map_size;
-    uint64_t        populated; // mapped mode: pages before this offset are already faulted in
-    bool            no_populate;
-    uint8_t *       cur;       // record under construction (in the map or in buf)
-    uint8_t *       buf;       // write(2) mode: the record under construction
-    size_t          buf_cap;
-    struct index_entry * index;
-    size_t          n_index, index_cap;
-    int             batch;     // write(2) mode, > 0: records collect in `pending` until the batch ends
-    uint8_t *       pending;
-    size_t          n_pending, pending_cap;
-};
-
-uint32_t tg_trace_frame_checksum(const uint8_t * frame_after_sync, size_t n) {
-    return XXH32(frame_after_sync, n, 0);
-}
 
 const char * tg_trace_rec_name(uint32_t type) {
     switch (type) {
@@ -83,201 +39,6 @@ const char * tg_trace_event_kind_name(uint32_t kind) {
     return kind < TG_TRACE_EV_COUNT ? names[kind] : "unknown";
 }
 
-// ---- low level ------------------------------------------------------------
-
-// Records the writer's first error (sticky: every later call repeats it) and
-// returns it with the last error set.
-static enum tg_status writer_fail(struct tg_trace_writer * w, enum tg_status st, const char * fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static enum tg_status writer_fail(struct tg_trace_writer * w, enum tg_status st, const char * fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(w->err_msg, sizeof(w->err_msg), fmt, ap);
-    va_end(ap);
-    w->err = st;
-    return tg_error(st, "%s", w->err_msg);
-}
-
-#define MAP_STEP_MIN (1ull << 20)    // the file grows by at least 1 MiB ...
-#define MAP_STEP_MAX (64ull << 20)   // ... and at most 64 MiB at a time (or what one record needs)
-
-static enum tg_status write_all(struct tg_trace_writer * w, const uint8_t * p, size_t n) {
-    while (n > 0) {
-        ssize_t k = write(w->fd, p, n);
-        if (k < 0) {
-            if (errno == EINTR) continue;
-            return writer_fail(w, TG_ERR_IO, "trace: write to '%s' failed at offset %llu: %s", w->path,
-                               (unsigned long long) w->off, strerror(errno));
-        }
-        p += k; n -= (size_t) k; w->off += (uint64_t) k;
-    }
-    return TG_OK;
-}
-
-// Mapped mode: makes the file (and the map) at least `need` bytes long. The
-// space is reserved on disk first, so a full disk is an error here and never
-// a SIGBUS later.
-static enum tg_status map_reserve(struct tg_trace_writer * w, uint64_t need) {
-    if (need <= w->map_size) return TG_OK;
-    uint64_t step = w->map_size < MAP_STEP_MIN ? MAP_STEP_MIN : w->map_size > MAP_STEP_MAX ? MAP_STEP_MAX : w->map_size;
-    uint64_t size = w->map_size + step;
-    if (size < need) size = (need + MAP_STEP_MIN - 1) / MAP_STEP_MIN * MAP_STEP_MIN;
-    int rc = posix_fallocate(w->fd, (off_t) w->map_size, (off_t) (size - w->map_size));
-    if (rc != 0 && size > need) {   // little room left: reserve just what this record needs
-        size = (need + 4095) / 4096 * 4096;
-        rc = posix_fallocate(w->fd, (off_t) w->map_size, (off_t) (size - w->map_size));
-    }
-    if (rc != 0)
-        return writer_fail(w, TG_ERR_IO, "trace: cannot grow '%s' to %llu bytes: %s", w->path, (unsigned long long) size,
-                           strerror(rc));
-#ifdef MREMAP_MAYMOVE
-    void * m = mremap(w->map, (size_t) w->map_size, (size_t) size, MREMAP_MAYMOVE);
-#else
-    void * m = mmap(NULL, (size_t) size, PROT_READ | PROT_WRITE, MAP_SHARED, w->fd, 0);
-    if (m != MAP_FAILED) munmap(w->map, (size_t) w->map_size);
-#endif
-    if (m == MAP_FAILED)
-        return writer_fail(w, TG_ERR_IO, "trace: cannot map %llu bytes of '%s': %s", (unsigned long long) size, w->path,
-                           strerror(errno));
-    w->map = m;
-    w->map_size = size;
-    return TG_OK;
-}
-
-// Mapped mode: faults the pages from `populated` on in, 1 MiB per call, so
-// records are not written a page fault at a time. The space past the last
-// record is first written with zeros through write(2): pages of reserved
-// (fallocate) space populated through the map alone cost several times more
-// (measured ~7 us against ~1 us a page on ext4). Best effort: without
-// MADV_POPULATE_WRITE (older kernels) the pages fault in as written.
-static void map_populate(struct tg_trace_writer * w, uint64_t need) {
-#ifdef MADV_POPULATE_WRITE
-    if (w->no_populate) { w->populated = need; return; }
-    static const uint8_t zeros[64 << 10];
-    const uint64_t page = 4096;
-    uint64_t from = w->populated / page * page;
-    uint64_t to = need + MAP_STEP_MIN;
-    if (to > w->map_size) to = w->map_size;
-    to = (to + page - 1) / page * page;
-    if (to > w->map_size) to = w->map_size;
-    // zeros only where nothing was written: whole pages past the last record
-    uint64_t z = (w->populated > w->off ? w->populated : w->off);
-    z = (z + page - 1) / page * page;
-    for (; z < to; ) {
-        size_t k = to - z < sizeof(zeros) ? (size_t) (to - z) : sizeof(zeros);
-        ssize_t n = pwrite(w->fd, zeros, k, (off_t) z);
-        if (n <= 0) break;   // the populate below still works, only slower
-        z += (uint64_t) n;
-    }
-    if (to > from && madvise(w->map + from, (size_t) (to - from), MADV_POPULATE_WRITE) != 0) w->no_populate = true;
-    w->populated = to > need ? to : need;
-#else
-    w->populated = need;
-#endif
-}
-
-// Locks the writer and returns a zeroed payload area of len bytes for a
-// record of this type (NULL + unlocked on error). Finish with rec_commit().
-static uint8_t * rec_begin(struct tg_trace_writer * w, uint16_t type, size_t len) {
-    if (!w) { tg_error(TG_ERR_INVALID_ARG, "trace: NULL writer"); return NULL; }
-    if (len > TRACE_MAX_PAYLOAD) {
-        tg_error(TG_ERR_INVALID_ARG, "trace: %s record of %zu bytes is too large", tg_trace_rec_name(type), len);
-        return NULL;
-    }
-    pthread_mutex_lock(&w->mu);
-    if (w->err != TG_OK) {
-        pthread_mutex_unlock(&w->mu);
-        tg_error(w->err, "%s (the trace stopped there)", w->err_msg[0] ? w->err_msg : "trace: writer in error");
-        return NULL;
-    }
-    size_t need = len + TRACE_FRAME_OVERHEAD;
-    if (w->map) {
-        if (map_reserve(w, w->off + need) != TG_OK) { pthread_mutex_unlock(&w->mu); return NULL; }
-        if (w->off + need > w->populated) map_populate(w, w->off + need);
-        w->cur = w->map + w->off;   // zero: reserved space past the last record is never written
-    } else {
-        if (need > w->buf_cap) {
-            size_t cap = w->buf_cap ? w->buf_cap : 4096;
-            while (cap < need) cap *= 2;
-            uint8_t * nb = realloc(w->buf, cap);
-            if (!nb) {
-                pthread_mutex_unlock(&w->mu);
-                tg_error(TG_ERR_NOMEM, "trace: no memory for a %zu-byte record", need);
-                return NULL;
-            }
-            w->buf = nb; w->buf_cap = cap;
-        }
-        w->cur = w->buf;
-        memset(w->cur, 0, need);
-    }
-    wr_u16(w->cur + 4, type);   // the sync word comes last (rec_commit)
-    wr_u16(w->cur + 6, 0);
-    wr_u32(w->cur + 8, (uint32_t) len);
-    return w->cur + TRACE_FRAME_HEAD;
-}
-
-// Appends the finished record to the pending batch. False on OOM.
-static bool pend(struct tg_trace_writer * w, size_t n) {
-    if (w->n_pending + n > w->pending_cap) {
-        size_t cap = w->pending_cap ? w->pending_cap : 65536;
-        while (cap < w->n_pending + n) cap *= 2;
-        uint8_t * p = realloc(w->pending, cap);
-        if (!p) return false;
-        w->pending = p; w->pending_cap = cap;
-    }
-    memcpy(w->pending + w->n_pending, w->buf, n);
-    w->n_pending += n;
-    return true;
-}
-
-static enum tg_status flush_pending(struct tg_trace_writer * w) {
-    if (w->n_pending == 0) return TG_OK;
-    uint64_t start = w->off;
-    enum tg_status st = write_all(w, w->pending, w->n_pending);
-    if (st == TG_OK && w->off != start + w->n_pending) st = TG_ERR_INTERNAL;
-    w->n_pending = 0;
-    return st;
-}
-
-static enum tg_status rec_commit_locked(struct tg_trace_writer * w) {
-    uint8_t * r = w->cur;
-    uint16_t type = rd_u16(r + 4);
-    uint32_t len  = rd_u32(r + 8);
-    wr_u32(r + TRACE_FRAME_HEAD + len, tg_trace_frame_checksum(r + 4, 8 + (size_t) len));
-    if (w->n_index == w->index_cap) {
-        size_t cap = w->index_cap ? w->index_cap * 2 : 256;
-        struct index_entry * ni = realloc(w->index, cap * sizeof(*ni));
-        if (!ni) return writer_fail(w, TG_ERR_NOMEM, "trace: no memory for the index");
-        w->index = ni; w->index_cap = cap;
-    }
-    size_t n = (size_t) len + TRACE_FRAME_OVERHEAD;
-    if (w->map) {
-        // Everything else first: a record with its sync word is whole, for a
-        // reader of the file now and after this process dies.
-        atomic_thread_fence(memory_order_release);
-        wr_u32(r, TRACE_SYNC);
-        w->index[w->n_index++] = (struct index_entry) { w->off, type, len };
-        w->off += n;
-        w->n_records++;
-        return TG_OK;
-    }
-    wr_u32(r, TRACE_SYNC);
-    w->index[w->n_index++] = (struct index_entry) { w->off + w->n_pending, type, len };
-    if (w->batch > 0 && n < (1u << 20)) {   // big records (contents) go out at once
-        if (pend(w, n)) { w->n_records++; return TG_OK; }
-    }
-    enum tg_status st = flush_pending(w);
-    if (st == TG_OK) st = write_all(w, w->buf, n);
-    if (st == TG_OK) w->n_records++;
-    return st;
-}
-
-static enum tg_status rec_commit(struct tg_trace_writer * w) {
-    enum tg_status st = rec_commit_locked(w);
-    pthread_mutex_unlock(&w->mu);
-    return st;
-}
-
 // Length-prefixed string (u32 length including the NUL, then bytes).
 static size_t str_size(const char * s) { return 4 + (s ? strlen(s) + 1 : 1); }
 static uint8_t * put_str(uint8_t * p, const char * s) {
@@ -287,149 +48,13 @@ static uint8_t * put_str(uint8_t * p, const char * s) {
     p[4 + n - 1] = 0;
     return p + 4 + n;
 }
-
-// ---- open / close ---------------------------------------------------------
-
-static void writer_free(struct tg_trace_writer * w) {
-    if (w->map) munmap(w->map, (size_t) w->map_size);
-    pthread_mutex_destroy(&w->mu);
-    free(w->pending);
-    free(w->buf);
-    free(w->index);
-    free(w->path);
-    free(w);
-}
-
-struct tg_trace_writer * tg_trace_writer_open(const char * path) {
-    if (!path || !*path) { tg_error(TG_ERR_INVALID_ARG, "trace: empty path"); return NULL; }
-    struct tg_trace_writer * w = calloc(1, sizeof(*w));
-    if (!w || !(w->path = strdup(path))) { free(w); tg_error(TG_ERR_NOMEM, "trace: no memory"); return NULL; }
-    pthread_mutex_init(&w->mu, NULL);
-    // A regular file (or a new one) is opened for reading too, for the shared
-    // map; a FIFO or device write-only (a FIFO waits for its reader here).
-    struct stat pre;
-    bool special = stat(path, &pre) == 0 && !S_ISREG(pre.st_mode);
-    w->fd = special ? -1 : open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (w->fd < 0 && (special || errno == EACCES || errno == EPERM))
-        w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (w->fd < 0) {
-        tg_error(TG_ERR_IO, "trace: cannot create '%s': %s", path, strerror(errno));
-        writer_free(w);
-        return NULL;
-    }
-    uint8_t h[TRACE_HEADER_SIZE] = {0};
-    memcpy(h, TRACE_MAGIC, 8);
-    wr_u16(h + 8, TRACE_VERSION_MAJOR);
-    wr_u16(h + 10, TRACE_VERSION_MINOR);
-    wr_u32(h + 12, 0);
-    wr_u32(h + 16, TRACE_HEADER_SIZE);
-    wr_u32(h + 28, XXH32(h, 28, 0));
-    // A regular file we can read and write is mapped; anything else (a pipe,
-    // a device, a file system without shared maps) is written with write(2).
-    struct stat sb;
-    int acc = fcntl(w->fd, F_GETFL) & O_ACCMODE;
-    if (fstat(w->fd, &sb) == 0 && S_ISREG(sb.st_mode) && acc == O_RDWR) {
-        void * m = mmap(NULL, (size_t) MAP_STEP_MIN, PROT_READ | PROT_WRITE, MAP_SHARED, w->fd, 0);
-        if (m != MAP_FAILED) {
-            int rc = posix_fallocate(w->fd, 0, (off_t) MAP_STEP_MIN);
-            if (rc == 0) {
-                w->mapped = true;
-                w->map = m;
-                w->map_size = MAP_STEP_MIN;
-                memcpy(w->map, h, sizeof(h));
-                w->off = sizeof(h);
-                return w;
-            }
-            // no room to reserve ahead (a nearly full disk), or no fallocate:
-            // write(2) as records come, which fails only when the disk is full
-            munmap(m, (size_t) MAP_STEP_MIN);
-            if (ftruncate(w->fd, 0) != 0) { /* the write(2) path below reports real trouble */ }
-        }
-    }
-    if (write_all(w, h, sizeof(h)) != TG_OK) {
-        char msg[512];
-        snprintf(msg, sizeof(msg), "%s", tg_last_error());
-        close(w->fd); writer_free(w);
-        tg_error(TG_ERR_IO, "%s", msg);
-        return NULL;
-    }
-    return w;
-}
-
-static enum tg_status write_index_footer(struct tg_trace_writer * w) {
-    size_t n = w->n_index;
-    uint8_t * p = rec_begin(w, TG_TRACE_REC_INDEX, TRACE_INDEX_HEAD + n * TRACE_INDEX_ENTRY);
-    if (!p) return tg_last_status();
-    wr_u32(p, (uint32_t) n);
-    wr_u32(p + 4, TRACE_INDEX_ENTRY);
-    for (size_t i = 0; i < n; i++) {
-        uint8_t * e = p + TRACE_INDEX_HEAD + i * TRACE_INDEX_ENTRY;
-        wr_u64(e, w->index[i].off);
-        wr_u32(e + 8, w->index[i].type);
-        wr_u32(e + 12, w->index[i].len);
-    }
-    uint64_t index_off = w->off;
-    enum tg_status st = rec_commit(w);
-    if (st != TG_OK) return st;
-    p = rec_begin(w, TG_TRACE_REC_FOOTER, TRACE_FOOTER_PAYLOAD);
-    if (!p) return tg_last_status();
-    wr_u64(p, index_off);
-    wr_u64(p + 8, (uint64_t) n);
-    memcpy(p + 16, TRACE_FOOTER_MAGIC, 8);
-    return rec_commit(w);
-}
-
-enum tg_status tg_trace_writer_close(struct tg_trace_writer * w) {
-    if (!w) return TG_OK;
-    w->batch = 0;
-    enum tg_status st = w->err;
-    if (st == TG_OK) st = flush_pending(w);
-    if (st == TG_OK) st = write_index_footer(w);
-    if (w->map) {   // give back the reserved space past the footer
-        munmap(w->map, (size_t) w->map_size);
-        w->map = NULL;
-        if (ftruncate(w->fd, (off_t) w->off) != 0 && st == TG_OK)
-            st = tg_error(TG_ERR_IO, "trace: cannot truncate '%s' to %llu bytes: %s", w->path,
-                          (unsigned long long) w->off, strerror(errno));
-    }
-    if (close(w->fd) != 0 && st == TG_OK)
-        st = tg_error(TG_ERR_IO, "trace: closing '%s' failed: %s", w->path, strerror(errno));
-    writer_free(w);
-    return st;
-}
-
-void tg_trace_writer_abandon(struct tg_trace_writer * w) {
-    if (!w) return;
-    close(w->fd);   // the reserved space stays, as after a crash
-    writer_free(w);
-}
-
-uint32_t tg_trace_writer_n_records(const struct tg_trace_writer * w) { return w ? w->n_records : 0; }
-uint64_t tg_trace_writer_size(const struct tg_trace_writer * w) { return w ? w->off + w->n_pending : 0; }
-
-void tg_trace_writer_batch_begin(struct tg_trace_writer * w) {
-    if (!w || w->mapped) return;   // mapped: every record is in the file as it is made
-    pthread_mutex_lock(&w->mu);
-    w->batch++;
-    pthread_mutex_unlock(&w->mu);
-}
-
-enum tg_status tg_trace_writer_batch_end(struct tg_trace_writer * w) {
-    if (!w || w->mapped) return TG_OK;
-    pthread_mutex_lock(&w->mu);
-    enum tg_status st = TG_OK;
-    if (w->batch > 0 && --w->batch == 0 && w->err == TG_OK) st = flush_pending(w);
-    pthread_mutex_unlock(&w->mu);
-    return st;
-}
-
 // ---- records --------------------------------------------------------------
 
 enum tg_status tg_trace_write_raw(struct tg_trace_writer * w, uint16_t type, const void * payload, uint32_t len) {
-    uint8_t * p = rec_begin(w, type, len);
+    uint8_t * p = tg_trace_rec_begin(w, type, len);
     if (!p) return tg_last_status();
     if (len) memcpy(p, payload, len);
-    return rec_commit(w);
+    return tg_trace_rec_commit(w);
 }
 
 enum tg_status tg_trace_write_run(struct tg_trace_writer * w, const struct tg_trace_run * run,
@@ -448,7 +73,7 @@ enum tg_status tg_trace_write_run_causes(struct tg_trace_writer * w, const struc
     for (int i = 0; i < n_ops; i++) len += str_size(op_names ? op_names[i] : NULL);
     for (int i = 0; i < n_types; i++) len += str_size(type_names ? type_names[i] : NULL);
     for (int i = 0; i < n_causes; i++) len += str_size(cause_names ? cause_names[i] : NULL);
-    uint8_t * p = rec_begin(w, TG_TRACE_REC_RUN, len);
+    uint8_t * p = tg_trace_rec_begin(w, TG_TRACE_REC_RUN, len);
     if (!p) return tg_last_status();
     wr_u64(p, r->time_unix_ns);
     wr_u64(p + 8, r->mono_start_ns);
@@ -465,7 +90,7 @@ enum tg_status tg_trace_write_run_causes(struct tg_trace_writer * w, const struc
     for (int i = 0; i < n_types; i++) q = put_str(q, type_names ? type_names[i] : NULL);
     wr_u32(q, (uint32_t) n_causes); q += 4;
     for (int i = 0; i < n_causes; i++) q = put_str(q, cause_names ? cause_names[i] : NULL);
-    return rec_commit(w);
+    return tg_trace_rec_commit(w);
 }
 
 enum tg_status tg_trace_write_sched(struct tg_trace_writer * w, const struct tg_trace_sched * s) {
@@ -473,7 +98,7 @@ enum tg_status tg_trace_write_sched(struct tg_trace_writer * w, const struct tg_
         return tg_error(TG_ERR_INVALID_ARG, "trace: bad SCHED record");
     size_t len = 8;
     for (int i = 0; i < s->n_backends; i++) len += str_size(s->backend[i]) + str_size(s->buft[i]);
-    uint8_t * p = rec_begin(w, TG_TRACE_REC_SCHED, len);
+    uint8_t * p = tg_trace_rec_begin(w, TG_TRACE_REC_SCHED, len);
     if (!p) return tg_last_status();
     wr_u32(p, s->sched_id);
     wr_u32(p + 4, (uint32_t) s->n_backends);
@@ -482,7 +107,7 @@ enum tg_status tg_trace_write_sched(struct tg_trace_writer * w, const struct tg_
         q = put_str(q, s->backend[i]);
         q = put_str(q, s->buft[i]);
     }
-    return rec_commit(w);
+    return tg_trace_rec_commit(w);
 }
 
 // Checks a delta's change list: increasing indices below n.
@@ -516,7 +141,7 @@ enum tg_status tg_trace_write_graph(struct tg_trace_writer * w, const struct tg_
     size_t n = (size_t) g->n_nodes + (size_t) g->n_leafs;
     if (n > (TRACE_MAX_PAYLOAD - TRACE_GRAPH_HEAD) / TRACE_TENSOR_ENTRY)
         return tg_error(TG_ERR_INVALID_ARG, "trace: graph of %zu tensors is too large", n);
-    uint8_t * p = rec_begin(w, TG_TRACE_REC_GRAPH, TRACE_GRAPH_HEAD + n * TRACE_TENSOR_ENTRY);
+    uint8_t * p = tg_trace_rec_begin(w, TG_TRACE_REC_GRAPH, TRACE_GRAPH_HEAD + n * TRACE_TENSOR_ENTRY);
     if (!p) return tg_last_status();
     for (size_t i = 0; i < n; i++) put_tensor(p + TRACE_GRAPH_HEAD + i * TRACE_TENSOR_ENTRY, &tensors[i]);
     uint64_t h = g->structure_hash;
@@ -541,7 +166,7 @@ enum tg_status tg_trace_write_graph(struct tg_trace_writer * w, const struct tg_
     wr_u32(p + 16, TRACE_TENSOR_ENTRY);
     wr_u32(p + 20, 0);
     wr_u64(p + 24, h);
-    return rec_commit(w);
+    return tg_trace_rec_commit(w);
 }
 
 enum tg_status tg_trace_write_graph_delta(struct tg_trace_writer * w, const struct tg_trace_graph * g,
@@ -553,7 +178,7 @@ enum tg_status tg_trace_write_graph_delta(struct tg_trace_writer * w, const stru
     const size_t esz = 4 + TRACE_TENSOR_ENTRY;
     if ((size_t) n_changed > (TRACE_MAX_PAYLOAD - TRACE_GDELTA_HEAD) / esz)
         return tg_error(TG_ERR_INVALID_ARG, "trace: graph delta of %d tensors is too large", n_changed);
-    uint8_t * p = rec_begin(w, TG_TRACE_REC_GRAPH_DELTA, TRACE_GDELTA_HEAD + (size_t) n_changed * esz);
+    uint8_t * p = tg_trace_rec_begin(w, TG_TRACE_REC_GRAPH_DELTA, TRACE_GDELTA_HEAD + (size_t) n_changed * esz);
     if (!p) return tg_last_status();
     wr_u32(p, g->graph_id);
     wr_u32(p + 4, g->sched_id);
@@ -568,7 +193,7 @@ enum tg_status tg_trace_write_graph_delta(struct tg_trace_writer * w, const stru
         wr_u32(e, (uint32_t) changed[k]);
         put_tensor(e + 4, &tensors[changed[k]]);
     }
-    return rec_commit(w);
+    return tg_trace_rec_commit(w);
 }
 
 // A placement entry; its text goes to blob + at. Returns the new `at`.
@@ -588,7 +213,7 @@ enum tg_status tg_trace_write_placement(struct tg_trace_writer * w, uint32_t gra
     size_t text = 0;
     for (int i = 0; i < n; i++) text += pl[i].text && pl[i].text[0] ? strlen(pl[i].text) + 1 : 0;
     size_t len = TRACE_PLACE_HEAD + (size_t) n * TRACE_PLACE_ENTRY + text;
-    uint8_t * p = rec_begin(w, TG_TRACE_REC_PLACEMENT, len);
+    uint8_t * p = tg_trace_rec_begin(w, TG_TRACE_REC_PLACEMENT, len);
     if (!p) return tg_last_status();
     wr_u32(p, graph_id);
     wr_u32(p + 4, (uint32_t) n);
@@ -597,7 +222,7 @@ enum tg_status tg_trace_write_placement(struct tg_trace_writer * w, uint32_t gra
     uint8_t * blob = p + TRACE_PLACE_HEAD + (size_t) n * TRACE_PLACE_ENTRY;
     size_t at = 0;
     for (int i = 0; i < n; i++) at = put_place(p + TRACE_PLACE_HEAD + (size_t) i * TRACE_PLACE_ENTRY, &pl[i], blob, at);
-    return rec_commit(w);
+    return tg_trace_rec_commit(w);
 }
 
 enum tg_status tg_trace_write_placement_delta(struct tg_trace_writer * w, uint32_t graph_id, uint32_t base_graph_id,
@@ -611,7 +236,7 @@ enum tg_status tg_trace_write_placement_delta(struct tg_trace_writer * w, uint32
         text += x->text && x->text[0] ? strlen(x->text) + 1 : 0;
     }
     const size_t esz = 4 + TRACE_PLACE_ENTRY;
-    uint8_t * p = rec_begin(w, TG_TRACE_REC_PLACEMENT_DELTA, TRACE_PDELTA_HEAD + (size_t) n_changed * esz + text);
+    uint8_t * p = tg_trace_rec_begin(w, TG_TRACE_REC_PLACEMENT_DELTA, TRACE_PDELTA_HEAD + (size_t) n_changed * esz + text);
     if (!p) return tg_last_status();
     wr_u32(p, graph_id);
     wr_u32(p + 4, base_graph_id);
@@ -626,7 +251,7 @@ enum tg_status tg_trace_write_placement_delta(struct tg_trace_writer * w, uint32
         wr_u32(e, (uint32_t) changed[k]);
         at = put_place(e + 4, &pl[changed[k]], blob, at);
     }
-    return rec_commit(w);
+    return tg_trace_rec_commit(w);
 }
 
 enum tg_status tg_trace_write_splits(struct tg_trace_writer * w, uint32_t graph_id,
@@ -635,7 +260,7 @@ enum tg_status tg_trace_write_splits(struct tg_trace_writer * w, uint32_t graph_
     if (n_splits < 0 || n_inputs < 0 || (n_splits && !sp) || (n_inputs && !in))
         return tg_error(TG_ERR_INVALID_ARG, "trace: bad SPLITS record");
     size_t len = TRACE_SPLITS_HEAD + (size_t) n_splits * TRACE_SPLIT_ENTRY + (size_t) n_inputs * TRACE_INPUT_ENTRY;
-    uint8_t * p = rec_begin(w, TG_TRACE_REC_SPLITS, len);
+    uint8_t * p = tg_trace_rec_begin(w, TG_TRACE_REC_SPLITS, len);
     if (!p) return tg_last_status();
     wr_u32(p, graph_id);
     wr_u32(p + 4, (uint32_t) n_splits);
@@ -658,7 +283,7 @@ enum tg_status tg_trace_write_splits(struct tg_trace_writer * w, uint32_t graph_
         wr_u64(e + 8, in[i].bytes);
         wr_name(e + 16, in[i].copy_name, TG_TRACE_NAME);
     }
-    return rec_commit(w);
+    return tg_trace_rec_commit(w);
 }
 
 static void put_buffer(uint8_t * e, const struct tg_trace_buffer * b) {
@@ -685,7 +310,7 @@ enum tg_status tg_trace_write_alloc(struct tg_trace_writer * w, uint32_t graph_i
     if (n_buffers < 0 || n < 0 || (n_buffers && !bufs) || (n && !al))
         return tg_error(TG_ERR_INVALID_ARG, "trace: bad ALLOC record");
     size_t len = TRACE_ALLOC_HEAD + (size_t) n_buffers * TRACE_BUFFER_ENTRY + (size_t) n * TRACE_ALLOC_ENTRY;
-    uint8_t * p = rec_begin(w, TG_TRACE_REC_ALLOC, len);
+    uint8_t * p = tg_trace_rec_begin(w, TG_TRACE_REC_ALLOC, len);
     if (!p) return tg_last_status();
     wr_u32(p, graph_id);
     wr_u32(p + 4, sched_id);
@@ -696,7 +321,7 @@ enum tg_status tg_trace_write_alloc(struct tg_trace_writer * w, uint32_t graph_i
     for (int i = 0; i < n_buffers; i++) put_buffer(p + TRACE_ALLOC_HEAD + (size_t) i * TRACE_BUFFER_ENTRY, &bufs[i]);
     uint8_t * ab = p + TRACE_ALLOC_HEAD + (size_t) n_buffers * TRACE_BUFFER_ENTRY;
     for (int i = 0; i < n; i++) put_alloc(ab + (size_t) i * TRACE_ALLOC_ENTRY, &al[i]);
-    return rec_commit(w);
+    return tg_trace_rec_commit(w);
 }
 
 enum tg_status tg_trace_write_alloc_delta(struct tg_trace_writer * w, uint32_t graph_id, uint32_t sched_id,
@@ -708,7 +333,7 @@ enum tg_status tg_trace_write_alloc_delta(struct tg_trace_writer * w, uint32_t g
         return tg_error(TG_ERR_INVALID_ARG, "trace: bad ALLOC_DELTA record");
     const size_t esz = 4 + TRACE_ALLOC_ENTRY;
     size_t len = TRACE_ADELTA_HEAD + (size_t) n_buffers * TRACE_BUFFER_ENTRY + (size_t) n_changed * esz;
-    uint8_t * p = rec_begin(w, TG_TRACE_REC_ALLOC_DELTA, len);
+    uint8_t * p = tg_trace_rec_begin(w, TG_TRACE_REC_ALLOC_DELTA, len);
     if (!p) return tg_last_status();
     wr_u32(p, graph_id);
     wr_u32(p + 4, sched_id);
@@ -725,25 +350,25 @@ enum tg_status tg_trace_write_alloc_delta(struct tg_trace_writer * w, uint32_t g
         wr_u32(e, (uint32_t) changed[k]);
         put_alloc(e + 4, &al[changed[k]]);
     }
-    return rec_commit(w);
+    return tg_trace_rec_commit(w);
 }
 
 
 enum tg_status tg_trace_write_compute(struct tg_trace_writer * w, const struct tg_trace_compute * c) {
     if (!c) return tg_error(TG_ERR_INVALID_ARG, "trace: NULL COMPUTE");
-    uint8_t * p = rec_begin(w, TG_TRACE_REC_COMPUTE, TRACE_COMPUTE_SIZE);
+    uint8_t * p = tg_trace_rec_begin(w, TG_TRACE_REC_COMPUTE, TRACE_COMPUTE_SIZE);
     if (!p) return tg_last_status();
     wr_u32(p, c->graph_id);
     wr_u32(p + 4, c->compute_seq);
     wr_u32(p + 8, c->phase);
     wr_i32(p + 12, c->status);
     wr_u64(p + 16, c->time_ns);
-    return rec_commit(w);
+    return tg_trace_rec_commit(w);
 }
 
 enum tg_status tg_trace_write_eval(struct tg_trace_writer * w, const struct tg_trace_eval * e) {
     if (!e) return tg_error(TG_ERR_INVALID_ARG, "trace: NULL EVAL");
-    uint8_t * p = rec_begin(w, TG_TRACE_REC_EVAL, TRACE_EVAL_SIZE);
+    uint8_t * p = tg_trace_rec_begin(w, TG_TRACE_REC_EVAL, TRACE_EVAL_SIZE);
     if (!p) return tg_last_status();
     wr_u32(p, e->graph_id);
     wr_u32(p + 4, e->compute_seq);
@@ -767,7 +392,7 @@ enum tg_status tg_trace_write_eval(struct tg_trace_writer * w, const struct tg_t
     wr_u64(p + 128, e->sum.n_inf);
     wr_u64(p + 136, e->sum.n_zero);
     wr_u64(p + 144, e->sum.n_elem);
-    return rec_commit(w);
+    return tg_trace_rec_commit(w);
 }
 
 enum tg_status tg_trace_write_contents(struct tg_trace_writer * w, const struct tg_trace_contents * c,
@@ -790,7 +415,7 @@ enum tg_status tg_trace_write_contents(struct tg_trace_writer * w, const struct 
     }
     size_t stored = z ? zn : (size_t) c->raw_size;
     uint64_t hash = c->hash ? c->hash : XXH3_64bits(data, (size_t) c->raw_size);
-    uint8_t * p = rec_begin(w, TG_TRACE_REC_CONTENTS, TRACE_CONTENTS_HEAD + stored);
+    uint8_t * p = tg_trace_rec_begin(w, TG_TRACE_REC_CONTENTS, TRACE_CONTENTS_HEAD + stored);
     if (!p) { free(z); return tg_last_status(); }
     wr_u32(p, c->graph_id);
     wr_u32(p + 4, c->compute_seq);
@@ -802,12 +427,12 @@ enum tg_status tg_trace_write_contents(struct tg_trace_writer * w, const struct 
     wr_u64(p + 64, hash);
     if (stored) memcpy(p + TRACE_CONTENTS_HEAD, z ? z : data, stored);
     free(z);
-    return rec_commit(w);
+    return tg_trace_rec_commit(w);
 }
 
 enum tg_status tg_trace_write_host(struct tg_trace_writer * w, const struct tg_trace_host * h) {
     if (!h) return tg_error(TG_ERR_INVALID_ARG, "trace: NULL HOST");
-    uint8_t * p = rec_begin(w, TG_TRACE_REC_HOST, TRACE_HOST_SIZE);
+    uint8_t * p = tg_trace_rec_begin(w, TG_TRACE_REC_HOST, TRACE_HOST_SIZE);
     if (!p) return tg_last_status();
     wr_u32(p, h->kind);
     wr_u32(p + 4, h->compute_seq);
@@ -821,7 +446,7 @@ enum tg_status tg_trace_write_host(struct tg_trace_writer * w, const struct tg_t
     wr_i32(p + 64, h->graph_id);
     wr_i32(p + 68, h->tensor);
     wr_name(p + 72, h->name, TG_TRACE_NAME);
-    return rec_commit(w);
+    return tg_trace_rec_commit(w);
 }
 
 enum tg_status tg_trace_write_marker(struct tg_trace_writer * w, const struct tg_trace_marker * m,
@@ -829,7 +454,7 @@ enum tg_status tg_trace_write_marker(struct tg_trace_writer * w, const struct tg
     if (!m || (m->n_ids && !ids) || m->n_ids > (1u << 24))
         return tg_error(TG_ERR_INVALID_ARG, "trace: bad MARKER record");
     size_t len = TRACE_MARKER_HEAD + str_size(m->text) + (size_t) m->n_ids * 4;
-    uint8_t * p = rec_begin(w, TG_TRACE_REC_MARKER, len);
+    uint8_t * p = tg_trace_rec_begin(w, TG_TRACE_REC_MARKER, len);
     if (!p) return tg_last_status();
     wr_u32(p, m->kind);
     wr_u32(p + 4, m->compute_seq);
@@ -840,12 +465,12 @@ enum tg_status tg_trace_write_marker(struct tg_trace_writer * w, const struct tg
     wr_u32(p + 28, m->n_ids);
     uint8_t * q = put_str(p + TRACE_MARKER_HEAD, m->text);
     for (uint32_t i = 0; i < m->n_ids; i++) wr_i32(q + 4 * i, ids[i]);
-    return rec_commit(w);
+    return tg_trace_rec_commit(w);
 }
 
 enum tg_status tg_trace_write_event(struct tg_trace_writer * w, const struct tg_trace_event * e) {
     if (!e) return tg_error(TG_ERR_INVALID_ARG, "trace: NULL EVENT");
-    uint8_t * p = rec_begin(w, TG_TRACE_REC_EVENT, TRACE_EVENT_HEAD + str_size(e->message));
+    uint8_t * p = tg_trace_rec_begin(w, TG_TRACE_REC_EVENT, TRACE_EVENT_HEAD + str_size(e->message));
     if (!p) return tg_last_status();
     wr_u32(p, e->kind);
     wr_u32(p + 4, e->severity);
@@ -859,5 +484,5 @@ enum tg_status tg_trace_write_event(struct tg_trace_writer * w, const struct tg_
     wr_i32(p + 56, e->step);
     wr_name(p + 64, e->name, TG_TRACE_NAME);
     put_str(p + TRACE_EVENT_HEAD, e->message);
-    return rec_commit(w);
+    return tg_trace_rec_commit(w);
 }

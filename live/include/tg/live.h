@@ -11,6 +11,7 @@
 #include "tg/status.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -31,6 +32,13 @@ enum tg_live_break_kind { TG_LIVE_BREAK_NAME = 0, TG_LIVE_BREAK_OP, TG_LIVE_BREA
 // Returns its number (1..), or -1 (too many) with last error.
 int  tg_live_break_add(struct tg_live * lv, enum tg_live_break_kind kind, const char * pattern);
 void tg_live_break_clear(struct tg_live * lv);
+// Number of breakpoints; breakpoint k (1..count): its kind and pattern
+// ("nan" for NaN breakpoints) into buf. False when k is out of range.
+int  tg_live_break_count(const struct tg_live * lv);
+bool tg_live_break_get(const struct tg_live * lv, int k, enum tg_live_break_kind * kind, char * buf, size_t n);
+// Deletes breakpoint k (1..count); the later ones move down one number.
+// TG_ERR_INVALID_ARG + last error when there is no breakpoint k.
+enum tg_status tg_live_break_delete(struct tg_live * lv, int k);
 
 enum tg_live_state {
     TG_LIVE_IDLE = 0,   // nothing started
@@ -53,6 +61,10 @@ enum tg_status tg_live_step(struct tg_live * lv, int n);
 enum tg_status tg_live_continue(struct tg_live * lv);
 // While stopped: run to the last node of the current graph.
 enum tg_status tg_live_finish(struct tg_live * lv);
+// While stopped: finish this decode and stop after the first node of the
+// next one (the next generated token); breakpoints on the way still stop.
+// The run ends (TG_LIVE_DONE) when no decode is left.
+enum tg_status tg_live_next_decode(struct tg_live * lv);
 
 struct tg_live_where {
     struct tg_graph *  graph;     // the graph being computed (valid while stopped)

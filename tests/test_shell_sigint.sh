@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# test_shell_sigint.sh - Ctrl-C in the interactive shell (tmux): at the prompt
+# it drops the typed line and gives a new prompt, the process stays alive;
+# `break op` rejects unknown ops naming the closest one.
+set -uo pipefail
+B=${TG_BUILD_DIR:?}
+TGDB=$B/inspect/tgdb; MK=$B/tests/mktrace
+command -v tmux >/dev/null || { echo "FAIL tmux is not installed (apt-get install tmux)"; exit 1; }
+work=$(mktemp -d); sock=tgsig$$
+cleanup() { tmux -L "$sock" kill-server 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
+pass=0; fail=0
+ok()  { echo "ok   $*"; pass=$((pass + 1)); }
+bad() { echo "FAIL $*"; fail=$((fail + 1)); }
+"$MK" "$work/syn.tgt" >/dev/null || { echo "FAIL mktrace"; exit 1; }
+screen() { tmux -L "$sock" capture-pane -p -t t 2>/dev/null; }
+wait_for() { local i; for i in $(seq 1 100); do screen | grep -qE -- "$1" && return 0; sleep 0.05; done; return 1; }
+tmux -L "$sock" -f /dev/null new-session -d -s t -x 100 -y 30 \
+    "TGDB_HISTORY=$work/h $TGDB shell $work/syn.tgt; echo SHELL-EXITED rc=\$?; sleep 30"
+wait_for '^\(tgdb\)' && ok "prompt" || bad "no prompt: $(screen)"
+tmux -L "$sock" send-keys -t t 'quit-not-typed-fully'
+wait_for 'quit-not-typed-fully' || bad "typed text not shown"
+tmux -L "$sock" send-keys -t t C-c
+sleep 0.3
+tmux -L "$sock" send-keys -t t 'where' Enter
+if wait_for 'at the start of the trace' && ! screen | grep -q 'SHELL-EXITED'; then ok "Ctrl-C at the prompt: shell alive, next command runs"
+else bad "after Ctrl-C: $(screen)"; fi
+screen | grep -q 'quit-not-typed-fullywhere' && bad "Ctrl-C did not drop the typed line" || ok "Ctrl-C drops the typed line"
+tmux -L "$sock" send-keys -t t C-c C-c
+sleep 0.3
+tmux -L "$sock" send-keys -t t 'break op SOFTMAX' Enter
+wait_for "no op matches 'SOFTMAX'; did you mean SOFT_MAX" && ok "break op with an unknown op names the closest" || bad "break op: $(screen)"
+tmux -L "$sock" send-keys -t t 'quit' Enter
+wait_for 'SHELL-EXITED rc=0' && ok "quit exits 0 after Ctrl-Cs" || bad "quit: $(screen)"
+echo "test_shell_sigint: $pass passed, $fail failed"
+[ $fail = 0 ]
