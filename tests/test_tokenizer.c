@@ -6,7 +6,7 @@
 #include "tg/gguf.h"
 #include "tg/vocab.h"
 
-#include "inspect/json.c"   // the JSON Lines reader of `tgdb tokenize`, tested here too
+#include "inspect/json.h"   // the JSON Lines reader of `tgdb tokenize`, tested here too
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,7 +7,7 @@
 #include "tg/gguf.h"
 #include "tg/vocab.h"
 
-#include "inspect/json.c"   // the JSON Lines reader of `tgdb tokenize`
+#include "inspect/json.h"   // the JSON Lines reader of `tgdb tokenize`
 
 #include <stdio.h>
 #include <stdlib.h>

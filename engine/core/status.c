@@ -5,19 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char * const status_names[TG_STATUS_COUNT] = {
-    [TG_OK]               = "ok",
-    [TG_ERR_INVALID_ARG]  = "invalid argument",
-    [TG_ERR_SHAPE]        = "shape error",
-    [TG_ERR_TYPE]         = "type error",
-    [TG_ERR_NOMEM]        = "out of memory",
-    [TG_ERR_NO_BUFFER]    = "tensor has no buffer",
-    [TG_ERR_IO]           = "i/o error",
-    [TG_ERR_FORMAT]       = "malformed file",
-    [TG_ERR_UNSUPPORTED]  = "unsupported",
-    [TG_ERR_ABORTED]      = "aborted",
-    [TG_ERR_INTERNAL]     = "internal error",
+static const char * const status_names[] = {
+#define TG_STATUS_DEF(e, name) [e] = name,
+#include "tg/status.def"
+#undef TG_STATUS_DEF
 };
+_Static_assert(sizeof(status_names) / sizeof(status_names[0]) == TG_STATUS_COUNT, "one name per status");
 
 const char * tg_status_str(enum tg_status st) {
     if ((int) st < 0 || st >= TG_STATUS_COUNT) return "unknown status";

@@ -180,17 +180,11 @@ char * tg_shape_str(const struct tg_tensor * t, char * buf, size_t n) {
     return buf;
 }
 
-static const char * const op_names[TG_OP_COUNT] = {
-    "NONE", "DUP", "CPY", "CONT", "ADD", "SUB", "MUL", "DIV",
-    "SCALE", "SQR", "SQRT", "LOG", "NEG", "ABS",
-    "SUM", "SUM_ROWS", "MEAN", "ARGMAX",
-    "REPEAT", "CONCAT", "GET_ROWS", "SET_ROWS",
-    "MUL_MAT", "OUT_PROD",
-    "RMS_NORM", "NORM", "SOFT_MAX", "ROPE",
-    "SILU", "GELU", "RELU", "GLU",
-    "DIAG_MASK_INF",
-    "VIEW", "RESHAPE", "PERMUTE", "TRANSPOSE",
-    "CROSS_ENTROPY_LOSS", "SET", "ACC",
+// Built from the same list as the enum: a name cannot go missing or shift.
+static const char * const op_names[] = {
+#define TG_OP_DEF(e, name) [TG_OP_##e] = name,
+#include "tg/ops.def"
+#undef TG_OP_DEF
 };
 _Static_assert(sizeof(op_names) / sizeof(op_names[0]) == TG_OP_COUNT, "one name per op");
 

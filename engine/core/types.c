@@ -230,28 +230,9 @@ static void iq4_xs_to_f32(const void * s, float * d, int64_t n) { tg_dequantize_
 static void iq4_xs_from_f32(const float * s, void * d, int64_t n) { tg_quantize_row_iq4_xs(s, d, n); }
 
 static const struct tg_type_traits traits[TG_TYPE_COUNT] = {
-    [TG_TYPE_F32]  = { "f32",  1, sizeof(float),     false, f32_to_f32,  f32_from_f32 },
-    [TG_TYPE_F16]  = { "f16",  1, sizeof(tg_fp16_t), false, f16_to_f32,  f16_from_f32 },
-    [TG_TYPE_BF16] = { "bf16", 1, sizeof(tg_bf16_t), false, bf16_to_f32, bf16_from_f32 },
-    [TG_TYPE_Q4_0] = { "q4_0", TG_QK4_0, sizeof(tg_block_q4_0), true, q4_0_to_f32, q4_0_from_f32 },
-    [TG_TYPE_Q8_0] = { "q8_0", TG_QK8_0, sizeof(tg_block_q8_0), true, q8_0_to_f32, q8_0_from_f32 },
-    [TG_TYPE_Q4_1] = { "q4_1", 32, sizeof(tg_block_q4_1), true, q4_1_to_f32, q4_1_from_f32 },
-    [TG_TYPE_Q5_0] = { "q5_0", 32, sizeof(tg_block_q5_0), true, q5_0_to_f32, q5_0_from_f32 },
-    [TG_TYPE_Q5_1] = { "q5_1", 32, sizeof(tg_block_q5_1), true, q5_1_to_f32, q5_1_from_f32 },
-    [TG_TYPE_Q8_1] = { "q8_1", 32, sizeof(tg_block_q8_1), true, q8_1_to_f32, q8_1_from_f32 },
-    [TG_TYPE_Q2_K] = { "q2_K", TG_QK_K, sizeof(tg_block_q2_K), true, q2_K_to_f32, q2_K_from_f32 },
-    [TG_TYPE_Q3_K] = { "q3_K", TG_QK_K, sizeof(tg_block_q3_K), true, q3_K_to_f32, q3_K_from_f32 },
-    [TG_TYPE_Q4_K] = { "q4_K", TG_QK_K, sizeof(tg_block_q4_K), true, q4_K_to_f32, q4_K_from_f32 },
-    [TG_TYPE_Q5_K] = { "q5_K", TG_QK_K, sizeof(tg_block_q5_K), true, q5_K_to_f32, q5_K_from_f32 },
-    [TG_TYPE_Q6_K] = { "q6_K", TG_QK_K, sizeof(tg_block_q6_K), true, q6_K_to_f32, q6_K_from_f32 },
-    [TG_TYPE_Q8_K] = { "q8_K", TG_QK_K, sizeof(tg_block_q8_K), true, q8_K_to_f32, q8_K_from_f32 },
-    [TG_TYPE_IQ4_NL] = { "iq4_nl", 32, sizeof(tg_block_iq4_nl), true, iq4_nl_to_f32, iq4_nl_from_f32 },
-    [TG_TYPE_IQ4_XS] = { "iq4_xs", TG_QK_K, sizeof(tg_block_iq4_xs), true, iq4_xs_to_f32, iq4_xs_from_f32 },
-    [TG_TYPE_I8]   = { "i8",   1, 1, false, NULL, NULL },
-    [TG_TYPE_I16]  = { "i16",  1, 2, false, NULL, NULL },
-    [TG_TYPE_I32]  = { "i32",  1, 4, false, NULL, NULL },
-    [TG_TYPE_I64]  = { "i64",  1, 8, false, NULL, NULL },
-    [TG_TYPE_F64]  = { "f64",  1, 8, false, f64_to_f32, f64_from_f32 },
+#define TG_TYPE_DEF(e, id, name, blck, size, quant, to, from) [TG_TYPE_##e] = { name, blck, size, quant, to, from },
+#include "tg/types.def"
+#undef TG_TYPE_DEF
 };
 
 _Static_assert(sizeof(tg_block_q8_0) == 34, "Q8_0 block is 34 bytes");

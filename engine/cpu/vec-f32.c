@@ -151,40 +151,15 @@ TG_AVX_INLINE void NAME(const int RI, const int RJ, int64_t k,                \
     }                                                                         \
 }
 
-// Block of ni x nj: TI x TJ tiles with the row edge done row by row; the
-// columns past the last full TJ (all of them when nj < TJ, as in generation)
-// by TI1 x 1 tiles.
-#define TG_BLOCK(NAME, ATTR, TILE, TI, TJ, TI1)                               \
-ATTR static void NAME(const struct tg_mm_args * g) {                          \
-    const int64_t ni = g->ni, nj = g->nj, k = g->k;                           \
-    const int64_t nj0 = nj - nj % TJ;                                         \
-    int64_t i = 0;                                                            \
-    for (; i + TI <= ni; i += TI) {                                           \
-        for (int64_t j = 0; j < nj0; j += TJ)                                 \
-            TILE(TI, TJ, k, g->a + i * g->lda, g->lda, g->b + j * g->ldb, g->ldb, g->c + j * g->ldc + i, g->ldc); \
-    }                                                                         \
-    for (; i < ni; i++) {                                                     \
-        for (int64_t j = 0; j < nj0; j += TJ)                                 \
-            TILE(1, TJ, k, g->a + i * g->lda, g->lda, g->b + j * g->ldb, g->ldb, g->c + j * g->ldc + i, g->ldc); \
-    }                                                                         \
-    for (int64_t j = nj0; j < nj; j++) {                                      \
-        i = 0;                                                                \
-        for (; i + TI1 <= ni; i += TI1)                                       \
-            TILE(TI1, 1, k, g->a + i * g->lda, g->lda, g->b + j * g->ldb, g->ldb, g->c + j * g->ldc + i, g->ldc); \
-        for (; i < ni; i++)                                                   \
-            TILE(1, 1, k, g->a + i * g->lda, g->lda, g->b + j * g->ldb, g->ldb, g->c + j * g->ldc + i, g->ldc); \
-    }                                                                         \
-}
-
 TG_AVX_TILE(tile_f32_f32_avx,   float,     float,     v8_f32,  v8_f32,  s_f32,  s_f32)
 TG_AVX_TILE(tile_f16_f16_avx,   tg_fp16_t, tg_fp16_t, v8_f16,  v8_f16,  s_f16,  s_f16)
 TG_AVX_TILE(tile_f16_f32_avx,   tg_fp16_t, float,     v8_f16,  v8_f32,  s_f16,  s_f32)
 TG_AVX_TILE(tile_bf16_f32_avx,  tg_bf16_t, float,     v8_bf16, v8_f32,  s_bf16, s_f32)
 TG_AVX_TILE(tile_bf16_bf16_avx, tg_bf16_t, tg_bf16_t, v8_bf16, v8_bf16, s_bf16, s_bf16)
 
-TG_BLOCK(block_f32_f32_avx,  TG_AVX, tile_f32_f32_avx,  3, 4, 4)
-TG_BLOCK(block_f16_f32_avx,  TG_AVX, tile_f16_f32_avx,  3, 4, 4)
-TG_BLOCK(block_bf16_f32_avx, TG_AVX, tile_bf16_f32_avx, 3, 3, 4)
+TG_MM_BLOCK(block_f32_f32_avx, TG_AVX, tile_f32_f32_avx, 3, 4, 4, 1)
+TG_MM_BLOCK(block_f16_f32_avx, TG_AVX, tile_f16_f32_avx, 3, 4, 4, 1)
+TG_MM_BLOCK(block_bf16_f32_avx, TG_AVX, tile_bf16_f32_avx, 3, 3, 4, 1)
 
 #define TG_AVX_DOT(NAME, TILE, TA, TB)                                        \
 TG_AVX static float NAME(int64_t k, const TA * x, const TB * y) {            \
@@ -308,9 +283,9 @@ TG_AVX512_TILE(tile_f16_f32_avx512,   tg_fp16_t, float,     v16_f16,  v16_f32,  
 TG_AVX512_TILE(tile_bf16_f32_avx512,  tg_bf16_t, float,     v16_bf16, v16_f32,  s_bf16, s_f32)
 TG_AVX512_TILE(tile_bf16_bf16_avx512, tg_bf16_t, tg_bf16_t, v16_bf16, v16_bf16, s_bf16, s_bf16)
 
-TG_BLOCK(block_f32_f32_avx512,  TG_AVX512, tile_f32_f32_avx512,  6, 4, 8)
-TG_BLOCK(block_f16_f32_avx512,  TG_AVX512, tile_f16_f32_avx512,  6, 4, 8)
-TG_BLOCK(block_bf16_f32_avx512, TG_AVX512, tile_bf16_f32_avx512, 6, 4, 8)
+TG_MM_BLOCK(block_f32_f32_avx512, TG_AVX512, tile_f32_f32_avx512, 6, 4, 8, 1)
+TG_MM_BLOCK(block_f16_f32_avx512, TG_AVX512, tile_f16_f32_avx512, 6, 4, 8, 1)
+TG_MM_BLOCK(block_bf16_f32_avx512, TG_AVX512, tile_bf16_f32_avx512, 6, 4, 8, 1)
 
 #define TG_AVX512_DOT(NAME, TILE, TA, TB)                                     \
 TG_AVX512 static float NAME(int64_t k, const TA * x, const TB * y) {         \

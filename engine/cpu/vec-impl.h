@@ -57,4 +57,31 @@ void tg_mm_quantize_row_q8_0(int level, const float * x, tg_block_q8_0 * y, int6
 void tg_mm_outer_f32(int level, int64_t m, int64_t k, const float * a, size_t lda, const float * bv,
                      int nj, float * const * out);
 
+// Block of ni x nj: TI x TJ tiles with the row edge done row by row; the
+// columns past the last full TJ (all of them when nj < TJ, as in generation)
+// by TI1 x 1 tiles. TILE takes (RI, RJ, k / KDIV, a, lda, b, ldb, c, ldc):
+// KDIV is 1 for float tiles, the block size for quantized ones (k in blocks).
+// One macro for vec-f32.c and vec-quant.c.
+#define TG_MM_BLOCK(NAME, ATTR, TILE, TI, TJ, TI1, KDIV)                         \
+ATTR static void NAME(const struct tg_mm_args * g) {                          \
+    const int64_t ni = g->ni, nj = g->nj, k = g->k / (KDIV);                  \
+    const int64_t nj0 = nj - nj % TJ;                                         \
+    int64_t i = 0;                                                            \
+    for (; i + TI <= ni; i += TI) {                                           \
+        for (int64_t j = 0; j < nj0; j += TJ)                                 \
+            TILE(TI, TJ, k, g->a + i * g->lda, g->lda, g->b + j * g->ldb, g->ldb, g->c + j * g->ldc + i, g->ldc); \
+    }                                                                         \
+    for (; i < ni; i++) {                                                     \
+        for (int64_t j = 0; j < nj0; j += TJ)                                 \
+            TILE(1, TJ, k, g->a + i * g->lda, g->lda, g->b + j * g->ldb, g->ldb, g->c + j * g->ldc + i, g->ldc); \
+    }                                                                         \
+    for (int64_t j = nj0; j < nj; j++) {                                      \
+        i = 0;                                                                \
+        for (; i + TI1 <= ni; i += TI1)                                       \
+            TILE(TI1, 1, k, g->a + i * g->lda, g->lda, g->b + j * g->ldb, g->ldb, g->c + j * g->ldc + i, g->ldc); \
+        for (; i < ni; i++)                                                   \
+            TILE(1, 1, k, g->a + i * g->lda, g->lda, g->b + j * g->ldb, g->ldb, g->c + j * g->ldc + i, g->ldc); \
+    }                                                                         \
+}
+
 #endif

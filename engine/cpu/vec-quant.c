@@ -81,31 +81,6 @@ TG_SCALAR_QBLOCK(block_q4_q8_scalar, dot_q4_q8_scalar, tg_block_q4_0)
 // Bytes ahead in a weight row that single-column (generation) tiles prefetch.
 #define TG_PREFETCH 1024
 
-// Block of ni x nj: TI x TJ tiles with the row edge done row by row; the
-// columns past the last full TJ (all of them when nj < TJ, as in generation)
-// by TI1 x 1 tiles. TILE takes (RI, RJ, number of blocks, a, lda, b, ldb, c, ldc).
-#define TG_QBLOCK(NAME, ATTR, TILE, TI, TJ, TI1)                              \
-ATTR static void NAME(const struct tg_mm_args * g) {                          \
-    const int64_t ni = g->ni, nj = g->nj, nb = g->k / TG_QK8_0;               \
-    const int64_t nj0 = nj - nj % TJ;                                         \
-    int64_t i = 0;                                                            \
-    for (; i + TI <= ni; i += TI) {                                           \
-        for (int64_t j = 0; j < nj0; j += TJ)                                 \
-            TILE(TI, TJ, nb, g->a + i * g->lda, g->lda, g->b + j * g->ldb, g->ldb, g->c + j * g->ldc + i, g->ldc); \
-    }                                                                         \
-    for (; i < ni; i++) {                                                     \
-        for (int64_t j = 0; j < nj0; j += TJ)                                 \
-            TILE(1, TJ, nb, g->a + i * g->lda, g->lda, g->b + j * g->ldb, g->ldb, g->c + j * g->ldc + i, g->ldc); \
-    }                                                                         \
-    for (int64_t j = nj0; j < nj; j++) {                                      \
-        i = 0;                                                                \
-        for (; i + TI1 <= ni; i += TI1)                                       \
-            TILE(TI1, 1, nb, g->a + i * g->lda, g->lda, g->b + j * g->ldb, g->ldb, g->c + j * g->ldc + i, g->ldc); \
-        for (; i < ni; i++)                                                   \
-            TILE(1, 1, nb, g->a + i * g->lda, g->lda, g->b + j * g->ldb, g->ldb, g->c + j * g->ldc + i, g->ldc); \
-    }                                                                         \
-}
-
 // ---- avx (+fma, f16c): 128-bit integer halves -------------------------------
 #define TG_AVX __attribute__((target("avx,fma,f16c")))
 #define TG_AVX_INLINE static inline __attribute__((always_inline, target("avx,fma,f16c")))
@@ -196,8 +171,8 @@ TG_AVX_INLINE void tile_q4_q8_avx(const int RI, const int RJ, int64_t nb,
         c[j * ldc + i] = hsum8(acc[i][j]);
 }
 
-TG_QBLOCK(block_q8_q8_avx, TG_AVX, tile_q8_q8_avx, 2, 2, 4)
-TG_QBLOCK(block_q4_q8_avx, TG_AVX, tile_q4_q8_avx, 2, 2, 4)
+TG_MM_BLOCK(block_q8_q8_avx, TG_AVX, tile_q8_q8_avx, 2, 2, 4, TG_QK8_0)
+TG_MM_BLOCK(block_q4_q8_avx, TG_AVX, tile_q4_q8_avx, 2, 2, 4, TG_QK8_0)
 
 // ---- avx2 (+fma, f16c): 256-bit integer ops ---------------------------------
 #define TG_AVX2 __attribute__((target("avx2,avx,fma,f16c")))
@@ -276,8 +251,8 @@ TG_AVX2_INLINE void tile_q4_q8_avx2(const int RI, const int RJ, int64_t nb,
     TG_UNROLL for (int i = 0; i < RI; i++)
         c[j * ldc + i] = hsum8(acc[i][j]);
 }
-TG_QBLOCK(block_q8_q8_avx2, TG_AVX2, tile_q8_q8_avx2, 4, 2, 4)
-TG_QBLOCK(block_q4_q8_avx2, TG_AVX2, tile_q4_q8_avx2, 4, 2, 4)
+TG_MM_BLOCK(block_q8_q8_avx2, TG_AVX2, tile_q8_q8_avx2, 4, 2, 4, TG_QK8_0)
+TG_MM_BLOCK(block_q4_q8_avx2, TG_AVX2, tile_q4_q8_avx2, 4, 2, 4, TG_QK8_0)
 
 // ---- avx512 with BW and VNNI: two blocks per 512-bit register --------------
 // Used at the avx512 level when the CPU also has AVX512-BW and VNNI. Its own
@@ -381,8 +356,8 @@ TG_VNNI_INLINE void tile_q4_q8_vnni(const int RI, const int RJ, int64_t nb,
         c[j * ldc + i] = hsum16_vnni(acc[i][j]);
 }
 
-TG_QBLOCK(block_q8_q8_vnni, TG_VNNI, tile_q8_q8_vnni, 4, 4, 4)
-TG_QBLOCK(block_q4_q8_vnni, TG_VNNI, tile_q4_q8_vnni, 4, 4, 4)
+TG_MM_BLOCK(block_q8_q8_vnni, TG_VNNI, tile_q8_q8_vnni, 4, 4, 4, TG_QK8_0)
+TG_MM_BLOCK(block_q4_q8_vnni, TG_VNNI, tile_q4_q8_vnni, 4, 4, 4, TG_QK8_0)
 
 // True when the CPU has what the vnni path needs (the avx512 level already
 // means AVX512F with OS support).

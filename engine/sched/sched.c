@@ -231,21 +231,12 @@ void tg_sched_set_eval_callback(struct tg_sched * s, tg_sched_eval_cb cb, void *
     s->eval_user = user;
 }
 
-static const char * const cause_names[TG_CAUSE_COUNT] = {
-    [TG_CAUSE_NONE]          = "none",
-    [TG_CAUSE_USER]          = "user",
-    [TG_CAUSE_PREALLOCATED]  = "preallocated",
-    [TG_CAUSE_WEIGHT_BUFFER] = "weight_buffer",
-    [TG_CAUSE_OFFLOAD]       = "offload",
-    [TG_CAUSE_EXPAND_DOWN]   = "expand_down",
-    [TG_CAUSE_EXPAND_UP]     = "expand_up",
-    [TG_CAUSE_UPGRADE]       = "upgrade",
-    [TG_CAUSE_SRC]           = "src",
-    [TG_CAUSE_UNSUPPORTED]   = "unsupported",
-    [TG_CAUSE_VIEW_SRC]      = "view_src",
-    [TG_CAUSE_DST]           = "dst",
-    [TG_CAUSE_FALLBACK]      = "fallback",
+static const char * const cause_names[] = {
+#define TG_CAUSE_DEF(e, name) [TG_CAUSE_##e] = name,
+#include "tg/causes.def"
+#undef TG_CAUSE_DEF
 };
+_Static_assert(sizeof(cause_names) / sizeof(cause_names[0]) == TG_CAUSE_COUNT, "one name per cause");
 
 const char * tg_cause_name(enum tg_cause c) {
     return (unsigned) c < TG_CAUSE_COUNT ? cause_names[c] : "?";

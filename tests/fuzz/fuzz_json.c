@@ -1,7 +1,7 @@
 // fuzz_json.c - the JSON Lines reader of `tgdb tokenize` (inspect/json.c) on
 // arbitrary bytes. Checks: no crash or leak; a parsed string field written
 // back with tg_json_write_string parses again to the same bytes.
-#include "inspect/json.c"
+#include "inspect/json.h"
 
 #include <stdlib.h>
 #include <string.h>

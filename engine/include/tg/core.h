@@ -34,18 +34,9 @@ extern "C" {
 // Ops. Append-only; the names (tg_op_name) follow ggml's spelling so traces
 // line up with other engines' per-node dumps.
 enum tg_op {
-    TG_OP_NONE = 0,
-    TG_OP_DUP, TG_OP_CPY, TG_OP_CONT,
-    TG_OP_ADD, TG_OP_SUB, TG_OP_MUL, TG_OP_DIV,
-    TG_OP_SCALE, TG_OP_SQR, TG_OP_SQRT, TG_OP_LOG, TG_OP_NEG, TG_OP_ABS,
-    TG_OP_SUM, TG_OP_SUM_ROWS, TG_OP_MEAN, TG_OP_ARGMAX,
-    TG_OP_REPEAT, TG_OP_CONCAT, TG_OP_GET_ROWS, TG_OP_SET_ROWS,
-    TG_OP_MUL_MAT, TG_OP_OUT_PROD,
-    TG_OP_RMS_NORM, TG_OP_NORM, TG_OP_SOFT_MAX, TG_OP_ROPE,
-    TG_OP_SILU, TG_OP_GELU, TG_OP_RELU, TG_OP_GLU,
-    TG_OP_DIAG_MASK_INF,
-    TG_OP_VIEW, TG_OP_RESHAPE, TG_OP_PERMUTE, TG_OP_TRANSPOSE,
-    TG_OP_CROSS_ENTROPY_LOSS, TG_OP_SET, TG_OP_ACC,
+#define TG_OP_DEF(e, name) TG_OP_##e,
+#include "tg/ops.def"
+#undef TG_OP_DEF
     TG_OP_COUNT
 };
 

@@ -46,20 +46,10 @@ struct tg_sched;
 struct tg_observer;
 
 // Why a node or leaf is on its backend. Append-only.
-enum tg_cause {
-    TG_CAUSE_NONE = 0,       // not placed
-    TG_CAUSE_USER,           // tg_sched_set_tensor_backend
-    TG_CAUSE_PREALLOCATED,   // the tensor already lives in a buffer this backend uses
-    TG_CAUSE_WEIGHT_BUFFER,  // reads a weight in a weights-usage buffer of this backend
-    TG_CAUSE_OFFLOAD,        // reads a weight on the fallback, and this backend's offload_op asked
-    TG_CAUSE_EXPAND_DOWN,    // same backend as the previous placed node
-    TG_CAUSE_EXPAND_UP,      // same backend as the next placed node
-    TG_CAUSE_UPGRADE,        // moved up to a higher-priority backend sharing the buffer type
-    TG_CAUSE_SRC,            // backend supporting the op and most of its inputs
-    TG_CAUSE_UNSUPPORTED,    // a preferred backend does not support the op (named in detail)
-    TG_CAUSE_VIEW_SRC,       // a view: backend of the tensor it views
-    TG_CAUSE_DST,            // a leaf with no memory: backend of its first consumer
-    TG_CAUSE_FALLBACK,       // nothing decided: the last backend
+enum tg_cause {  // the list with meanings: tg/causes.def
+#define TG_CAUSE_DEF(e, name) TG_CAUSE_##e,
+#include "tg/causes.def"
+#undef TG_CAUSE_DEF
     TG_CAUSE_COUNT
 };
 // "user", "preallocated", "weight_buffer", ... ("?" if out of range).

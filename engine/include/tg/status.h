@@ -13,18 +13,10 @@
 extern "C" {
 #endif
 
-enum tg_status {
-    TG_OK = 0,
-    TG_ERR_INVALID_ARG,   // wrong API use: NULL, out of range, bad flag
-    TG_ERR_SHAPE,         // op constructor got incompatible shapes
-    TG_ERR_TYPE,          // unsupported type combination
-    TG_ERR_NOMEM,         // allocation failed or context out of memory
-    TG_ERR_NO_BUFFER,     // tensor used before it has memory
-    TG_ERR_IO,            // open/read/write/mmap failed
-    TG_ERR_FORMAT,        // malformed file (GGUF, trace)
-    TG_ERR_UNSUPPORTED,   // valid request the engine does not implement
-    TG_ERR_ABORTED,       // computation stopped by a callback
-    TG_ERR_INTERNAL,      // should not happen; report a bug
+enum tg_status {  // the list with meanings: tg/status.def
+#define TG_STATUS_DEF(e, name) e,
+#include "tg/status.def"
+#undef TG_STATUS_DEF
     TG_STATUS_COUNT
 };
 

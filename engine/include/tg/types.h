@@ -15,29 +15,10 @@ extern "C" {
 #endif
 
 // Values equal GGUF's ggml_type ids (append-only; never renumber).
-enum tg_type {
-    TG_TYPE_F32  = 0,
-    TG_TYPE_F16  = 1,
-    TG_TYPE_Q4_0 = 2,
-    TG_TYPE_Q4_1 = 3,
-    TG_TYPE_Q5_0 = 6,
-    TG_TYPE_Q5_1 = 7,
-    TG_TYPE_Q8_0 = 8,
-    TG_TYPE_Q8_1 = 9,
-    TG_TYPE_Q2_K = 10,
-    TG_TYPE_Q3_K = 11,
-    TG_TYPE_Q4_K = 12,
-    TG_TYPE_Q5_K = 13,
-    TG_TYPE_Q6_K = 14,
-    TG_TYPE_Q8_K = 15,
-    TG_TYPE_IQ4_NL = 20,
-    TG_TYPE_IQ4_XS = 23,
-    TG_TYPE_I8   = 24,
-    TG_TYPE_I16  = 25,
-    TG_TYPE_I32  = 26,
-    TG_TYPE_I64  = 27,
-    TG_TYPE_F64  = 28,
-    TG_TYPE_BF16 = 30,
+enum tg_type {  // the list: tg/types.def (one line per type)
+#define TG_TYPE_DEF(e, id, ...) TG_TYPE_##e = id,
+#include "tg/types.def"
+#undef TG_TYPE_DEF
     TG_TYPE_COUNT = 31  // one past the largest id (ids in between are unsupported)
 };
 
