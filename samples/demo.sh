@@ -41,7 +41,8 @@ echo "== tgdb check $TRACE (stale reads, unallocated use, NaN origin, splits)"
 "$TGDB" check "$TRACE"
 
 echo "== tgdb dot: the prompt's graph as SVG (layers folded) -> build/demo.svg"
-"$TGDB" dot "$TRACE" --graph 0 --collapse -o build/demo.svg
+FIRST=$("$TGDB" trace info "$TRACE" | sed -nE 's/^  graph ([0-9]+) \(sched.*/\1/p' | head -n 1)   # the prompt's graph id
+"$TGDB" dot "$TRACE" --graph "${FIRST:-1}" --collapse -o build/demo.svg
 
 echo
 echo "Browse the trace in the terminal UI (? lists the keys):"
