@@ -7,6 +7,7 @@
 // against its F32-cache logits (under 1e-5); hyper-parameters per
 // architecture; an unsupported architecture is named.
 #include "check.h"
+#include "logits_tsv.h"
 #include "tg/gguf.h"
 #include "tg/llama.h"
 #include "tg/vocab.h"
@@ -15,44 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define MAX_IDS 256
-
-struct row {
-    char model[64], pid[8];
-    int32_t ids[MAX_IDS], greedy[16];
-    int n_ids, n_greedy;
-};
-
-static int parse_ids(char * s, int32_t * out, int max) {
-    int n = 0;
-    for (char * tok = strtok(s, " "); tok && n < max; tok = strtok(NULL, " ")) out[n++] = (int32_t) atoi(tok);
-    return n;
-}
-
-// Reads r2/logits.tsv: model, prompt id, text, ids, greedy ids.
-static int read_rows(struct row * rows, int max) {
-    char * path = tg_test_data("r2/logits.tsv");
-    FILE * f = fopen(path, "r");
-    free(path);
-    if (!f) return 0;
-    static char line[1 << 16];
-    int n = 0;
-    while (n < max && fgets(line, sizeof line, f)) {
-        char * cols[5] = { 0 };
-        char * p = line;
-        for (int c = 0; c < 5 && p; c++) { cols[c] = p; p = strchr(p, '\t'); if (p) *p++ = 0; }
-        if (!cols[4]) continue;
-        cols[4][strcspn(cols[4], "\r\n")] = 0;
-        struct row * r = &rows[n++];
-        snprintf(r->model, sizeof r->model, "%s", cols[0]);
-        snprintf(r->pid, sizeof r->pid, "%s", cols[1]);
-        r->n_ids = parse_ids(cols[3], r->ids, MAX_IDS);
-        r->n_greedy = parse_ids(cols[4], r->greedy, 16);
-    }
-    fclose(f);
-    return n;
-}
 
 static float * read_ref_f32(const char * rel, int n) {
     char * path = tg_test_ref(rel);
@@ -64,12 +27,6 @@ static float * read_ref_f32(const char * rel, int n) {
     if (v && fread(v, sizeof(float), (size_t) n, f) != (size_t) n) { free(v); v = NULL; }
     fclose(f);
     return v;
-}
-
-static double rel_l2(const float * a, const float * b, int n) {
-    double num = 0, den = 0;
-    for (int i = 0; i < n; i++) { double d = (double) a[i] - b[i]; num += d * d; den += (double) b[i] * b[i]; }
-    return sqrt(num / (den > 0 ? den : 1));
 }
 
 static struct tg_llama_context * new_ctx(struct tg_llama_model * m, int n_ctx, enum tg_type kv) {
@@ -304,7 +261,7 @@ static void check_perplexity(void) {
 
 int main(void) {
     static struct row rows[64];
-    int n = read_rows(rows, 64);
+    int n = read_logits_rows("r2/logits.tsv", rows, 64);
     CHECK(n >= 9, "r2/logits.tsv has %d rows", n);
     check_hparams();
     struct tg_llama_model * m = NULL;
