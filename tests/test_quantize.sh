@@ -12,9 +12,20 @@ pass=0; fail=0
 ok()  { echo "ok   $*"; pass=$((pass + 1)); }
 bad() { echo "FAIL $*"; fail=$((fail + 1)); }
 mix() { "$TGDB" gguf "$1" | grep -oE " (q[0-9]_[0-9Kk]|iq4_(nl|xs)) " | sort | uniq -c | awk '{printf "%s:%s ", $2, $1}'; }
-"$MM" --n-embd 256 --n-ff 768 -o "$work/f32.gguf" > /dev/null || bad "make-model f32"
-for t in q4_k_m q5_k_m q6_k q4_k_s q3_k_m q2_k iq4_nl iq4_xs; do
-    "$MM" --n-embd 256 --n-ff 768 --type $t -o "$work/$t.gguf" > /dev/null || { bad "make-model --type $t"; continue; }
+S=${TG_SOURCE_DIR:-}
+# A small vocabulary keeps the embedding matrices (256 x n_vocab) quick to
+# quantize: the first 8000 Llama 2 tokens of an r2 model when it is there.
+V=()
+REFV=${TG_REF_DIR:-$S/../shared/reference}/r2/kq-q6_k.gguf
+[ -n "$S" ] && [ -r "$REFV" ] && V=(--vocab "$REFV")
+TYPES="q4_k_m q5_k_m q6_k q4_k_s q3_k_m q2_k iq4_nl iq4_xs"
+if grep -q "TG_SANITIZE:BOOL=ON" "$B/CMakeCache.txt" 2>/dev/null; then
+    TYPES="q4_k_m iq4_xs"   # -O0 + sanitizers: two presets (the release run checks all eight)
+    echo "note: sanitizer build: presets $TYPES only"
+fi
+"$MM" --n-embd 256 --n-ff 768 "${V[@]}" -o "$work/f32.gguf" > /dev/null || bad "make-model f32"
+for t in $TYPES; do
+    "$MM" --n-embd 256 --n-ff 768 "${V[@]}" --type $t -o "$work/$t.gguf" > /dev/null || { bad "make-model --type $t"; continue; }
     m=$(mix "$work/$t.gguf")
     case $t in
       q4_k_m) want="q4_K:13 q6_K:3 " ;;

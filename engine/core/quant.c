@@ -44,13 +44,13 @@ static float search_sym(const float * x, int n, int lo, int hi) {
     // the extreme value maps near the end of the range on its side
     const float end = max < 0 ? (float) lo : (float) hi;
     const float other = max < 0 ? (float) -hi : (float) -lo;
-    const int span = hi - lo <= 8 ? 25 : 12;   // few levels: a wider search pays
+    const int span = hi - lo <= 8 ? 10 : 6;   // few levels: a wider search pays
     for (int t = -span; t <= span; t++) {
         for (int side = 0; side < 2; side++) {
             float e = (side ? other : end) + 0.1f * (float) t;
             if (e == 0 || (side && other == end)) continue;
             float s = max / e;
-            for (int it = 0; it < 3; it++) {   // assign levels, refit the scale, again
+            for (int it = 0; it < 2; it++) {   // assign levels, refit the scale, again
                 float sxq = 0, sqq = 0;
                 for (int i = 0; i < n; i++) {
                     int q = clampi(nearest(x[i] / s), lo, hi);
@@ -81,8 +81,8 @@ static void search_affine(const float * x, int n, int nmax, float * s_out, float
     if (mn > 0) mn = 0;
     if (mx == mn) { *s_out = 0; *m_out = -mn; return; }
     float best_s = (mx - mn) / (float) nmax, best_m = -mn, best_err = INFINITY;
-    for (int t = -10; t <= 10; t++) {
-        float s = (mx - mn) / ((float) nmax + 0.1f * (float) t);
+    for (int t = -5; t <= 5; t++) {
+        float s = (mx - mn) / ((float) nmax + 0.2f * (float) t);
         if (!(s > 0)) continue;
         float mlo = mn;
         // levels for this trial, then the least-squares (s, b) of x ~ s q + b
@@ -131,9 +131,9 @@ static float search_nl(const float * x, int n) {
     for (int i = 0; i < n; i++) if (fabsf(x[i]) > amax) { amax = fabsf(x[i]); max = x[i]; }
     if (amax == 0) return 0;
     float best = 0, best_err = INFINITY;
-    for (int t = -15; t <= 15; t++) {
+    for (int t = -7; t <= 7; t++) {
         for (int side = 0; side < 2; side++) {   // the extreme value at -127 or at 113
-            float e = (side ? 113.0f : -127.0f) + 1.0f * (float) t;
+            float e = (side ? 113.0f : -127.0f) + 2.0f * (float) t;
             float s = max / e;
             float sxv = 0, svv = 0;
             for (int i = 0; i < n; i++) {
@@ -444,9 +444,9 @@ void tg_quantize_row_q3_K(const float * x, tg_block_q3_K * y, int64_t n) {
         // candidates from the largest scale at -32 (or 31) down to a quarter of
         // that: a smaller super scale clips an outlier's sub-block but serves
         // the other fifteen better
-        for (int t = 0; t < 96; t++) {
-            const float f = powf(1.03f, (float) (t % 48));
-            const float d = max / (t < 48 ? -32.0f * f : 31.0f * f);
+        for (int t = 0; t < 24; t++) {
+            const float f = powf(1.12f, (float) (t % 12));
+            const float d = max / (t < 12 ? -32.0f * f : 31.0f * f);
             tg_block_q3_K tmp;
             const float err = q3_fill(x, s, d, &tmp);
             if (err < best_err) { best_err = err; best_d = d; }
