@@ -1,63 +1,11 @@
 // recorder-graph.c - the recorder's graph side: SCHED, GRAPH, PLACEMENT,
-// SPLITS and ALLOC records from scheduler events, and the pointer maps that
-// turn engine pointers into trace indices.
+// SPLITS and ALLOC records from scheduler events; engine pointers become
+// trace indices through pointer maps (core/ptrmap.h).
 #include "recorder-impl.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-// ---- pointer map ----------------------------------------------------------------
-
-static size_t pmap_slot(uint64_t key, size_t cap) {
-    uint64_t h = key * 0x9E3779B97F4A7C15ull;
-    return (size_t) (h >> 17) & (cap - 1);
-}
-
-static bool pmap_grow(struct pmap * m) {
-    size_t cap = m->cap ? m->cap * 2 : 256;
-    uint64_t * k = calloc(cap, sizeof(*k)), * v = calloc(cap, sizeof(*v));
-    if (!k || !v) { free(k); free(v); return false; }
-    for (size_t i = 0; i < m->cap; i++) {
-        if (!m->keys[i]) continue;
-        size_t s = pmap_slot(m->keys[i], cap);
-        while (k[s]) s = (s + 1) & (cap - 1);
-        k[s] = m->keys[i]; v[s] = m->vals[i];
-    }
-    free(m->keys); free(m->vals);
-    m->keys = k; m->vals = v; m->cap = cap;
-    return true;
-}
-
-bool pmap_put(struct pmap * m, uint64_t key, uint64_t val) {
-    if (!key) return false;
-    if ((m->n + 1) * 2 > m->cap && !pmap_grow(m)) return false;
-    size_t s = pmap_slot(key, m->cap);
-    while (m->keys[s] && m->keys[s] != key) s = (s + 1) & (m->cap - 1);
-    if (!m->keys[s]) { m->keys[s] = key; m->n++; }
-    m->vals[s] = val;
-    return true;
-}
-
-bool pmap_get(const struct pmap * m, uint64_t key, uint64_t * val) {
-    if (!m->cap || !key) return false;
-    size_t s = pmap_slot(key, m->cap);
-    while (m->keys[s]) {
-        if (m->keys[s] == key) { if (val) *val = m->vals[s]; return true; }
-        s = (s + 1) & (m->cap - 1);
-    }
-    return false;
-}
-
-void pmap_clear(struct pmap * m) {
-    if (m->cap) memset(m->keys, 0, m->cap * sizeof(*m->keys));
-    m->n = 0;
-}
-
-void pmap_free(struct pmap * m) {
-    free(m->keys); free(m->vals);
-    memset(m, 0, sizeof(*m));
-}
 
 // ---- schedulers -------------------------------------------------------------------
 
@@ -87,7 +35,7 @@ struct rec_sched * tg_trace_rec_sched_state(struct tg_trace_recorder * r, struct
 }
 
 void tg_trace_rec_sched_free(struct rec_sched * s) {
-    pmap_free(&s->index);
+    tg_ptrmap_free(&s->index);
     free(s->tensors);
     free(s->gbase);
     free(s->pbase);
@@ -112,7 +60,7 @@ static int32_t * changed_scratch(struct rec_sched * s, int n) {
 // ---- graph structure -----------------------------------------------------------------
 
 static bool add_tensor(struct rec_sched * s, struct tg_tensor * t) {
-    if (pmap_get(&s->index, (uint64_t) (uintptr_t) t, NULL)) return true;
+    if (tg_ptrmap_get(&s->index, tg_ptrmap_key(t), NULL)) return true;
     if (s->n_tensors == s->cap_tensors) {
         int cap = s->cap_tensors ? s->cap_tensors * 2 : 1024;
         struct tg_tensor ** nt = realloc(s->tensors, (size_t) cap * sizeof(*nt));
@@ -120,17 +68,17 @@ static bool add_tensor(struct rec_sched * s, struct tg_tensor * t) {
         s->tensors = nt; s->cap_tensors = cap;
     }
     s->tensors[s->n_tensors] = t;
-    return pmap_put(&s->index, (uint64_t) (uintptr_t) t, (uint64_t) s->n_tensors++);
+    return tg_ptrmap_put(&s->index, tg_ptrmap_key(t), (uint64_t) s->n_tensors++) == TG_OK;
 }
 
 static int32_t index_of(const struct rec_sched * s, const struct tg_tensor * t) {
     uint64_t v;
-    return t && pmap_get(&s->index, (uint64_t) (uintptr_t) t, &v) ? (int32_t) v : TG_TRACE_NONE;
+    return t && tg_ptrmap_get(&s->index, tg_ptrmap_key(t), &v) ? (int32_t) v : TG_TRACE_NONE;
 }
 
 // Lists nodes, leafs, split copies and any source outside the graph.
 static bool collect_tensors(struct rec_sched * s, struct tg_graph * g, const struct tg_obs_split_event * ev) {
-    pmap_clear(&s->index);
+    tg_ptrmap_reset(&s->index, 0);
     s->n_tensors = 0;
     s->n_nodes = g->n_nodes;
     s->n_leafs = g->n_leafs;
@@ -271,7 +219,7 @@ static void write_graph(struct tg_trace_recorder * r, struct rec_sched * s) {
     }
     for (int i = 0; i < s->n_tensors; i++) {
         fill_tensor(&r->tt[i], s, s->tensors[i]);
-        pmap_put(&r->uid_graph, r->tt[i].uid, ((uint64_t) s->graph_id << 32) | (uint32_t) i);
+        tg_ptrmap_put(&r->uid_graph, r->tt[i].uid, ((uint64_t) s->graph_id << 32) | (uint32_t) i);
     }
     struct tg_trace_graph g = { s->graph_id, (uint32_t) s->sched_id, s->n_nodes,
                                 s->n_tensors - s->n_nodes, 0, 0, 0, 0 };
@@ -416,8 +364,9 @@ static void graph_alloc(struct tg_trace_recorder * r, const struct tg_obs_alloc_
         if (!collect_tensors(s, ev->graph, NULL)) return;
         write_graph(r, s);
     }
-    struct pmap info = {0};
-    for (int i = 0; i < ev->n_tensors; i++) pmap_put(&info, (uint64_t) (uintptr_t) ev->tensors[i].tensor, (uint64_t) i);
+    struct tg_ptrmap info = {0};
+    for (int i = 0; i < ev->n_tensors; i++)
+        if (ev->tensors[i].tensor) tg_ptrmap_put(&info, tg_ptrmap_key(ev->tensors[i].tensor), (uint64_t) i);
     struct tg_trace_alloc * al = calloc((size_t) s->n_tensors + 1, sizeof(*al));
     int * steps = map_steps(s, ev->alloc_graph);
     struct buf_list bl = { .n = 0 };
@@ -425,7 +374,7 @@ static void graph_alloc(struct tg_trace_recorder * r, const struct tg_obs_alloc_
     for (int i = 0; al && i < s->n_tensors; i++) {
         const struct tg_tensor * t = s->tensors[i];
         uint64_t k;
-        if (pmap_get(&info, (uint64_t) (uintptr_t) t, &k)) {
+        if (tg_ptrmap_get(&info, tg_ptrmap_key(t), &k)) {
             fill_alloc(&al[i], &ev->tensors[k], s, &bl, steps, ev->alloc_graph ? ev->alloc_graph->n_nodes : 0);
             continue;
         }
@@ -455,5 +404,5 @@ static void graph_alloc(struct tg_trace_recorder * r, const struct tg_obs_alloc_
     }
     free(al);
     free(steps);
-    pmap_free(&info);
+    tg_ptrmap_free(&info);
 }

@@ -4,19 +4,8 @@
 #ifndef TG_SCHED_IMPL_H
 #define TG_SCHED_IMPL_H
 
+#include "core/ptrmap.h"
 #include "sched/backend-impl.h"
-
-// Tensor pointer -> int map (open addressing, cleared per graph).
-struct tg_ptrmap {
-    size_t                    cap;   // power of two
-    size_t                    n;
-    const struct tg_tensor ** keys;
-    int *                     vals;
-};
-enum tg_status tg_ptrmap_reset(struct tg_ptrmap * m, size_t n_expected);
-enum tg_status tg_ptrmap_put(struct tg_ptrmap * m, const struct tg_tensor * t, int v);
-int  tg_ptrmap_get(const struct tg_ptrmap * m, const struct tg_tensor * t);  // -1 if absent
-void tg_ptrmap_free(struct tg_ptrmap * m);
 
 struct tg_src_repl { struct tg_tensor * node; int j; struct tg_tensor * orig; };
 

@@ -38,7 +38,7 @@ static void set_pl(struct tg_sched_placement * p, int backend, enum tg_cause cau
 
 // Placement record of t in the current graph (node or leaf), or NULL.
 static struct tg_sched_placement * pl_of(struct tg_sched * s, const struct tg_tensor * t) {
-    int w = tg_ptrmap_get(&s->where, t);
+    int w = (int) tg_ptrmap_find(&s->where, t, -1);
     if (w >= 0) return &s->node_pl[w];
     if (w <= -2) return &s->leaf_pl[-w - 2];
     return NULL;
@@ -253,13 +253,13 @@ static enum tg_status prepare(struct tg_sched * s, struct tg_graph * g) {
         memset(&s->node_pl[i], 0, sizeof(s->node_pl[i]));
         s->node_pl[i].tensor = g->nodes[i];
         s->node_pl[i].backend = -1;
-        if ((st = tg_ptrmap_put(&s->where, g->nodes[i], i)) != TG_OK) return st;
+        if ((st = tg_ptrmap_put(&s->where, tg_ptrmap_key(g->nodes[i]), i)) != TG_OK) return st;
     }
     for (int l = 0; l < g->n_leafs; l++) {
         memset(&s->leaf_pl[l], 0, sizeof(s->leaf_pl[l]));
         s->leaf_pl[l].tensor = g->leafs[l];
         s->leaf_pl[l].backend = -1;
-        if ((st = tg_ptrmap_put(&s->where, g->leafs[l], -(l + 2))) != TG_OK) return st;
+        if ((st = tg_ptrmap_put(&s->where, tg_ptrmap_key(g->leafs[l]), -(l + 2))) != TG_OK) return st;
     }
     return TG_OK;
 }
@@ -270,7 +270,7 @@ static enum tg_status place(struct tg_sched * s, struct tg_graph * g) {
     // user pins
     for (int i = 0; i < g->n_nodes + g->n_leafs; i++) {
         struct tg_sched_placement * p = i < g->n_nodes ? &s->node_pl[i] : &s->leaf_pl[i - g->n_nodes];
-        int b = tg_ptrmap_get(&s->pins, p->tensor);
+        int b = (int) tg_ptrmap_find(&s->pins, p->tensor, -1);
         if (b < 0) continue;
         if (i < g->n_nodes && !supports(s, b, p->tensor))
             return tg_error(TG_ERR_UNSUPPORTED, "node '%s' (%s) was put on %s with tg_sched_set_tensor_backend, "
@@ -298,7 +298,7 @@ static enum tg_status place(struct tg_sched * s, struct tg_graph * g) {
 // Index of the node that produces t's memory, or -1 (leaf / pre-allocated).
 static int producer(struct tg_sched * s, const struct tg_tensor * t) {
     const struct tg_tensor * m = t->view_src ? t->view_src : t;
-    int w = tg_ptrmap_get(&s->where, m);
+    int w = (int) tg_ptrmap_find(&s->where, m, -1);
     return w >= 0 ? w : -1;
 }
 
