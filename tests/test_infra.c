@@ -1,6 +1,7 @@
 // test_infra.c - the shared private infrastructure of the libraries: the
 // pointer map (core/ptrmap.h) and the growth helper (core/grow.h).
 #include "check.h"
+#include "core/grow.h"
 #include "core/ptrmap.h"
 
 #include <stdint.h>
@@ -42,7 +43,40 @@ static void test_ptrmap(void) {
     free(objs);
 }
 
+static void test_grow(void) {
+    int * a = NULL;
+    size_t cap = 0;
+    CHECK(TG_GROW(a, cap, 0) && a == NULL && cap == 0, "grow: need 0 allocates nothing");
+    CHECK(TG_GROW(a, cap, 1) && a && cap == 16, "grow: the first growth makes room for 16 (cap %zu)", cap);
+    bool ok = true;
+    for (int i = 0; i < 1000 && ok; i++) {
+        ok = TG_GROW(a, cap, (size_t) i + 1);
+        if (ok) a[i] = i * 7;
+    }
+    int bad = 0;
+    for (int i = 0; ok && i < 1000; i++) bad += a[i] != i * 7;
+    CHECK(ok && bad == 0 && cap >= 1000 && cap < 2048, "grow: 1000 appends keep every element (cap %zu, doubling)", cap);
+    size_t before = cap;
+    int * keep = a;
+    CHECK(TG_GROW(a, cap, 10) && a == keep && cap == before, "grow: a need within the capacity changes nothing");
+    CHECK(TG_GROW(a, cap, 5000) && cap == 5000 && a[999] == 999 * 7, "grow: a need above twice the capacity gets exactly the need");
+    // overflow: the byte size of need elements does not fit in size_t
+    keep = a; before = cap;
+    CHECK(!TG_GROW(a, cap, SIZE_MAX / 2) && a == keep && cap == before, "grow: an overflowing need fails, array and cap unchanged");
+    CHECK(!tg_resize(&a, SIZE_MAX / sizeof(int) + 1, sizeof(int)) && a == keep, "resize: overflow fails, array unchanged");
+    CHECK(TG_RESIZE(a, 3) && a[2] == 14, "resize: shrinking to 3 keeps the first elements");
+    CHECK(!TG_RESIZE(a, 0) && a[0] == 0, "resize: 0 elements is refused (array kept)");
+    free(a);
+    // element types of any size, through the macro
+    struct big { double v[5]; } * b = NULL;
+    size_t bc = 0;
+    CHECK(TG_GROW(b, bc, 3) && bc == 16, "grow: struct elements (cap %zu)", bc);
+    if (b) { b[15].v[4] = 1.5; CHECK(b[15].v[4] == 1.5, "grow: the last struct element is writable"); }
+    free(b);
+}
+
 int main(void) {
     test_ptrmap();
+    test_grow();
     return tg_check_finish("test_infra");
 }

@@ -1,6 +1,7 @@
 // gallocr.c - the graph allocator: plans every intermediate of a graph into
 // one buffer per buffer type (best-fit free list, in-place reuse), keeps the
 // plan per node index, and exposes every decision as allocation data.
+#include "core/grow.h"
 #include "core/ptrmap.h"
 #include "sched/backend-impl.h"
 #include "tg/alloc.h"
@@ -18,7 +19,8 @@ struct block { size_t off, size; };
 
 struct freelist {
     struct block * b;
-    int    n, cap;
+    int    n;
+    size_t cap;
     size_t end;
     size_t high;   // largest `end` seen
 };
@@ -74,13 +76,7 @@ static bool fl_free(struct freelist * fl, size_t off, size_t size) {
         fl->b[i].off = off;
         fl->b[i].size += size;
     } else {
-        if (fl->n == fl->cap) {
-            int cap = fl->cap ? 2 * fl->cap : 16;
-            struct block * nb = realloc(fl->b, (size_t) cap * sizeof(*nb));
-            if (!nb) return false;
-            fl->b = nb;
-            fl->cap = cap;
-        }
+        if (!TG_GROW(fl->b, fl->cap, (size_t) fl->n + 1)) return false;
         memmove(&fl->b[i + 1], &fl->b[i], (size_t) (fl->n - i) * sizeof(struct block));
         fl->b[i].off = off;
         fl->b[i].size = size;
@@ -101,12 +97,14 @@ struct tg_gallocr {
     struct tg_gallocr_options opts;
 
     struct tg_buffer **      retired;     // replaced buffers (memory freed, struct kept)
-    int                      n_retired, cap_retired;
+    int                      n_retired;
+    size_t                   cap_retired;
 
     // plan / allocation data (leafs first, then nodes)
     bool                     have_plan;
     int                      plan_nl, plan_nn;
-    int                      n_info, cap_info;
+    int                      n_info;
+    size_t                   cap_info;
     struct tg_alloc_tensor_info * info;
     int *                    inplace_idx; // [cap_info] info index of the parent, -1
     int *                    buf_of;      // [cap_info] buft index of each tensor
@@ -179,17 +177,12 @@ static int info_of(const struct tg_gallocr * ga, const struct tg_tensor * t) {
 }
 
 static enum tg_status ensure_capacity(struct tg_gallocr * ga, int n) {
-    if (n > ga->cap_info) {
-        int cap = n + n / 2 + 16;
-#define GROW(p, count) do { void * q = realloc((p), (size_t) (count) * sizeof(*(p))); if (!q) return tg_error(TG_ERR_NOMEM, "graph allocator: out of memory"); (p) = q; } while (0)
-        GROW(ga->info, cap);
-        GROW(ga->inplace_idx, cap);
-        GROW(ga->buf_of, cap);
-        GROW(ga->src_sig, (size_t) cap * TG_MAX_SRC);
-        GROW(ga->children, cap);
-        GROW(ga->views, cap);
-        GROW(ga->state, cap);
-#undef GROW
+    if ((size_t) n > ga->cap_info) {   // parallel arrays of one capacity
+        size_t cap = (size_t) n + (size_t) n / 2 + 16;
+        if (!TG_RESIZE(ga->info, cap) || !TG_RESIZE(ga->inplace_idx, cap) || !TG_RESIZE(ga->buf_of, cap) ||
+            !TG_RESIZE(ga->src_sig, cap * TG_MAX_SRC) || !TG_RESIZE(ga->children, cap) || !TG_RESIZE(ga->views, cap) ||
+            !TG_RESIZE(ga->state, cap))
+            return tg_error(TG_ERR_NOMEM, "graph allocator: out of memory for %d tensors", n);
         ga->cap_info = cap;
     }
     return tg_ptrmap_reset(&ga->index, (size_t) n);
@@ -416,13 +409,8 @@ static enum tg_status realloc_buffers(struct tg_gallocr * ga) {
         if (bi->buffer && bi->buffer->size >= bi->high_water) continue;
         if (bi->buffer) {
             // keep the struct so tensors placed in it are still recognised as ours
-            if (ga->n_retired == ga->cap_retired) {
-                int cap = ga->cap_retired ? 2 * ga->cap_retired : 4;
-                struct tg_buffer ** r = realloc(ga->retired, (size_t) cap * sizeof(*r));
-                if (!r) return tg_error(TG_ERR_NOMEM, "graph allocator: out of memory");
-                ga->retired = r;
-                ga->cap_retired = cap;
-            }
+            if (!TG_GROW(ga->retired, ga->cap_retired, (size_t) ga->n_retired + 1))
+                return tg_error(TG_ERR_NOMEM, "graph allocator: out of memory");
             if (bi->buffer->iface.free_buffer) bi->buffer->iface.free_buffer(bi->buffer);
             bi->buffer->size = 0;
             bi->buffer->context = NULL;

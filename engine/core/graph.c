@@ -1,6 +1,7 @@
 // graph.c - compute graphs: depth-first build (sources before users), views
 // over node ranges, lookup and a printable summary.
 #include "core-impl.h"
+#include "core/grow.h"
 #include "core/ptrmap.h"
 
 #include <stdarg.h>
@@ -90,12 +91,7 @@ static enum tg_status visit(struct tg_graph * g, struct tg_tensor * root) {
         }
         struct tg_tensor * p = parent(f->t, f->next++);
         if (!p || !visit_insert(g, p)) continue;
-        if (top == cap) {
-            struct visit_frame * bigger = realloc(stack, 2 * cap * sizeof(*stack));
-            if (!bigger) { st = tg_error(TG_ERR_NOMEM, "graph_build_forward: cannot grow the walk stack"); break; }
-            stack = bigger;
-            cap *= 2;
-        }
+        if (!TG_GROW(stack, cap, top + 1)) { st = tg_error(TG_ERR_NOMEM, "graph_build_forward: cannot grow the walk stack"); break; }
         stack[top++] = (struct visit_frame) { p, 0 };
     }
     free(stack);

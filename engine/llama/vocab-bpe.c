@@ -18,6 +18,7 @@
 //      is a token as a whole;
 //   4. each final symbol is its token.
 // Detokenizing maps every character of a normal token back to its byte.
+#include "core/grow.h"
 #include "llama/vocab-impl.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
@@ -271,13 +272,10 @@ static enum tg_status bpe_piece(const struct tg_vocab * v, const unsigned char *
                                 struct bpe_scratch * sc, struct tg_tok_out * out) {
     const struct tg_vocab_bpe * b = v->model_data;
     if (n == 0) return TG_OK;
-    if (n > sc->cap) {
+    if (n > sc->cap) {   // sym and heap share the capacity
         size_t cap = n < 64 ? 64 : n;
-        struct bpe_sym * sym = realloc(sc->sym, cap * sizeof(*sym));
-        if (sym) sc->sym = sym;
-        struct bpe_pair * hp = sym ? realloc(sc->heap.a, 3 * cap * sizeof(*hp)) : NULL;
-        if (hp) sc->heap.a = hp;
-        if (!sym || !hp) return tg_error(TG_ERR_NOMEM, "tokenize: out of memory for a piece of %zu bytes", n);
+        if (cap > SIZE_MAX / 3 || !TG_RESIZE(sc->sym, cap) || !TG_RESIZE(sc->heap.a, 3 * cap))
+            return tg_error(TG_ERR_NOMEM, "tokenize: out of memory for a piece of %zu bytes", n);
         sc->cap = cap;
         sc->heap.cap = 3 * cap;   // n-1 initial pairs, at most 2 more per merge
     }
