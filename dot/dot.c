@@ -1,10 +1,12 @@
 // dot.c - DOT text builder: record nodes, labelled edges, nested clusters.
+#include "core/grow.h"
 #include "tg/dot.h"
 #include "dot-file.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,13 +25,7 @@ struct tg_dot {
 };
 
 static bool buf_append(char ** buf, size_t * len, size_t * cap, const char * s, size_t n) {
-    if (*len + n + 1 > *cap) {
-        size_t c = *cap ? *cap : 4096;
-        while (*len + n + 1 > c) c *= 2;
-        char * p = realloc(*buf, c);
-        if (!p) return false;
-        *buf = p; *cap = c;
-    }
+    if (n > SIZE_MAX - *len - 1 || !tg_grow(buf, cap, *len + n + 1, 1)) return false;
     memcpy(*buf + *len, s, n);
     *len += n;
     (*buf)[*len] = '\0';
@@ -204,9 +200,8 @@ const char * tg_dot_text(struct tg_dot * d, size_t * len) {
     char qn[256];
     quote_id(d->name, qn, sizeof(qn));
     size_t n = strlen(qn) + d->attrs_len + d->body_len + 256 + (size_t) d->depth * 2;
-    char * t = realloc(d->text, n);
-    if (!t) { tg_error(TG_ERR_NOMEM, "dot: out of memory"); return NULL; }
-    d->text = t;
+    if (!TG_RESIZE(d->text, n)) { tg_error(TG_ERR_NOMEM, "dot: out of memory"); return NULL; }
+    char * t = d->text;
     int k = snprintf(t, n, "digraph %s {\n  node [fontname=\"monospace\", fontsize=10];\n"
                            "  edge [fontname=\"monospace\", fontsize=8];\n%s%s",
                      qn, d->attrs ? d->attrs : "", d->body ? d->body : "");

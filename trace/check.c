@@ -1,5 +1,6 @@
 // check.c - trace analyses: stale reads (buffer reuse), unallocated use,
 // NaN/Inf origin, engine errors, split summaries.
+#include "core/grow.h"
 #include "tg/trace-check.h"
 
 #include <stdarg.h>
@@ -28,11 +29,7 @@ static void sb_printf(struct sbuf * b, const char * fmt, ...) {
         va_end(ap);
         if (k < 0) { b->oom = true; return; }
         if (b->s && b->n + (size_t) k < b->cap) { b->n += (size_t) k; return; }
-        size_t cap = b->cap ? b->cap * 2 : 256;
-        while (cap < b->n + (size_t) k + 1) cap *= 2;
-        char * ns = realloc(b->s, cap);
-        if (!ns) { b->oom = true; return; }
-        b->s = ns; b->cap = cap;
+        if (!TG_GROW(b->s, b->cap, b->n + (size_t) k + 1)) { b->oom = true; return; }
     }
 }
 
@@ -40,9 +37,8 @@ static void sb_printf(struct sbuf * b, const char * fmt, ...) {
 
 static bool add_finding(struct tg_trace_report * rep, const struct tg_trace_finding * f, struct sbuf * text) {
     if (text->oom) { free(text->s); return false; }
-    struct tg_trace_finding * nf = realloc(rep->findings, (size_t) (rep->n_findings + 1) * sizeof(*nf));
-    if (!nf) { free(text->s); return false; }
-    rep->findings = nf;
+    if (!TG_RESIZE(rep->findings, (size_t) rep->n_findings + 1)) { free(text->s); return false; }
+    struct tg_trace_finding * nf = rep->findings;
     nf[rep->n_findings] = *f;
     nf[rep->n_findings].text = text->s ? text->s : strdup("");
     rep->n_findings++;

@@ -48,25 +48,14 @@ void tg_trace_rec_sched_free(struct rec_sched * s) {
 #define DELTA_MAX_CHANGED(n) ((n) / 4)
 
 static int32_t * changed_scratch(struct rec_sched * s, int n) {
-    if (n > s->cap_changed) {
-        int32_t * c = realloc(s->changed, (size_t) n * sizeof(*c));
-        if (!c) return NULL;
-        s->changed = c;
-        s->cap_changed = n;
-    }
-    return s->changed;
+    return TG_GROW(s->changed, s->cap_changed, (size_t) n) ? s->changed : NULL;
 }
 
 // ---- graph structure -----------------------------------------------------------------
 
 static bool add_tensor(struct rec_sched * s, struct tg_tensor * t) {
     if (tg_ptrmap_get(&s->index, tg_ptrmap_key(t), NULL)) return true;
-    if (s->n_tensors == s->cap_tensors) {
-        int cap = s->cap_tensors ? s->cap_tensors * 2 : 1024;
-        struct tg_tensor ** nt = realloc(s->tensors, (size_t) cap * sizeof(*nt));
-        if (!nt) return false;
-        s->tensors = nt; s->cap_tensors = cap;
-    }
+    if (!TG_GROW(s->tensors, s->cap_tensors, (size_t) s->n_tensors + 1)) return false;
     s->tensors[s->n_tensors] = t;
     return tg_ptrmap_put(&s->index, tg_ptrmap_key(t), (uint64_t) s->n_tensors++) == TG_OK;
 }
@@ -137,11 +126,9 @@ static void write_placement_record(struct tg_trace_recorder * r, struct rec_sche
     // the new base keeps its own copies of the texts (the engine's may go)
     size_t text = 0;
     for (int i = 0; i < n; i++) text += p[i].text ? strlen(p[i].text) + 1 : 0;
-    struct tg_trace_placement * b = realloc(s->pbase, (size_t) (n ? n : 1) * sizeof(*b));
-    if (b) s->pbase = b;
-    char * t = realloc(s->pbase_text, text ? text : 1);
-    if (t) s->pbase_text = t;
-    if (!b || !t) { s->pbase_id = 0; return; }
+    if (!TG_RESIZE(s->pbase, n ? (size_t) n : 1) || !TG_RESIZE(s->pbase_text, text ? text : 1)) { s->pbase_id = 0; return; }
+    struct tg_trace_placement * b = s->pbase;
+    char * t = s->pbase_text;
     size_t at = 0;
     for (int i = 0; i < n; i++) {
         b[i] = p[i];
@@ -212,11 +199,7 @@ static void write_splits(struct tg_trace_recorder * r, struct rec_sched * s, con
 
 // Writes the GRAPH record for s's current tensor list.
 static void write_graph(struct tg_trace_recorder * r, struct rec_sched * s) {
-    if ((size_t) s->n_tensors > r->tt_cap) {
-        struct tg_trace_tensor * nt = realloc(r->tt, (size_t) s->n_tensors * sizeof(*nt));
-        if (!nt) return;
-        r->tt = nt; r->tt_cap = (size_t) s->n_tensors;
-    }
+    if (!TG_GROW(r->tt, r->tt_cap, (size_t) s->n_tensors)) return;
     for (int i = 0; i < s->n_tensors; i++) {
         fill_tensor(&r->tt[i], s, s->tensors[i]);
         tg_ptrmap_put(&r->uid_graph, r->tt[i].uid, ((uint64_t) s->graph_id << 32) | (uint32_t) i);
@@ -237,10 +220,8 @@ static void write_graph(struct tg_trace_recorder * r, struct rec_sched * s) {
         return;
     }
     if (tg_trace_write_graph(r->w, &g, r->tt) != TG_OK) return;
-    struct tg_trace_tensor * b = realloc(s->gbase, (size_t) (n ? n : 1) * sizeof(*b));
-    if (!b) { s->gbase_id = 0; return; }
-    memcpy(b, r->tt, (size_t) n * sizeof(*b));
-    s->gbase = b;
+    if (!TG_RESIZE(s->gbase, n ? (size_t) n : 1)) { s->gbase_id = 0; return; }
+    memcpy(s->gbase, r->tt, (size_t) n * sizeof(*s->gbase));
     s->gbase_n = n;
     s->gbase_nodes = s->n_nodes;
     s->gbase_id = s->graph_id;
@@ -337,11 +318,9 @@ static void write_alloc_record(struct tg_trace_recorder * r, struct rec_sched * 
         return;
     }
     if (tg_trace_write_alloc(r->w, s->graph_id, (uint32_t) s->sched_id, tb, nb, al, n) != TG_OK) return;
-    struct tg_trace_alloc * b = realloc(s->abase, (size_t) (n ? n : 1) * sizeof(*b));
-    if (!b || nb > 64) { if (b) s->abase = b; s->abase_id = 0; return; }
-    memcpy(b, al, (size_t) n * sizeof(*b));
+    if (!TG_RESIZE(s->abase, n ? (size_t) n : 1) || nb > 64) { s->abase_id = 0; return; }
+    memcpy(s->abase, al, (size_t) n * sizeof(*s->abase));
     memcpy(s->abase_bufs, tb, (size_t) nb * sizeof(*tb));
-    s->abase = b;
     s->abase_n = n;
     s->abase_nb = nb;
     s->abase_id = s->graph_id;

@@ -4,7 +4,8 @@
 #ifndef TG_TRACE_RECORDER_IMPL_H
 #define TG_TRACE_RECORDER_IMPL_H
 
-#include "core/ptrmap.h"   // the engine's private pointer map (engine/core)
+#include "core/grow.h"     // the engine's private helpers (engine/core)
+#include "core/ptrmap.h"
 #include "tg/observe.h"
 #include "tg/trace.h"
 
@@ -22,7 +23,7 @@ struct rec_sched {                 // what the recorder knows of one scheduler
     int                 n_nodes, n_leafs;
     int                 n_tensors; // nodes + leafs + extra (copies, outside sources)
     struct tg_tensor ** tensors;   // [n_tensors] in trace index order
-    int                 cap_tensors;
+    size_t              cap_tensors;
     struct tg_ptrmap    index;     // tensor pointer -> trace index
     uint32_t            compute_seq;
     uint64_t            t_node_begin;
@@ -40,7 +41,7 @@ struct rec_sched {                 // what the recorder knows of one scheduler
     struct tg_trace_buffer abase_bufs[64];
     int                 abase_n, abase_nb;
     int32_t *           changed;      // scratch: changed indices
-    int                 cap_changed;
+    size_t              cap_changed;
 };
 // Frees a scheduler state's buffers.
 void tg_trace_rec_sched_free(struct rec_sched * s);

@@ -31,12 +31,7 @@ bool tg_trace_set_hash_mode(struct tg_trace_options * o, const char * mode) {
 }
 
 uint8_t * tg_trace_rec_scratch(struct tg_trace_recorder * r, size_t n) {
-    if (n > r->scratch_cap) {
-        uint8_t * p = realloc(r->scratch, n);
-        if (!p) return NULL;
-        r->scratch = p; r->scratch_cap = n;
-    }
-    return r->scratch;
+    return TG_GROW(r->scratch, r->scratch_cap, n) ? r->scratch : NULL;
 }
 
 static uint64_t buffer_offset(const struct tg_buffer * b, const void * data) {

@@ -1,6 +1,7 @@
 // view-detail.c - everything the source knows about one node: op params,
 // sources and users (Enter jumps), strides, placement cause, allocation,
 // memory sharing, timing, hash, numeric summary.
+#include "core/grow.h"
 #include "tui-impl.h"
 
 #include <stdio.h>
@@ -12,19 +13,14 @@ struct dline { char text[256]; enum tui_color color; int jump; };  // jump: node
 struct detail_priv {
     int graph, node;
     struct dline * lines;
-    int n, cap;
+    int n;
+    size_t cap;
 };
 
 static void addl(struct detail_priv * p, enum tui_color c, int jump, const char * fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static void addl(struct detail_priv * p, enum tui_color c, int jump, const char * fmt, ...) {
-    if (p->n == p->cap) {
-        int cap = p->cap ? p->cap * 2 : 64;
-        struct dline * nl = realloc(p->lines, sizeof(*nl) * (size_t) cap);
-        if (!nl) return;
-        p->lines = nl;
-        p->cap = cap;
-    }
+    if (!TG_GROW(p->lines, p->cap, (size_t) p->n + 1)) return;
     struct dline * d = &p->lines[p->n++];
     va_list ap;
     va_start(ap, fmt);
