@@ -1,5 +1,6 @@
 // dot.c - DOT text builder: record nodes, labelled edges, nested clusters.
 #include "core/grow.h"
+#include "core/text.h"
 #include "tg/dot.h"
 #include "dot-file.h"
 
@@ -67,18 +68,6 @@ void tg_dot_free(struct tg_dot * d) {
     free(d);
 }
 
-// Length of the well-formed UTF-8 sequence at p (2..4), 0 if p starts an
-// invalid or truncated one (a name cut inside a character, a stray byte).
-static size_t utf8_seq(const unsigned char * p) {
-    unsigned char c = p[0];
-    size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-    if (n == 0) return 0;
-    for (size_t k = 1; k < n; k++) if ((p[k] & 0xc0) != 0x80) return 0;
-    if ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] > 0x9f) || (c == 0xf0 && p[1] < 0x90) || (c == 0xf4 && p[1] > 0x8f))
-        return 0;   // overlong, surrogate, beyond U+10FFFF
-    return n;
-}
-
 // Copies s into buf (n bytes, NUL-terminated) escaped for a quoted DOT
 // string: `special` characters get a backslash, a newline becomes \n,
 // other control characters and bytes that are not well-formed UTF-8 become
@@ -91,8 +80,8 @@ static char * escape_into(const char * s, const char * special, char * buf, size
     while (*p) {
         unsigned char c = *p;
         if (c >= 0x80) {
-            size_t len = utf8_seq(p);
-            if (len == 0) { if (j + 1 >= n) break; buf[j++] = '?'; p++; continue; }
+            size_t len = tg_utf8_seq(p, 4);   // 0: a stray byte or a character cut short (the NUL ends it)
+            if (len == 0 || tg_utf8_is_control(p, len)) { if (j + 1 >= n) break; buf[j++] = '?'; p += len ? len : 1; continue; }
             if (j + len >= n) break;
             memcpy(buf + j, p, len);
             j += len;

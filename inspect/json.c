@@ -1,5 +1,6 @@
 // json.c - see json.h.
 #include "core/grow.h"
+#include "core/text.h"
 #include "json.h"
 
 #include <errno.h>
@@ -316,6 +317,10 @@ void tg_json_write_string(FILE * f, const char * s, size_t n) {
                 if (c < 0x20) {
                     snprintf(ubuf, sizeof(ubuf), "\\u%04x", c);
                     esc = ubuf;
+                } else if (c >= 0x80) {   // valid UTF-8 passes whole; a stray byte (a name cut mid-character) is U+FFFD
+                    size_t k = tg_utf8_seq((const unsigned char *) s + i, n - i);
+                    if (k) { i += k - 1; continue; }
+                    esc = "\\ufffd";
                 }
         }
         if (!esc) continue;

@@ -1,6 +1,7 @@
 // check.c - trace analyses: stale reads (buffer reuse), unallocated use,
 // NaN/Inf origin, engine errors, split summaries.
 #include "core/grow.h"
+#include "core/text.h"
 #include "tg/trace-check.h"
 
 #include <stdarg.h>
@@ -68,9 +69,9 @@ static void describe_tensor(struct sbuf * b, struct tg_trace * tr, int32_t graph
         return;
     }
     if (ti < g.n_nodes)
-        sb_printf(b, "'%s' (graph %d node %d, %s)", t.name, graph_id, ti, tg_trace_op_name(tr, t.op));
+        sb_printf(b, "'%s' (graph %d node %d, %s)", tg_escape_str(t.name), graph_id, ti, tg_escape_str(tg_trace_op_name(tr, t.op)));
     else
-        sb_printf(b, "'%s' (graph %d leaf %d)", t.name, graph_id, ti - g.n_nodes);
+        sb_printf(b, "'%s' (graph %d leaf %d)", tg_escape_str(t.name), graph_id, ti - g.n_nodes);
 }
 
 static void describe_marker(struct sbuf * b, const struct tg_trace * tr, uint32_t record) {
@@ -128,7 +129,7 @@ static void stale_text(struct sbuf * b, struct tg_trace * tr, const struct tg_tr
                        const struct write_ev * own, const struct write_ev * bad, struct tg_trace_finding * f) {
     struct tg_trace_eval eu;
     bool have_u = bad->eval >= 0 && tg_trace_get_eval(tr, bad->eval, &eu);
-    sb_printf(b, "stale read: host read of '%s'", h->name);
+    sb_printf(b, "stale read: host read of '%s'", tg_escape_str(h->name));
     if (h->graph_id >= 0) { sb_printf(b, " = "); describe_tensor(b, tr, h->graph_id, h->tensor); }
     sb_printf(b, " (record %u, after %u computations)\n", h->record, h->compute_seq);
     sb_printf(b, "  reads bytes [%llu, %llu) of buffer #%llu\n", (unsigned long long) h->offset,
@@ -160,7 +161,7 @@ static void stale_text(struct sbuf * b, struct tg_trace * tr, const struct tg_tr
         f->tensor_u = eu.node;
     } else if (bad->host >= 0) {
         struct tg_trace_host hw;
-        if (tg_trace_get_host(tr, bad->host, &hw)) sb_printf(b, "'%s' by a host write (record %u)", hw.name, hw.record);
+        if (tg_trace_get_host(tr, bad->host, &hw)) sb_printf(b, "'%s' by a host write (record %u)", tg_escape_str(hw.name), hw.record);
     }
     sb_printf(b, "\n");
 }
@@ -180,7 +181,7 @@ static void later_writer_text(struct sbuf * b, struct tg_trace * tr, const struc
         describe_tensor(b, tr, (int32_t) el.graph_id, el.node);
         sb_printf(b, " in computation #%u\n", el.compute_seq);
     } else if (w->host >= 0 && tg_trace_get_host(tr, w->host, &hw)) {
-        sb_printf(b, "a host write of '%s' (record %u)\n", hw.name, hw.record);
+        sb_printf(b, "a host write of '%s' (record %u)\n", tg_escape_str(hw.name), hw.record);
     } else {
         sb_printf(b, "a write at record %u\n", w->record);
     }
@@ -265,7 +266,7 @@ static bool check_superseded(struct tg_trace * tr, struct tg_trace_report * rep,
         f.buffer_uid = h->buffer_uid; f.begin = h->offset; f.end = h->offset + h->size;
         f.host = hi; f.record = h->record;
         struct sbuf b = {0};
-        sb_printf(&b, "stale read: host read of '%s' = ", h->name);
+        sb_printf(&b, "stale read: host read of '%s' = ", tg_escape_str(h->name));
         describe_tensor(&b, tr, h->graph_id, h->tensor);
         sb_printf(&b, " (record %u)\n  after graph %u was allocated on the same scheduler %u (record %u):\n"
                   "  graph %u's compute memory, bytes [%llu, %llu) of buffer #%llu included, now belongs to graph %u\n",
@@ -317,7 +318,7 @@ static bool check_events(struct tg_trace * tr, struct tg_trace_report * rep) {
         f.graph_t = ev.graph_id; f.tensor_t = ev.tensor; f.record = ev.record;
         struct sbuf b = {0};
         sb_printf(&b, "%s: '%s': %s\n", kind == TG_TRACE_FIND_UNALLOCATED ? "unallocated use" : "engine error",
-                  ev.name, ev.message);
+                  tg_escape_str(ev.name), tg_escape_str(ev.message));
         if (!add_finding(rep, &f, &b)) return false;
     }
     int nc = tg_trace_n_computes(tr);
@@ -375,7 +376,7 @@ static void nan_path(struct sbuf * b, struct tg_trace * tr, const struct tg_trac
         }
         if (next < 0) return;
         sb_printf(b, "  %*sfollowing the largest magnitude: '%s'\n", 2 * depth, "",
-                  tg_trace_tensor_name(tr, gi, next, t.name));
+                  tg_escape_str(tg_trace_tensor_name(tr, gi, next, t.name)));
         node = next;
     }
 }

@@ -1,4 +1,5 @@
 // line.c - rows as coloured segments; escaping of names for the screen.
+#include "core/text.h"
 #include "tui-impl.h"
 
 #include <stdio.h>
@@ -12,23 +13,13 @@ void tui_line_clear(struct tui_line * l) {
     l->fill = TUI_C_DEFAULT;
 }
 
-// Length of the valid UTF-8 sequence at s (1..4), or 0 if invalid.
-static int utf8_len(const unsigned char * s) {
-    if (s[0] < 0x80) return 1;
-    int n = (s[0] & 0xE0) == 0xC0 ? 2 : (s[0] & 0xF0) == 0xE0 ? 3 : (s[0] & 0xF8) == 0xF0 ? 4 : 0;
-    if (n == 0 || (n == 2 && s[0] < 0xC2)) return 0;
-    for (int i = 1; i < n; i++)
-        if ((s[i] & 0xC0) != 0x80) return 0;
-    return n;
-}
-
 char * tui_escape(const char * s, char * buf, size_t n) {
     size_t j = 0;
     if (n == 0) return buf;
     const unsigned char * p = (const unsigned char *) (s ? s : "");
     while (*p && j + 5 < n) {
-        int k = utf8_len(p);
-        if (k == 1 && (*p < 0x20 || *p == 0x7f)) k = 0;
+        int k = (int) tg_utf8_seq(p, 4);   // stops at the NUL: it is no continuation byte
+        if (tg_utf8_is_control(p, (size_t) k)) k = 0;   // C0, DEL, C1: \xNN byte by byte
         if (k == 0) {
             j += (size_t) snprintf(buf + j, n - j, "\\x%02X", *p);
             p++;
