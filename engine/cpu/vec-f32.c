@@ -13,28 +13,11 @@
 #include <math.h>
 #include <string.h>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#define TG_X86 1
-#endif
-
-// Full unrolling of the small constant loops of the tiles (the accumulators
-// must become registers).
-#if defined(__clang__)
-#define TG_UNROLL _Pragma("clang loop unroll(full)")
-#else
-#define TG_UNROLL _Pragma("GCC unroll 8")
-#endif
-
 // ---- scalar ------------------------------------------------------------
 
 static inline float ld_f32(const float * p, int64_t i)      { return p[i]; }
 static inline float ld_f16(const tg_fp16_t * p, int64_t i)  { return tg_fp16_to_fp32(p[i]); }
 static inline float ld_bf16(const tg_bf16_t * p, int64_t i) { return tg_bf16_to_fp32(p[i]); }
-
-static inline float tree8(const float * s) {
-    return ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]));
-}
 
 // One dot product of k elements, scalar reference of the 8-lane order.
 #define TG_SCALAR_DOT(NAME, TA, TB, LA, LB)                                   \

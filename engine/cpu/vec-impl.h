@@ -12,6 +12,24 @@
 
 #include "cpu-impl.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define TG_X86 1
+#endif
+
+// Full unrolling of the small constant loops of the tiles (the accumulators
+// must become registers).
+#if defined(__clang__)
+#define TG_UNROLL _Pragma("clang loop unroll(full)")
+#else
+#define TG_UNROLL _Pragma("GCC unroll 8")
+#endif
+
+// The 8-lane horizontal sum every level ends with: ((l0+l4)+(l2+l6))+((l1+l5)+(l3+l7)).
+static inline float tree8(const float * s) {
+    return ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]));
+}
+
 // What a block kernel computes: for i < ni, j < nj
 //   c[j*ldc + i] = dot(row i of a, row j of b)   (k elements per row)
 // Row i of a starts at a + i*lda, row j of b at b + j*ldb (bytes).

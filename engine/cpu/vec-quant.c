@@ -23,24 +23,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#define TG_X86 1
-#endif
-
-// Full unrolling of the small constant loops of the tiles (the accumulators
-// must become registers).
-#if defined(__clang__)
-#define TG_UNROLL _Pragma("clang loop unroll(full)")
-#else
-#define TG_UNROLL _Pragma("GCC unroll 8")
-#endif
-
 // ---- scalar ---------------------------------------------------------------
-
-static inline float tree8(const float * s) {
-    return ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]));
-}
 
 // Element e (0..31) of a block, as a signed integer.
 static inline int q8_at(const tg_block_q8_0 * b, int e) { return b->qs[e]; }
