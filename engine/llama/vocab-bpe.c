@@ -225,39 +225,14 @@ static bool pair_before(const struct bpe_pair * a, const struct bpe_pair * b) {
     return a->rank < b->rank || (a->rank == b->rank && a->left < b->left);
 }
 
-static void heap_push(struct bpe_heap * h, struct bpe_pair p) {
-    TG_ASSERT(h->n < h->cap);
-    size_t i = h->n++;
-    while (i > 0) {
-        size_t parent = (i - 1) / 2;
-        if (!pair_before(&p, &h->a[parent])) break;
-        h->a[i] = h->a[parent];
-        i = parent;
-    }
-    h->a[i] = p;
-}
-
-static struct bpe_pair heap_pop(struct bpe_heap * h) {
-    struct bpe_pair top = h->a[0], last = h->a[--h->n];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= h->n) break;
-        if (c + 1 < h->n && pair_before(&h->a[c + 1], &h->a[c])) c++;
-        if (!pair_before(&h->a[c], &last)) break;
-        h->a[i] = h->a[c];
-        i = c;
-    }
-    if (h->n > 0) h->a[i] = last;
-    return top;
-}
+TG_VOCAB_HEAP(bpe_heap, struct bpe_pair, pair_before)
 
 static void try_pair(const struct tg_vocab_bpe * b, struct bpe_heap * h, const struct bpe_sym * sym,
                      int32_t left, int32_t right) {
     if (left < 0 || right < 0) return;
     const struct bpe_merge * m = merge_find(b, sym[left].id, sym[right].id);
     if (!m) return;
-    heap_push(h, (struct bpe_pair) {.left = left, .right = right, .rank = m->rank,
+    bpe_heap_push(h->a, &h->n, h->cap, (struct bpe_pair) {.left = left, .right = right, .rank = m->rank,
                                     .lid = sym[left].id, .rid = sym[right].id, .result = m->result});
 }
 
@@ -288,7 +263,7 @@ static enum tg_status bpe_piece(const struct tg_vocab * v, const unsigned char *
     }
     for (size_t i = 1; i < n; i++) try_pair(b, h, sym, (int32_t) i - 1, (int32_t) i);
     while (h->n > 0) {
-        struct bpe_pair p = heap_pop(h);
+        struct bpe_pair p = bpe_heap_pop(h->a, &h->n);
         struct bpe_sym * l = &sym[p.left];
         struct bpe_sym * r = &sym[p.right];
         if (l->next != p.right || l->id != p.lid || r->id != p.rid) continue;   // stale
