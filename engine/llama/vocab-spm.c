@@ -61,7 +61,8 @@ static void spm_try_pair(struct spm_session * s, int32_t left, int32_t right) {
     uint32_t size = l->n + s->sym[right].n;
     int32_t id = tg_vocab_find(s->v, s->text + l->off, size);
     if (id < 0) return;
-    spm_heap_push(s->heap, &s->n_heap, s->cap_heap, (struct spm_pair) {.left = left, .right = right, .score = s->v->scores[id], .size = size});
+    spm_heap_push(s->heap, &s->n_heap, s->cap_heap,
+                  (struct spm_pair) {.left = left, .right = right, .score = s->v->scores[id], .size = size});
 }
 
 // Emits the ids of one final symbol: its token, or one byte token per byte.
