@@ -15,12 +15,8 @@
 
 static float * read_f32(const char * rel, int n) {
     char * path = tg_test_data(rel);
-    FILE * f = fopen(path, "rb");
+    float * v = read_f32s(path, n);
     free(path);
-    if (!f) return NULL;
-    float * v = malloc(sizeof(float) * (size_t) n);
-    if (v && fread(v, sizeof(float), (size_t) n, f) != (size_t) n) { free(v); v = NULL; }
-    fclose(f);
     return v;
 }
 

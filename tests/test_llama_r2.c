@@ -19,13 +19,8 @@
 
 static float * read_ref_f32(const char * rel, int n) {
     char * path = tg_test_ref(rel);
-    if (!path) return NULL;
-    FILE * f = fopen(path, "rb");
+    float * v = path ? read_f32s(path, n) : NULL;
     free(path);
-    if (!f) return NULL;
-    float * v = malloc(sizeof(float) * (size_t) n);
-    if (v && fread(v, sizeof(float), (size_t) n, f) != (size_t) n) { free(v); v = NULL; }
-    fclose(f);
     return v;
 }
 

@@ -386,16 +386,9 @@ static int32_t bpe_token_to_piece(const struct tg_vocab * v, int32_t id, char * 
             if ((size_t) -need > cap) return need;
             return bpe_unmap_piece(v->model_data, t, n, buf, cap);
         }
-        case TG_TOKEN_USER_DEFINED:
-            return tg_vocab_copy_piece_(buf, cap, t, n);
-        case TG_TOKEN_CONTROL:
-        case TG_TOKEN_UNKNOWN:
-            return special ? tg_vocab_copy_piece_(buf, cap, t, n) : 0;
-        case TG_TOKEN_UNUSED:
-        case TG_TOKEN_TYPE_COUNT:
-            break;
+        default:
+            return tg_vocab_other_piece_((enum tg_token_type) v->types[id], t, n, buf, cap, special);
     }
-    return 0;
 }
 
 const char * tg_vocab_bpe_pre_(const struct tg_vocab * v) {

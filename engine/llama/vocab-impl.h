@@ -75,6 +75,19 @@ static inline int32_t tg_vocab_copy_piece_(char * buf, size_t cap, const char * 
     return (int32_t) n;
 }
 
+// The piece of a token that is neither text nor a byte, the same for every
+// tokenizer: user-defined tokens as they are, control and unknown tokens only
+// when special pieces are asked for, unused ones never. As copy_piece_.
+static inline int32_t tg_vocab_other_piece_(enum tg_token_type type, const char * t, size_t n, char * buf, size_t cap,
+                                            bool special) {
+    switch (type) {
+        case TG_TOKEN_USER_DEFINED: return tg_vocab_copy_piece_(buf, cap, t, n);
+        case TG_TOKEN_CONTROL:
+        case TG_TOKEN_UNKNOWN:      return special ? tg_vocab_copy_piece_(buf, cap, t, n) : 0;
+        default:                    return 0;
+    }
+}
+
 // The merge queue of both tokenizers: a binary heap of T in a[0..*n) (room
 // for cap) where BEFORE(&x, &y) is true when x must come out first. Defines
 // NAME_push(a, n, cap, x) (asserts there is room) and NAME_pop(a, n) (the

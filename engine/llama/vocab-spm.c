@@ -197,16 +197,9 @@ static int32_t spm_token_to_piece(const struct tg_vocab * v, int32_t id, char * 
             char c = (char) b;
             return tg_vocab_copy_piece_(buf, cap, &c, 1);
         }
-        case TG_TOKEN_USER_DEFINED:
-            return tg_vocab_copy_piece_(buf, cap, t, n);
-        case TG_TOKEN_CONTROL:
-        case TG_TOKEN_UNKNOWN:
-            return special ? tg_vocab_copy_piece_(buf, cap, t, n) : 0;
-        case TG_TOKEN_UNUSED:
-        case TG_TOKEN_TYPE_COUNT:
-            break;
+        default:
+            return tg_vocab_other_piece_((enum tg_token_type) v->types[id], t, n, buf, cap, special);
     }
-    return 0;
 }
 
 const struct tg_vocab_ops tg_vocab_spm_ops = {

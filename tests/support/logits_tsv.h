@@ -50,6 +50,15 @@ static inline int read_logits_rows(const char * rel, struct row * rows, int max)
     return n;
 }
 
+// The first n floats of the file at path (malloc'd), or NULL when it is
+// unreadable or shorter.
+static inline float * read_f32s(const char * path, int n) {
+    size_t len = 0;
+    float * v = tg_test_read_file(path, &len);
+    if (v && len < sizeof(float) * (size_t) n) { free(v); v = NULL; }
+    return v;
+}
+
 // ||a - b|| / ||b|| over n values (float64).
 static inline double rel_l2(const float * a, const float * b, int n) {
     double num = 0, den = 0;
