@@ -144,15 +144,9 @@ TG_MM_BLOCK(block_f32_f32_avx, TG_AVX, tile_f32_f32_avx, 3, 4, 4, 1)
 TG_MM_BLOCK(block_f16_f32_avx, TG_AVX, tile_f16_f32_avx, 3, 4, 4, 1)
 TG_MM_BLOCK(block_bf16_f32_avx, TG_AVX, tile_bf16_f32_avx, 3, 3, 4, 1)
 
-#define TG_AVX_DOT(NAME, TILE, TA, TB)                                        \
-TG_AVX static float NAME(int64_t k, const TA * x, const TB * y) {            \
-    float r;                                                                  \
-    TILE(1, 1, k, (const char *) x, 0, (const char *) y, 0, &r, 0);           \
-    return r;                                                                 \
-}
-TG_AVX_DOT(dot_f32_f32_avx,   tile_f32_f32_avx,   float,     float)
-TG_AVX_DOT(dot_f16_f16_avx,   tile_f16_f16_avx,   tg_fp16_t, tg_fp16_t)
-TG_AVX_DOT(dot_bf16_bf16_avx, tile_bf16_bf16_avx, tg_bf16_t, tg_bf16_t)
+TG_MM_DOT(dot_f32_f32_avx,   TG_AVX, tile_f32_f32_avx,   float,     float)
+TG_MM_DOT(dot_f16_f16_avx,   TG_AVX, tile_f16_f16_avx,   tg_fp16_t, tg_fp16_t)
+TG_MM_DOT(dot_bf16_bf16_avx, TG_AVX, tile_bf16_bf16_avx, tg_bf16_t, tg_bf16_t)
 
 // NJ columns of the outer-product sum: 16 (then 8) outputs of each column
 // stay in registers over the whole of k; the rest one by one.

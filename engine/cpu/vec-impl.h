@@ -102,4 +102,14 @@ ATTR static void NAME(const struct tg_mm_args * g) {                          \
     }                                                                         \
 }
 
+// A single dot product as a 1 x 1 TILE (so it follows the block kernels'
+// reduction order exactly): k elements of TA and TB (float tiles), or k
+// blocks (quantized tiles). One macro for vec-f32.c and vec-quant.c.
+#define TG_MM_DOT(NAME, ATTR, TILE, TA, TB)                                     \
+ATTR static float NAME(int64_t k, const TA * x, const TB * y) {               \
+    float r;                                                                  \
+    TILE(1, 1, k, (const char *) x, 0, (const char *) y, 0, &r, 0);           \
+    return r;                                                                 \
+}
+
 #endif
