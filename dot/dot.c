@@ -1,10 +1,13 @@
 // dot.c - DOT text builder: record nodes, labelled edges, nested clusters.
+#include "core/grow.h"
+#include "core/text.h"
 #include "tg/dot.h"
 #include "dot-file.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,13 +26,7 @@ struct tg_dot {
 };
 
 static bool buf_append(char ** buf, size_t * len, size_t * cap, const char * s, size_t n) {
-    if (*len + n + 1 > *cap) {
-        size_t c = *cap ? *cap : 4096;
-        while (*len + n + 1 > c) c *= 2;
-        char * p = realloc(*buf, c);
-        if (!p) return false;
-        *buf = p; *cap = c;
-    }
+    if (n > SIZE_MAX - *len - 1 || !tg_grow(buf, cap, *len + n + 1, 1)) return false;
     memcpy(*buf + *len, s, n);
     *len += n;
     (*buf)[*len] = '\0';
@@ -71,18 +68,6 @@ void tg_dot_free(struct tg_dot * d) {
     free(d);
 }
 
-// Length of the well-formed UTF-8 sequence at p (2..4), 0 if p starts an
-// invalid or truncated one (a name cut inside a character, a stray byte).
-static size_t utf8_seq(const unsigned char * p) {
-    unsigned char c = p[0];
-    size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-    if (n == 0) return 0;
-    for (size_t k = 1; k < n; k++) if ((p[k] & 0xc0) != 0x80) return 0;
-    if ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] > 0x9f) || (c == 0xf0 && p[1] < 0x90) || (c == 0xf4 && p[1] > 0x8f))
-        return 0;   // overlong, surrogate, beyond U+10FFFF
-    return n;
-}
-
 // Copies s into buf (n bytes, NUL-terminated) escaped for a quoted DOT
 // string: `special` characters get a backslash, a newline becomes \n,
 // other control characters and bytes that are not well-formed UTF-8 become
@@ -95,8 +80,8 @@ static char * escape_into(const char * s, const char * special, char * buf, size
     while (*p) {
         unsigned char c = *p;
         if (c >= 0x80) {
-            size_t len = utf8_seq(p);
-            if (len == 0) { if (j + 1 >= n) break; buf[j++] = '?'; p++; continue; }
+            size_t len = tg_utf8_seq(p, 4);   // 0: a stray byte or a character cut short (the NUL ends it)
+            if (len == 0 || tg_utf8_is_control(p, len)) { if (j + 1 >= n) break; buf[j++] = '?'; p += len ? len : 1; continue; }
             if (j + len >= n) break;
             memcpy(buf + j, p, len);
             j += len;
@@ -204,9 +189,8 @@ const char * tg_dot_text(struct tg_dot * d, size_t * len) {
     char qn[256];
     quote_id(d->name, qn, sizeof(qn));
     size_t n = strlen(qn) + d->attrs_len + d->body_len + 256 + (size_t) d->depth * 2;
-    char * t = realloc(d->text, n);
-    if (!t) { tg_error(TG_ERR_NOMEM, "dot: out of memory"); return NULL; }
-    d->text = t;
+    if (!TG_RESIZE(d->text, n)) { tg_error(TG_ERR_NOMEM, "dot: out of memory"); return NULL; }
+    char * t = d->text;
     int k = snprintf(t, n, "digraph %s {\n  node [fontname=\"monospace\", fontsize=10];\n"
                            "  edge [fontname=\"monospace\", fontsize=8];\n%s%s",
                      qn, d->attrs ? d->attrs : "", d->body ? d->body : "");

@@ -2,6 +2,7 @@
 // strict number parsers, option tables (parse + help), escaping of untrusted
 // strings for a terminal.
 #include "cli.h"
+#include "core/text.h"
 
 #include <errno.h>
 #include <math.h>
@@ -202,60 +203,14 @@ void tg_cli_print_opts(FILE * f, const struct tg_cli_opt * opts) {
 
 // --- untrusted strings ------------------------------------------------------
 
-// Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid.
-static size_t utf8_len(const unsigned char * s, size_t n) {
-    unsigned char c = s[0];
-    size_t len;
-    unsigned char lo = 0x80, hi = 0xbf;
-    if (c < 0x80) return 1;
-    else if (c >= 0xc2 && c <= 0xdf) len = 2;
-    else if (c >= 0xe0 && c <= 0xef) { len = 3; if (c == 0xe0) lo = 0xa0; if (c == 0xed) hi = 0x9f; }
-    else if (c >= 0xf0 && c <= 0xf4) { len = 4; if (c == 0xf0) lo = 0x90; if (c == 0xf4) hi = 0x8f; }
-    else return 0;
-    if (n < len) return 0;
-    if (s[1] < lo || s[1] > hi) return 0;
-    for (size_t i = 2; i < len; i++)
-        if (s[i] < 0x80 || s[i] > 0xbf) return 0;
-    if (c == 0xc2 && s[1] <= 0x9f) return 0; // C1 controls (U+0080..U+009F): escape them too
-    return len;
-}
-
-size_t tg_cli_escape(char * dst, size_t cap, const char * s, size_t n) {
-    static const char hex[] = "0123456789abcdef";
-    const unsigned char * u = (const unsigned char *) s;
-    size_t out = 0;
-#define PUT(ch) do { if (out + 1 < cap) dst[out] = (char) (ch); out++; } while (0)
-    for (size_t i = 0; i < n;) {
-        unsigned char c = u[i];
-        size_t len = utf8_len(u + i, n - i);
-        if (c == '\\') { PUT('\\'); PUT('\\'); i++; continue; }
-        if (c == '\n') { PUT('\\'); PUT('n'); i++; continue; }
-        if (c == '\t') { PUT('\\'); PUT('t'); i++; continue; }
-        if (c == '\r') { PUT('\\'); PUT('r'); i++; continue; }
-        if (len == 0 || c < 0x20 || c == 0x7f) {
-            PUT('\\'); PUT('x'); PUT(hex[c >> 4]); PUT(hex[c & 15]);
-            i++;
-            continue;
-        }
-        // keep a whole sequence or nothing of it when truncating
-        if (out + len < cap) memcpy(dst + out, u + i, len);
-        else if (out < cap) cap = out + 1; // stop writing further
-        out += len;
-        i += len;
-    }
-#undef PUT
-    if (cap) dst[out < cap ? out : cap - 1] = '\0';
-    return out;
-}
-
 void tg_cli_fputs_escaped(FILE * f, const char * s) {
     size_t n = strlen(s);
     char small[256];
-    size_t need = tg_cli_escape(small, sizeof small, s, n);
+    size_t need = tg_escape(small, sizeof small, s, n);
     if (need < sizeof small) { fputs(small, f); return; }
     char * big = malloc(need + 1);
     if (!big) { fputs("(name too long)", f); return; }
-    tg_cli_escape(big, need + 1, s, n);
+    tg_escape(big, need + 1, s, n);
     fputs(big, f);
     free(big);
 }

@@ -110,12 +110,10 @@ int tg_cli_parse_opts(const char * cmd, const struct tg_cli_opt * opts, void * b
 void tg_cli_print_opts(FILE * f, const struct tg_cli_opt * opts);
 
 // --- untrusted strings ----------------------------------------------------
-// Copies s (n bytes) into dst (cap bytes, NUL-terminated, truncated if needed)
-// with control characters and DEL shown as \xNN (\n, \t, \r, \\ as such) and
-// invalid UTF-8 bytes as \xNN; valid UTF-8 is kept. Returns the length the
-// full escaped text needs (without the NUL), like snprintf.
-size_t tg_cli_escape(char * dst, size_t cap, const char * s, size_t n);
-// Writes the escaped form of the NUL-terminated s on f.
+// Names and GGUF keys/strings come from files: everything the CLI prints of
+// them goes through core/text.h (tg_escape_str inline in a printf, or this):
+// control characters, C1, escape sequences and invalid UTF-8 as \xNN.
+// Writes the escaped form of the NUL-terminated s on f (any length).
 void tg_cli_fputs_escaped(FILE * f, const char * s);
 
 #endif

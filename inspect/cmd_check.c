@@ -2,6 +2,8 @@
 // unallocated use, the first NaN/Inf and its path, split and copy traffic.
 // Exit status 1 when it finds a problem.
 #include "cli.h"
+#include "core/text.h"
+#include "json.h"
 #include "tg/trace-check.h"
 #include "tg/trace-read.h"
 
@@ -17,22 +19,7 @@ TG_CLI_COMMAND(check, "check FILE [--quiet] [--json]",
 // Usage and input errors exit 2 (1 means "a problem was found").
 #define CHECK_ERR(...) (tg_cli_err(__VA_ARGS__), 2)
 
-static void json_str(const char * s) {
-    putchar('"');
-    for (; *s; s++) {
-        unsigned char c = (unsigned char) *s;
-        if (c == '"' || c == '\\') printf("\\%c", c);
-        else if (c < 0x20 || c == 0x7f) printf("\\u%04x", c);
-        else if (c >= 0x80) {   // valid UTF-8 passes; a stray byte (a name cut mid-character) becomes U+FFFD
-            int n = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
-            int k = 1;
-            while (n && k < n && ((unsigned char) s[k] & 0xc0) == 0x80) k++;
-            if (n && k == n) { fwrite(s, 1, (size_t) n, stdout); s += n - 1; }
-            else printf("\\ufffd");
-        } else putchar(c);
-    }
-    putchar('"');
-}
+static void json_str(const char * s) { tg_json_write_string(stdout, s, strlen(s)); }
 
 // {"graph": 2, "node": 0, "name": "y3"} or null.
 static void json_tensor(struct tg_trace * tr, int32_t graph_id, int32_t ti) {
@@ -94,7 +81,7 @@ static void split_traffic(struct tg_trace * tr) {
         for (int si = 0; si < max_splits && si < 8; si++) {
             struct tg_trace_split sp;
             if (tg_trace_get_split(tr, max_gi, si, &sp))
-                printf(" [%s %d..%d, %u in]", tg_trace_backend_name(tr, g.sched_id, sp.backend), sp.node_begin,
+                printf(" [%s %d..%d, %u in]", tg_escape_str(tg_trace_backend_name(tr, g.sched_id, sp.backend)), sp.node_begin,
                        sp.node_end - 1, sp.n_inputs);
         }
         printf("%s\n", max_splits > 8 ? " ..." : "");

@@ -2,6 +2,8 @@
 // a trace with another engine's per-node TSV dump; first divergent node,
 // the nodes that depend on it, per-node errors.
 #include "cli.h"
+#include "core/text.h"
+#include "json.h"
 #include "tg/trace-diff.h"
 
 #include <math.h>
@@ -26,16 +28,7 @@ static void shape_str(const int64_t ne[4], char * buf, size_t n) {
     snprintf(buf, n, "[%lld,%lld,%lld,%lld]", (long long) ne[0], (long long) ne[1], (long long) ne[2], (long long) ne[3]);
 }
 
-static void json_str(const char * s) {
-    putchar('"');
-    for (; *s; s++) {
-        unsigned char c = (unsigned char) *s;
-        if (c == '"' || c == '\\') printf("\\%c", c);
-        else if (c < 0x20) printf("\\u%04x", c);
-        else putchar(c);
-    }
-    putchar('"');
-}
+static void json_str(const char * s) { tg_json_write_string(stdout, s, strlen(s)); }
 
 static void json_num(double v) {
     if (isfinite(v)) printf("%.9g", v); else printf("null");
@@ -163,7 +156,9 @@ static void print_text(const struct tg_diff_result * r, const char * a, const ch
             const struct tg_diff_pair * p = &r->pairs[k];
             char sh[64];
             shape_str(p->ne, sh, sizeof(sh));
-            printf("%5u %6d %6d  %-28.28s %-12s %-18s %-7s %-8s", p->graph_id, p->node_a, p->node_b, p->name, p->op, sh,
+            char nm[29];   // cut between characters, never inside one
+            tg_escape(nm, sizeof nm, p->name, strlen(p->name));
+            printf("%5u %6d %6d  %-28s %-12s %-18s %-7s %-8s", p->graph_id, p->node_a, p->node_b, nm, tg_escape_str(p->op), sh,
                    tg_diff_kind_name(p->kind), tg_diff_evidence_name(p->evidence));
             print_num(p->rel_l2, 10);
             print_num(p->max_abs, 10);
@@ -177,7 +172,7 @@ static void print_text(const struct tg_diff_result * r, const char * a, const ch
         const struct tg_diff_pair * p = &r->pairs[r->first];
         char sh[64];
         shape_str(p->ne, sh, sizeof(sh));
-        printf("first divergent node: graph %u, node %d (B: %d) %s (%s %s)\n", p->graph_id, p->node_a, p->node_b, p->name, p->op, sh);
+        printf("first divergent node: graph %u, node %d (B: %d) %s (%s %s)\n", p->graph_id, p->node_a, p->node_b, tg_escape_str(p->name), tg_escape_str(p->op), sh);
         if (p->evidence == TG_DIFF_EV_CONTENTS)
             printf("  errors (contents): max abs %.4g, mean abs %.4g, relative L2 %.4g, max rel %.4g (rtol %g, atol %g)\n",
                    p->max_abs, p->mean_abs, p->rel_l2, p->max_rel, o->rtol, o->atol);
@@ -192,7 +187,7 @@ static void print_text(const struct tg_diff_result * r, const char * a, const ch
             const struct tg_diff_pair * p = &r->pairs[k];
             if (p->kind != TG_DIFF_ONLY_A && p->kind != TG_DIFF_ONLY_B) continue;
             printf("values agree, but the graphs differ: first structural difference in graph %u: %s %s only in %s (node %d)\n",
-                   p->graph_id, p->name, p->op, p->kind == TG_DIFF_ONLY_A ? "A" : "B", p->kind == TG_DIFF_ONLY_A ? p->node_a : p->node_b);
+                   p->graph_id, tg_escape_str(p->name), tg_escape_str(p->op), p->kind == TG_DIFF_ONLY_A ? "A" : "B", p->kind == TG_DIFF_ONLY_A ? p->node_a : p->node_b);
             break;
         }
         if (r->n_graphs_a != r->n_graphs_b) printf("A has %d graphs, B has %d\n", r->n_graphs_a, r->n_graphs_b);

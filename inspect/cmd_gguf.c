@@ -1,6 +1,8 @@
 // cmd_gguf.c - `tgdb gguf FILE [--json] [--items N]`: a GGUF file's header,
 // key/values (long arrays elided) and tensor table, as text or JSON.
 #include "cli.h"
+#include "core/text.h"
+#include "json.h"
 #include "tg/gguf.h"
 
 #include <inttypes.h>
@@ -14,35 +16,8 @@ TG_CLI_COMMAND(gguf, "gguf FILE [--json] [--items N]",
 
 // ---- JSON ----------------------------------------------------------------------
 
-// Length of a valid UTF-8 sequence at s (n bytes left), or 0.
-static size_t utf8_len(const unsigned char * s, size_t n) {
-    size_t k = s[0] < 0x80 ? 1 : (s[0] >> 5) == 0x6 ? 2 : (s[0] >> 4) == 0xe ? 3 : (s[0] >> 3) == 0x1e ? 4 : 0;
-    if (k == 0 || k > n) return 0;
-    for (size_t i = 1; i < k; i++) if ((s[i] & 0xc0) != 0x80) return 0;
-    if (k == 2 && s[0] < 0xc2) return 0;                       // overlong
-    if (k == 3 && s[0] == 0xe0 && s[1] < 0xa0) return 0;
-    if (k == 3 && s[0] == 0xed && s[1] >= 0xa0) return 0;      // surrogates
-    if (k == 4 && (s[0] > 0xf4 || (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))) return 0;
-    return k;
-}
-
-// Writes s as a JSON string; bytes that are not valid UTF-8 become \u00XX.
-static void json_str(const char * s, size_t n) {
-    const unsigned char * u = (const unsigned char *) s;
-    putchar('"');
-    for (size_t i = 0; i < n;) {
-        unsigned char c = u[i];
-        size_t k = utf8_len(u + i, n - i);
-        if (c == '"' || c == '\\') printf("\\%c", c);
-        else if (c == '\n') fputs("\\n", stdout);
-        else if (c == '\t') fputs("\\t", stdout);
-        else if (c == '\r') fputs("\\r", stdout);
-        else if (c < 0x20 || c == 0x7f || k == 0) printf("\\u%04x", c);
-        else { fwrite(u + i, 1, k, stdout); i += k; continue; }
-        i++;
-    }
-    putchar('"');
-}
+// Writes s as a JSON string (bytes that are not UTF-8 as \ufffd).
+static void json_str(const char * s, size_t n) { tg_json_write_string(stdout, s, n); }
 
 static void json_scalar(enum tg_gguf_type t, const uint8_t * v) {
     switch (t) {
@@ -145,7 +120,7 @@ static void print_text(const struct tg_gguf * g, const char * path, int64_t item
         char type[32];
         if (t == TG_GGUF_ARRAY) snprintf(type, sizeof(type), "%s[%s]", tg_gguf_type_name(t), tg_gguf_type_name(tg_gguf_arr_type(g, i)));
         else snprintf(type, sizeof(type), "%s", tg_gguf_type_name(t));
-        printf("  %-40s %-14s %s\n", tg_gguf_key(g, i), type, tg_gguf_value_str(g, i, (size_t) items, buf, cap));
+        printf("  %-40s %-14s %s\n", tg_escape_str(tg_gguf_key(g, i)), type, tg_gguf_value_str(g, i, (size_t) items, buf, cap));
     }
     free(buf);
     printf("\ntensors:\n  %4s  %-32s %-7s %-24s %12s %12s\n", "#", "name", "type", "shape", "offset", "bytes");
@@ -155,7 +130,7 @@ static void print_text(const struct tg_gguf * g, const char * path, int64_t item
         int o = snprintf(shape, sizeof(shape), "[");
         for (int d = 0; d < t->n_dims; d++) o += snprintf(shape + o, sizeof(shape) - (size_t) o, "%s%" PRId64, d ? ", " : "", t->ne[d]);
         snprintf(shape + o, sizeof(shape) - (size_t) o, "]");
-        printf("  %4" PRId64 "  %-32s %-7s %-24s %12" PRIu64 " %12zu%s\n", i, t->name, tg_gguf_tensor_type_name(t->type),
+        printf("  %4" PRId64 "  %-32s %-7s %-24s %12" PRIu64 " %12zu%s\n", i, tg_escape_str(t->name), tg_gguf_tensor_type_name(t->type),
                shape, t->offset, t->size, tg_gguf_tensor_data(g, i) ? "" : "  (missing)");
     }
 }

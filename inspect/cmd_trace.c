@@ -1,5 +1,6 @@
 // cmd_trace.c - `tgdb trace info|nodes|node|dump`: read a trace file.
 #include "cli.h"
+#include "core/text.h"
 #include "tg/trace-check.h"
 #include "tg/trace-read.h"
 #include "tg/types.h"
@@ -54,9 +55,9 @@ static void info_run(struct tg_trace * tr) {
     char when[64] = "?";
     if (gmtime_r(&t, &tm)) strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
     printf("run: pid %u, %d threads, engine %s, started %s\n", run.pid, run.n_threads, run.engine_version, when);
-    printf("  command: %s\n", run.cmdline[0] ? run.cmdline : "(unknown)");
-    printf("  backends: %s\n", run.backends[0] ? run.backends : "(unknown)");
-    if (run.note[0]) printf("  note: %s\n", run.note);
+    printf("  command: %s\n", run.cmdline[0] ? tg_escape_str(run.cmdline) : "(unknown)");
+    printf("  backends: %s\n", run.backends[0] ? tg_escape_str(run.backends) : "(unknown)");
+    if (run.note[0]) printf("  note: %s\n", tg_escape_str(run.note));
 }
 
 static void info_graphs(struct tg_trace * tr) {
@@ -82,7 +83,7 @@ static void info_graphs(struct tg_trace * tr) {
         for (int bi = 0; bi < nb; bi++) {
             struct tg_trace_buffer b;
             if (tg_trace_get_buffer(tr, gi, bi, &b))
-                printf("%s %s %s #%" PRIu64 " %s", bi ? "," : "; buffers:", b.buft, usage_name(b.usage), b.uid,
+                printf("%s %s %s #%" PRIu64 " %s", bi ? "," : "; buffers:", tg_escape_str(b.buft), usage_name(b.usage), b.uid,
                        human_bytes(b.size, b1, sizeof(b1)));
         }
         printf("\n");
@@ -136,7 +137,7 @@ static void info_totals(struct tg_trace * tr) {
         if (!tg_trace_get_event(tr, i, &e) || e.kind == TG_TRACE_EV_GRAPH_ALLOCATED) continue;
         if (shown == 10) { more++; continue; }
         printf("  event %s (%s): %s\n", tg_trace_event_kind_name(e.kind), e.severity < 3 ? sev[e.severity] : "?",
-               e.message && e.message[0] ? e.message : e.name);
+               tg_escape_str(e.message && e.message[0] ? e.message : e.name));
         shown++;
     }
     if (more) printf("  ... %d more events\n", more);
@@ -161,7 +162,7 @@ static int trace_info(int argc, char ** argv) {
         struct tg_trace_sched s;
         if (!tg_trace_get_sched(tr, i, &s)) continue;
         printf("  sched %u:", s.sched_id);
-        for (int b = 0; b < s.n_backends; b++) printf("%s %d=%s (%s)", b ? "," : "", b, s.backend[b], s.buft[b]);
+        for (int b = 0; b < s.n_backends; b++) printf("%s %d=%s (%s)", b ? "," : "", b, tg_escape_str(s.backend[b]), tg_escape_str(s.buft[b]));
         printf("\n");
     }
     info_graphs(tr);
@@ -176,8 +177,8 @@ static void print_eval_row(struct tg_trace * tr, int i, const struct tg_trace_ev
     struct tg_trace_tensor t;
     struct tg_trace_graph g;
     bool have = tg_trace_get_tensor(tr, gi, e->node, &t) && tg_trace_get_graph(tr, gi, &g);
-    printf("%6d %5u %5d  %-24s %-10s %-6s %3d  #%" PRIu64 "@%-9" PRIu64, i, e->graph_id, e->node, have ? t.name : "?",
-           have ? tg_trace_op_name(tr, t.op) : "?", have ? tg_trace_backend_name(tr, g.sched_id, e->backend) : "?",
+    printf("%6d %5u %5d  %-24s %-10s %-6s %3d  #%" PRIu64 "@%-9" PRIu64, i, e->graph_id, e->node, have ? tg_escape_str(t.name) : "?",
+           have ? tg_escape_str(tg_trace_op_name(tr, t.op)) : "?", have ? tg_escape_str(tg_trace_backend_name(tr, g.sched_id, e->backend)) : "?",
            e->split, e->buffer_uid, e->offset);
     if (e->flags & TG_TRACE_EVAL_TIME) printf(" %9.1f", (double) (e->t_end_ns - e->t_begin_ns) / 1e3);
     else printf(" %9s", "-");
@@ -237,8 +238,8 @@ static int trace_nodes(int argc, char ** argv) {
         int mi = tg_trace_marker_before(tr, e.record);
         struct tg_trace_marker m;
         if (mi != last_marker && mi >= 0 && tg_trace_get_marker(tr, mi, &m)) {
-            if (strstr(m.text, "n_tokens=")) printf("-- marker %d: %s\n", mi, m.text);   // engine markers carry them
-            else printf("-- marker %d: %s n_tokens=%d pos=%d\n", mi, m.text, m.n_tokens, m.pos);
+            if (strstr(m.text, "n_tokens=")) printf("-- marker %d: %s\n", mi, tg_escape_str(m.text));   // engine markers carry them
+            else printf("-- marker %d: %s n_tokens=%d pos=%d\n", mi, tg_escape_str(m.text), m.n_tokens, m.pos);
         }
         last_marker = mi;
         print_eval_row(tr, i, &e, gi);
@@ -339,9 +340,9 @@ static void print_ref(struct tg_trace * tr, int gi, int ti) {
     if (ti < g.n_nodes) {
         struct tg_trace_tensor t;
         tg_trace_get_tensor(tr, gi, ti, &t);
-        printf("'%s' (node %d, %s)", name, ti, tg_trace_op_name(tr, t.op));
+        printf("'%s' (node %d, %s)", tg_escape_str(name), ti, tg_escape_str(tg_trace_op_name(tr, t.op)));
     } else {
-        printf("'%s' (leaf %d)", name, ti - g.n_nodes);
+        printf("'%s' (leaf %d)", tg_escape_str(name), ti - g.n_nodes);
     }
 }
 
@@ -382,13 +383,13 @@ static void node_structure(struct tg_trace * tr, int gi, int ti, const struct tg
 static void node_placement(struct tg_trace * tr, int gi, int ti, const struct tg_trace_graph * g) {
     struct tg_trace_placement p;
     if (tg_trace_get_placement(tr, gi, ti, &p))
-        printf("  placement: %s, cause %s%s%s\n", tg_trace_backend_name(tr, g->sched_id, p.backend),
-               tg_trace_cause_name(tr, p.cause), p.text[0] ? ": " : "", p.text);
+        printf("  placement: %s, cause %s%s%s\n", tg_escape_str(tg_trace_backend_name(tr, g->sched_id, p.backend)),
+               tg_escape_str(tg_trace_cause_name(tr, p.cause)), p.text[0] ? ": " : "", tg_escape_str(p.text));
     int si = ti < g->n_nodes ? tg_trace_split_of_node(tr, gi, ti) : -1;
     struct tg_trace_split sp;
     if (si >= 0 && tg_trace_get_split(tr, gi, si, &sp))
         printf("  split %d of %d: %s, nodes %d..%d, %u inputs\n", si, tg_trace_n_splits(tr, gi),
-               tg_trace_backend_name(tr, g->sched_id, sp.backend), sp.node_begin, sp.node_end - 1, sp.n_inputs);
+               tg_escape_str(tg_trace_backend_name(tr, g->sched_id, sp.backend)), sp.node_begin, sp.node_end - 1, sp.n_inputs);
 }
 
 static void node_alloc(struct tg_trace * tr, int gi, int ti, const struct tg_trace_graph * g) {
@@ -400,7 +401,7 @@ static void node_alloc(struct tg_trace * tr, int gi, int ti, const struct tg_tra
         return;
     }
     printf("  allocation: buffer #%" PRIu64 " (%s, %s), offset %" PRIu64 ", %" PRIu64 " bytes, live steps %d..%d%s%s",
-           b.uid, b.buft, usage_name(b.usage), a.offset, a.size, a.first_step, a.last_step,
+           b.uid, tg_escape_str(b.buft), usage_name(b.usage), a.offset, a.size, a.first_step, a.last_step,
            a.flags & TG_TRACE_ALLOC_VIEW ? ", view" : "", a.flags & TG_TRACE_ALLOC_EXTERNAL ? ", preallocated" : "");
     if (a.inplace_parent >= 0) { printf(", in place of "); print_ref(tr, gi, a.inplace_parent); }
     printf("\n");
@@ -462,9 +463,9 @@ static int trace_node(int argc, char ** argv) {
     struct tg_trace_tensor t;
     tg_trace_get_graph(tr, gi, &g);
     tg_trace_get_tensor(tr, gi, ti, &t);
-    printf("'%s': graph %u (sched %d), %s %d, op %s\n", t.name, g.graph_id,
+    printf("'%s': graph %u (sched %d), %s %d, op %s\n", tg_escape_str(t.name), g.graph_id,
            g.sched_id == UINT32_MAX ? -1 : (int) g.sched_id, ti < g.n_nodes ? "node" : "leaf",
-           ti < g.n_nodes ? ti : ti - g.n_nodes, tg_trace_op_name(tr, t.op));
+           ti < g.n_nodes ? ti : ti - g.n_nodes, tg_escape_str(tg_trace_op_name(tr, t.op)));
     node_structure(tr, gi, ti, &t);
     node_placement(tr, gi, ti, &g);
     node_alloc(tr, gi, ti, &g);
@@ -574,7 +575,7 @@ static int trace_dump(int argc, char ** argv) {
     }
     char shape[96];
     char tname[TG_TRACE_NAME];
-    printf("'%s' graph %u node %d, computation %u: %s %s, hash %016" PRIx64 "\n", tg_trace_tensor_name(tr, gi, ti, tname),
+    printf("'%s' graph %u node %d, computation %u: %s %s, hash %016" PRIx64 "\n", tg_escape_str(tg_trace_tensor_name(tr, gi, ti, tname)),
            g.graph_id, ti,
            c.compute_seq, tg_trace_type_name(tr, c.type), tg_trace_shape_str(c.ne, shape, sizeof(shape)), c.hash);
     if (npy) {

@@ -1,4 +1,6 @@
 // json.c - see json.h.
+#include "core/grow.h"
+#include "core/text.h"
 #include "json.h"
 
 #include <errno.h>
@@ -24,14 +26,7 @@ struct jbuf {
 };
 
 static bool jbuf_put(struct jbuf * b, const char * s, size_t n) {
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 32;
-        while (cap < b->n + n + 1) cap *= 2;
-        char * p = realloc(b->p, cap);
-        if (!p) return false;
-        b->p = p;
-        b->cap = cap;
-    }
+    if (n > SIZE_MAX - b->n - 1 || !TG_GROW(b->p, b->cap, b->n + n + 1)) return false;
     memcpy(b->p + b->n, s, n);
     b->n += n;
     b->p[b->n] = 0;
@@ -203,12 +198,7 @@ static bool jparse_int_array(struct jparse * j, struct tg_json_field * f) {
         }
         if (!jparse_number(j, &d, &v, &is_int)) return false;
         if (!is_int) return jfail(j, "only arrays of integers are supported");
-        if (f->n_ints == cap) {
-            cap = cap ? 2 * cap : 16;
-            int64_t * p = realloc(f->ints, cap * sizeof(int64_t));
-            if (!p) return jfail(j, "out of memory");
-            f->ints = p;
-        }
+        if (!TG_GROW(f->ints, cap, (size_t) f->n_ints + 1)) return jfail(j, "out of memory");
         f->ints[f->n_ints++] = v;
         jskip_ws(j);
         if (j->pos < j->n && j->s[j->pos] == ']') { j->pos++; return true; }
@@ -254,12 +244,7 @@ static bool jparse_members(struct jparse * j, struct tg_json_object * obj) {
     jskip_ws(j);
     if (j->pos < j->n && j->s[j->pos] == '}') { j->pos++; return true; }
     for (;;) {
-        if (obj->n == cap) {
-            cap = cap ? 2 * cap : 4;
-            struct tg_json_field * p = realloc(obj->fields, cap * sizeof(*p));
-            if (!p) return jfail(j, "out of memory");
-            obj->fields = p;
-        }
+        if (!TG_GROW(obj->fields, cap, (size_t) obj->n + 1)) return jfail(j, "out of memory");
         struct tg_json_field * f = &obj->fields[obj->n++];
         memset(f, 0, sizeof(*f));
         struct jbuf key = {0};
@@ -332,6 +317,10 @@ void tg_json_write_string(FILE * f, const char * s, size_t n) {
                 if (c < 0x20) {
                     snprintf(ubuf, sizeof(ubuf), "\\u%04x", c);
                     esc = ubuf;
+                } else if (c >= 0x80) {   // valid UTF-8 passes whole; a stray byte (a name cut mid-character) is U+FFFD
+                    size_t k = tg_utf8_seq((const unsigned char *) s + i, n - i);
+                    if (k) { i += k - 1; continue; }
+                    esc = "\\ufffd";
                 }
         }
         if (!esc) continue;

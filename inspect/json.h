@@ -51,7 +51,9 @@ void tg_json_object_free(struct tg_json_object * obj);
 
 // Writes s[0..n) as a JSON string literal, escaped the way Python's
 // json.dumps(ensure_ascii=False) does: \" \\ \n \r \t \b \f, other control
-// characters as \u00xx, everything else (UTF-8 included) as is.
+// characters as \u00xx, well-formed UTF-8 as is; a byte that does not start
+// a well-formed UTF-8 sequence (a name cut inside a character) as \ufffd, so
+// the output is always valid JSON.
 void tg_json_write_string(FILE * f, const char * s, size_t n);
 
 // Writes an array of integers as "[1, 2, 3]" (Python's json.dumps spacing).

@@ -1,5 +1,6 @@
 // shell-live.c - the shell's commands on a model running in-process: run,
 // step, continue, finish, print of the real tensors, where, list.
+#include "core/text.h"
 #include "shell.h"
 #include "tg/live.h"
 #include "tg/trace.h"
@@ -62,7 +63,7 @@ int shell_live_where(struct shell * sh) {
     char shape[96];
     tg_shape_str(w.node, shape, sizeof(shape));
     printf("stopped after node %d/%d %s (%s %s) of graph %d; decode of %d token%s at pos %d (token %d)",
-           w.index, w.graph ? w.graph->n_nodes : 0, w.node->name, tg_op_name(w.node->op), shape, w.graph_seq,
+           w.index, w.graph ? w.graph->n_nodes : 0, tg_escape_str(w.node->name), tg_op_name(w.node->op), shape, w.graph_seq,
            w.n_tokens, w.n_tokens == 1 ? "" : "s", w.pos0, w.pos0 + w.n_tokens - 1);
     if (w.layer >= 0) printf(", layer %d", w.layer);
     printf("\n");
@@ -148,7 +149,7 @@ int shell_live_print(struct shell * sh, int argc, char ** argv) {
     if (a < argc) return shell_err(sh, "usage: print [NODE] [SLICE]");
     char shape[96];
     tg_shape_str(t, shape, sizeof(shape));
-    printf("%s: %s %s (read from its backend buffer)%s\n", t->name, tg_op_name(t->op), shape,
+    printf("%s: %s %s (read from its backend buffer)%s\n", tg_escape_str(t->name), tg_op_name(t->op), shape,
            index >= 0 && !tg_live_node_done(lv, index) ? "  WARNING: not computed yet: stale memory" : "");
     int64_t lo = 0, hi = tg_nelements(t) < 16 ? tg_nelements(t) : 16;
     char err[160];
@@ -159,7 +160,7 @@ int shell_live_print(struct shell * sh, int argc, char ** argv) {
     if (got < 0) { free(v); return shell_err(sh, "%s", tg_last_error()); }
     for (int64_t k = 0; k < got; k++) printf("%s%.6g", k % 8 == 0 ? (k ? "\n    " : "    ") : " ", v[k]);
     printf("\n");
-    if (!slice && tg_nelements(t) > hi) printf("  ... %lld more (print %s [a:b])\n", (long long) (tg_nelements(t) - hi), t->name);
+    if (!slice && tg_nelements(t) > hi) printf("  ... %lld more (print %s [a:b])\n", (long long) (tg_nelements(t) - hi), tg_escape_str(t->name));
     free(v);
     return 0;
 }
@@ -173,7 +174,7 @@ int shell_live_list(struct shell * sh, int n) {
         struct tg_tensor * t = w.graph->nodes[i];
         char shape[96];
         tg_shape_str(t, shape, sizeof(shape));
-        printf("%s %5d  %-28s %-12s %s%s\n", i == w.index ? "=>" : "  ", i, t->name, tg_op_name(t->op), shape,
+        printf("%s %5d  %-28s %-12s %s%s\n", i == w.index ? "=>" : "  ", i, tg_escape_str(t->name), tg_op_name(t->op), shape,
                tg_live_node_done(lv, i) ? "" : "  (not computed yet)");
     }
     return 0;

@@ -2,6 +2,7 @@
 // through evaluated nodes in recorded order, breakpoints, printing values,
 // info, and the diff/dot/check tools on the open trace.
 #include "cli.h"
+#include "core/text.h"
 #include "shell.h"
 #include "tg/trace.h"
 #include "tg/core.h"
@@ -92,11 +93,11 @@ static void print_position(struct shell * sh) {
     struct tg_trace_graph gr;
     tg_trace_get_graph(sh->tr, gi, &gr);
     printf("eval %d/%d: graph %d (id %u), node %d/%d %s (%s %s", sh->eval + 1, tg_trace_n_evals(sh->tr), gi, e.graph_id,
-           e.node, gr.n_nodes, t.name, tg_trace_op_name(sh->tr, t.op), tg_trace_type_name(sh->tr, t.type));
+           e.node, gr.n_nodes, tg_escape_str(t.name), tg_escape_str(tg_trace_op_name(sh->tr, t.op)), tg_trace_type_name(sh->tr, t.type));
     char shape[64];
     printf(" %s)", tg_trace_shape_str(t.ne, shape, sizeof(shape)));
     int split = tg_trace_split_of_node(sh->tr, gi, e.node);
-    if (split >= 0) printf(", split %d on %s", split, tg_trace_backend_name(sh->tr, gr.sched_id, e.backend));
+    if (split >= 0) printf(", split %d on %s", split, tg_escape_str(tg_trace_backend_name(sh->tr, gr.sched_id, e.backend)));
     int mi = tg_trace_marker_before(sh->tr, e.record);
     struct tg_trace_marker m;
     if (mi >= 0 && tg_trace_get_marker(sh->tr, mi, &m) && m.kind == TG_TRACE_MARK_DECODE)
@@ -345,8 +346,8 @@ int shell_cmd_list(struct shell * sh, int argc, char ** argv) {
         int ei = tg_trace_find_eval(sh->tr, gr.graph_id, i, UINT32_MAX);
         struct tg_trace_eval ev;
         bool nf = ei >= 0 && tg_trace_get_eval(sh->tr, ei, &ev) && (ev.flags & TG_TRACE_EVAL_SUMMARY) && (ev.sum.n_nan || ev.sum.n_inf);
-        printf("%s %5d  %-28s %-12s %-6s %-18s%s\n", sh->eval >= 0 && i == center ? "=>" : "  ", i, t.name,
-               tg_trace_op_name(sh->tr, t.op), tg_trace_type_name(sh->tr, t.type), tg_trace_shape_str(t.ne, shape, sizeof(shape)),
+        printf("%s %5d  %-28s %-12s %-6s %-18s%s\n", sh->eval >= 0 && i == center ? "=>" : "  ", i, tg_escape_str(t.name),
+               tg_escape_str(tg_trace_op_name(sh->tr, t.op)), tg_trace_type_name(sh->tr, t.type), tg_trace_shape_str(t.ne, shape, sizeof(shape)),
                nf ? "  NaN/Inf" : ei < 0 ? "  (not evaluated)" : "");
     }
     return 0;
@@ -402,7 +403,7 @@ int shell_cmd_print(struct shell * sh, int argc, char ** argv) {
     tg_trace_get_graph(sh->tr, gi, &gr);
     tg_trace_get_tensor(sh->tr, gi, ti, &t);
     char shape[64];
-    printf("%s: %s %s %s\n", t.name, tg_trace_op_name(sh->tr, t.op), tg_trace_type_name(sh->tr, t.type), tg_trace_shape_str(t.ne, shape, sizeof(shape)));
+    printf("%s: %s %s %s\n", tg_escape_str(t.name), tg_escape_str(tg_trace_op_name(sh->tr, t.op)), tg_trace_type_name(sh->tr, t.type), tg_trace_shape_str(t.ne, shape, sizeof(shape)));
     uint32_t seq = have ? e.compute_seq : UINT32_MAX;
     int ci = tg_trace_find_contents(sh->tr, gr.graph_id, ti, seq);
     if (ci < 0) ci = tg_trace_find_contents(sh->tr, gr.graph_id, ti, UINT32_MAX);
@@ -418,7 +419,7 @@ int shell_cmd_print(struct shell * sh, int argc, char ** argv) {
         else {
             printf("  contents (recorded, compute %u):", c.compute_seq);
             print_values(v, c.ne, lo, hi);
-            if (!slice && n > hi) printf("  ... %lld more (print %s [a:b])\n", (long long) (n - hi), t.name);
+            if (!slice && n > hi) printf("  ... %lld more (print %s [a:b])\n", (long long) (n - hi), tg_escape_str(t.name));
         }
         free(v);
         return rc;
@@ -426,7 +427,7 @@ int shell_cmd_print(struct shell * sh, int argc, char ** argv) {
     int ei = tg_trace_find_eval(sh->tr, gr.graph_id, ti, seq);
     struct tg_trace_eval ev;
     if (ei < 0 || !tg_trace_get_eval(sh->tr, ei, &ev)) return shell_err(sh, "%s was not evaluated in this trace", t.name);
-    printf("  no contents recorded%s (TGDB_TRACE_DUMP='%s' records them); summary:\n", slice ? ", so no slice" : "", t.name);
+    printf("  no contents recorded%s (TGDB_TRACE_DUMP='%s' records them); summary:\n", slice ? ", so no slice" : "", tg_escape_str(t.name));
     if (ev.flags & TG_TRACE_EVAL_SUMMARY)
         printf("  min %.6g max %.6g mean %.6g rms %.6g  nan %llu inf %llu zeros %llu of %llu\n", ev.sum.min, ev.sum.max, ev.sum.mean,
                ev.sum.rms, (unsigned long long) ev.sum.n_nan, (unsigned long long) ev.sum.n_inf, (unsigned long long) ev.sum.n_zero,
@@ -443,7 +444,7 @@ static void info_graphs(struct shell * sh) {
         int mi = tg_trace_marker_before(sh->tr, gr.record);
         struct tg_trace_marker m;
         if (mi >= 0 && tg_trace_get_marker(sh->tr, mi, &m) && m.kind == TG_TRACE_MARK_DECODE)
-            printf("   %s %d token%s at pos %d", m.text && m.text[0] ? m.text : "decode", m.n_tokens, m.n_tokens == 1 ? "" : "s", m.pos);
+            printf("   %s %d token%s at pos %d", tg_escape_str(m.text) && m.text[0] ? tg_escape_str(m.text) : "decode", m.n_tokens, m.n_tokens == 1 ? "" : "s", m.pos);
         printf("\n");
     }
 }
@@ -454,19 +455,19 @@ static void info_node(struct shell * sh, int gi, int ti) {
     tg_trace_get_graph(sh->tr, gi, &gr);
     tg_trace_get_tensor(sh->tr, gi, ti, &t);
     char shape[64], nb[TG_TRACE_NAME];
-    printf("node %d of graph %d: %s\n  op %s, type %s, shape %s, strides [%llu,%llu,%llu,%llu]\n", ti, gi, t.name,
-           tg_trace_op_name(sh->tr, t.op), tg_trace_type_name(sh->tr, t.type), tg_trace_shape_str(t.ne, shape, sizeof(shape)),
+    printf("node %d of graph %d: %s\n  op %s, type %s, shape %s, strides [%llu,%llu,%llu,%llu]\n", ti, gi, tg_escape_str(t.name),
+           tg_escape_str(tg_trace_op_name(sh->tr, t.op)), tg_trace_type_name(sh->tr, t.type), tg_trace_shape_str(t.ne, shape, sizeof(shape)),
            (unsigned long long) t.nb[0], (unsigned long long) t.nb[1], (unsigned long long) t.nb[2], (unsigned long long) t.nb[3]);
     for (int k = 0; k < TG_TRACE_MAX_SRC; k++)
-        if (t.src[k] != TG_TRACE_NONE) printf("  src%d %s%s\n", k, tg_trace_tensor_name(sh->tr, gi, t.src[k], nb), t.src[k] >= gr.n_nodes ? " (leaf)" : "");
+        if (t.src[k] != TG_TRACE_NONE) printf("  src%d %s%s\n", k, tg_escape_str(tg_trace_tensor_name(sh->tr, gi, t.src[k], nb)), t.src[k] >= gr.n_nodes ? " (leaf)" : "");
     struct tg_trace_placement p;
     if (tg_trace_get_placement(sh->tr, gi, ti, &p))
-        printf("  placement: %s, because %s\n", tg_trace_backend_name(sh->tr, gr.sched_id, p.backend), p.text && p.text[0] ? p.text : "(no cause recorded)");
+        printf("  placement: %s, because %s\n", tg_escape_str(tg_trace_backend_name(sh->tr, gr.sched_id, p.backend)), tg_escape_str(p.text) && p.text[0] ? tg_escape_str(p.text) : "(no cause recorded)");
     struct tg_trace_alloc a;
     if (tg_trace_get_alloc(sh->tr, gi, ti, &a) && a.buffer != TG_TRACE_NONE)
         printf("  memory: buffer %d, offset 0x%llx, %llu bytes, live steps %d..%d%s%s\n", a.buffer, (unsigned long long) a.offset,
                (unsigned long long) a.size, a.first_step, a.last_step, a.inplace_parent != TG_TRACE_NONE ? ", in place of " : "",
-               a.inplace_parent != TG_TRACE_NONE ? tg_trace_tensor_name(sh->tr, gi, a.inplace_parent, nb) : "");
+               a.inplace_parent != TG_TRACE_NONE ? tg_escape_str(tg_trace_tensor_name(sh->tr, gi, a.inplace_parent, nb)) : "");
     int ei = tg_trace_find_eval(sh->tr, gr.graph_id, ti, UINT32_MAX);
     struct tg_trace_eval e;
     if (ei >= 0 && tg_trace_get_eval(sh->tr, ei, &e)) {
@@ -498,7 +499,7 @@ int shell_cmd_info(struct shell * sh, int argc, char ** argv) {
         struct tg_trace_status st;
         tg_trace_get_status(sh->tr, &st);
         if (tg_trace_get_run(sh->tr, &r))
-            printf("  command: %s\n  engine %s, backends %s, %d threads, pid %u\n", r.cmdline, r.engine_version, r.backends, r.n_threads, r.pid);
+            printf("  command: %s\n  engine %s, backends %s, %d threads, pid %u\n", tg_escape_str(r.cmdline), r.engine_version, tg_escape_str(r.backends), r.n_threads, r.pid);
         printf("  %d graphs, %d evaluated nodes, %d host accesses, %d markers; %s\n", tg_trace_n_graphs(sh->tr), tg_trace_n_evals(sh->tr),
                tg_trace_n_hosts(sh->tr), tg_trace_n_markers(sh->tr), st.message);
     } else if (!strcmp(what, "graphs")) {
@@ -517,7 +518,7 @@ int shell_cmd_info(struct shell * sh, int argc, char ** argv) {
                 struct tg_trace_split_input in;
                 if (tg_trace_get_split_input(sh->tr, gi, (int) (sp.first_input + k), &in)) bytes += in.bytes;
             }
-            printf("  split %-3d %-6s nodes %d..%d, %u inputs, %llu bytes copied\n", s, tg_trace_backend_name(sh->tr, gr.sched_id, sp.backend),
+            printf("  split %-3d %-6s nodes %d..%d, %u inputs, %llu bytes copied\n", s, tg_escape_str(tg_trace_backend_name(sh->tr, gr.sched_id, sp.backend)),
                    sp.node_begin, sp.node_end - 1, sp.n_inputs, (unsigned long long) bytes);
         }
     } else if (!strcmp(what, "buffers")) {
@@ -528,7 +529,7 @@ int shell_cmd_info(struct shell * sh, int argc, char ** argv) {
         for (int b = 0; b < tg_trace_n_buffers(sh->tr, gi); b++) {
             struct tg_trace_buffer bu;
             if (tg_trace_get_buffer(sh->tr, gi, b, &bu))
-                printf("  buffer %d: %s, type %s, usage %s, %llu bytes\n", b, tg_trace_backend_name(sh->tr, gr.sched_id, bu.backend), bu.buft,
+                printf("  buffer %d: %s, type %s, usage %s, %llu bytes\n", b, tg_escape_str(tg_trace_backend_name(sh->tr, gr.sched_id, bu.backend)), tg_escape_str(bu.buft),
                        bu.usage >= 0 && bu.usage < 3 ? usage[bu.usage] : "?", (unsigned long long) bu.size);
         }
     } else if (!strcmp(what, "node")) {

@@ -1,6 +1,7 @@
 // shell.c - `tgdb shell`: the command loop (GNU Readline with history and
 // completion on a terminal; -x commands or a script on standard input
 // otherwise), the parser and the command table.
+#include "core/grow.h"
 #include "cli.h"
 #include "shell.h"
 
@@ -162,18 +163,14 @@ void shell_exec_line(struct shell * sh, char * line) {
 // ---- completion -------------------------------------------------------------
 
 static char ** matches;
-static int n_matches, cap_matches;
+static int n_matches;
+static size_t cap_matches;
 
 static void add_match(const char * name, void * user) {
     const char * prefix = user;
     if (strncmp(name, prefix, strlen(prefix)) != 0) return;
     for (int i = 0; i < n_matches; i++) if (!strcmp(matches[i], name)) return;
-    if (n_matches == cap_matches) {
-        cap_matches = cap_matches ? cap_matches * 2 : 64;
-        char ** m = realloc(matches, sizeof(char *) * (size_t) cap_matches);
-        if (!m) return;
-        matches = m;
-    }
+    if (!TG_GROW(matches, cap_matches, (size_t) n_matches + 1)) return;
     matches[n_matches++] = strdup(name);
 }
 

@@ -1,5 +1,6 @@
 // live.c - live debugging: the model's decode on a worker thread, the eval
 // callback blocking at breakpoints and steps (see tg/live.h).
+#include "core/grow.h"
 #include "tg/live.h"
 #include "tg/gguf.h"
 #include "tg/llama.h"
@@ -156,14 +157,7 @@ static void append_text(struct tg_live * lv, int32_t id) {
     char piece[256];
     int n = tg_vocab_token_to_piece(lv->vocab, id, piece, sizeof(piece), false);
     if (n <= 0) return;
-    if (lv->text_len + (size_t) n + 1 > lv->text_cap) {
-        size_t cap = lv->text_cap ? lv->text_cap * 2 : 256;
-        while (cap < lv->text_len + (size_t) n + 1) cap *= 2;
-        char * t = realloc(lv->text, cap);
-        if (!t) return;
-        lv->text = t;
-        lv->text_cap = cap;
-    }
+    if (!TG_GROW(lv->text, lv->text_cap, lv->text_len + (size_t) n + 1)) return;
     memcpy(lv->text + lv->text_len, piece, (size_t) n);
     lv->text_len += (size_t) n;
     lv->text[lv->text_len] = '\0';
@@ -311,10 +305,8 @@ const char * tg_live_text(const struct tg_live * lv) { return lv->text ? lv->tex
 enum tg_status tg_live_run(struct tg_live * lv, const char * prompt, int n_predict) {
     stop_worker(lv);
     int n = (int) strlen(prompt) + 8;
-    int32_t * toks = realloc(lv->tokens, sizeof(int32_t) * (size_t) n);
-    if (!toks) return tg_error(TG_ERR_NOMEM, "live: out of memory");
-    lv->tokens = toks;
-    int k = tg_vocab_tokenize(lv->vocab, prompt, strlen(prompt), toks, n, true, false);
+    if (!TG_RESIZE(lv->tokens, (size_t) n)) return tg_error(TG_ERR_NOMEM, "live: out of memory");
+    int k = tg_vocab_tokenize(lv->vocab, prompt, strlen(prompt), lv->tokens, n, true, false);
     if (k <= 0) return tg_error(TG_ERR_INVALID_ARG, "live: cannot tokenize the prompt%s", k == 0 ? " (empty)" : "");
     if (k + n_predict > tg_llama_n_ctx(lv->ctx)) return tg_error(TG_ERR_INVALID_ARG, "live: %d prompt + %d generated tokens exceed the context (%d)", k, n_predict, tg_llama_n_ctx(lv->ctx));
     lv->n_prompt = k;

@@ -2,14 +2,8 @@
 # test_cli_diff_dot.sh - `tgdb diff` and `tgdb dot` on deterministic synthetic
 # traces (tests/tools/mktrace): exit statuses, first divergence, dependents,
 # TSV input, SVG well-formedness and node/cluster counts, selections, errors.
-set -uo pipefail
-B=${TG_BUILD_DIR:?}; DATA=${TG_TEST_DATA:?}
-TGDB=$B/inspect/tgdb; MK=$B/tests/mktrace
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-pass=0; fail=0
-ok()   { echo "ok   $*"; pass=$((pass + 1)); }
-bad()  { echo "FAIL $*"; fail=$((fail + 1)); }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
+. "$(dirname "$0")/support/check.sh"
+set -o pipefail
 
 "$MK" "$work/a.tgt" --nan && "$MK" "$work/same.tgt" --nan && "$MK" "$work/b.tgt" --nan --variant 2 \
   && "$MK" "$work/c.tgt" --nan --variant 1 || { echo "FAIL mktrace"; exit 1; }
@@ -180,5 +174,4 @@ check "--layer 0 keeps every data-flow edge through its views ($(python3 "$work/
 "$TGDB" dot "$work/tiny.tgt" --layer 1 -o "$work/l1.dot" 2>/dev/null
 check "--layer 1 draws layer 1's KV cache views" grep -q 'cache_k_l1 (view)' "$work/l1.dot"
 check "--layer 1 draws no layer-0 node" bash -c "! grep -q 'label=\"{[A-Za-z_]*-0[ |]' '$work/l1.dot'"
-echo "test_cli_diff_dot: $pass passed, $fail failed"
-[ $fail = 0 ]
+finish

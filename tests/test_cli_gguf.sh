@@ -1,15 +1,8 @@
 #!/usr/bin/env bash
 # test_cli_gguf.sh - `tgdb gguf`: text and JSON output on tiny-f32.gguf, and
 # one-line errors (exit 1) on malformed, missing and directory paths.
-set -u
-TGDB="$TG_BUILD_DIR/inspect/tgdb"
-DATA="$TG_TEST_DATA"
-pass=0; fail=0
-check() {  # check "description" command...
-    local what=$1; shift
-    if "$@"; then echo "ok   $what"; pass=$((pass + 1)); else echo "FAIL $what"; fail=$((fail + 1)); fi
-}
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/support/check.sh"
+tmp=$work
 
 "$TGDB" gguf "$DATA/tiny-f32.gguf" >"$tmp/out" 2>"$tmp/err"; rc=$?
 check "text: exit 0, nothing on stderr" test "$rc" = 0 -a ! -s "$tmp/err"
@@ -52,6 +45,4 @@ check "directory: exit 2, one line" bash -c "test $rc = 2 && test \$(wc -l <'$tm
 check "cut-short data: exit 0, says INCOMPLETE, marks the tensor" bash -c "test $rc = 0 && grep -q 'INCOMPLETE: gguf: data section cut short' '$tmp/out' && grep -q '(missing)' '$tmp/out'"
 "$TGDB" gguf >/dev/null 2>&1; rc=$?
 check "no file: exit 2" test "$rc" = 2
-
-echo "test_cli_gguf: $pass passed, $fail failed"
-test "$fail" = 0
+finish

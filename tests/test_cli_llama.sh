@@ -2,17 +2,9 @@
 # test_cli_llama.sh - `tgdb generate`, `tgdb perplexity`, `tgdb bench` and the
 # make-model sample from the outside: JSON output against the reference ids,
 # --logits-out against the reference logits, the result lines, error exits.
-set -u
-TGDB="$TG_BUILD_DIR/inspect/tgdb"
+. "$(dirname "$0")/support/check.sh"
 MAKE_MODEL="$TG_BUILD_DIR/samples/make-model"
-DATA="$TG_TEST_DATA"
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-pass=0; fail=0
-check() {  # check "what" command...
-    local what=$1; shift
-    if "$@"; then echo "ok   $what"; pass=$((pass+1)); else echo "FAIL $what"; fail=$((fail+1)); fi
-}
+TMP=$work
 # fails_cleanly "what" args...: exit status 2 (want=N to change) and exactly one line on stderr
 fails_cleanly() {
     local what=$1; shift
@@ -110,6 +102,4 @@ fails_cleanly "perplexity with too little text" "$TGDB" perplexity -m "$DATA/tin
 fails_cleanly "bench with a missing model" "$TGDB" bench -m "$TMP/none.gguf"
 fails_cleanly "bench with a bad -t" "$TGDB" bench -m "$DATA/tiny-f32.gguf" -t 0
 want=1 fails_cleanly "make-model with a bad type" "$MAKE_MODEL" --type q9 -o "$TMP/x.gguf"
-
-echo "test_cli_llama: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

@@ -1,11 +1,8 @@
 #!/bin/bash
 # test_cli_options.sh - the tgdb command framework: exit-code convention in
 # help, write errors on stdout give exit 2 with one clear line.
-TGDB=$TG_BUILD_DIR/inspect/tgdb
-DATA=$TG_TEST_DATA
-pass=0; fail=0
-check() { local what=$1; shift; if "$@"; then echo "ok   $what"; pass=$((pass+1)); else echo "FAIL $what"; fail=$((fail+1)); fi; }
-TMP=$(mktemp -d); trap 'rm -rf "$TMP"' EXIT
+. "$(dirname "$0")/support/check.sh"
+TMP=$work
 
 "$TGDB" help >"$TMP/out" 2>&1; rc=$?
 check "tgdb help: exit 0 and documents the exit codes" bash -c "test $rc = 0 && grep -q '^exit status: 0 .*1 .*2 usage or input error' '$TMP/out'"
@@ -23,6 +20,4 @@ if [ -w /dev/full ]; then
 else
     echo "ok   (no writable /dev/full here: write-error checks not run)"
 fi
-
-echo "test_cli_options: $pass passed, $fail failed"
-[ $fail = 0 ]
+finish

@@ -1,17 +1,9 @@
 # test_cli_tokenize.sh - `tgdb tokenize` against tests/data/tokenizer-llama-spm.jsonl:
 # -p output, --jsonl round trip of every case, and one-line errors with exit 1.
-set -u
-TGDB="$TG_BUILD_DIR/inspect/tgdb"
-DATA="$TG_TEST_DATA"
+. "$(dirname "$0")/support/check.sh"
 MODEL="$DATA/llama-spm-vocab.gguf"
 REF="$DATA/tokenizer-llama-spm.jsonl"
-TMP="$(mktemp -d)"
-trap 'rm -rf "$TMP"' EXIT
-pass=0; fail=0
-check() {  # check DESCRIPTION CONDITION...
-    local what="$1"; shift
-    if "$@"; then echo "ok   $what"; pass=$((pass + 1)); else echo "FAIL $what"; fail=$((fail + 1)); fi
-}
+TMP=$work
 
 # -p: ids on one line, as in the reference file
 out="$("$TGDB" tokenize -m "$MODEL" -p "Hello world")"
@@ -58,6 +50,4 @@ expect_error "JSON line without text" -m "$MODEL" --jsonl "$TMP/nokey.jsonl"
 printf '{"text": "lone \\ud83d"}\n' > "$TMP/lone.jsonl"
 expect_error "lone surrogate" -m "$MODEL" --jsonl "$TMP/lone.jsonl"
 expect_error "missing jsonl file" -m "$MODEL" --jsonl "$TMP/none.jsonl"
-
-echo "test_cli_tokenize: $pass passed, $fail failed"
-test "$fail" -eq 0
+finish

@@ -5,13 +5,9 @@
 # against another engine's per-node dump (evalcb-tiny-f32-p1.tsv, within
 # 1e-3), and the SVG of a traced generation (parsed; one SVG node per graph
 # node and leaf, one cluster per split; --around and --collapse smaller).
-set -uo pipefail
-B=${TG_BUILD_DIR:?}; D=${TG_TEST_DATA:?}
-TGDB=$B/inspect/tgdb
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-pass=0; fail=0
-ok()  { echo "ok   $*"; pass=$((pass + 1)); }
-bad() { echo "FAIL $*"; fail=$((fail + 1)); }
+. "$(dirname "$0")/support/check.sh"
+set -o pipefail
+D=$DATA
 expect() { if grep -qE -- "$2" "$work/out"; then ok "$1"; else bad "$1: no /$2/ in:"; sed 's/^/    /' "$work/out" | head -30; fi; }
 P="Once upon a time, there was a little robot"   # prompt p1 of logits.tsv / evalcb-tiny-f32-p1.tsv
 gen() { "$TGDB" generate -m "$1" -p "$P" -n 1 --temp 0 -t 2 --trace "$2" ${3:+--trace-dump "$3"} > "$work/gen.log" 2>&1 \
@@ -80,5 +76,4 @@ stray=$(grep -oE '>(Qcur|Kcur|Vcur|kqv)&#45;[12] \((reshaped|permuted|transposed
 "$TGDB" dot --live -m "$work/l4.gguf" -p "Hello world" -o "$work/live.svg" 2> "$work/out"
 l=$(grep -c 'class="node"' "$work/live.svg" 2>/dev/null || echo 0)
 [ "$l" -gt 100 ] && xmllint --noout "$work/live.svg" && ok "dot --live renders a model's graph without a trace file ($l nodes)" || { bad "dot --live"; cat "$work/out"; }
-echo "test_diff_models: $pass passed, $fail failed"
-[ $fail = 0 ]
+finish

@@ -5,16 +5,13 @@
 # per-node dump of the same prompt (tests/data/r2/evalcb-qwen3-tiny-p1.tsv):
 # every node both have (name, op, shape) agrees within 1e-3, and the
 # comparison can fail.
-set -uo pipefail
-B=${TG_BUILD_DIR:?}; D=${TG_TEST_DATA:?}; S=${TG_SOURCE_DIR:?}
-TGDB=$B/inspect/tgdb
+. "$(dirname "$0")/support/check.sh"
+set -o pipefail
+D=$DATA
+S=${TG_SOURCE_DIR:?}
 REF=${TG_REF_DIR:-$S/../shared/reference}/r2
 M=$REF/qwen3-tiny.gguf
 if [ ! -r "$M" ]; then echo "skipped: $M not found (reference data; set TG_REF_DIR)"; echo "test_diff_r2: 0 passed, 0 failed"; exit 0; fi
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-pass=0; fail=0
-ok()  { echo "ok   $*"; pass=$((pass + 1)); }
-bad() { echo "FAIL $*"; fail=$((fail + 1)); }
 P="Once upon a time, there was a little robot"   # prompt p1 of r2/logits.tsv
 "$TGDB" tokenize -m "$M" -p "$P" > "$work/ids"
 [ "$(cat "$work/ids")" = "12522 5193 264 882 11 1052 572 264 2632 12305" ] && ok "the BPE tokenizer gives p1's ids" \
@@ -33,5 +30,4 @@ grep -qE "Qcur_normed-1 +MUL .* near" "$work/all" && ok "the per-head Q norm of 
     || { bad "Qcur_normed-1 not matched"; grep Qcur_normed "$work/all"; }
 "$TGDB" diff "$work/q3.tgt" "$D/r2/evalcb-qwen3-tiny-p1.tsv" --rtol 1e-12 --atol 0 > "$work/out"; rc=$?
 [ $rc = 1 ] && ok "the comparison can fail (rtol 1e-12 -> exit 1)" || bad "rtol 1e-12 should find differences (rc=$rc)"
-echo "test_diff_r2: $pass passed, $fail failed"
-[ $fail = 0 ]
+finish

@@ -7,19 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char * slurp(const char * path, size_t * n) {
-    FILE * f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long sz = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char * b = malloc((size_t) sz + 1);
-    if (b && fread(b, 1, (size_t) sz, f) != (size_t) sz) { free(b); b = NULL; }
-    fclose(f);
-    if (b) { b[sz] = '\0'; if (n) *n = (size_t) sz; }
-    return b;
-}
-
 static int count(const char * hay, const char * needle) {
     int c = 0;
     for (const char * p = hay; (p = strstr(p, needle)); p += strlen(needle)) c++;
@@ -53,7 +40,7 @@ int main(void) {
     enum tg_status st = tg_dot_save(d, svg_path);
     CHECK(st == TG_OK, "render SVG in-process (%s)", st == TG_OK ? "ok" : tg_last_error());
     size_t n = 0;
-    char * svg = slurp(svg_path, &n);
+    char * svg = tg_test_read_file(svg_path, &n);
     CHECK(svg && strstr(svg, "<svg") && strstr(svg, "</svg>"), "SVG file has <svg> ... </svg> (%zu bytes)", n);
     if (svg) {
         CHECK(count(svg, "class=\"node\"") == 3, "SVG has 3 nodes (found %d)", count(svg, "class=\"node\""));

@@ -14,19 +14,6 @@
 
 static bool has(const char * msg, const char * needle) { return msg && strstr(msg, needle) != NULL; }
 
-static void * read_all(const char * path, size_t * n) {
-    FILE * f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long sz = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    void * p = malloc(sz > 0 ? (size_t) sz : 1);
-    if (p && sz > 0 && fread(p, 1, (size_t) sz, f) != (size_t) sz) { free(p); p = NULL; }
-    fclose(f);
-    *n = (size_t) (sz > 0 ? sz : 0);
-    return p;
-}
-
 // ---- the reference models -----------------------------------------------------
 
 struct model_case { const char * file; int emb_type; int matrix_type; };
@@ -168,7 +155,7 @@ static void test_round_trip(void) {
 
     struct tg_gguf * g = tg_gguf_open(path);
     if (!CHECK(g != NULL, "round trip opens (%s)", g ? "" : tg_last_error())) { free(mem); return; }
-    size_t fn; void * fb = read_all(path, &fn);
+    size_t fn; void * fb = tg_test_read_file(path, &fn);
     CHECK(fb && fn == mem_n && memcmp(fb, mem, fn) == 0, "file and memory outputs are identical (%zu bytes)", fn);
     CHECK(fn % 64 == 0, "file size %zu is padded to the alignment", fn);
     free(fb);
@@ -271,7 +258,7 @@ static void test_bad_files(void) {
         tg_gguf_close(g);
         // the committed file matches its builder (the same bytes fail the same way from memory)
         size_t fn = 0;
-        void * fb = read_all(path, &fn);
+        void * fb = tg_test_read_file(path, &fn);
         bool found = false;
         for (int i = 0; i < N_BAD_CASES; i++) {
             if (strcmp(bad_cases[i].file, file) != 0) continue;
@@ -295,7 +282,7 @@ static void test_bad_files(void) {
 static void test_cut_short(void) {
     char * path = tg_test_data("tiny-f32.gguf");
     size_t n = 0;
-    uint8_t * full = read_all(path, &n);
+    uint8_t * full = tg_test_read_file(path, &n);
     free(path);
     if (!CHECK(full != NULL, "read tiny-f32.gguf")) return;
     struct tg_gguf * g = tg_gguf_open_memory(full, n);

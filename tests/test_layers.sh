@@ -3,11 +3,7 @@
 # built archives' undefined symbols: engine <- trace <- {dot, live};
 # live <- tui; only libtglive (above the engine) calls the llama runtime;
 # libtgtrace needs neither live nor any front end; libtgtui never uses inspect.
-set -u
-B=${TG_BUILD_DIR:?}
-pass=0; fail=0
-ok()  { echo "ok   $*"; pass=$((pass + 1)); }
-bad() { echo "FAIL $*"; fail=$((fail + 1)); }
+. "$(dirname "$0")/support/check.sh"
 undef() { nm -u --format=just-symbols "$1" 2>/dev/null | sort -u; }
 
 for lib in trace/libtgtrace.a live/libtglive.a tui/libtgtui.a; do
@@ -36,6 +32,4 @@ for lib in tui/libtgtui.a live/libtglive.a; do
         && bad "$lib prints or exits: $(echo "$u" | grep -E '^(stderr|fprintf|printf|puts|perror|exit|abort)$' | tr '\n' ' ')" \
         || ok "$lib neither prints nor exits"
 done
-
-echo "test_layers: $pass passed, $fail failed"
-[ $fail = 0 ]
+finish

@@ -15,12 +15,8 @@
 
 static float * read_f32(const char * rel, int n) {
     char * path = tg_test_data(rel);
-    FILE * f = fopen(path, "rb");
+    float * v = read_f32s(path, n);
     free(path);
-    if (!f) return NULL;
-    float * v = malloc(sizeof(float) * (size_t) n);
-    if (v && fread(v, sizeof(float), (size_t) n, f) != (size_t) n) { free(v); v = NULL; }
-    fclose(f);
     return v;
 }
 
@@ -61,15 +57,7 @@ static void check_row(struct tg_llama_model * m, const struct row * r) {
     CHECK(err < tol, "%s %s: relative L2 error of the last logits %.3g < %.0e", r->model, r->pid, err, tol);
     int a = tg_llama_argmax(lg, n_vocab), b = tg_llama_argmax(ref, n_vocab);
     CHECK(a == b, "%s %s: argmax %d == reference %d", r->model, r->pid, a, b);
-    int32_t got[4];
-    int pos = r->n_ids;
-    for (int i = 0; i < 4; i++) {
-        got[i] = tg_llama_argmax(lg, n_vocab);
-        if (i == 3 || tg_llama_decode(c, &got[i], 1, pos++) != TG_OK) break;
-        lg = tg_llama_get_logits(c, -1);
-    }
-    CHECK(memcmp(got, r->greedy, sizeof got) == 0, "%s %s: greedy %d %d %d %d == reference %d %d %d %d", r->model, r->pid,
-          got[0], got[1], got[2], got[3], r->greedy[0], r->greedy[1], r->greedy[2], r->greedy[3]);
+    check_greedy(c, lg, n_vocab, r);
 out:
     tg_llama_context_free(c);
     free(ref);

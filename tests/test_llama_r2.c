@@ -19,13 +19,8 @@
 
 static float * read_ref_f32(const char * rel, int n) {
     char * path = tg_test_ref(rel);
-    if (!path) return NULL;
-    FILE * f = fopen(path, "rb");
+    float * v = path ? read_f32s(path, n) : NULL;
     free(path);
-    if (!f) return NULL;
-    float * v = malloc(sizeof(float) * (size_t) n);
-    if (v && fread(v, sizeof(float), (size_t) n, f) != (size_t) n) { free(v); v = NULL; }
-    fclose(f);
     return v;
 }
 
@@ -68,15 +63,7 @@ static void check_row(struct tg_llama_model * m, const struct row * r, double to
                          "logit difference %.4f\n", r->model, r->pid, a, ref[b] - ref[a], b, rms_diff);
     CHECK(a == b || near_tie, "%s %s: argmax %d == reference %d%s", r->model, r->pid, a, b, near_tie ? " (near-tie)" : "");
     if (near_tie) goto kv;
-    int32_t got[4];
-    int pos = r->n_ids;
-    for (int i = 0; i < 4; i++) {
-        got[i] = tg_llama_argmax(lg, n_vocab);
-        if (i == 3 || tg_llama_decode(c, &got[i], 1, pos++) != TG_OK) break;
-        lg = tg_llama_get_logits(c, -1);
-    }
-    CHECK(memcmp(got, r->greedy, sizeof got) == 0, "%s %s: greedy %d %d %d %d == reference %d %d %d %d", r->model, r->pid,
-          got[0], got[1], got[2], got[3], r->greedy[0], r->greedy[1], r->greedy[2], r->greedy[3]);
+    check_greedy(c, lg, n_vocab, r);
 kv:
     if (kv32) {
         tg_llama_context_free(c);

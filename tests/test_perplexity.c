@@ -11,21 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char * read_file(const char * rel, size_t * len) {
-    char * path = tg_test_data(rel);
-    FILE * f = fopen(path, "rb");
-    free(path);
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char * buf = n >= 0 ? malloc((size_t) n + 1) : NULL;
-    if (buf && fread(buf, 1, (size_t) n, f) != (size_t) n) { free(buf); buf = NULL; }
-    fclose(f);
-    if (buf) { buf[n] = 0; *len = (size_t) n; }
-    return buf;
-}
-
 static int chunks_seen;
 static void progress(int chunk, int n_chunks, double ppl, double seconds, void * user) {
     (void) ppl; (void) seconds; (void) user; (void) n_chunks;
@@ -37,7 +22,7 @@ static void check_model(const char * model, const char * text_name, int n_ctx, d
     struct tg_llama_model * m = tg_llama_model_load(path, NULL);
     free(path);
     size_t len = 0;
-    char * text = read_file(text_name, &len);
+    char * text = tg_test_read_data(text_name, &len);
     struct tg_vocab * v = m ? tg_vocab_load(tg_llama_model_gguf(m)) : NULL;
     int32_t * ids = NULL;
     struct tg_llama_context * c = NULL;

@@ -16,21 +16,6 @@
 #define ROWS 8
 #define COLS 512
 
-static void * read_file(const char * rel, size_t * size) {
-    char * path = tg_test_data(rel);
-    FILE * f = fopen(path, "rb");
-    free(path);
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    void * buf = malloc((size_t) n);
-    if (buf && fread(buf, 1, (size_t) n, f) != (size_t) n) { free(buf); buf = NULL; }
-    fclose(f);
-    if (size) *size = (size_t) n;
-    return buf;
-}
-
 static double ref_rmse(const char * name) {
     char * path = tg_test_data("r2/blocks/quant-rmse.tsv");
     FILE * f = fopen(path, "r");
@@ -57,9 +42,9 @@ static void test_type(const struct tcase * c, const float * input) {
     char rel[64];
     size_t nbin = 0, ndeq = 0;
     snprintf(rel, sizeof rel, "r2/blocks/%s.bin", c->name);
-    uint8_t * bin = read_file(rel, &nbin);
+    uint8_t * bin = tg_test_read_data(rel, &nbin);
     snprintf(rel, sizeof rel, "r2/blocks/%s.deq.f32", c->name);
-    float * deq = read_file(rel, &ndeq);
+    float * deq = tg_test_read_data(rel, &ndeq);
     const size_t row = tg_row_size(c->type, COLS);
     if (!CHECK(bin && deq && nbin == ROWS * row && ndeq == ROWS * COLS * sizeof(float), "%s: vectors (%zu bytes = 8 rows of %zu)",
                c->name, nbin, row)) goto out;
@@ -96,7 +81,7 @@ out:
 
 static void test_q8_K(const float * act) {
     size_t n = 0;
-    uint8_t * ref = read_file("r2/blocks/q8_K.bin", &n);
+    uint8_t * ref = tg_test_read_data("r2/blocks/q8_K.bin", &n);
     const size_t row = tg_row_size(TG_TYPE_Q8_K, COLS);
     if (!CHECK(ref && n == ROWS * row, "q8_K: reference blocks")) { free(ref); return; }
     uint8_t * ours = malloc(n);
@@ -118,9 +103,9 @@ static void test_dot(const struct tcase * c, const float * act) {
     char rel[64];
     size_t nbin = 0, ndot = 0;
     snprintf(rel, sizeof rel, "r2/blocks/%s.bin", c->name);
-    uint8_t * bin = read_file(rel, &nbin);
+    uint8_t * bin = tg_test_read_data(rel, &nbin);
     snprintf(rel, sizeof rel, "r2/blocks/%s.dot.f32", c->name);
-    float * ref = read_file(rel, &ndot);
+    float * ref = tg_test_read_data(rel, &ndot);
     const enum tg_type vt = tg_type_vec_dot_type(c->type);
     const size_t row = tg_row_size(c->type, COLS), vrow = tg_row_size(vt, COLS);
     uint8_t * y = malloc(ROWS * vrow);
@@ -162,11 +147,11 @@ out:
 
 int main(void) {
     size_t n = 0;
-    float * input = read_file("r2/blocks/input.f32", &n);
+    float * input = tg_test_read_data("r2/blocks/input.f32", &n);
     if (!CHECK(input && n == ROWS * COLS * sizeof(float), "input.f32: 8 x 512 floats")) return tg_check_finish("test_quant");
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) test_type(&cases[i], input);
     test_q8_K(input);
-    float * act = read_file("r2/blocks/act.f32", &n);
+    float * act = tg_test_read_data("r2/blocks/act.f32", &n);
     if (CHECK(act && n == ROWS * COLS * sizeof(float), "act.f32: 8 x 512 floats")) {
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) test_dot(&cases[i], act);
     }

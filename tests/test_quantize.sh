@@ -4,13 +4,9 @@
 # output and some attn_v/ffn_down) and `tgdb quantize`: requantizing the F32
 # model gives the same bytes as making it quantized; the models load and
 # generate; bad types and paths are clear errors.
-set -uo pipefail
-B=${TG_BUILD_DIR:?}
+. "$(dirname "$0")/support/check.sh"
+set -o pipefail
 TGDB=$B/inspect/tgdb; MM=$B/samples/make-model
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-pass=0; fail=0
-ok()  { echo "ok   $*"; pass=$((pass + 1)); }
-bad() { echo "FAIL $*"; fail=$((fail + 1)); }
 mix() { "$TGDB" gguf "$1" | grep -oE " (q[0-9]_[0-9Kk]|iq4_(nl|xs)) " | sort | uniq -c | awk '{printf "%s:%s ", $2, $1}'; }
 S=${TG_SOURCE_DIR:-}
 # A small vocabulary keeps the embedding matrices (256 x n_vocab) quick to
@@ -48,5 +44,4 @@ done
 [ $rc != 0 ] && grep -q "missing.gguf" "$work/out" && ok "a missing input is named" || bad "missing input: rc $rc"
 "$MM" --type q9 -o "$work/y.gguf" > "$work/out" 2>&1; rc=$?
 [ $rc != 0 ] && grep -q "unknown type 'q9'" "$work/out" && ok "make-model --type q9 is an error" || bad "make-model q9: rc $rc"
-echo "test_quantize: $pass passed, $fail failed"
-[ $fail = 0 ]
+finish

@@ -1,13 +1,8 @@
 #!/bin/bash
 # test_samples_sched.sh - runs samples/sched-splits and samples/graph-reuse
 # and checks what they print (placement causes, split counts, stale read).
-set -u
-B="${TG_BUILD_DIR:?TG_BUILD_DIR not set}/samples"
-pass=0; fail=0
-check() {  # check "what" command...
-    local what="$1"; shift
-    if "$@"; then echo "ok   $what"; pass=$((pass + 1)); else echo "FAIL $what"; fail=$((fail + 1)); fi
-}
+. "$(dirname "$0")/support/check.sh"
+B=$B/samples
 has() { grep -qF -- "$2" <<<"$1"; }
 
 out=$("$B/sched-splits" 2>&1); rc=$?
@@ -39,6 +34,4 @@ check "graph-reuse --correct: mid kept to the end of graph 1" has "$out" "mid (g
 check "graph-reuse --correct: the copy is valid" has "$out" "0 of 256 values wrong -> valid"
 "$B/graph-reuse" --bogus >/dev/null 2>&1
 check "graph-reuse rejects an unknown flag" test $? -eq 1
-
-echo "test_samples_sched: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+finish

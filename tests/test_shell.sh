@@ -3,14 +3,9 @@
 # post-mortem (synthetic trace; a traced sample that makes a NaN on purpose)
 # and live (the tiny sample model in-process): breakpoints by name, op and
 # NaN, print, step, where; errors keep the shell running.
-set -uo pipefail
-B=${TG_BUILD_DIR:?}
-TGDB=$B/inspect/tgdb; MK=$B/tests/mktrace
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+. "$(dirname "$0")/support/check.sh"
+set -o pipefail
 export TGDB_HISTORY=$work/history
-pass=0; fail=0
-ok()  { echo "ok   $*"; pass=$((pass + 1)); }
-bad() { echo "FAIL $*"; fail=$((fail + 1)); }
 # expect NAME PATTERN: the last output holds the (extended regex) pattern
 expect() { if grep -qE -- "$2" "$work/out"; then ok "$1"; else bad "$1: no /$2/ in:"; sed 's/^/    /' "$work/out" | head -40; fi; }
 
@@ -97,5 +92,4 @@ if "$B/samples/make-model" --preset tiny -o "$model" > /dev/null 2>&1; then
 else
     bad "make-model failed"
 fi
-echo "test_shell: $pass passed, $fail failed"
-[ $fail = 0 ]
+finish

@@ -2,16 +2,12 @@
 # test_shell_sigint.sh - Ctrl-C in the interactive shell (tmux): at the prompt
 # it drops the typed line and gives a new prompt, the process stays alive;
 # `break op` rejects unknown ops naming the closest one.
-set -uo pipefail
-B=${TG_BUILD_DIR:?}
-TGDB=$B/inspect/tgdb; MK=$B/tests/mktrace
+. "$(dirname "$0")/support/check.sh"
+set -o pipefail
 command -v tmux >/dev/null || { echo "FAIL tmux is not installed (apt-get install tmux)"; exit 1; }
-work=$(mktemp -d); sock=tgsig$$
+sock=tgsig$$
 cleanup() { tmux -L "$sock" kill-server 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
-pass=0; fail=0
-ok()  { echo "ok   $*"; pass=$((pass + 1)); }
-bad() { echo "FAIL $*"; fail=$((fail + 1)); }
 "$MK" "$work/syn.tgt" >/dev/null || { echo "FAIL mktrace"; exit 1; }
 screen() { tmux -L "$sock" capture-pane -p -t t 2>/dev/null; }
 wait_for() { local i; for i in $(seq 1 100); do screen | grep -qE -- "$1" && return 0; sleep 0.05; done; return 1; }
@@ -64,5 +60,4 @@ wait_for 'done: 5 prompt tokens, 500 generated' && ok "continue after the interr
 screen | grep -q 'SHELL-EXITED' && bad "live shell exited" || ok "live shell alive after Ctrl-C"
 tmux -L "$sock" send-keys -t t 'quit' Enter
 wait_for 'SHELL-EXITED rc=0' && ok "live shell quits with 0" || bad "live quit: $(screen)"
-echo "test_shell_sigint: $pass passed, $fail failed"
-[ $fail = 0 ]
+finish

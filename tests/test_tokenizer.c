@@ -72,10 +72,7 @@ static void test_load(const struct tg_vocab * v) {
 
 // Every case of the reference file, ids and round trip.
 static void test_reference_jsonl(const struct tg_vocab * v) {
-    char * path = tg_test_data("tokenizer-llama-spm.jsonl");
-    FILE * f = fopen(path, "rb");
-    CHECK(f != NULL, "open %s", path);
-    free(path);
+    FILE * f = tg_test_open_data("tokenizer-llama-spm.jsonl");
     if (!f) return;
     char * line = NULL;
     size_t cap = 0;
@@ -114,10 +111,7 @@ static void test_reference_jsonl(const struct tg_vocab * v) {
 
 // Prompts of logits.tsv (column 4 = ids with BOS), add_special = true.
 static void test_logits_prompts(const struct tg_vocab * v) {
-    char * path = tg_test_data("logits.tsv");
-    FILE * f = fopen(path, "rb");
-    CHECK(f != NULL, "open %s", path);
-    free(path);
+    FILE * f = tg_test_open_data("logits.tsv");
     if (!f) return;
     char * line = NULL;
     size_t cap = 0;

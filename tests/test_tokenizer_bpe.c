@@ -54,10 +54,7 @@ static bool roundtrip(const struct tg_vocab * v, const int32_t * ids, int32_t n,
 
 // Every case of one reference file: ids exactly, and the round trip.
 static void test_jsonl(const struct tg_vocab * v, const char * file, bool special, int expect_cases) {
-    char * path = tg_test_data(file);
-    FILE * f = fopen(path, "rb");
-    CHECK(f != NULL, "open %s", path);
-    free(path);
+    FILE * f = tg_test_open_data(file);
     if (!f) return;
     char * line = NULL;
     size_t cap = 0;

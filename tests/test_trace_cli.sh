@@ -3,14 +3,8 @@
 # trace of the graph-reuse sample (contents of 'mid' and every ADD recorded):
 # listings, filters, one node in full, printed and .npy contents, clean
 # one-line errors with exit 1.
-set -u
-B=${TG_BUILD_DIR:?}
-TGDB=$B/inspect/tgdb
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok()  { echo "ok   $*"; pass=$((pass + 1)); }
-bad() { echo "FAIL $*"; fail=$((fail + 1)); }
+. "$(dirname "$0")/support/check.sh"
+tmp=$work
 has() { echo "$out" | grep -q -- "$1" && ok "$2" || bad "$2 (missing '$1' in: $(echo "$out" | head -3))"; }
 # err NAME CMD...: exit $want (2: usage or input error, the trace commands'
 # status) and exactly one line on stderr starting with "tgdb:"
@@ -72,5 +66,4 @@ grep -q "ambiguous, 2 tensors: 0:2 (graph 0 node 2, MUL_MAT), 1:2 (graph 1 node 
     && ok "ambiguous name lists the candidates" || bad "ambiguous candidates: $(cat "$tmp/err")"
 err "NAME@ unknown graph" "$TGDB" trace node "$S" Qcur-0@7
 err "no such computation" "$TGDB" trace dump "$S" Qcur-0 --compute 5
-echo "test_trace_cli: $pass passed, $fail failed"
-[ $fail = 0 ]
+finish

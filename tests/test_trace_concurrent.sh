@@ -7,18 +7,12 @@
 #    path and a `truncate -s 100` of it, and keeps showing the trace it opened;
 # 3. a `tgdb shell -m MODEL` survives its model file being truncated;
 # 4. a trace path that cannot be created leaves nothing behind.
-set -u
+. "$(dirname "$0")/support/check.sh"
 trap "" PIPE   # a reader that died must fail the checks below, not kill this script
-B=${TG_BUILD_DIR:?}
-TGDB=$B/inspect/tgdb
-DATA=${TG_TEST_DATA:?}
-tmp=$(mktemp -d)
+tmp=$work
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$tmp"; }
 trap cleanup EXIT
-pass=0; fail=0
-ok()   { echo "ok   $*"; pass=$((pass + 1)); }
-bad()  { echo "FAIL $*"; fail=$((fail + 1)); }
 
 gen() {   # gen TRACE LOG: a traced generate that writes a few MB of records
     "$TGDB" generate -m "$DATA/tiny-f32.gguf" -p "Once upon a time" -n 40 --temp 0 -t 1 \
@@ -123,6 +117,4 @@ else
     grep -q "missing-dir/x.tgt" "$tmp/e.log" && ok "the error names the trace path" || bad "error: $(cat "$tmp/e.log")"
 fi
 [ -z "$(ls -A "$tmp/ro")" ] && ok "nothing left in the directory" || bad "left: $(ls -A "$tmp/ro")"
-
-echo "test_trace_concurrent: $pass passed, $fail failed"
-[ $fail = 0 ]
+finish

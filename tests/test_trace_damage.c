@@ -11,19 +11,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static uint8_t * read_file(const char * path, size_t * n) {
-    FILE * f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long k = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t * b = malloc((size_t) k);
-    if (b && fread(b, 1, (size_t) k, f) != (size_t) k) { free(b); b = NULL; }
-    fclose(f);
-    *n = (size_t) k;
-    return b;
-}
-
 // Record start offsets of a valid trace (linear walk of the frames).
 static int record_offsets(const uint8_t * b, size_t n, size_t * offs, int max) {
     size_t off = 32;
@@ -44,7 +31,7 @@ static void damage_deltas(void) {
     snprintf(path, sizeof(path), "test_trace_damage.%d.delta.tgt", (int) getpid());
     int n_written = write_delta_trace(path);
     size_t n = 0;
-    uint8_t * good = read_file(path, &n);
+    uint8_t * good = tg_test_read_file(path, &n);
     unlink(path);
     CHECK(good != NULL && n_written == 10, "delta trace written (%zu bytes)", n);
     if (!good) return;
@@ -71,7 +58,7 @@ int main(void) {
     snprintf(path, sizeof(path), "test_trace_damage.%d.tgt", (int) getpid());
     int n_written = write_sample_trace(path, true);
     size_t n = 0;
-    uint8_t * good = read_file(path, &n);
+    uint8_t * good = tg_test_read_file(path, &n);
     unlink(path);
     CHECK(good != NULL && n_written > 0, "sample trace written (%zu bytes)", n);
     if (!good) return tg_check_finish("test_trace_damage");

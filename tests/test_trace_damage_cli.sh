@@ -5,15 +5,8 @@
 # reports the damage as a problem (exit 1). The same with the index destroyed
 # (the reader resynchronises on the record framing), and for a trace cut by
 # `truncate`.
-set -u
-B=${TG_BUILD_DIR:?}
-TGDB=$B/inspect/tgdb
-DATA=${TG_TEST_DATA:?}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok()   { echo "ok   $*"; pass=$((pass + 1)); }
-bad()  { echo "FAIL $*"; fail=$((fail + 1)); }
+. "$(dirname "$0")/support/check.sh"
+tmp=$work
 
 u32() { od -An -tu4 -j "$2" -N4 "$1" | tr -d ' '; }          # u32 at offset (little-endian host)
 flip() { printf "\\x$(printf %02x $(( $(od -An -tu1 -j "$2" -N1 "$1") ^ 0x10 )))" |
@@ -86,6 +79,4 @@ grep -q "warning: trace '.*damaged.tgt': trace truncated: .*record $mid at offse
 "$TGDB" check "$dam" > "$tmp/out" 2>&1; rc=$?
 [ $rc = 1 ] && grep -q "^PROBLEM \[damage\] .*cut mid-record.*(to the end of the file)" "$tmp/out" \
     && ok "truncated: check exits 1 and says what was cut" || bad "truncated: check exit $rc: $(grep PROBLEM "$tmp/out")"
-
-echo "test_trace_damage_cli: $pass passed, $fail failed"
-[ $fail = 0 ]
+finish

@@ -4,15 +4,9 @@
 # inside a graph from its eval callback, between graphs at random times) or
 # aborts inside a graph; `tgdb trace info` reads every trace, reports the
 # truncation, and finds the records written before the crash.
-set -u
-B=${TG_BUILD_DIR:?}
+. "$(dirname "$0")/support/check.sh"
 VICTIM=$B/tests/test_trace_record
-TGDB=$B/inspect/tgdb
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok()   { echo "ok   $*"; pass=$((pass + 1)); }
-bad()  { echo "FAIL $*"; fail=$((fail + 1)); }
+tmp=$work
 
 # check_info NAME TRACE MIN_EVALS: tgdb trace info exits 0, says truncated,
 # and lists at least MIN_EVALS evaluated nodes.
@@ -72,6 +66,4 @@ echo "$out" | grep -q "^status: complete" && ok "normal exit: trace complete (cl
     || bad "normal exit: $(echo "$out" | head -3)"
 echo "$out" | grep -q "evaluated nodes: 18 " && ok "normal exit: 18 evaluated nodes" \
     || bad "normal exit: $(echo "$out" | grep evaluated)"
-
-echo "test_trace_kill: $pass passed, $fail failed"
-[ $fail = 0 ]
+finish

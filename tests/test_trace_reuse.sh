@@ -3,15 +3,9 @@
 # TGDB_TRACE; `tgdb check` reports the stale read of 'mid' naming the tensor,
 # its graph and the tensors that overwrote it (exit 1); the --correct variant
 # reports nothing (exit 0).
-set -u
-B=${TG_BUILD_DIR:?}
+. "$(dirname "$0")/support/check.sh"
 SAMPLE=$B/samples/graph-reuse
-TGDB=$B/inspect/tgdb
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok()  { echo "ok   $*"; pass=$((pass + 1)); }
-bad() { echo "FAIL $*"; fail=$((fail + 1)); }
+tmp=$work
 expect() { echo "$out" | grep -q -- "$1" && ok "$2" || bad "$2 (missing '$1')"; }
 
 [ -x "$SAMPLE" ] || { echo "FAIL samples/graph-reuse not built"; exit 1; }
@@ -53,6 +47,4 @@ expect "0 problems" "the correct run has no problem"
 "$TGDB" check "$tmp/ok.tgt" --json | python3 -c "import json,sys; d=json.load(sys.stdin); sys.exit(0 if d['problems']==0 and d['findings']==[] else 1)" \
     && ok "check --json of the correct run: no findings" || bad "check --json of the correct run"
 expect "host reads: 0 problems\|1 host reads" "the correct run's host read was checked"
-
-echo "test_trace_reuse: $pass passed, $fail failed"
-[ $fail = 0 ]
+finish

@@ -3,18 +3,15 @@
 # compares the captured screens with tests/data/tui/*.txt.
 # TG_TUI_UPDATE=1 rewrites the expected screens (review the diff!).
 set -euo pipefail
-B=${TG_BUILD_DIR:?}; DATA=${TG_TEST_DATA:?}
-TGDB=$B/inspect/tgdb; MK=$B/tests/mktrace
+. "$(dirname "$0")/support/check.sh"
 EXP=$DATA/tui
 command -v tmux >/dev/null || { echo "FAIL tmux is not installed (apt-get install tmux)"; exit 1; }
-work=$(mktemp -d)
 n_sessions=0
 sock=tgdb-test-$$-0
 cleanup() { tmux -L "$sock" kill-server 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
 "$MK" "$work/syn.tgt" --nan
 "$MK" "$work/other.tgt" --nan --variant 2
-pass=0; fail=0
 
 start() {  # start COLS ROWS ARGS...: a fresh session running tgdb tui
     local cols=$1 rows=$2; shift 2
@@ -221,5 +218,4 @@ if "$TGDB" tui "$work/syn.tgt" </dev/null > "$work/out" 2> "$work/err"; then
 else
     echo "ok   no terminal: $(cat "$work/err")"; pass=$((pass + 1))
 fi
-echo "test_tui: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

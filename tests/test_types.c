@@ -118,6 +118,22 @@ static void test_bf16(void) {
           "bf16 row round trip");
 }
 
+// Round-trip errors of n values (blocks of 32) relative to each block's
+// largest magnitude: how many exceed bound; *worst gets the largest.
+static int block_errors(const float * r, const float * d, int n, float bound, float * worst) {
+    int bad = 0;
+    for (int blk = 0; blk < n / 32; blk++) {
+        float amax = 0;
+        for (int j = 0; j < 32; j++) amax = fmaxf(amax, fabsf(r[blk * 32 + j]));
+        for (int j = 0; j < 32; j++) {
+            float e = fabsf(r[blk * 32 + j] - d[blk * 32 + j]) / amax;
+            *worst = fmaxf(*worst, e);
+            if (e > bound) bad++;
+        }
+    }
+    return bad;
+}
+
 static void test_q8_0(void) {
     float x[32];
     for (int j = 0; j < 32; j++) x[j] = (float) (j * 8 - 127);   // -127 .. 121, amax 127 -> d = 1
@@ -150,16 +166,8 @@ static void test_q8_0(void) {
     for (int i = 0; i < N; i++) { s = s * 1664525u + 1013904223u; r[i] = ((s >> 8) / 16777216.0f * 2 - 1) * (1 + i / 256); }
     tg_quantize_row_q8_0(r, q, N);
     tg_type_traits(TG_TYPE_Q8_0)->to_float(q, d, N);
-    int bad = 0; float worst = 0;
-    for (int blk = 0; blk < N / 32; blk++) {
-        float amax = 0;
-        for (int j = 0; j < 32; j++) amax = fmaxf(amax, fabsf(r[blk * 32 + j]));
-        for (int j = 0; j < 32; j++) {
-            float e = fabsf(r[blk * 32 + j] - d[blk * 32 + j]) / amax;
-            worst = fmaxf(worst, e);
-            if (e > 0.5f / 127 + 1e-3f) bad++;
-        }
-    }
+    float worst = 0;
+    int bad = block_errors(r, d, N, 0.5f / 127 + 1e-3f, &worst);
     CHECK(bad == 0, "q8_0 round trip error <= amax/254 (+fp16 scale rounding): worst %.5f of amax", (double) worst);
     free(r); free(d); free(q);
 }
@@ -196,40 +204,18 @@ static void test_q4_0(void) {
     for (int i = 0; i < N; i++) { s = s * 1664525u + 1013904223u; r[i] = ((s >> 8) / 16777216.0f * 2 - 1) * 3; }
     tg_type_traits(TG_TYPE_Q4_0)->from_float(r, q, N);
     tg_dequantize_row_q4_0(q, d, N);
-    int bad = 0; float worst = 0;
-    for (int blk = 0; blk < N / 32; blk++) {
-        float amax = 0;
-        for (int j = 0; j < 32; j++) amax = fmaxf(amax, fabsf(r[blk * 32 + j]));
-        for (int j = 0; j < 32; j++) {
-            float e = fabsf(r[blk * 32 + j] - d[blk * 32 + j]) / amax;
-            worst = fmaxf(worst, e);
-            if (e > 1.0f / 8 + 1e-3f) bad++;
-        }
-    }
+    float worst = 0;
+    int bad = block_errors(r, d, N, 1.0f / 8 + 1e-3f, &worst);
     CHECK(bad == 0, "q4_0 round trip error <= amax/8: worst %.4f of amax", (double) worst);
     free(r); free(d); free(q);
-}
-
-static void * read_all(const char * rel, size_t * n) {
-    char * path = tg_test_data(rel);
-    FILE * f = fopen(path, "rb");
-    free(path);
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    void * buf = malloc(len > 0 ? (size_t) len : 1);
-    *n = fread(buf, 1, (size_t) len, f);
-    fclose(f);
-    return buf;
 }
 
 // Converts `xname` (f32) with type's from_float and compares the bytes with
 // `refname`, written by the reference runtime.
 static void check_reference(const char * xname, const char * refname, enum tg_type type) {
     size_t nx = 0, nr = 0;
-    float * x = read_all(xname, &nx);
-    unsigned char * ref = read_all(refname, &nr);
+    float * x = tg_test_read_data(xname, &nx);
+    unsigned char * ref = tg_test_read_data(refname, &nr);
     int64_t n = (int64_t) (nx / sizeof(float));
     bool sized = x && ref && nr == tg_row_size(type, n);
     size_t diff = 0, first = 0;

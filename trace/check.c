@@ -1,5 +1,7 @@
 // check.c - trace analyses: stale reads (buffer reuse), unallocated use,
 // NaN/Inf origin, engine errors, split summaries.
+#include "core/grow.h"
+#include "core/text.h"
 #include "tg/trace-check.h"
 
 #include <stdarg.h>
@@ -28,11 +30,7 @@ static void sb_printf(struct sbuf * b, const char * fmt, ...) {
         va_end(ap);
         if (k < 0) { b->oom = true; return; }
         if (b->s && b->n + (size_t) k < b->cap) { b->n += (size_t) k; return; }
-        size_t cap = b->cap ? b->cap * 2 : 256;
-        while (cap < b->n + (size_t) k + 1) cap *= 2;
-        char * ns = realloc(b->s, cap);
-        if (!ns) { b->oom = true; return; }
-        b->s = ns; b->cap = cap;
+        if (!TG_GROW(b->s, b->cap, b->n + (size_t) k + 1)) { b->oom = true; return; }
     }
 }
 
@@ -40,9 +38,8 @@ static void sb_printf(struct sbuf * b, const char * fmt, ...) {
 
 static bool add_finding(struct tg_trace_report * rep, const struct tg_trace_finding * f, struct sbuf * text) {
     if (text->oom) { free(text->s); return false; }
-    struct tg_trace_finding * nf = realloc(rep->findings, (size_t) (rep->n_findings + 1) * sizeof(*nf));
-    if (!nf) { free(text->s); return false; }
-    rep->findings = nf;
+    if (!TG_RESIZE(rep->findings, (size_t) rep->n_findings + 1)) { free(text->s); return false; }
+    struct tg_trace_finding * nf = rep->findings;
     nf[rep->n_findings] = *f;
     nf[rep->n_findings].text = text->s ? text->s : strdup("");
     rep->n_findings++;
@@ -72,9 +69,9 @@ static void describe_tensor(struct sbuf * b, struct tg_trace * tr, int32_t graph
         return;
     }
     if (ti < g.n_nodes)
-        sb_printf(b, "'%s' (graph %d node %d, %s)", t.name, graph_id, ti, tg_trace_op_name(tr, t.op));
+        sb_printf(b, "'%s' (graph %d node %d, %s)", tg_escape_str(t.name), graph_id, ti, tg_escape_str(tg_trace_op_name(tr, t.op)));
     else
-        sb_printf(b, "'%s' (graph %d leaf %d)", t.name, graph_id, ti - g.n_nodes);
+        sb_printf(b, "'%s' (graph %d leaf %d)", tg_escape_str(t.name), graph_id, ti - g.n_nodes);
 }
 
 static void describe_marker(struct sbuf * b, const struct tg_trace * tr, uint32_t record) {
@@ -132,7 +129,7 @@ static void stale_text(struct sbuf * b, struct tg_trace * tr, const struct tg_tr
                        const struct write_ev * own, const struct write_ev * bad, struct tg_trace_finding * f) {
     struct tg_trace_eval eu;
     bool have_u = bad->eval >= 0 && tg_trace_get_eval(tr, bad->eval, &eu);
-    sb_printf(b, "stale read: host read of '%s'", h->name);
+    sb_printf(b, "stale read: host read of '%s'", tg_escape_str(h->name));
     if (h->graph_id >= 0) { sb_printf(b, " = "); describe_tensor(b, tr, h->graph_id, h->tensor); }
     sb_printf(b, " (record %u, after %u computations)\n", h->record, h->compute_seq);
     sb_printf(b, "  reads bytes [%llu, %llu) of buffer #%llu\n", (unsigned long long) h->offset,
@@ -164,7 +161,7 @@ static void stale_text(struct sbuf * b, struct tg_trace * tr, const struct tg_tr
         f->tensor_u = eu.node;
     } else if (bad->host >= 0) {
         struct tg_trace_host hw;
-        if (tg_trace_get_host(tr, bad->host, &hw)) sb_printf(b, "'%s' by a host write (record %u)", hw.name, hw.record);
+        if (tg_trace_get_host(tr, bad->host, &hw)) sb_printf(b, "'%s' by a host write (record %u)", tg_escape_str(hw.name), hw.record);
     }
     sb_printf(b, "\n");
 }
@@ -184,7 +181,7 @@ static void later_writer_text(struct sbuf * b, struct tg_trace * tr, const struc
         describe_tensor(b, tr, (int32_t) el.graph_id, el.node);
         sb_printf(b, " in computation #%u\n", el.compute_seq);
     } else if (w->host >= 0 && tg_trace_get_host(tr, w->host, &hw)) {
-        sb_printf(b, "a host write of '%s' (record %u)\n", hw.name, hw.record);
+        sb_printf(b, "a host write of '%s' (record %u)\n", tg_escape_str(hw.name), hw.record);
     } else {
         sb_printf(b, "a write at record %u\n", w->record);
     }
@@ -269,7 +266,7 @@ static bool check_superseded(struct tg_trace * tr, struct tg_trace_report * rep,
         f.buffer_uid = h->buffer_uid; f.begin = h->offset; f.end = h->offset + h->size;
         f.host = hi; f.record = h->record;
         struct sbuf b = {0};
-        sb_printf(&b, "stale read: host read of '%s' = ", h->name);
+        sb_printf(&b, "stale read: host read of '%s' = ", tg_escape_str(h->name));
         describe_tensor(&b, tr, h->graph_id, h->tensor);
         sb_printf(&b, " (record %u)\n  after graph %u was allocated on the same scheduler %u (record %u):\n"
                   "  graph %u's compute memory, bytes [%llu, %llu) of buffer #%llu included, now belongs to graph %u\n",
@@ -321,7 +318,7 @@ static bool check_events(struct tg_trace * tr, struct tg_trace_report * rep) {
         f.graph_t = ev.graph_id; f.tensor_t = ev.tensor; f.record = ev.record;
         struct sbuf b = {0};
         sb_printf(&b, "%s: '%s': %s\n", kind == TG_TRACE_FIND_UNALLOCATED ? "unallocated use" : "engine error",
-                  ev.name, ev.message);
+                  tg_escape_str(ev.name), tg_escape_str(ev.message));
         if (!add_finding(rep, &f, &b)) return false;
     }
     int nc = tg_trace_n_computes(tr);
@@ -379,7 +376,7 @@ static void nan_path(struct sbuf * b, struct tg_trace * tr, const struct tg_trac
         }
         if (next < 0) return;
         sb_printf(b, "  %*sfollowing the largest magnitude: '%s'\n", 2 * depth, "",
-                  tg_trace_tensor_name(tr, gi, next, t.name));
+                  tg_escape_str(tg_trace_tensor_name(tr, gi, next, t.name)));
         node = next;
     }
 }

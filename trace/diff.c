@@ -1,4 +1,5 @@
 // diff.c - node-by-node comparison of two runs (traces or a per-node TSV dump).
+#include "core/grow.h"
 #include "tg/trace-diff.h"
 #include "tg/types.h"
 
@@ -138,7 +139,8 @@ struct tg_diff_side * tg_diff_side_tsv(const char * path) {
     s->graphs = dg;
     s->n_graphs = 1;
     char line[1024];
-    int cap = 0, lineno = 0;
+    size_t cap = 0;
+    int lineno = 0;
     while (fgets(line, sizeof(line), f)) {
         lineno++;
         line[strcspn(line, "\r\n")] = '\0';
@@ -168,11 +170,8 @@ struct tg_diff_side * tg_diff_side_tsv(const char * path) {
         d.has_sums = true;
         d.n = (double) (d.ne[0] * d.ne[1] * d.ne[2] * d.ne[3]);
         for (int k = 0; k < TG_TRACE_MAX_SRC; k++) d.src[k] = TG_TRACE_NONE;
-        if (dg->n == cap) {
-            cap = cap ? cap * 2 : 256;
-            struct dnode * nn = realloc(dg->nodes, sizeof(*nn) * (size_t) cap);
-            if (!nn) { fclose(f); tg_diff_side_free(s); tg_error(TG_ERR_NOMEM, "diff: out of memory"); return NULL; }
-            dg->nodes = nn;
+        if (!TG_GROW(dg->nodes, cap, (size_t) dg->n + 1)) {
+            fclose(f); tg_diff_side_free(s); tg_error(TG_ERR_NOMEM, "diff: out of memory"); return NULL;
         }
         dg->nodes[dg->n++] = d;
     }
@@ -268,13 +267,8 @@ static void compare(const struct tg_diff_side * A, const struct tg_diff_side * B
     p->view_skipped = is_view(x) && is_view(y) && !x->has_hash && !y->has_hash && !x->has_summary && !y->has_summary;
 }
 
-static bool push(struct tg_diff_result * r, int * cap, const struct tg_diff_pair * p) {
-    if (r->n_pairs == *cap) {
-        *cap = *cap ? *cap * 2 : 1024;
-        struct tg_diff_pair * np = realloc(r->pairs, sizeof(*np) * (size_t) *cap);
-        if (!np) return false;
-        r->pairs = np;
-    }
+static bool push(struct tg_diff_result * r, size_t * cap, const struct tg_diff_pair * p) {
+    if (!TG_GROW(r->pairs, *cap, (size_t) r->n_pairs + 1)) return false;
     r->pairs[r->n_pairs++] = *p;
     r->counts[p->kind]++;
     if (p->node_a >= 0 && p->node_b >= 0) {
@@ -297,7 +291,7 @@ static void fill_names(struct tg_diff_pair * p, const struct dnode * d) {
 
 // Aligns graph ga of A with gb of B and appends the pairs.
 static bool align_graph(const struct tg_diff_side * A, const struct tg_diff_side * B, int g, int gb,
-                        const struct tg_diff_options * o, struct tg_diff_result * r, int * cap) {
+                        const struct tg_diff_options * o, struct tg_diff_result * r, size_t * cap) {
     const struct dgraph * x = &A->graphs[g], * y = &B->graphs[gb];
     int i = 0, j = 0;
     while (i < x->n || j < y->n) {
@@ -416,7 +410,7 @@ enum tg_status tg_diff_run(struct tg_diff_side * a, struct tg_diff_side * b,
     if (b->tsv) while (ga0 < a->n_graphs && a->graphs[ga0].n == 0) ga0++;
     int n = b->tsv ? (ga0 < a->n_graphs ? 1 : 0) : (a->n_graphs < b->n_graphs ? a->n_graphs : b->n_graphs);
     res->n_graphs = n;
-    int cap = 0;
+    size_t cap = 0;
     for (int k = 0; k < n; k++) {
         if (!align_graph(a, b, ga0 + k, b->tsv ? 0 : k, &o, res, &cap)) {
             tg_diff_result_free(res);

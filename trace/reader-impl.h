@@ -15,7 +15,8 @@ struct trace_rec {           // one complete record
 
 struct trace_list {          // ordinals of the records of one kind, in file order
     uint32_t * v;
-    int        n, cap;
+    int        n;
+    size_t     cap;
 };
 
 struct trace_gmeta {         // one valid GRAPH record
@@ -48,10 +49,11 @@ struct tg_trace {
     struct tg_trace_status st;
 
     struct tg_trace_damage * damage;    // skipped stretches (st.n_damaged of them)
-    uint32_t                 cap_damage;
+    size_t                   cap_damage;
 
     struct trace_rec * recs;            // every complete record, by ordinal
-    uint32_t           n_recs, cap_recs;
+    uint32_t           n_recs;
+    size_t             cap_recs;
     struct trace_list  kind[TRACE_N_KINDS];
 
     const char **  op_names;            // from the first RUN record

@@ -1,6 +1,7 @@
 // reader.c - opening a trace: header check, record listing from the index or
 // by a linear scan with truncation/corruption recovery, per-kind lists.
 // Accessors are in reader-get.c.
+#include "core/grow.h"
 #include "reader-impl.h"
 
 #include <errno.h>
@@ -38,35 +39,20 @@ const char * trace_read_str(const uint8_t ** pp, const uint8_t * end) {
 // ---- record list ----------------------------------------------------------
 
 static bool push_rec(struct tg_trace * tr, uint64_t off, uint32_t len, uint32_t type) {
-    if (tr->n_recs == tr->cap_recs) {
-        uint32_t cap = tr->cap_recs ? tr->cap_recs * 2 : 1024;
-        struct trace_rec * r = realloc(tr->recs, (size_t) cap * sizeof(*r));
-        if (!r) return false;
-        tr->recs = r; tr->cap_recs = cap;
-    }
+    if (tr->n_recs == UINT32_MAX || !TG_GROW(tr->recs, tr->cap_recs, (size_t) tr->n_recs + 1)) return false;
     tr->recs[tr->n_recs++] = (struct trace_rec) { off, len, type };
     return true;
 }
 
 static bool list_push(struct trace_list * l, uint32_t ord) {
-    if (l->n == l->cap) {
-        int cap = l->cap ? l->cap * 2 : 64;
-        uint32_t * v = realloc(l->v, (size_t) cap * sizeof(*v));
-        if (!v) return false;
-        l->v = v; l->cap = cap;
-    }
+    if (l->n == INT32_MAX || !TG_GROW(l->v, l->cap, (size_t) l->n + 1)) return false;
     l->v[l->n++] = ord;
     return true;
 }
 
 static bool add_damage(struct tg_trace * tr, uint32_t record, uint64_t off, uint64_t bytes,
                        enum tg_trace_stop why, uint32_t type, bool to_end) {
-    if (tr->st.n_damaged == tr->cap_damage) {
-        uint32_t cap = tr->cap_damage ? tr->cap_damage * 2 : 8;
-        struct tg_trace_damage * d = realloc(tr->damage, (size_t) cap * sizeof(*d));
-        if (!d) return false;
-        tr->damage = d; tr->cap_damage = cap;
-    }
+    if (!TG_GROW(tr->damage, tr->cap_damage, (size_t) tr->st.n_damaged + 1)) return false;
     if (tr->st.n_damaged == 0) { tr->st.stop = why; tr->st.stop_offset = off; }
     tr->damage[tr->st.n_damaged++] = (struct tg_trace_damage) {
         .record = record, .offset = off, .bytes = bytes, .why = why, .type = type, .to_end = to_end };

@@ -1,63 +1,11 @@
 // recorder-graph.c - the recorder's graph side: SCHED, GRAPH, PLACEMENT,
-// SPLITS and ALLOC records from scheduler events, and the pointer maps that
-// turn engine pointers into trace indices.
+// SPLITS and ALLOC records from scheduler events; engine pointers become
+// trace indices through pointer maps (core/ptrmap.h).
 #include "recorder-impl.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-// ---- pointer map ----------------------------------------------------------------
-
-static size_t pmap_slot(uint64_t key, size_t cap) {
-    uint64_t h = key * 0x9E3779B97F4A7C15ull;
-    return (size_t) (h >> 17) & (cap - 1);
-}
-
-static bool pmap_grow(struct pmap * m) {
-    size_t cap = m->cap ? m->cap * 2 : 256;
-    uint64_t * k = calloc(cap, sizeof(*k)), * v = calloc(cap, sizeof(*v));
-    if (!k || !v) { free(k); free(v); return false; }
-    for (size_t i = 0; i < m->cap; i++) {
-        if (!m->keys[i]) continue;
-        size_t s = pmap_slot(m->keys[i], cap);
-        while (k[s]) s = (s + 1) & (cap - 1);
-        k[s] = m->keys[i]; v[s] = m->vals[i];
-    }
-    free(m->keys); free(m->vals);
-    m->keys = k; m->vals = v; m->cap = cap;
-    return true;
-}
-
-bool pmap_put(struct pmap * m, uint64_t key, uint64_t val) {
-    if (!key) return false;
-    if ((m->n + 1) * 2 > m->cap && !pmap_grow(m)) return false;
-    size_t s = pmap_slot(key, m->cap);
-    while (m->keys[s] && m->keys[s] != key) s = (s + 1) & (m->cap - 1);
-    if (!m->keys[s]) { m->keys[s] = key; m->n++; }
-    m->vals[s] = val;
-    return true;
-}
-
-bool pmap_get(const struct pmap * m, uint64_t key, uint64_t * val) {
-    if (!m->cap || !key) return false;
-    size_t s = pmap_slot(key, m->cap);
-    while (m->keys[s]) {
-        if (m->keys[s] == key) { if (val) *val = m->vals[s]; return true; }
-        s = (s + 1) & (m->cap - 1);
-    }
-    return false;
-}
-
-void pmap_clear(struct pmap * m) {
-    if (m->cap) memset(m->keys, 0, m->cap * sizeof(*m->keys));
-    m->n = 0;
-}
-
-void pmap_free(struct pmap * m) {
-    free(m->keys); free(m->vals);
-    memset(m, 0, sizeof(*m));
-}
 
 // ---- schedulers -------------------------------------------------------------------
 
@@ -87,7 +35,7 @@ struct rec_sched * tg_trace_rec_sched_state(struct tg_trace_recorder * r, struct
 }
 
 void tg_trace_rec_sched_free(struct rec_sched * s) {
-    pmap_free(&s->index);
+    tg_ptrmap_free(&s->index);
     free(s->tensors);
     free(s->gbase);
     free(s->pbase);
@@ -100,37 +48,26 @@ void tg_trace_rec_sched_free(struct rec_sched * s) {
 #define DELTA_MAX_CHANGED(n) ((n) / 4)
 
 static int32_t * changed_scratch(struct rec_sched * s, int n) {
-    if (n > s->cap_changed) {
-        int32_t * c = realloc(s->changed, (size_t) n * sizeof(*c));
-        if (!c) return NULL;
-        s->changed = c;
-        s->cap_changed = n;
-    }
-    return s->changed;
+    return TG_GROW(s->changed, s->cap_changed, (size_t) n) ? s->changed : NULL;
 }
 
 // ---- graph structure -----------------------------------------------------------------
 
 static bool add_tensor(struct rec_sched * s, struct tg_tensor * t) {
-    if (pmap_get(&s->index, (uint64_t) (uintptr_t) t, NULL)) return true;
-    if (s->n_tensors == s->cap_tensors) {
-        int cap = s->cap_tensors ? s->cap_tensors * 2 : 1024;
-        struct tg_tensor ** nt = realloc(s->tensors, (size_t) cap * sizeof(*nt));
-        if (!nt) return false;
-        s->tensors = nt; s->cap_tensors = cap;
-    }
+    if (tg_ptrmap_get(&s->index, tg_ptrmap_key(t), NULL)) return true;
+    if (!TG_GROW(s->tensors, s->cap_tensors, (size_t) s->n_tensors + 1)) return false;
     s->tensors[s->n_tensors] = t;
-    return pmap_put(&s->index, (uint64_t) (uintptr_t) t, (uint64_t) s->n_tensors++);
+    return tg_ptrmap_put(&s->index, tg_ptrmap_key(t), (uint64_t) s->n_tensors++) == TG_OK;
 }
 
 static int32_t index_of(const struct rec_sched * s, const struct tg_tensor * t) {
     uint64_t v;
-    return t && pmap_get(&s->index, (uint64_t) (uintptr_t) t, &v) ? (int32_t) v : TG_TRACE_NONE;
+    return t && tg_ptrmap_get(&s->index, tg_ptrmap_key(t), &v) ? (int32_t) v : TG_TRACE_NONE;
 }
 
 // Lists nodes, leafs, split copies and any source outside the graph.
 static bool collect_tensors(struct rec_sched * s, struct tg_graph * g, const struct tg_obs_split_event * ev) {
-    pmap_clear(&s->index);
+    tg_ptrmap_reset(&s->index, 0);
     s->n_tensors = 0;
     s->n_nodes = g->n_nodes;
     s->n_leafs = g->n_leafs;
@@ -189,11 +126,9 @@ static void write_placement_record(struct tg_trace_recorder * r, struct rec_sche
     // the new base keeps its own copies of the texts (the engine's may go)
     size_t text = 0;
     for (int i = 0; i < n; i++) text += p[i].text ? strlen(p[i].text) + 1 : 0;
-    struct tg_trace_placement * b = realloc(s->pbase, (size_t) (n ? n : 1) * sizeof(*b));
-    if (b) s->pbase = b;
-    char * t = realloc(s->pbase_text, text ? text : 1);
-    if (t) s->pbase_text = t;
-    if (!b || !t) { s->pbase_id = 0; return; }
+    if (!TG_RESIZE(s->pbase, n ? (size_t) n : 1) || !TG_RESIZE(s->pbase_text, text ? text : 1)) { s->pbase_id = 0; return; }
+    struct tg_trace_placement * b = s->pbase;
+    char * t = s->pbase_text;
     size_t at = 0;
     for (int i = 0; i < n; i++) {
         b[i] = p[i];
@@ -264,14 +199,10 @@ static void write_splits(struct tg_trace_recorder * r, struct rec_sched * s, con
 
 // Writes the GRAPH record for s's current tensor list.
 static void write_graph(struct tg_trace_recorder * r, struct rec_sched * s) {
-    if ((size_t) s->n_tensors > r->tt_cap) {
-        struct tg_trace_tensor * nt = realloc(r->tt, (size_t) s->n_tensors * sizeof(*nt));
-        if (!nt) return;
-        r->tt = nt; r->tt_cap = (size_t) s->n_tensors;
-    }
+    if (!TG_GROW(r->tt, r->tt_cap, (size_t) s->n_tensors)) return;
     for (int i = 0; i < s->n_tensors; i++) {
         fill_tensor(&r->tt[i], s, s->tensors[i]);
-        pmap_put(&r->uid_graph, r->tt[i].uid, ((uint64_t) s->graph_id << 32) | (uint32_t) i);
+        tg_ptrmap_put(&r->uid_graph, r->tt[i].uid, ((uint64_t) s->graph_id << 32) | (uint32_t) i);
     }
     struct tg_trace_graph g = { s->graph_id, (uint32_t) s->sched_id, s->n_nodes,
                                 s->n_tensors - s->n_nodes, 0, 0, 0, 0 };
@@ -289,10 +220,8 @@ static void write_graph(struct tg_trace_recorder * r, struct rec_sched * s) {
         return;
     }
     if (tg_trace_write_graph(r->w, &g, r->tt) != TG_OK) return;
-    struct tg_trace_tensor * b = realloc(s->gbase, (size_t) (n ? n : 1) * sizeof(*b));
-    if (!b) { s->gbase_id = 0; return; }
-    memcpy(b, r->tt, (size_t) n * sizeof(*b));
-    s->gbase = b;
+    if (!TG_RESIZE(s->gbase, n ? (size_t) n : 1)) { s->gbase_id = 0; return; }
+    memcpy(s->gbase, r->tt, (size_t) n * sizeof(*s->gbase));
     s->gbase_n = n;
     s->gbase_nodes = s->n_nodes;
     s->gbase_id = s->graph_id;
@@ -389,11 +318,9 @@ static void write_alloc_record(struct tg_trace_recorder * r, struct rec_sched * 
         return;
     }
     if (tg_trace_write_alloc(r->w, s->graph_id, (uint32_t) s->sched_id, tb, nb, al, n) != TG_OK) return;
-    struct tg_trace_alloc * b = realloc(s->abase, (size_t) (n ? n : 1) * sizeof(*b));
-    if (!b || nb > 64) { if (b) s->abase = b; s->abase_id = 0; return; }
-    memcpy(b, al, (size_t) n * sizeof(*b));
+    if (!TG_RESIZE(s->abase, n ? (size_t) n : 1) || nb > 64) { s->abase_id = 0; return; }
+    memcpy(s->abase, al, (size_t) n * sizeof(*s->abase));
     memcpy(s->abase_bufs, tb, (size_t) nb * sizeof(*tb));
-    s->abase = b;
     s->abase_n = n;
     s->abase_nb = nb;
     s->abase_id = s->graph_id;
@@ -416,8 +343,9 @@ static void graph_alloc(struct tg_trace_recorder * r, const struct tg_obs_alloc_
         if (!collect_tensors(s, ev->graph, NULL)) return;
         write_graph(r, s);
     }
-    struct pmap info = {0};
-    for (int i = 0; i < ev->n_tensors; i++) pmap_put(&info, (uint64_t) (uintptr_t) ev->tensors[i].tensor, (uint64_t) i);
+    struct tg_ptrmap info = {0};
+    for (int i = 0; i < ev->n_tensors; i++)
+        if (ev->tensors[i].tensor) tg_ptrmap_put(&info, tg_ptrmap_key(ev->tensors[i].tensor), (uint64_t) i);
     struct tg_trace_alloc * al = calloc((size_t) s->n_tensors + 1, sizeof(*al));
     int * steps = map_steps(s, ev->alloc_graph);
     struct buf_list bl = { .n = 0 };
@@ -425,7 +353,7 @@ static void graph_alloc(struct tg_trace_recorder * r, const struct tg_obs_alloc_
     for (int i = 0; al && i < s->n_tensors; i++) {
         const struct tg_tensor * t = s->tensors[i];
         uint64_t k;
-        if (pmap_get(&info, (uint64_t) (uintptr_t) t, &k)) {
+        if (tg_ptrmap_get(&info, tg_ptrmap_key(t), &k)) {
             fill_alloc(&al[i], &ev->tensors[k], s, &bl, steps, ev->alloc_graph ? ev->alloc_graph->n_nodes : 0);
             continue;
         }
@@ -455,5 +383,5 @@ static void graph_alloc(struct tg_trace_recorder * r, const struct tg_obs_alloc_
     }
     free(al);
     free(steps);
-    pmap_free(&info);
+    tg_ptrmap_free(&info);
 }

@@ -4,21 +4,12 @@
 #ifndef TG_TRACE_RECORDER_IMPL_H
 #define TG_TRACE_RECORDER_IMPL_H
 
+#include "core/grow.h"     // the engine's private helpers (engine/core)
+#include "core/ptrmap.h"
 #include "tg/observe.h"
 #include "tg/trace.h"
 
 #include <pthread.h>
-
-// Open-addressing map from a pointer-sized key to a 64-bit value.
-struct pmap {
-    uint64_t * keys;   // 0 = empty
-    uint64_t * vals;
-    size_t     cap, n;
-};
-bool pmap_put(struct pmap * m, uint64_t key, uint64_t val);
-bool pmap_get(const struct pmap * m, uint64_t key, uint64_t * val);
-void pmap_clear(struct pmap * m);
-void pmap_free(struct pmap * m);
 
 #define REC_MAX_SCHEDS 32
 
@@ -32,8 +23,8 @@ struct rec_sched {                 // what the recorder knows of one scheduler
     int                 n_nodes, n_leafs;
     int                 n_tensors; // nodes + leafs + extra (copies, outside sources)
     struct tg_tensor ** tensors;   // [n_tensors] in trace index order
-    int                 cap_tensors;
-    struct pmap         index;     // tensor pointer -> trace index
+    size_t              cap_tensors;
+    struct tg_ptrmap    index;     // tensor pointer -> trace index
     uint32_t            compute_seq;
     uint64_t            t_node_begin;
     int                 next_node;  // first node of the current computation not yet recorded
@@ -50,7 +41,7 @@ struct rec_sched {                 // what the recorder knows of one scheduler
     struct tg_trace_buffer abase_bufs[64];
     int                 abase_n, abase_nb;
     int32_t *           changed;      // scratch: changed indices
-    int                 cap_changed;
+    size_t              cap_changed;
 };
 // Frees a scheduler state's buffers.
 void tg_trace_rec_sched_free(struct rec_sched * s);
@@ -69,7 +60,7 @@ struct tg_trace_recorder {
     uint32_t                 n_computes_done;
     struct rec_sched         scheds[REC_MAX_SCHEDS];
     int                      n_scheds;
-    struct pmap              uid_graph;  // tensor uid -> graph_id << 32 | index (latest graph)
+    struct tg_ptrmap         uid_graph;  // tensor uid -> graph_id << 32 | index (latest graph)
     uint8_t *                scratch;    // device reads, gathered contents
     size_t                   scratch_cap;
     struct tg_trace_tensor * tt;         // GRAPH record under construction

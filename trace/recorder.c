@@ -31,12 +31,7 @@ bool tg_trace_set_hash_mode(struct tg_trace_options * o, const char * mode) {
 }
 
 uint8_t * tg_trace_rec_scratch(struct tg_trace_recorder * r, size_t n) {
-    if (n > r->scratch_cap) {
-        uint8_t * p = realloc(r->scratch, n);
-        if (!p) return NULL;
-        r->scratch = p; r->scratch_cap = n;
-    }
-    return r->scratch;
+    return TG_GROW(r->scratch, r->scratch_cap, n) ? r->scratch : NULL;
 }
 
 static uint64_t buffer_offset(const struct tg_buffer * b, const void * data) {
@@ -312,7 +307,7 @@ static void on_node_end(const struct tg_obs_node_event * ev, void * user) {
 static void access_error(struct tg_trace_recorder * r, const struct tg_obs_tensor_io * ev) {
     const struct tg_tensor * t = ev->tensor;
     uint64_t gv;
-    bool known = pmap_get(&r->uid_graph, (uint64_t) (uintptr_t) t, &gv);
+    bool known = tg_ptrmap_get(&r->uid_graph, tg_ptrmap_key(t), &gv);
     struct tg_trace_event e = { TG_TRACE_EV_UNALLOCATED_USE, TG_TRACE_ERROR, ev->t_ns, known ? (int32_t) (gv >> 32) : -1,
                                 known ? (int32_t) (uint32_t) gv : -1, (uint64_t) (uintptr_t) t, 0, ev->offset, ev->size,
                                 -1, "", NULL, 0 };
@@ -335,7 +330,7 @@ static void host_access(struct tg_trace_recorder * r, const struct tg_obs_tensor
     const struct tg_tensor * t = ev->tensor;
     if (!t) return;
     uint64_t gv;
-    bool known = pmap_get(&r->uid_graph, (uint64_t) (uintptr_t) t, &gv);
+    bool known = tg_ptrmap_get(&r->uid_graph, tg_ptrmap_key(t), &gv);
     if (r->sched && !known) return;   // a per-scheduler recorder keeps to its graphs' tensors
     struct tg_trace_host h = { kind, r->n_computes_done, ev->t_ns, (uint64_t) (uintptr_t) t, tg_trace_rec_root_uid(t),
                                ev->buffer ? ev->buffer->id : 0, buffer_offset(ev->buffer, t->data) + ev->offset,
@@ -433,7 +428,7 @@ enum tg_status tg_trace_detach(struct tg_trace_recorder * r) {
     r->w = NULL;
     pthread_mutex_unlock(&r->mu);
     for (int i = 0; i < r->n_scheds; i++) tg_trace_rec_sched_free(&r->scheds[i]);
-    pmap_free(&r->uid_graph);
+    tg_ptrmap_free(&r->uid_graph);
     free(r->scratch);
     free(r->tt);
     free(r->contents);

@@ -2,6 +2,7 @@
 // records written into a shared map of the file (or with write(2) where it
 // cannot be mapped), batches, index + footer at close, errors
 // (trace/FORMAT.md). Record payloads are encoded in writer-rec.c.
+#include "core/grow.h"
 #include "tg/trace.h"
 #include "trace-impl.h"
 
@@ -167,16 +168,10 @@ uint8_t * tg_trace_rec_begin(struct tg_trace_writer * w, uint16_t type, size_t l
         if (w->off + need > w->populated) map_populate(w, w->off + need);
         w->cur = w->map + w->off;   // zero: reserved space past the last record is never written
     } else {
-        if (need > w->buf_cap) {
-            size_t cap = w->buf_cap ? w->buf_cap : 4096;
-            while (cap < need) cap *= 2;
-            uint8_t * nb = realloc(w->buf, cap);
-            if (!nb) {
-                pthread_mutex_unlock(&w->mu);
-                tg_error(TG_ERR_NOMEM, "trace: no memory for a %zu-byte record", need);
-                return NULL;
-            }
-            w->buf = nb; w->buf_cap = cap;
+        if (!TG_GROW(w->buf, w->buf_cap, need)) {
+            pthread_mutex_unlock(&w->mu);
+            tg_error(TG_ERR_NOMEM, "trace: no memory for a %zu-byte record", need);
+            return NULL;
         }
         w->cur = w->buf;
         memset(w->cur, 0, need);
@@ -189,13 +184,7 @@ uint8_t * tg_trace_rec_begin(struct tg_trace_writer * w, uint16_t type, size_t l
 
 // Appends the finished record to the pending batch. False on OOM.
 static bool pend(struct tg_trace_writer * w, size_t n) {
-    if (w->n_pending + n > w->pending_cap) {
-        size_t cap = w->pending_cap ? w->pending_cap : 65536;
-        while (cap < w->n_pending + n) cap *= 2;
-        uint8_t * p = realloc(w->pending, cap);
-        if (!p) return false;
-        w->pending = p; w->pending_cap = cap;
-    }
+    if (!TG_GROW(w->pending, w->pending_cap, w->n_pending + n)) return false;
     memcpy(w->pending + w->n_pending, w->buf, n);
     w->n_pending += n;
     return true;

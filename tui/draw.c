@@ -43,7 +43,7 @@ static void init_colors(struct tui * t) {
     for (int i = 1; i < TUI_C_COUNT; i++) init_pair((short) i, fg_bg[i][0], fg_bg[i][1]);
 }
 
-bool tui_screen_init(struct tui * t) {
+bool tg_tui_screen_init(struct tui * t) {
     setlocale(LC_ALL, "");
     if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
         tg_error(TG_ERR_IO, "the TUI needs a terminal (stdin and stdout must be a tty)");
@@ -61,16 +61,16 @@ bool tui_screen_init(struct tui * t) {
     curs_set(0);
     t->has_color = !t->monochrome && has_colors();
     if (t->has_color) init_colors(t);
-    tui_screen_size(t);
+    tg_tui_screen_size(t);
     return true;
 }
 
-void tui_screen_end(struct tui * t) {
+void tg_tui_screen_end(struct tui * t) {
     (void) t;
     endwin();
 }
 
-void tui_screen_size(struct tui * t) {
+void tg_tui_screen_size(struct tui * t) {
     getmaxyx(stdscr, t->rows, t->cols);
     t->too_small = t->rows < TUI_MIN_ROWS || t->cols < TUI_MIN_COLS;
 }
@@ -105,7 +105,7 @@ static void draw_line(struct tui * t, int y, const struct tui_line * l, int hscr
         char tmp[TUI_LINE_MAX];
         memcpy(tmp, l->text + s->start, (size_t) s->len);
         tmp[s->len] = '\0';
-        int w = tui_str_width(tmp);
+        int w = tg_tui_str_width(tmp);
         int skip = hscroll > col ? hscroll - col : 0;
         attrset(color_attr(t, cursor ? TUI_C_CURSOR : s->color));
         if (skip < w) x += put_text(tmp, s->len, skip, t->cols - x);
@@ -129,53 +129,53 @@ static void draw_too_small(struct tui * t) {
 
 static void draw_status(struct tui * t, struct tui_view * v) {
     struct tui_line l;
-    tui_line_clear(&l);
+    tg_tui_line_clear(&l);
     l.fill = TUI_C_STATUS;
     if (t->message[0]) {
-        tui_line_add(&l, t->message_error ? TUI_C_BAD : TUI_C_STATUS, t->message);
+        tg_tui_line_add(&l, t->message_error ? TUI_C_BAD : TUI_C_STATUS, t->message);
     } else {
         char where[160] = "";
         const struct tg_tui_source_ops * o = t->src->ops;
         if (o->where) o->where(t->src->ctx, where, sizeof(where));
         int n = v->ops->n_rows(v);
-        tui_line_addf(&l, TUI_C_STATUS, "[%s] %s", v->ops->name, o->name ? o->name(t->src->ctx) : "");
-        if (o->n_graphs) tui_line_addf(&l, TUI_C_STATUS, "  graph %d (%d/%d)", tui_graph_number(t, t->graph), t->graph + 1, o->n_graphs(t->src->ctx));
-        tui_line_addf(&l, TUI_C_STATUS, "  row %d/%d", n ? v->cur + 1 : 0, n);
-        if (where[0]) tui_line_addf(&l, TUI_C_STATUS, "  %s", where);
+        tg_tui_line_addf(&l, TUI_C_STATUS, "[%s] %s", v->ops->name, o->name ? o->name(t->src->ctx) : "");
+        if (o->n_graphs) tg_tui_line_addf(&l, TUI_C_STATUS, "  graph %d (%d/%d)", tg_tui_graph_number(t, t->graph), t->graph + 1, o->n_graphs(t->src->ctx));
+        tg_tui_line_addf(&l, TUI_C_STATUS, "  row %d/%d", n ? v->cur + 1 : 0, n);
+        if (where[0]) tg_tui_line_addf(&l, TUI_C_STATUS, "  %s", where);
     }
-    int w = tui_str_width(l.text);
+    int w = tg_tui_str_width(l.text);
     const char * hint = "  ? help";
     if (w + 8 < t->cols) {
-        for (int i = w; i < t->cols - 8; i++) tui_line_add(&l, TUI_C_STATUS, " ");
-        tui_line_add(&l, TUI_C_STATUS, hint);
+        for (int i = w; i < t->cols - 8; i++) tg_tui_line_add(&l, TUI_C_STATUS, " ");
+        tg_tui_line_add(&l, TUI_C_STATUS, hint);
     }
     draw_line(t, t->rows - 1, &l, 0, false);
 }
 
-void tui_draw(struct tui * t) {
+void tg_tui_draw(struct tui * t) {
     if (t->too_small) { draw_too_small(t); return; }
-    struct tui_view * v = tui_top(t);
+    struct tui_view * v = tg_tui_top(t);
     if (!v) return;
     erase();
     struct tui_line l;
-    tui_line_clear(&l);
+    tg_tui_line_clear(&l);
     l.fill = TUI_C_TITLE;
     char title[256] = "";
     if (v->ops->title) v->ops->title(v, title, sizeof(title));
-    tui_line_add(&l, TUI_C_TITLE, title);
+    tg_tui_line_add(&l, TUI_C_TITLE, title);
     draw_line(t, 0, &l, 0, false);
     int y = 1;
     if (v->ops->header) {
-        tui_line_clear(&l);
+        tg_tui_line_clear(&l);
         v->ops->header(v, &l);
         l.fill = TUI_C_HEADER;
         draw_line(t, y++, &l, v->hscroll, false);
     }
-    int h = tui_view_height(t, v), n = v->ops->n_rows(v);
+    int h = tg_tui_view_height(t, v), n = v->ops->n_rows(v);
     for (int i = 0; i < h; i++) {
         int row = v->top + i;
         if (row >= n) break;
-        tui_line_clear(&l);
+        tg_tui_line_clear(&l);
         v->ops->row(v, row, &l);  // only visible rows are fetched
         draw_line(t, y + i, &l, v->hscroll, row == v->cur);
     }
@@ -183,12 +183,12 @@ void tui_draw(struct tui * t) {
     refresh();
 }
 
-int tui_getkey(struct tui * t) {
+int tg_tui_getkey(struct tui * t) {
     (void) t;
     return getch();
 }
 
-bool tui_prompt(struct tui * t, const char * prompt, char * buf, size_t n) {
+bool tg_tui_prompt(struct tui * t, const char * prompt, char * buf, size_t n) {
     size_t len = 0;
     buf[0] = '\0';
     for (;;) {
@@ -203,7 +203,7 @@ bool tui_prompt(struct tui * t, const char * prompt, char * buf, size_t n) {
         int c = getch();
         if (c == 27) return false;
         if (c == '\n' || c == '\r' || c == KEY_ENTER) return true;
-        if (c == KEY_RESIZE) { tui_screen_size(t); continue; }
+        if (c == KEY_RESIZE) { tg_tui_screen_size(t); continue; }
         if ((c == KEY_BACKSPACE || c == 127 || c == 8) && len > 0) { buf[--len] = '\0'; continue; }
         if (c >= 0x20 && c < 0x7f && len + 1 < n) { buf[len++] = (char) c; buf[len] = '\0'; }
     }

@@ -57,21 +57,21 @@ static const struct { int key; const char * label; enum tui_request req; } bindi
     {CTRL('l'), "^L", TUI_REQ_REDRAW},
 };
 
-const char * tui_request_name(enum tui_request r) {
+const char * tg_tui_request_name(enum tui_request r) {
     return (unsigned) r < TUI_REQ_COUNT ? requests[r].name : "?";
 }
 
-const char * tui_request_help(enum tui_request r) {
+const char * tg_tui_request_help(enum tui_request r) {
     return (unsigned) r < TUI_REQ_COUNT ? requests[r].help : "";
 }
 
-enum tui_request tui_key_request(int key) {
+enum tui_request tg_tui_key_request(int key) {
     for (size_t i = 0; i < sizeof(bindings) / sizeof(bindings[0]); i++)
         if (bindings[i].key == key) return bindings[i].req;
     return TUI_REQ_NONE;
 }
 
-char * tui_request_keys(enum tui_request r, char * buf, size_t n) {
+char * tg_tui_request_keys(enum tui_request r, char * buf, size_t n) {
     size_t len = 0;
     buf[0] = '\0';
     const char * last = NULL;

@@ -1,34 +1,25 @@
 // line.c - rows as coloured segments; escaping of names for the screen.
+#include "core/text.h"
 #include "tui-impl.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <wchar.h>
 
-void tui_line_clear(struct tui_line * l) {
+void tg_tui_line_clear(struct tui_line * l) {
     l->len = 0;
     l->text[0] = '\0';
     l->n_segs = 0;
     l->fill = TUI_C_DEFAULT;
 }
 
-// Length of the valid UTF-8 sequence at s (1..4), or 0 if invalid.
-static int utf8_len(const unsigned char * s) {
-    if (s[0] < 0x80) return 1;
-    int n = (s[0] & 0xE0) == 0xC0 ? 2 : (s[0] & 0xF0) == 0xE0 ? 3 : (s[0] & 0xF8) == 0xF0 ? 4 : 0;
-    if (n == 0 || (n == 2 && s[0] < 0xC2)) return 0;
-    for (int i = 1; i < n; i++)
-        if ((s[i] & 0xC0) != 0x80) return 0;
-    return n;
-}
-
-char * tui_escape(const char * s, char * buf, size_t n) {
+char * tg_tui_escape(const char * s, char * buf, size_t n) {
     size_t j = 0;
     if (n == 0) return buf;
     const unsigned char * p = (const unsigned char *) (s ? s : "");
     while (*p && j + 5 < n) {
-        int k = utf8_len(p);
-        if (k == 1 && (*p < 0x20 || *p == 0x7f)) k = 0;
+        int k = (int) tg_utf8_seq(p, 4);   // stops at the NUL: it is no continuation byte
+        if (tg_utf8_is_control(p, (size_t) k)) k = 0;   // C0, DEL, C1: \xNN byte by byte
         if (k == 0) {
             j += (size_t) snprintf(buf + j, n - j, "\\x%02X", *p);
             p++;
@@ -43,7 +34,7 @@ char * tui_escape(const char * s, char * buf, size_t n) {
     return buf;
 }
 
-int tui_str_width(const char * s) {
+int tg_tui_str_width(const char * s) {
     mbstate_t st;
     memset(&st, 0, sizeof(st));
     int w = 0;
@@ -77,19 +68,19 @@ static void add_raw(struct tui_line * l, enum tui_color c, const char * s, size_
     l->text[l->len] = '\0';
 }
 
-void tui_line_add(struct tui_line * l, enum tui_color c, const char * s) {
+void tg_tui_line_add(struct tui_line * l, enum tui_color c, const char * s) {
     char esc[TUI_LINE_MAX];
-    tui_escape(s, esc, sizeof(esc));
+    tg_tui_escape(s, esc, sizeof(esc));
     add_raw(l, c, esc, strlen(esc));
 }
 
-void tui_line_addf(struct tui_line * l, enum tui_color c, const char * fmt, ...) {
+void tg_tui_line_addf(struct tui_line * l, enum tui_color c, const char * fmt, ...) {
     char buf[TUI_LINE_MAX];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof(buf), fmt, ap);
     va_end(ap);
-    tui_line_add(l, c, buf);
+    tg_tui_line_add(l, c, buf);
 }
 
 // Byte length of the longest prefix of s that fits in `width` columns.
@@ -114,10 +105,10 @@ static size_t prefix_for_width(const char * s, int width, int * used) {
     return off;
 }
 
-void tui_line_col(struct tui_line * l, enum tui_color c, int width, bool right, const char * s) {
+void tg_tui_line_col(struct tui_line * l, enum tui_color c, int width, bool right, const char * s) {
     char esc[TUI_LINE_MAX];
-    tui_escape(s, esc, sizeof(esc));
-    int w = tui_str_width(esc);
+    tg_tui_escape(s, esc, sizeof(esc));
+    int w = tg_tui_str_width(esc);
     char pad[TUI_LINE_MAX];
     if (width <= 0) return;
     if (w > width) {  // truncate, mark with '~'
@@ -136,11 +127,11 @@ void tui_line_col(struct tui_line * l, enum tui_color c, int width, bool right, 
     if (!right) add_raw(l, c, pad, (size_t) fill);
 }
 
-void tui_line_colf(struct tui_line * l, enum tui_color c, int width, bool right, const char * fmt, ...) {
+void tg_tui_line_colf(struct tui_line * l, enum tui_color c, int width, bool right, const char * fmt, ...) {
     char buf[TUI_LINE_MAX];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof(buf), fmt, ap);
     va_end(ap);
-    tui_line_col(l, c, width, right, buf);
+    tg_tui_line_col(l, c, width, right, buf);
 }

@@ -42,12 +42,12 @@ enum tui_request {
 #undef TUI_REQ
     TUI_REQ_COUNT
 };
-const char * tui_request_name(enum tui_request r);
-const char * tui_request_help(enum tui_request r);
+const char * tg_tui_request_name(enum tui_request r);
+const char * tg_tui_request_help(enum tui_request r);
 // Request bound to a curses key code (TUI_REQ_NONE if unbound).
-enum tui_request tui_key_request(int key);
+enum tui_request tg_tui_key_request(int key);
 // Human name of the keys bound to r ("j Down"); buf always terminated.
-char * tui_request_keys(enum tui_request r, char * buf, size_t n);
+char * tg_tui_request_keys(enum tui_request r, char * buf, size_t n);
 
 // ---- a row: segments of text with a colour role ----
 #define TUI_LINE_MAX 512
@@ -59,20 +59,20 @@ struct tui_line {
     int  n_segs;
     enum tui_color fill;       // colour of the rest of the row
 };
-void tui_line_clear(struct tui_line * l);
+void tg_tui_line_clear(struct tui_line * l);
 // Appends text (escaped: control characters and invalid UTF-8 become \xNN).
-void tui_line_add(struct tui_line * l, enum tui_color c, const char * s);
-void tui_line_addf(struct tui_line * l, enum tui_color c, const char * fmt, ...)
+void tg_tui_line_add(struct tui_line * l, enum tui_color c, const char * s);
+void tg_tui_line_addf(struct tui_line * l, enum tui_color c, const char * fmt, ...)
     __attribute__((format(printf, 3, 4)));
 // Appends s padded/truncated to exactly `width` display columns (left-aligned,
 // or right-aligned when right is true; truncation marked with '~').
-void tui_line_col(struct tui_line * l, enum tui_color c, int width, bool right, const char * s);
-void tui_line_colf(struct tui_line * l, enum tui_color c, int width, bool right, const char * fmt, ...)
+void tg_tui_line_col(struct tui_line * l, enum tui_color c, int width, bool right, const char * s);
+void tg_tui_line_colf(struct tui_line * l, enum tui_color c, int width, bool right, const char * fmt, ...)
     __attribute__((format(printf, 5, 6)));
 // Escapes arbitrary bytes into printable UTF-8 (always NUL-terminated).
-char * tui_escape(const char * s, char * buf, size_t n);
+char * tg_tui_escape(const char * s, char * buf, size_t n);
 // Display width of an escaped UTF-8 string.
-int tui_str_width(const char * s);
+int tg_tui_str_width(const char * s);
 
 // ---- views ----
 struct tui;
@@ -114,7 +114,7 @@ struct tui {
     bool quit;
     bool too_small;
     bool monochrome;          // --mono: never use colours (an option)
-    bool has_color;           // colours in use (set by tui_screen_init)
+    bool has_color;           // colours in use (set by tg_tui_screen_init)
     char message[256];        // status bar message (cleared on next key)
     bool message_error;
     char search[128];         // last search pattern
@@ -124,50 +124,50 @@ struct tui {
 };
 
 // Pushes a view (takes ownership of v). Returns false if the stack is full.
-bool tui_push(struct tui * t, struct tui_view * v);
+bool tg_tui_push(struct tui * t, struct tui_view * v);
 // Pops the top view (the root view stays).
-void tui_pop(struct tui * t);
-struct tui_view * tui_top(struct tui * t);
-struct tui_view * tui_view_new(struct tui * t, const struct tui_view_ops * ops, void * priv);
-void tui_message(struct tui * t, bool error, const char * fmt, ...) __attribute__((format(printf, 3, 4)));
+void tg_tui_pop(struct tui * t);
+struct tui_view * tg_tui_top(struct tui * t);
+struct tui_view * tg_tui_view_new(struct tui * t, const struct tui_view_ops * ops, void * priv);
+void tg_tui_message(struct tui * t, bool error, const char * fmt, ...) __attribute__((format(printf, 3, 4)));
 // Height available to a view's rows (screen minus title, header, status).
-int tui_view_height(struct tui * t, struct tui_view * v);
+int tg_tui_view_height(struct tui * t, struct tui_view * v);
 // Moves v's cursor to row (clamped) and scrolls it into view.
-void tui_view_goto(struct tui_view * v, int row);
+void tg_tui_view_goto(struct tui_view * v, int row);
 // Generic search from the cursor: forward or backward; wraps; sets a message.
-bool tui_view_search(struct tui_view * v, const char * pattern, bool forward);
+bool tg_tui_view_search(struct tui_view * v, const char * pattern, bool forward);
 // Asks for a line of input on the status line (draw.c). Returns false on Esc.
-bool tui_prompt(struct tui * t, const char * prompt, char * buf, size_t n);
+bool tg_tui_prompt(struct tui * t, const char * prompt, char * buf, size_t n);
 
 // ---- draw.c: the only curses user besides the input loop ----
 #define TUI_MIN_COLS 40
 #define TUI_MIN_ROWS 8
 // False + last error (TG_ERR_IO) when the terminal cannot be used.
-bool tui_screen_init(struct tui * t);
-void tui_screen_end(struct tui * t);
-void tui_screen_size(struct tui * t);
-void tui_draw(struct tui * t);
-int  tui_getkey(struct tui * t);
+bool tg_tui_screen_init(struct tui * t);
+void tg_tui_screen_end(struct tui * t);
+void tg_tui_screen_size(struct tui * t);
+void tg_tui_draw(struct tui * t);
+int  tg_tui_getkey(struct tui * t);
 
-bool tui_match_pattern(const char * pattern, const char * text);
-enum tui_color tui_backend_color(int backend);
-const char * tui_backend_name(struct tui * t, int backend);
-void tui_format_shape(const int64_t ne[4], char * buf, size_t n);
-void tui_format_time(int64_t ns, char * buf, size_t n);
+bool tg_tui_match_pattern(const char * pattern, const char * text);
+enum tui_color tg_tui_backend_color(int backend);
+const char * tg_tui_backend_name(struct tui * t, int backend);
+void tg_tui_format_shape(const int64_t ne[4], char * buf, size_t n);
+void tg_tui_format_time(int64_t ns, char * buf, size_t n);
 
 // ---- views (view-*.c) ----
-struct tui_view * tui_view_help(struct tui * t);
-struct tui_view * tui_view_nodes(struct tui * t);
-struct tui_view * tui_view_detail(struct tui * t, int graph, int node);
-struct tui_view * tui_view_tensor(struct tui * t, int graph, int node);
-struct tui_view * tui_view_memory(struct tui * t, int graph);
-struct tui_view * tui_view_splits(struct tui * t, int graph);
-struct tui_view * tui_view_diff(struct tui * t);
-struct tui_view * tui_view_problems(struct tui * t);
-struct tui_view * tui_view_breaks(struct tui * t);
+struct tui_view * tg_tui_view_help(struct tui * t);
+struct tui_view * tg_tui_view_nodes(struct tui * t);
+struct tui_view * tg_tui_view_detail(struct tui * t, int graph, int node);
+struct tui_view * tg_tui_view_tensor(struct tui * t, int graph, int node);
+struct tui_view * tg_tui_view_memory(struct tui * t, int graph);
+struct tui_view * tg_tui_view_splits(struct tui * t, int graph);
+struct tui_view * tg_tui_view_diff(struct tui * t);
+struct tui_view * tg_tui_view_problems(struct tui * t);
+struct tui_view * tg_tui_view_breaks(struct tui * t);
 // Closes every view but the node list and selects node of graph there.
-void tui_nodes_show(struct tui * t, int graph, int node);
+void tg_tui_nodes_show(struct tui * t, int graph, int node);
 // The number graph g is shown and typed as (the trace's graph id).
-int tui_graph_number(struct tui * t, int g);
+int tg_tui_graph_number(struct tui * t, int g);
 
 #endif

@@ -11,16 +11,16 @@ static int breaks_rows(struct tui_view * v) {
 
 static void breaks_row(struct tui_view * v, int row, struct tui_line * l) {
     char buf[192];
-    if (!v->tui->src->ops->break_info(v->tui->src->ctx, row, buf, sizeof(buf))) { tui_line_add(l, TUI_C_BAD, "(gone)"); return; }
-    tui_line_colf(l, TUI_C_DIM, 4, true, "%d", row + 1);
-    tui_line_add(l, TUI_C_DEFAULT, "  ");
-    tui_line_add(l, TUI_C_DEFAULT, buf);
+    if (!v->tui->src->ops->break_info(v->tui->src->ctx, row, buf, sizeof(buf))) { tg_tui_line_add(l, TUI_C_BAD, "(gone)"); return; }
+    tg_tui_line_colf(l, TUI_C_DIM, 4, true, "%d", row + 1);
+    tg_tui_line_add(l, TUI_C_DEFAULT, "  ");
+    tg_tui_line_add(l, TUI_C_DEFAULT, buf);
 }
 
 static void breaks_header(struct tui_view * v, struct tui_line * l) {
     (void) v;
-    tui_line_col(l, TUI_C_HEADER, 4, true, "#");
-    tui_line_add(l, TUI_C_HEADER, "  kind  pattern");
+    tg_tui_line_col(l, TUI_C_HEADER, 4, true, "#");
+    tg_tui_line_add(l, TUI_C_HEADER, "  kind  pattern");
 }
 
 static void breaks_title(struct tui_view * v, char * buf, size_t n) {
@@ -32,18 +32,18 @@ static bool breaks_request(struct tui_view * v, enum tui_request r) {
     const struct tg_tui_source_ops * o = t->src->ops;
     char msg[256] = "";
     if (r == TUI_REQ_DELETE) {
-        if (!breaks_rows(v)) { tui_message(t, true, "no breakpoint to delete"); return true; }
+        if (!breaks_rows(v)) { tg_tui_message(t, true, "no breakpoint to delete"); return true; }
         bool ok = o->del_break(t->src->ctx, v->cur, msg, sizeof(msg));
-        tui_view_goto(v, v->cur);   // clamp to the shorter list
-        tui_message(t, !ok, "%s", msg);
+        tg_tui_view_goto(v, v->cur);   // clamp to the shorter list
+        tg_tui_message(t, !ok, "%s", msg);
         return true;
     }
     if (r == TUI_REQ_BREAK) {
         char pat[128];
-        if (!tui_prompt(t, "break on name pattern (op GLOB, nan): ", pat, sizeof(pat)) || !pat[0]) return true;
+        if (!tg_tui_prompt(t, "break on name pattern (op GLOB, nan): ", pat, sizeof(pat)) || !pat[0]) return true;
         bool ok = o->set_break(t->src->ctx, pat, msg, sizeof(msg));
-        tui_view_goto(v, breaks_rows(v) - 1);
-        tui_message(t, !ok, "%s", msg);
+        tg_tui_view_goto(v, breaks_rows(v) - 1);
+        tg_tui_message(t, !ok, "%s", msg);
         return true;
     }
     return false;
@@ -54,11 +54,11 @@ static const struct tui_view_ops breaks_ops = {
     .title = breaks_title, .request = breaks_request,
 };
 
-struct tui_view * tui_view_breaks(struct tui * t) {
+struct tui_view * tg_tui_view_breaks(struct tui * t) {
     const struct tg_tui_source_ops * o = t->src->ops;
     if (!o->n_breaks || !o->break_info || !o->del_break || !o->set_break) {
-        tui_message(t, true, "breakpoints need a live run (tgdb tui -m MODEL -p PROMPT)");
+        tg_tui_message(t, true, "breakpoints need a live run (tgdb tui -m MODEL -p PROMPT)");
         return NULL;
     }
-    return tui_view_new(t, &breaks_ops, NULL);
+    return tg_tui_view_new(t, &breaks_ops, NULL);
 }

@@ -1,6 +1,7 @@
 // view-detail.c - everything the source knows about one node: op params,
 // sources and users (Enter jumps), strides, placement cause, allocation,
 // memory sharing, timing, hash, numeric summary.
+#include "core/grow.h"
 #include "tui-impl.h"
 
 #include <stdio.h>
@@ -12,19 +13,14 @@ struct dline { char text[256]; enum tui_color color; int jump; };  // jump: node
 struct detail_priv {
     int graph, node;
     struct dline * lines;
-    int n, cap;
+    int n;
+    size_t cap;
 };
 
 static void addl(struct detail_priv * p, enum tui_color c, int jump, const char * fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static void addl(struct detail_priv * p, enum tui_color c, int jump, const char * fmt, ...) {
-    if (p->n == p->cap) {
-        int cap = p->cap ? p->cap * 2 : 64;
-        struct dline * nl = realloc(p->lines, sizeof(*nl) * (size_t) cap);
-        if (!nl) return;
-        p->lines = nl;
-        p->cap = cap;
-    }
+    if (!TG_GROW(p->lines, p->cap, (size_t) p->n + 1)) return;
     struct dline * d = &p->lines[p->n++];
     va_list ap;
     va_start(ap, fmt);
@@ -79,8 +75,8 @@ static void build(struct tui * t, struct detail_priv * p) {
     struct tg_tui_node nd;
     if (!o->node(t->src->ctx, p->graph, p->node, &nd)) { addl(p, TUI_C_BAD, -1, "node %d is not readable", p->node); return; }
     char shape[64], esc[192];
-    tui_format_shape(nd.ne, shape, sizeof(shape));
-    addl(p, TUI_C_HEADER, -1, "node #%d %s", nd.index, tui_escape(nd.name, esc, sizeof(esc)));
+    tg_tui_format_shape(nd.ne, shape, sizeof(shape));
+    addl(p, TUI_C_HEADER, -1, "node #%d %s", nd.index, tg_tui_escape(nd.name, esc, sizeof(esc)));
     add_findings(t, p);
     addl(p, TUI_C_DEFAULT, -1, "  op      %s", nd.op);
     addl(p, TUI_C_DEFAULT, -1, "  type    %s   shape %s", nd.type, shape);
@@ -98,12 +94,12 @@ static void build(struct tui * t, struct detail_priv * p) {
     addl(p, TUI_C_HEADER, -1, "sources (Enter jumps)");
     for (int s = 0; s < nd.n_src; s++)
         addl(p, nd.src_index[s] >= 0 ? TUI_C_DEFAULT : TUI_C_DIM, nd.src_index[s], "  src%d   %s%s", s,
-             tui_escape(nd.src[s], esc, sizeof(esc)), nd.src_index[s] >= 0 ? "" : "  (leaf)");
-    if (nd.view_src[0]) addl(p, TUI_C_DEFAULT, -1, "  view of %s", tui_escape(nd.view_src, esc, sizeof(esc)));
+             tg_tui_escape(nd.src[s], esc, sizeof(esc)), nd.src_index[s] >= 0 ? "" : "  (leaf)");
+    if (nd.view_src[0]) addl(p, TUI_C_DEFAULT, -1, "  view of %s", tg_tui_escape(nd.view_src, esc, sizeof(esc)));
     addl(p, TUI_C_HEADER, -1, "users (Enter jumps)");
     add_users(t, p, nd.name);
     addl(p, TUI_C_HEADER, -1, "placement");
-    addl(p, tui_backend_color(nd.backend), -1, "  backend %s, split %d", tui_backend_name(t, nd.backend), nd.split);
+    addl(p, tg_tui_backend_color(nd.backend), -1, "  backend %s, split %d", tg_tui_backend_name(t, nd.backend), nd.split);
     addl(p, TUI_C_DEFAULT, -1, "  cause   %s", nd.cause[0] ? nd.cause : "(not recorded)");
     addl(p, TUI_C_HEADER, -1, "allocation");
     if (nd.buffer >= 0) {
@@ -121,7 +117,7 @@ static void build(struct tui * t, struct detail_priv * p) {
     }
     addl(p, TUI_C_HEADER, -1, "evaluation");
     char tm[32];
-    tui_format_time(nd.time_ns, tm, sizeof(tm));
+    tg_tui_format_time(nd.time_ns, tm, sizeof(tm));
     addl(p, TUI_C_DEFAULT, -1, "  evaluated %s  time %s", nd.evaluated ? "yes" : "no", tm);
     if (nd.has_hash) addl(p, TUI_C_DEFAULT, -1, "  hash    %016llx", (unsigned long long) nd.hash);
     if (nd.has_summary) {
@@ -136,27 +132,27 @@ static int detail_rows(struct tui_view * v) { return ((struct detail_priv *) v->
 
 static void detail_row(struct tui_view * v, int row, struct tui_line * l) {
     struct detail_priv * p = v->priv;
-    tui_line_add(l, p->lines[row].color, p->lines[row].text);
+    tg_tui_line_add(l, p->lines[row].color, p->lines[row].text);
 }
 
 static void detail_title(struct tui_view * v, char * buf, size_t n) {
     struct detail_priv * p = v->priv;
-    snprintf(buf, n, "node detail: graph %d, node %d", tui_graph_number(v->tui, p->graph), p->node);
+    snprintf(buf, n, "node detail: graph %d, node %d", tg_tui_graph_number(v->tui, p->graph), p->node);
 }
 
 static bool detail_match(struct tui_view * v, int row, const char * pat) {
-    return tui_match_pattern(pat, ((struct detail_priv *) v->priv)->lines[row].text);
+    return tg_tui_match_pattern(pat, ((struct detail_priv *) v->priv)->lines[row].text);
 }
 
 static bool detail_request(struct tui_view * v, enum tui_request r) {
     struct detail_priv * p = v->priv;
     if (r == TUI_REQ_ENTER) {
         int j = p->n ? p->lines[v->cur].jump : -1;
-        if (j < 0) { tui_message(v->tui, true, "nothing to jump to on this line"); return true; }
-        tui_push(v->tui, tui_view_detail(v->tui, p->graph, j));
+        if (j < 0) { tg_tui_message(v->tui, true, "nothing to jump to on this line"); return true; }
+        tg_tui_push(v->tui, tg_tui_view_detail(v->tui, p->graph, j));
         return true;
     }
-    if (r == TUI_REQ_VIEW_TENSOR) { tui_push(v->tui, tui_view_tensor(v->tui, p->graph, p->node)); return true; }
+    if (r == TUI_REQ_VIEW_TENSOR) { tg_tui_push(v->tui, tg_tui_view_tensor(v->tui, p->graph, p->node)); return true; }
     return false;
 }
 
@@ -171,13 +167,13 @@ static const struct tui_view_ops detail_ops = {
     .request = detail_request, .match = detail_match, .close = detail_close,
 };
 
-struct tui_view * tui_view_detail(struct tui * t, int graph, int node) {
+struct tui_view * tg_tui_view_detail(struct tui * t, int graph, int node) {
     struct detail_priv * p = calloc(1, sizeof(*p));
     if (!p) return NULL;
     p->graph = graph;
     p->node = node;
     build(t, p);
-    struct tui_view * v = tui_view_new(t, &detail_ops, p);
+    struct tui_view * v = tg_tui_view_new(t, &detail_ops, p);
     if (!v) { free(p->lines); free(p); }
     return v;
 }

@@ -24,12 +24,12 @@ struct diff_priv {
 
 static bool align(struct tui * t, struct diff_priv * p) {
     struct tg_trace * ta = tg_tui_source_trace_handle(t->src), * tb = tg_tui_source_trace_handle(p->B);
-    if (!ta || !tb) { tui_message(t, true, "diff needs two traces"); return false; }
+    if (!ta || !tb) { tg_tui_message(t, true, "diff needs two traces"); return false; }
     struct tg_diff_side * a = tg_diff_side_trace(ta), * b = tg_diff_side_trace(tb);
     bool ok = a && b && tg_diff_run(a, b, NULL, &p->res) == TG_OK;
     tg_diff_side_free(a);
     tg_diff_side_free(b);
-    if (!ok) { tui_message(t, true, "diff failed: %s", tg_last_error()); return false; }
+    if (!ok) { tg_tui_message(t, true, "diff failed: %s", tg_last_error()); return false; }
     p->rows = malloc(sizeof(int) * (size_t) (p->res.n_pairs + 1));
     if (!p->rows) { tg_diff_result_free(&p->res); return false; }
     p->first = -1;
@@ -45,10 +45,10 @@ static int diff_rows(struct tui_view * v) { return ((struct diff_priv *) v->priv
 
 static void side(struct tg_tui_source * s, int graph, int i, int w, struct tui_line * l) {
     struct tg_tui_node nd;
-    if (i < 0 || !s->ops->node(s->ctx, graph, i, &nd)) { tui_line_col(l, TUI_C_DIM, w, false, ""); return; }
+    if (i < 0 || !s->ops->node(s->ctx, graph, i, &nd)) { tg_tui_line_col(l, TUI_C_DIM, w, false, ""); return; }
     char txt[160];
     snprintf(txt, sizeof(txt), "%5d %s %s", nd.index, nd.name, nd.op);
-    tui_line_col(l, TUI_C_DEFAULT, w, false, txt);
+    tg_tui_line_col(l, TUI_C_DEFAULT, w, false, txt);
 }
 
 static void diff_row(struct tui_view * v, int row, struct tui_line * l) {
@@ -57,34 +57,34 @@ static void diff_row(struct tui_view * v, int row, struct tui_line * l) {
     static const enum tui_color kind_color[] = {TUI_C_GOOD, TUI_C_WARN, TUI_C_BAD, TUI_C_WARN, TUI_C_WARN, TUI_C_DIM};
     const struct tg_diff_pair * pr = &p->res.pairs[p->rows[row]];
     int w = (v->tui->cols - 10) / 2;
-    tui_line_col(l, row == p->first ? TUI_C_BAD : kind_color[pr->kind], 8, false,
+    tg_tui_line_col(l, row == p->first ? TUI_C_BAD : kind_color[pr->kind], 8, false,
                  row == p->first ? "FIRST" : kind_name[pr->kind]);
     side(v->tui->src, p->graph, pr->node_a, w, l);
-    tui_line_add(l, TUI_C_DIM, "|");
+    tg_tui_line_add(l, TUI_C_DIM, "|");
     side(p->B, p->graph, pr->node_b, w, l);
 }
 
 static void diff_header(struct tui_view * v, struct tui_line * l) {
     struct diff_priv * p = v->priv;
     int w = (v->tui->cols - 10) / 2;
-    tui_line_col(l, TUI_C_HEADER, 8, false, "status");
-    tui_line_col(l, TUI_C_HEADER, w, false, v->tui->src->ops->name ? v->tui->src->ops->name(v->tui->src->ctx) : "A");
-    tui_line_add(l, TUI_C_HEADER, "|");
-    tui_line_col(l, TUI_C_HEADER, w, false, p->B->ops->name ? p->B->ops->name(p->B->ctx) : "B");
+    tg_tui_line_col(l, TUI_C_HEADER, 8, false, "status");
+    tg_tui_line_col(l, TUI_C_HEADER, w, false, v->tui->src->ops->name ? v->tui->src->ops->name(v->tui->src->ctx) : "A");
+    tg_tui_line_add(l, TUI_C_HEADER, "|");
+    tg_tui_line_col(l, TUI_C_HEADER, w, false, p->B->ops->name ? p->B->ops->name(p->B->ctx) : "B");
 }
 
 static void diff_title(struct tui_view * v, char * buf, size_t n) {
     struct diff_priv * p = v->priv;
-    if (p->first >= 0) snprintf(buf, n, "diff: graph %d, first divergence at row %d (e jumps)", tui_graph_number(v->tui, p->graph), p->first + 1);
-    else snprintf(buf, n, "diff: graph %d, no divergence", tui_graph_number(v->tui, p->graph));
+    if (p->first >= 0) snprintf(buf, n, "diff: graph %d, first divergence at row %d (e jumps)", tg_tui_graph_number(v->tui, p->graph), p->first + 1);
+    else snprintf(buf, n, "diff: graph %d, no divergence", tg_tui_graph_number(v->tui, p->graph));
 }
 
 static bool diff_match(struct tui_view * v, int row, const char * pat) {
     struct diff_priv * p = v->priv;
     struct tg_tui_node nd;
     const struct tg_diff_pair * pr = &p->res.pairs[p->rows[row]];
-    if (pr->node_a >= 0 && v->tui->src->ops->node(v->tui->src->ctx, p->graph, pr->node_a, &nd) && tui_match_pattern(pat, nd.name)) return true;
-    return pr->node_b >= 0 && p->B->ops->node(p->B->ctx, p->graph, pr->node_b, &nd) && tui_match_pattern(pat, nd.name);
+    if (pr->node_a >= 0 && v->tui->src->ops->node(v->tui->src->ctx, p->graph, pr->node_a, &nd) && tg_tui_match_pattern(pat, nd.name)) return true;
+    return pr->node_b >= 0 && p->B->ops->node(p->B->ctx, p->graph, pr->node_b, &nd) && tg_tui_match_pattern(pat, nd.name);
 }
 
 static bool diff_request(struct tui_view * v, enum tui_request r) {
@@ -92,13 +92,13 @@ static bool diff_request(struct tui_view * v, enum tui_request r) {
     if (r == TUI_REQ_NEXT_PROBLEM || r == TUI_REQ_NEXT_NAN) {
         for (int row = v->cur + 1; row < p->n; row++) {
             int kind = p->res.pairs[p->rows[row]].kind;
-            if (kind != TG_DIFF_SAME && kind != TG_DIFF_NEAR) { tui_view_goto(v, row); return true; }
+            if (kind != TG_DIFF_SAME && kind != TG_DIFF_NEAR) { tg_tui_view_goto(v, row); return true; }
         }
-        tui_message(v->tui, true, "no difference below the cursor");
+        tg_tui_message(v->tui, true, "no difference below the cursor");
         return true;
     }
     if (r == TUI_REQ_ENTER) {
-        if (p->n && p->res.pairs[p->rows[v->cur]].node_a >= 0) tui_push(v->tui, tui_view_detail(v->tui, p->graph, p->res.pairs[p->rows[v->cur]].node_a));
+        if (p->n && p->res.pairs[p->rows[v->cur]].node_a >= 0) tg_tui_push(v->tui, tg_tui_view_detail(v->tui, p->graph, p->res.pairs[p->rows[v->cur]].node_a));
         return true;
     }
     return false;
@@ -116,17 +116,17 @@ static const struct tui_view_ops diff_ops = {
     .request = diff_request, .match = diff_match, .close = diff_close,
 };
 
-struct tui_view * tui_view_diff(struct tui * t) {
+struct tui_view * tg_tui_view_diff(struct tui * t) {
     struct tg_tui_source * B = t->diff;
-    if (!B) { tui_message(t, true, "no second trace: open with tgdb tui A.trace --diff B.trace"); return NULL; }
+    if (!B) { tg_tui_message(t, true, "no second trace: open with tgdb tui A.trace --diff B.trace"); return NULL; }
     struct diff_priv * p = calloc(1, sizeof(*p));
     if (!p) return NULL;
     p->B = B;
     p->graph = t->graph;
     if (!align(t, p)) { free(p); return NULL; }
-    struct tui_view * v = tui_view_new(t, &diff_ops, p);
+    struct tui_view * v = tg_tui_view_new(t, &diff_ops, p);
     if (!v) { tg_diff_result_free(&p->res); free(p->rows); free(p); return NULL; }
-    tui_push(t, v);
-    if (p->first >= 0) tui_view_goto(v, p->first);
+    tg_tui_push(t, v);
+    if (p->first >= 0) tg_tui_view_goto(v, p->first);
     return v;
 }

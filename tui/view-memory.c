@@ -71,10 +71,10 @@ static void memory_row(struct tui_view * v, int row, struct tui_line * l) {
     struct tg_tui_node nd;
     const char * name = "";
     if (v->tui->src->ops->node(v->tui->src->ctx, p->graph, row, &nd)) name = nd.name;
-    tui_line_colf(l, TUI_C_DIM, 6, true, "%d", row);
-    tui_line_add(l, TUI_C_DEFAULT, " ");
-    tui_line_col(l, TUI_C_DEFAULT, 20, false, name);
-    tui_line_add(l, TUI_C_DIM, "|");
+    tg_tui_line_colf(l, TUI_C_DIM, 6, true, "%d", row);
+    tg_tui_line_add(l, TUI_C_DEFAULT, " ");
+    tg_tui_line_col(l, TUI_C_DEFAULT, 20, false, name);
+    tg_tui_line_add(l, TUI_C_DIM, "|");
     for (int c = 0; c < w;) {  // runs of the same owner share a colour
         int e = c;
         while (e < w && owner[e] == owner[c]) e++;
@@ -82,31 +82,31 @@ static void memory_row(struct tui_view * v, int row, struct tui_line * l) {
         memcpy(run, cells + c, (size_t) (e - c));
         run[e - c] = '\0';
         enum tui_color col = owner[c] < 0 ? TUI_C_DIM : owner[c] == 4 ? TUI_C_BAD : (enum tui_color) (TUI_C_BACKEND0 + owner[c]);
-        tui_line_add(l, col, run);
+        tg_tui_line_add(l, col, run);
         c = e;
     }
-    tui_line_add(l, TUI_C_DIM, "|");
+    tg_tui_line_add(l, TUI_C_DIM, "|");
 }
 
 static void memory_header(struct tui_view * v, struct tui_line * l) {
     struct memory_priv * p = v->priv;
-    tui_line_col(l, TUI_C_HEADER, 28, false, "  step name");
-    tui_line_addf(l, TUI_C_HEADER, "0 .. %lld bytes (%.0f bytes/column)", (long long) p->size,
+    tg_tui_line_col(l, TUI_C_HEADER, 28, false, "  step name");
+    tg_tui_line_addf(l, TUI_C_HEADER, "0 .. %lld bytes (%.0f bytes/column)", (long long) p->size,
                   p->size > 0 ? (double) p->size / map_width(v) : 0.0);
 }
 
 static void memory_title(struct tui_view * v, char * buf, size_t n) {
     struct memory_priv * p = v->priv;
     snprintf(buf, n, "memory map: graph %d, %s (%d of %d, [ ] switch), %d tensors",
-             tui_graph_number(v->tui, p->graph), p->bufname, p->buffer + 1, p->n_buffers, p->n_allocs);
+             tg_tui_graph_number(v->tui, p->graph), p->bufname, p->buffer + 1, p->n_buffers, p->n_allocs);
 }
 
 static bool memory_request(struct tui_view * v, enum tui_request r) {
     struct memory_priv * p = v->priv;
-    if (r == TUI_REQ_ENTER) { tui_push(v->tui, tui_view_detail(v->tui, p->graph, v->cur)); return true; }
+    if (r == TUI_REQ_ENTER) { tg_tui_push(v->tui, tg_tui_view_detail(v->tui, p->graph, v->cur)); return true; }
     if (r == TUI_REQ_NEXT_GRAPH || r == TUI_REQ_PREV_GRAPH) {
         int b = p->buffer + (r == TUI_REQ_NEXT_GRAPH ? 1 : -1);
-        if (b < 0 || b >= p->n_buffers) { tui_message(v->tui, true, "no buffer %d (have %d)", b, p->n_buffers); return true; }
+        if (b < 0 || b >= p->n_buffers) { tg_tui_message(v->tui, true, "no buffer %d (have %d)", b, p->n_buffers); return true; }
         p->buffer = b;
         load(v->tui, p);
         return true;
@@ -117,7 +117,7 @@ static bool memory_request(struct tui_view * v, enum tui_request r) {
 static bool memory_match(struct tui_view * v, int row, const char * pat) {
     struct memory_priv * p = v->priv;
     struct tg_tui_node nd;
-    return v->tui->src->ops->node(v->tui->src->ctx, p->graph, row, &nd) && tui_match_pattern(pat, nd.name);
+    return v->tui->src->ops->node(v->tui->src->ctx, p->graph, row, &nd) && tg_tui_match_pattern(pat, nd.name);
 }
 
 static void memory_moved(struct tui_view * v) { v->tui->node = v->cur; }
@@ -134,10 +134,10 @@ static const struct tui_view_ops memory_ops = {
     .close = memory_close,
 };
 
-struct tui_view * tui_view_memory(struct tui * t, int graph) {
+struct tui_view * tg_tui_view_memory(struct tui * t, int graph) {
     const struct tg_tui_source_ops * o = t->src->ops;
     int nb = o->n_buffers ? o->n_buffers(t->src->ctx, graph) : 0;
-    if (nb <= 0) { tui_message(t, true, "no allocation data for graph %d", tui_graph_number(t, graph)); return NULL; }
+    if (nb <= 0) { tg_tui_message(t, true, "no allocation data for graph %d", tg_tui_graph_number(t, graph)); return NULL; }
     struct memory_priv * p = calloc(1, sizeof(*p));
     if (!p) return NULL;
     p->graph = graph;
@@ -146,8 +146,8 @@ struct tui_view * tui_view_memory(struct tui * t, int graph) {
     struct tg_tui_node nd;
     if (t->node >= 0 && o->node(t->src->ctx, graph, t->node, &nd) && nd.buffer >= 0 && nd.buffer < nb) p->buffer = nd.buffer;
     load(t, p);
-    struct tui_view * v = tui_view_new(t, &memory_ops, p);
+    struct tui_view * v = tg_tui_view_new(t, &memory_ops, p);
     if (!v) { free(p->allocs); free(p); return NULL; }
-    if (t->node >= 0) tui_view_goto(v, t->node);
+    if (t->node >= 0) tg_tui_view_goto(v, t->node);
     return v;
 }

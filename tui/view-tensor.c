@@ -54,7 +54,7 @@ static void fmt_value(const struct tensor_priv * p, float x, char * buf, size_t 
 static void tensor_row(struct tui_view * v, int row, struct tui_line * l) {
     struct tensor_priv * p = v->priv;
     if (!p->readable) {
-        tui_line_add(l, TUI_C_DIM, "contents not recorded for this node (record them with TGDB_TRACE_DUMP=PATTERN or --trace-dump)");
+        tg_tui_line_add(l, TUI_C_DIM, "contents not recorded for this node (record them with TGDB_TRACE_DUMP=PATTERN or --trace-dump)");
         return;
     }
     const struct tg_tui_source_ops * o = v->tui->src->ops;
@@ -71,32 +71,32 @@ static void tensor_row(struct tui_view * v, int row, struct tui_line * l) {
         for (int64_t c = 0; c < n && ok; c++)
             ok = o->read(v->tui->src->ctx, p->graph, p->node, logical_index(p, row, p->col0 + c), 1, &vals[c]) == 1;
     }
-    tui_line_colf(l, TUI_C_DIM, 7, true, "%d", row);
-    tui_line_add(l, TUI_C_DIM, " ");
-    if (!ok) { tui_line_add(l, TUI_C_BAD, "(read failed)"); return; }
+    tg_tui_line_colf(l, TUI_C_DIM, 7, true, "%d", row);
+    tg_tui_line_add(l, TUI_C_DIM, " ");
+    if (!ok) { tg_tui_line_add(l, TUI_C_BAD, "(read failed)"); return; }
     for (int64_t c = 0; c < n; c++) {
         char s[32];
         fmt_value(p, vals[c], s, sizeof(s));
         enum tui_color col = TUI_C_DEFAULT;
         if (!isfinite(vals[c])) col = TUI_C_BAD;
         else if (p->threshold > 0 && fabs(vals[c]) > p->threshold) col = TUI_C_WARN;
-        tui_line_col(l, col, CELL_W, true, s);
+        tg_tui_line_col(l, col, CELL_W, true, s);
     }
 }
 
 static void tensor_header(struct tui_view * v, struct tui_line * l) {
     struct tensor_priv * p = v->priv;
-    tui_line_colf(l, TUI_C_HEADER, 8, false, "d%d\\d%d", p->drow, p->dcol);
+    tg_tui_line_colf(l, TUI_C_HEADER, 8, false, "d%d\\d%d", p->drow, p->dcol);
     int nc = visible_cols(v);
     for (int64_t c = p->col0; c < p->nd.ne[p->dcol] && c < p->col0 + nc; c++)
-        tui_line_colf(l, TUI_C_HEADER, CELL_W, true, "%lld", (long long) c);
+        tg_tui_line_colf(l, TUI_C_HEADER, CELL_W, true, "%lld", (long long) c);
 }
 
 static void tensor_title(struct tui_view * v, char * buf, size_t n) {
     struct tensor_priv * p = v->priv;
     char shape[64], slice[96] = "";
     size_t len = 0;
-    tui_format_shape(p->nd.ne, shape, sizeof(shape));
+    tg_tui_format_shape(p->nd.ne, shape, sizeof(shape));
     for (int d = 0; d < 4; d++) {
         if (d == p->drow || d == p->dcol || p->nd.ne[d] == 1) continue;
         len += (size_t) snprintf(slice + len, sizeof(slice) - len, "%sd%d=%lld%s", len ? " " : "", d,
@@ -135,16 +135,16 @@ static bool tensor_request(struct tui_view * v, enum tui_request r) {
     case TUI_REQ_FORMAT: p->fmt = (p->fmt + 1) % 3; return true;
     case TUI_REQ_THRESHOLD: {
         char buf[64];
-        if (tui_prompt(v->tui, "highlight |value| > (0 = off): ", buf, sizeof(buf))) {
+        if (tg_tui_prompt(v->tui, "highlight |value| > (0 = off): ", buf, sizeof(buf))) {
             char * end;
             double th = strtod(buf, &end);
-            if (end == buf || th < 0) tui_message(v->tui, true, "'%s' is not a threshold (a number >= 0)", buf);
+            if (end == buf || th < 0) tg_tui_message(v->tui, true, "'%s' is not a threshold (a number >= 0)", buf);
             else p->threshold = th;
         }
         return true;
     }
     case TUI_REQ_NEXT_GRAPH: case TUI_REQ_PREV_GRAPH:
-        if (p->slice_dim < 0) { tui_message(v->tui, true, "no other dimension to slice"); return true; }
+        if (p->slice_dim < 0) { tg_tui_message(v->tui, true, "no other dimension to slice"); return true; }
         p->idx[p->slice_dim] += r == TUI_REQ_NEXT_GRAPH ? 1 : -1;
         if (p->idx[p->slice_dim] < 0) p->idx[p->slice_dim] = 0;
         if (p->idx[p->slice_dim] >= p->nd.ne[p->slice_dim]) p->idx[p->slice_dim] = p->nd.ne[p->slice_dim] - 1;
@@ -160,14 +160,14 @@ static const struct tui_view_ops tensor_ops = {
     .title = tensor_title, .request = tensor_request, .close = tensor_close,
 };
 
-struct tui_view * tui_view_tensor(struct tui * t, int graph, int node) {
+struct tui_view * tg_tui_view_tensor(struct tui * t, int graph, int node) {
     struct tensor_priv * p = calloc(1, sizeof(*p));
     if (!p) return NULL;
     p->graph = graph;
     p->node = node;
     p->slice_dim = -1;
     const struct tg_tui_source_ops * o = t->src->ops;
-    if (!o->node(t->src->ctx, graph, node, &p->nd)) { free(p); tui_message(t, true, "node %d is not readable", node); return NULL; }
+    if (!o->node(t->src->ctx, graph, node, &p->nd)) { free(p); tg_tui_message(t, true, "node %d is not readable", node); return NULL; }
     float probe;
     p->readable = o->read && o->read(t->src->ctx, graph, node, 0, 1, &probe) == 1;
     // default: columns along dim 0, rows along the next dim with ne > 1
@@ -175,7 +175,7 @@ struct tui_view * tui_view_tensor(struct tui * t, int graph, int node) {
     p->drow = 1;
     for (int d = 1; d < 4; d++) if (p->nd.ne[d] > 1) { p->drow = d; break; }
     for (int d = 3; d >= 0; d--) if (d != p->drow && d != p->dcol && p->nd.ne[d] > 1) p->slice_dim = d;
-    struct tui_view * v = tui_view_new(t, &tensor_ops, p);
+    struct tui_view * v = tg_tui_view_new(t, &tensor_ops, p);
     if (!v) free(p);
     return v;
 }

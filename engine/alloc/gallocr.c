@@ -1,6 +1,8 @@
 // gallocr.c - the graph allocator: plans every intermediate of a graph into
 // one buffer per buffer type (best-fit free list, in-place reuse), keeps the
 // plan per node index, and exposes every decision as allocation data.
+#include "core/grow.h"
+#include "core/ptrmap.h"
 #include "sched/backend-impl.h"
 #include "tg/alloc.h"
 
@@ -17,7 +19,8 @@ struct block { size_t off, size; };
 
 struct freelist {
     struct block * b;
-    int    n, cap;
+    int    n;
+    size_t cap;
     size_t end;
     size_t high;   // largest `end` seen
 };
@@ -73,13 +76,7 @@ static bool fl_free(struct freelist * fl, size_t off, size_t size) {
         fl->b[i].off = off;
         fl->b[i].size += size;
     } else {
-        if (fl->n == fl->cap) {
-            int cap = fl->cap ? 2 * fl->cap : 16;
-            struct block * nb = realloc(fl->b, (size_t) cap * sizeof(*nb));
-            if (!nb) return false;
-            fl->b = nb;
-            fl->cap = cap;
-        }
+        if (!TG_GROW(fl->b, fl->cap, (size_t) fl->n + 1)) return false;
         memmove(&fl->b[i + 1], &fl->b[i], (size_t) (fl->n - i) * sizeof(struct block));
         fl->b[i].off = off;
         fl->b[i].size = size;
@@ -100,12 +97,14 @@ struct tg_gallocr {
     struct tg_gallocr_options opts;
 
     struct tg_buffer **      retired;     // replaced buffers (memory freed, struct kept)
-    int                      n_retired, cap_retired;
+    int                      n_retired;
+    size_t                   cap_retired;
 
     // plan / allocation data (leafs first, then nodes)
     bool                     have_plan;
     int                      plan_nl, plan_nn;
-    int                      n_info, cap_info;
+    int                      n_info;
+    size_t                   cap_info;
     struct tg_alloc_tensor_info * info;
     int *                    inplace_idx; // [cap_info] info index of the parent, -1
     int *                    buf_of;      // [cap_info] buft index of each tensor
@@ -114,9 +113,7 @@ struct tg_gallocr {
     int *                    views;
     unsigned char *          state;       // bit 0 freed, bit 1 taken over by a child
 
-    size_t                   hcap;
-    const struct tg_tensor ** hkeys;
-    int *                    hvals;
+    struct tg_ptrmap         index;       // tensor -> info index
 
     uint64_t                 graph_seq;
     int                      n_plans;
@@ -163,7 +160,7 @@ void tg_gallocr_free(struct tg_gallocr * ga) {
     free(ga->bufts); free(ga->buft_buf); free(ga->binfo); free(ga->fl);
     free(ga->info); free(ga->inplace_idx); free(ga->buf_of); free(ga->src_sig);
     free(ga->children); free(ga->views); free(ga->state);
-    free(ga->hkeys); free(ga->hvals);
+    tg_ptrmap_free(&ga->index);
     free(ga);
 }
 
@@ -175,51 +172,20 @@ void tg_gallocr_set_options(struct tg_gallocr * ga, struct tg_gallocr_options op
 
 // ---- tensor -> info index -----------------------------------------------------
 
-static size_t hash_ptr(const void * p, size_t cap) {
-    uint64_t x = (uint64_t) (uintptr_t) p;
-    x ^= x >> 33; x *= 0xff51afd7ed558ccdull; x ^= x >> 33;
-    return (size_t) x & (cap - 1);
-}
-
-static int hash_find(const struct tg_gallocr * ga, const struct tg_tensor * t) {
-    if (!t || ga->hcap == 0) return -1;
-    for (size_t h = hash_ptr(t, ga->hcap);; h = (h + 1) & (ga->hcap - 1)) {
-        if (ga->hkeys[h] == t) return ga->hvals[h];
-        if (ga->hkeys[h] == NULL) return -1;
-    }
-}
-
-static void hash_put(struct tg_gallocr * ga, const struct tg_tensor * t, int v) {
-    for (size_t h = hash_ptr(t, ga->hcap);; h = (h + 1) & (ga->hcap - 1)) {
-        if (ga->hkeys[h] == NULL || ga->hkeys[h] == t) { ga->hkeys[h] = t; ga->hvals[h] = v; return; }
-    }
+static int info_of(const struct tg_gallocr * ga, const struct tg_tensor * t) {
+    return (int) tg_ptrmap_find(&ga->index, t, -1);
 }
 
 static enum tg_status ensure_capacity(struct tg_gallocr * ga, int n) {
-    if (n > ga->cap_info) {
-        int cap = n + n / 2 + 16;
-#define GROW(p, count) do { void * q = realloc((p), (size_t) (count) * sizeof(*(p))); if (!q) return tg_error(TG_ERR_NOMEM, "graph allocator: out of memory"); (p) = q; } while (0)
-        GROW(ga->info, cap);
-        GROW(ga->inplace_idx, cap);
-        GROW(ga->buf_of, cap);
-        GROW(ga->src_sig, (size_t) cap * TG_MAX_SRC);
-        GROW(ga->children, cap);
-        GROW(ga->views, cap);
-        GROW(ga->state, cap);
-#undef GROW
+    if ((size_t) n > ga->cap_info) {   // parallel arrays of one capacity
+        size_t cap = (size_t) n + (size_t) n / 2 + 16;
+        if (!TG_RESIZE(ga->info, cap) || !TG_RESIZE(ga->inplace_idx, cap) || !TG_RESIZE(ga->buf_of, cap) ||
+            !TG_RESIZE(ga->src_sig, cap * TG_MAX_SRC) || !TG_RESIZE(ga->children, cap) || !TG_RESIZE(ga->views, cap) ||
+            !TG_RESIZE(ga->state, cap))
+            return tg_error(TG_ERR_NOMEM, "graph allocator: out of memory for %d tensors", n);
         ga->cap_info = cap;
     }
-    size_t hcap = 16;
-    while (hcap < (size_t) n * 2) hcap *= 2;
-    if (hcap > ga->hcap) {
-        free(ga->hkeys); free(ga->hvals);
-        ga->hkeys = malloc(hcap * sizeof(*ga->hkeys));
-        ga->hvals = malloc(hcap * sizeof(*ga->hvals));
-        if (!ga->hkeys || !ga->hvals) { ga->hcap = 0; return tg_error(TG_ERR_NOMEM, "graph allocator: out of memory"); }
-        ga->hcap = hcap;
-    }
-    memset(ga->hkeys, 0, ga->hcap * sizeof(*ga->hkeys));
-    return TG_OK;
+    return tg_ptrmap_reset(&ga->index, (size_t) n);
 }
 
 static bool is_our_buffer(const struct tg_gallocr * ga, const struct tg_buffer * b) {
@@ -258,13 +224,13 @@ static enum tg_status index_graph(struct tg_gallocr * ga, struct tg_graph * g,
         ga->info[i].last_step = -1;
         ga->buf_of[i] = bid;
         ga->inplace_idx[i] = -1;
-        hash_put(ga, t, i);
+        if ((st = tg_ptrmap_put(&ga->index, tg_ptrmap_key(t), i)) != TG_OK) return st;
     }
     for (int i = 0; i < n; i++) {
         struct tg_tensor * t = ga->info[i].tensor;
         for (int s = 0; s < TG_MAX_SRC; s++) {
             int v = -1;
-            if (t->src[s]) { v = hash_find(ga, t->src[s]); if (v < 0) v = -2; }
+            if (t->src[s]) { v = info_of(ga, t->src[s]); if (v < 0) v = -2; }
             ga->src_sig[(size_t) i * TG_MAX_SRC + s] = v;
         }
     }
@@ -286,7 +252,7 @@ static bool keep_flagged(const struct tg_tensor * t) {
 static void place_view(struct tg_gallocr * ga, int i, int step) {
     struct tg_alloc_tensor_info * in = &ga->info[i];
     struct tg_tensor * t = in->tensor;
-    int vi = hash_find(ga, t->view_src);
+    int vi = info_of(ga, t->view_src);
     in->kind = TG_ALLOC_VIEW;
     in->first_step = step;
     if (vi >= 0) {
@@ -306,13 +272,13 @@ static bool try_inplace(struct tg_gallocr * ga, int i, size_t size, int step) {
     struct tg_tensor * t = ga->info[i].tensor;
     if (ga->opts.no_inplace || ga->opts.no_reuse || ga->info[i].is_leaf || !t->src[0]) return false;
     if (!tg_op_can_inplace(t)) return false;
-    int p = hash_find(ga, t->src[0]);
+    int p = info_of(ga, t->src[0]);
     if (p < 0 || ga->info[p].is_leaf || keep_flagged(ga->info[p].tensor)) return false;
     if (ga->children[p] != 1 || ga->views[p] != 0) return false;
     int owner = p;
     if (ga->info[p].kind == TG_ALLOC_VIEW) {
         // parent is a view: take its source's range if the view is its only user and starts at 0
-        owner = hash_find(ga, ga->info[p].tensor->view_src);
+        owner = info_of(ga, ga->info[p].tensor->view_src);
         if (owner < 0 || ga->info[p].tensor->view_offs != 0) return false;
         if (ga->children[owner] != 0 || ga->views[owner] != 1 || ga->info[owner].is_leaf) return false;
         if (keep_flagged(ga->info[owner].tensor)) return false;
@@ -380,7 +346,7 @@ static void consumed(struct tg_gallocr * ga, int s, int step) {
     struct tg_alloc_tensor_info * in = &ga->info[s];
     if (in->last_step < step) in->last_step = step;
     if (in->kind == TG_ALLOC_VIEW) {
-        int v = hash_find(ga, in->tensor->view_src);
+        int v = info_of(ga, in->tensor->view_src);
         if (v >= 0 && --ga->views[v] == 0 && ga->children[v] == 0) {
             if (ga->info[v].last_step < step) ga->info[v].last_step = step;
             release(ga, v, step);
@@ -403,7 +369,7 @@ static enum tg_status plan_graph(struct tg_gallocr * ga, struct tg_graph * g) {
             int v = ga->src_sig[(size_t) i * TG_MAX_SRC + s];
             if (v >= 0) ga->children[v]++;
         }
-        int vs = hash_find(ga, t->view_src);
+        int vs = info_of(ga, t->view_src);
         if (vs >= 0) ga->views[vs]++;
     }
     // inputs first, so that nothing computed earlier overwrites them
@@ -443,13 +409,8 @@ static enum tg_status realloc_buffers(struct tg_gallocr * ga) {
         if (bi->buffer && bi->buffer->size >= bi->high_water) continue;
         if (bi->buffer) {
             // keep the struct so tensors placed in it are still recognised as ours
-            if (ga->n_retired == ga->cap_retired) {
-                int cap = ga->cap_retired ? 2 * ga->cap_retired : 4;
-                struct tg_buffer ** r = realloc(ga->retired, (size_t) cap * sizeof(*r));
-                if (!r) return tg_error(TG_ERR_NOMEM, "graph allocator: out of memory");
-                ga->retired = r;
-                ga->cap_retired = cap;
-            }
+            if (!TG_GROW(ga->retired, ga->cap_retired, (size_t) ga->n_retired + 1))
+                return tg_error(TG_ERR_NOMEM, "graph allocator: out of memory");
             if (bi->buffer->iface.free_buffer) bi->buffer->iface.free_buffer(bi->buffer);
             bi->buffer->size = 0;
             bi->buffer->context = NULL;
@@ -497,10 +458,10 @@ static bool plan_fits(struct tg_gallocr * ga, struct tg_graph * g, const int * n
     if (!ga->have_plan || g->n_leafs != ga->plan_nl || g->n_nodes != ga->plan_nn) return false;
     int n = g->n_leafs + g->n_nodes;
     // hash the new graph's tensors (the plan arrays are by index and survive)
-    memset(ga->hkeys, 0, ga->hcap * sizeof(*ga->hkeys));
+    if (tg_ptrmap_reset(&ga->index, (size_t) n) != TG_OK) return false;
     for (int i = 0; i < n; i++) {
         bool leaf = i < g->n_leafs;
-        hash_put(ga, leaf ? g->leafs[i] : g->nodes[i - g->n_leafs], i);
+        if (tg_ptrmap_put(&ga->index, tg_ptrmap_key(leaf ? g->leafs[i] : g->nodes[i - g->n_leafs]), i) != TG_OK) return false;
     }
     for (int i = 0; i < n; i++) {
         bool leaf = i < g->n_leafs;
@@ -510,7 +471,7 @@ static bool plan_fits(struct tg_gallocr * ga, struct tg_graph * g, const int * n
         if (bid != ga->buf_of[i]) return false;
         for (int s = 0; s < TG_MAX_SRC; s++) {
             int v = -1;
-            if (t->src[s]) { v = hash_find(ga, t->src[s]); if (v < 0) v = -2; }
+            if (t->src[s]) { v = info_of(ga, t->src[s]); if (v < 0) v = -2; }
             if (v != ga->src_sig[(size_t) i * TG_MAX_SRC + s]) return false;
         }
         enum tg_alloc_kind k = ga->info[i].kind;
@@ -552,7 +513,7 @@ static enum tg_status apply_plan(struct tg_gallocr * ga, struct tg_graph * g) {
             continue;
         }
         if (in->kind != TG_ALLOC_VIEW) continue;
-        int vi = hash_find(ga, t->view_src);
+        int vi = info_of(ga, t->view_src);
         if (t->data == NULL || (vi >= 0 && ga->info[vi].kind != TG_ALLOC_PREALLOCATED)) {
             enum tg_status st = tg_buffer_init_view(t);
             if (st != TG_OK) return st;
@@ -616,7 +577,7 @@ const struct tg_alloc_tensor_info * tg_gallocr_tensor_info(const struct tg_gallo
 
 const struct tg_alloc_tensor_info * tg_gallocr_find(const struct tg_gallocr * ga, const struct tg_tensor * t) {
     if (!ga || !ga->have_plan) return NULL;
-    int i = hash_find(ga, t);
+    int i = info_of(ga, t);
     return i >= 0 && i < ga->n_info && ga->info[i].tensor == t ? &ga->info[i] : NULL;
 }
 

@@ -1,6 +1,7 @@
 // blas.c - the BLAS backend: MUL_MAT and OUT_PROD with OpenBLAS cblas_sgemm
 // on host memory. Weights of other types are converted to F32 (cached per
 // weight in weights-usage buffers, within a byte budget).
+#include "core/grow.h"
 #include "sched/backend-impl.h"
 
 #include <cblas.h>
@@ -24,7 +25,8 @@ struct blas_ctx {
     int    min_batch;
     int    offload_batch;
     struct conv_entry * cache;
-    int    n_cache, cap_cache;
+    int    n_cache;
+    size_t cap_cache;
     size_t cache_bytes;
     float * scratch;          // conversion of uncached weights
     size_t  scratch_n;
@@ -101,22 +103,11 @@ static const float * as_f32(struct blas_ctx * c, const struct tg_tensor * a) {
     float * dst;
     bool keep = cacheable && c->cache_bytes + bytes <= BLAS_CACHE_BUDGET;
     if (keep) {
-        if (c->n_cache == c->cap_cache) {
-            int cap = c->cap_cache ? 2 * c->cap_cache : 16;
-            struct conv_entry * nc = realloc(c->cache, (size_t) cap * sizeof(*nc));
-            if (!nc) return NULL;
-            c->cache = nc;
-            c->cap_cache = cap;
-        }
+        if (!TG_GROW(c->cache, c->cap_cache, (size_t) c->n_cache + 1)) return NULL;
         dst = malloc(bytes);
         if (!dst) return NULL;
     } else {
-        if (c->scratch_n < (size_t) n) {
-            float * s = realloc(c->scratch, bytes);
-            if (!s) return NULL;
-            c->scratch = s;
-            c->scratch_n = (size_t) n;
-        }
+        if (!TG_GROW(c->scratch, c->scratch_n, (size_t) n)) return NULL;
         dst = c->scratch;
     }
     tg_to_float_fn to_float = tg_type_traits(a->type)->to_float;

@@ -1,6 +1,8 @@
 // graph.c - compute graphs: depth-first build (sources before users), views
 // over node ranges, lookup and a printable summary.
 #include "core-impl.h"
+#include "core/grow.h"
+#include "core/ptrmap.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -39,12 +41,12 @@ struct tg_graph * tg_graph_new(struct tg_context * ctx, int size) {
 }
 
 // Inserts t into the visited set; returns false if it was there already.
+// The set is a key array of fixed size in the graph's arena (at most a
+// quarter full), probed as the pointer map probes (core/ptrmap.h).
 static bool visit_insert(struct tg_graph * g, struct tg_tensor * t) {
-    size_t h = (size_t) (((uintptr_t) t >> 4) * 0x9E3779B97F4A7C15ull) & (g->hash_size - 1);
-    for (;;) {
+    for (size_t h = tg_ptrmap_hash(tg_ptrmap_key(t), g->hash_size);; h = (h + 1) & (g->hash_size - 1)) {
         if (g->hash_keys[h] == t) return false;
         if (!g->hash_keys[h]) { g->hash_keys[h] = t; return true; }
-        h = (h + 1) & (g->hash_size - 1);
     }
 }
 
@@ -89,12 +91,7 @@ static enum tg_status visit(struct tg_graph * g, struct tg_tensor * root) {
         }
         struct tg_tensor * p = parent(f->t, f->next++);
         if (!p || !visit_insert(g, p)) continue;
-        if (top == cap) {
-            struct visit_frame * bigger = realloc(stack, 2 * cap * sizeof(*stack));
-            if (!bigger) { st = tg_error(TG_ERR_NOMEM, "graph_build_forward: cannot grow the walk stack"); break; }
-            stack = bigger;
-            cap *= 2;
-        }
+        if (!TG_GROW(stack, cap, top + 1)) { st = tg_error(TG_ERR_NOMEM, "graph_build_forward: cannot grow the walk stack"); break; }
         stack[top++] = (struct visit_frame) { p, 0 };
     }
     free(stack);

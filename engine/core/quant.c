@@ -188,16 +188,31 @@ static inline void put_qh(uint8_t * qh, uint32_t v) {
     for (int i = 0; i < 4; i++) qh[i] = (uint8_t) (v >> (8 * i));
 }
 
+// The 32 five-bit values 0..31 of a Q5 block: low nibbles in qs (element j
+// low, j + 16 high), fifth bits in qh (bit j of the little-endian word).
+static void unpack_q5(const uint8_t * qs, const uint8_t * qh4, int * q) {
+    const uint32_t qh = get_qh(qh4);
+    for (int j = 0; j < 16; j++) {
+        q[j]      = (int) ((qs[j] & 0x0F) | (((qh >> j) & 1) << 4));
+        q[j + 16] = (int) ((qs[j] >> 4) | (((qh >> (j + 16)) & 1) << 4));
+    }
+}
+static void pack_q5(const int * q, uint8_t * qs, uint8_t * qh4) {
+    uint32_t qh = 0;
+    for (int j = 0; j < 16; j++) {
+        qs[j] = (uint8_t) ((q[j] & 0xF) | ((q[j + 16] & 0xF) << 4));
+        qh |= (uint32_t) (q[j] >> 4) << j;
+        qh |= (uint32_t) (q[j + 16] >> 4) << (j + 16);
+    }
+    put_qh(qh4, qh);
+}
+
 void tg_dequantize_row_q5_0(const tg_block_q5_0 * x, float * y, int64_t n) {
     for (int64_t b = 0; b < n / 32; b++, y += 32) {
         const float d = h2f(x[b].d);
-        const uint32_t qh = get_qh(x[b].qh);
-        for (int j = 0; j < 16; j++) {
-            int lo = (int) ((x[b].qs[j] & 0x0F) | (((qh >> j) & 1) << 4)) - 16;
-            int hi = (int) ((x[b].qs[j] >> 4) | (((qh >> (j + 16)) & 1) << 4)) - 16;
-            y[j] = (float) lo * d;
-            y[j + 16] = (float) hi * d;
-        }
+        int q[32];
+        unpack_q5(x[b].qs, x[b].qh, q);
+        for (int j = 0; j < 32; j++) y[j] = (float) (q[j] - 16) * d;
     }
 }
 
@@ -206,27 +221,18 @@ void tg_quantize_row_q5_0(const float * x, tg_block_q5_0 * y, int64_t n) {
         float s = search_sym(x, 32, -16, 15);
         y[b].d = f2h(s);
         const float d = h2f(y[b].d), id = d != 0 ? 1.0f / d : 0;
-        uint32_t qh = 0;
-        for (int j = 0; j < 16; j++) {
-            int lo = clampi(nearest(x[j] * id), -16, 15) + 16, hi = clampi(nearest(x[j + 16] * id), -16, 15) + 16;
-            y[b].qs[j] = (uint8_t) ((lo & 0xF) | ((hi & 0xF) << 4));
-            qh |= (uint32_t) (lo >> 4) << j;
-            qh |= (uint32_t) (hi >> 4) << (j + 16);
-        }
-        put_qh(y[b].qh, qh);
+        int q[32];
+        for (int j = 0; j < 32; j++) q[j] = clampi(nearest(x[j] * id), -16, 15) + 16;
+        pack_q5(q, y[b].qs, y[b].qh);
     }
 }
 
 void tg_dequantize_row_q5_1(const tg_block_q5_1 * x, float * y, int64_t n) {
     for (int64_t b = 0; b < n / 32; b++, y += 32) {
         const float d = h2f(x[b].d), m = h2f(x[b].m);
-        const uint32_t qh = get_qh(x[b].qh);
-        for (int j = 0; j < 16; j++) {
-            int lo = (int) ((x[b].qs[j] & 0x0F) | (((qh >> j) & 1) << 4));
-            int hi = (int) ((x[b].qs[j] >> 4) | (((qh >> (j + 16)) & 1) << 4));
-            y[j] = (float) lo * d + m;
-            y[j + 16] = (float) hi * d + m;
-        }
+        int q[32];
+        unpack_q5(x[b].qs, x[b].qh, q);
+        for (int j = 0; j < 32; j++) y[j] = (float) q[j] * d + m;
     }
 }
 
@@ -237,14 +243,9 @@ void tg_quantize_row_q5_1(const float * x, tg_block_q5_1 * y, int64_t n) {
         y[b].d = f2h(s);
         y[b].m = f2h(-m);
         const float d = h2f(y[b].d), mm = h2f(y[b].m), id = d != 0 ? 1.0f / d : 0;
-        uint32_t qh = 0;
-        for (int j = 0; j < 16; j++) {
-            int lo = clampi(nearest((x[j] - mm) * id), 0, 31), hi = clampi(nearest((x[j + 16] - mm) * id), 0, 31);
-            y[b].qs[j] = (uint8_t) ((lo & 0xF) | ((hi & 0xF) << 4));
-            qh |= (uint32_t) (lo >> 4) << j;
-            qh |= (uint32_t) (hi >> 4) << (j + 16);
-        }
-        put_qh(y[b].qh, qh);
+        int q[32];
+        for (int j = 0; j < 32; j++) q[j] = clampi(nearest((x[j] - mm) * id), 0, 31);
+        pack_q5(q, y[b].qs, y[b].qh);
     }
 }
 

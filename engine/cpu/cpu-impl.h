@@ -98,6 +98,53 @@ static inline void tg_cpu_unravel(const struct tg_tensor * t, int64_t r, int64_t
     *i1 = r % t->ne[1]; r /= t->ne[1];
     *i2 = r % t->ne[2]; *i3 = r / t->ne[2];
 }
+// The rows of a tensor that thread p->ith owns, in order: the one row loop of
+// the kernels. Rows are split as tg_cpu_range does (contiguous, deterministic
+// chunks); r is the flat row index over ne1*ne2*ne3 of t, (i1,i2,i3) its
+// coordinates. Use:
+//   for (struct tg_cpu_row_it it = tg_cpu_rows_of(p, t); tg_cpu_row_next(&it);) { ... it.i1 ... }
+struct tg_cpu_row_it {
+    int64_t r, i1, i2, i3;
+    int64_t r0, r1;     // this thread's rows [r0, r1)
+    int64_t ne1, ne2;
+};
+static inline struct tg_cpu_row_it tg_cpu_rows_of(const struct tg_cpu_params * p, const struct tg_tensor * t) {
+    struct tg_cpu_row_it it = { .ne1 = t->ne[1], .ne2 = t->ne[2] };
+    tg_cpu_range(tg_nrows(t), p->ith, p->nth, &it.r0, &it.r1);
+    it.r = it.r0 - 1;
+    if (it.r0 < it.r1) tg_cpu_unravel(t, it.r0, &it.i1, &it.i2, &it.i3);
+    return it;
+}
+// Moves to the next row; false when this thread's rows are done.
+static inline bool tg_cpu_row_next(struct tg_cpu_row_it * it) {
+    if (++it->r >= it->r1) return false;
+    if (it->r > it->r0 && ++it->i1 == it->ne1) {
+        it->i1 = 0;
+        if (++it->i2 == it->ne2) { it->i2 = 0; it->i3++; }
+    }
+    return true;
+}
+
+// Flat elementwise work of n elements cut in fixed chunks (TG_CPU_CHUNK, or
+// bytes for byte copies): the chunks thread p->ith owns, [off, off+len) each.
+// The chunking does not depend on the thread count, so results do not either.
+struct tg_cpu_chunk_it {
+    int64_t c, c1, n, chunk;
+    int64_t off, len;
+};
+static inline struct tg_cpu_chunk_it tg_cpu_chunks_of(const struct tg_cpu_params * p, int64_t n, int64_t chunk) {
+    struct tg_cpu_chunk_it it = { .n = n, .chunk = chunk };
+    tg_cpu_range((n + chunk - 1) / chunk, p->ith, p->nth, &it.c, &it.c1);
+    it.c--;
+    return it;
+}
+static inline bool tg_cpu_chunk_next(struct tg_cpu_chunk_it * it) {
+    if (++it->c >= it->c1) return false;
+    it->off = it->c * it->chunk;
+    it->len = it->n - it->off < it->chunk ? it->n - it->off : it->chunk;
+    return true;
+}
+
 // True for F32/F16/BF16 (types the elementwise kernels convert through f32).
 bool tg_cpu_is_float(enum tg_type type);
 // Row (i1,i2,i3) of t as f32: a pointer into t when it is F32 with dense rows,

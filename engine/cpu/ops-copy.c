@@ -44,13 +44,9 @@ static void read_flat(const struct tg_tensor * s, int64_t idx, int64_t n, float 
 static void copy_same_type(const struct tg_cpu_params * p, struct tg_tensor * d, const struct tg_tensor * s) {
     const size_t es = tg_type_size(d->type);
     const int64_t ne0 = d->ne[0];
-    int64_t r0, r1;
-    tg_cpu_range(tg_nrows(d), p->ith, p->nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; r++) {
-        int64_t i1, i2, i3;
-        tg_cpu_unravel(d, r, &i1, &i2, &i3);
-        char * dr = tg_cpu_row_ptr(d, i1, i2, i3);
-        const int64_t base = r * ne0;
+    for (struct tg_cpu_row_it it = tg_cpu_rows_of(p, d); tg_cpu_row_next(&it);) {
+        char * dr = tg_cpu_row_ptr(d, it.i1, it.i2, it.i3);
+        const int64_t base = it.r * ne0;
         for (int64_t k = 0; k < ne0; k++) {
             memcpy(dr + k * (int64_t) d->nb[0], (const char *) s->data + elem_offset(s, base + k), es);
         }
@@ -62,13 +58,9 @@ static void copy_same_type(const struct tg_cpu_params * p, struct tg_tensor * d,
 void tg_cpu_op_dup(const struct tg_cpu_params * p, struct tg_tensor * dst) {
     const struct tg_tensor * s = dst->src[0];
     if (s->type == dst->type && tg_is_contiguous(s) && tg_is_contiguous(dst)) {
-        const size_t nbytes = tg_nbytes(dst), chunk = 1 << 16;
-        int64_t c0, c1;
-        tg_cpu_range((int64_t) ((nbytes + chunk - 1) / chunk), p->ith, p->nth, &c0, &c1);
-        for (int64_t c = c0; c < c1; c++) {
-            size_t off = (size_t) c * chunk, m = nbytes - off < chunk ? nbytes - off : chunk;
-            if ((char *) dst->data + off != (const char *) s->data + off) {
-                memcpy((char *) dst->data + off, (const char *) s->data + off, m);
+        for (struct tg_cpu_chunk_it c = tg_cpu_chunks_of(p, (int64_t) tg_nbytes(dst), 1 << 16); tg_cpu_chunk_next(&c);) {
+            if ((char *) dst->data + c.off != (const char *) s->data + c.off) {
+                memcpy((char *) dst->data + c.off, (const char *) s->data + c.off, (size_t) c.len);
             }
         }
         return;
@@ -80,32 +72,28 @@ void tg_cpu_op_dup(const struct tg_cpu_params * p, struct tg_tensor * dst) {
     }
     const int64_t stride = tg_cpu_row_stride(dst);
     float * tmp = tg_cpu_rows(p, dst);
-    int64_t r0, r1;
-    tg_cpu_range(tg_nrows(dst), p->ith, p->nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; r++) {
-        int64_t i1, i2, i3;
-        tg_cpu_unravel(dst, r, &i1, &i2, &i3);
+    for (struct tg_cpu_row_it it = tg_cpu_rows_of(p, dst); tg_cpu_row_next(&it);) {
         if (same_shape && s->type == dst->type && is_quant_type(s->type)) {
-            memcpy(tg_cpu_row_ptr(dst, i1, i2, i3), tg_cpu_row_ptr(s, i1, i2, i3), tg_row_size(s->type, s->ne[0]));
+            memcpy(tg_cpu_row_ptr(dst, it.i1, it.i2, it.i3), tg_cpu_row_ptr(s, it.i1, it.i2, it.i3), tg_row_size(s->type, s->ne[0]));
             continue;
         }
         if (same_shape && s->type == dst->type) {   // plain, strided: exact element copy
             const size_t es = tg_type_size(s->type);
-            const char * sr = tg_cpu_row_ptr(s, i1, i2, i3);
-            char * dr = tg_cpu_row_ptr(dst, i1, i2, i3);
+            const char * sr = tg_cpu_row_ptr(s, it.i1, it.i2, it.i3);
+            char * dr = tg_cpu_row_ptr(dst, it.i1, it.i2, it.i3);
             for (int64_t k = 0; k < dst->ne[0]; k++) memcpy(dr + k * (int64_t) dst->nb[0], sr + k * (int64_t) s->nb[0], es);
             continue;
         }
         const float * x;
         if (same_shape) {
-            x = tg_cpu_load_row(s, i1, i2, i3, tmp);
+            x = tg_cpu_load_row(s, it.i1, it.i2, it.i3, tmp);
         } else {
-            read_flat(s, r * dst->ne[0], dst->ne[0], tmp);
+            read_flat(s, it.r * dst->ne[0], dst->ne[0], tmp);
             x = tmp;
         }
-        float * y = tg_cpu_dst_row(dst, i1, i2, i3, tmp + stride);
+        float * y = tg_cpu_dst_row(dst, it.i1, it.i2, it.i3, tmp + stride);
         if (y != x) memcpy(y, x, (size_t) dst->ne[0] * sizeof(float));
-        tg_cpu_store_row(dst, i1, i2, i3, y);
+        tg_cpu_store_row(dst, it.i1, it.i2, it.i3, y);
     }
 }
 
@@ -119,21 +107,17 @@ void tg_cpu_op_get_rows(const struct tg_cpu_params * p, struct tg_tensor * dst) 
     const struct tg_tensor * a = dst->src[0];
     const struct tg_tensor * ids = dst->src[1];
     float * tmp = tg_cpu_rows(p, dst);
-    int64_t r0, r1;
-    tg_cpu_range(tg_nrows(dst), p->ith, p->nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; r++) {
-        int64_t i1, i2, i3;
-        tg_cpu_unravel(dst, r, &i1, &i2, &i3);
-        int64_t id = read_index(ids, i1, i2 % ids->ne[1], i3 % ids->ne[2]);
+    for (struct tg_cpu_row_it it = tg_cpu_rows_of(p, dst); tg_cpu_row_next(&it);) {
+        int64_t id = read_index(ids, it.i1, it.i2 % ids->ne[1], it.i3 % ids->ne[2]);
         if (id < 0 || id >= a->ne[1]) {
             tg_cpu_fail(p, TG_ERR_INVALID_ARG, "GET_ROWS '%s': row id %lld at [%lld,%lld,%lld] of '%s' is out of range [0, %lld)",
-                        tg_cpu_tname(dst), (long long) id, (long long) i1, (long long) i2, (long long) i3, tg_cpu_tname(ids), (long long) a->ne[1]);
+                        tg_cpu_tname(dst), (long long) id, (long long) it.i1, (long long) it.i2, (long long) it.i3, tg_cpu_tname(ids), (long long) a->ne[1]);
             return;
         }
-        float * y = tg_cpu_dst_row(dst, i1, i2, i3, tmp);
-        const float * x = tg_cpu_load_row(a, id, i2 % a->ne[2], i3 % a->ne[3], y);
+        float * y = tg_cpu_dst_row(dst, it.i1, it.i2, it.i3, tmp);
+        const float * x = tg_cpu_load_row(a, id, it.i2 % a->ne[2], it.i3 % a->ne[3], y);
         if (x != y) memcpy(y, x, (size_t) dst->ne[0] * sizeof(float));
-        tg_cpu_store_row(dst, i1, i2, i3, y);
+        tg_cpu_store_row(dst, it.i1, it.i2, it.i3, y);
     }
 }
 
@@ -143,18 +127,14 @@ void tg_cpu_op_set_rows(const struct tg_cpu_params * p, struct tg_tensor * dst) 
     const struct tg_tensor * b = dst->src[1];
     const struct tg_tensor * ids = dst->src[2];
     float * tmp = tg_cpu_rows(p, dst);
-    int64_t r0, r1;
-    tg_cpu_range(tg_nrows(b), p->ith, p->nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; r++) {
-        int64_t i1, i2, i3;
-        tg_cpu_unravel(b, r, &i1, &i2, &i3);
-        int64_t id = read_index(ids, i1, i2 % ids->ne[1], i3 % ids->ne[2]);
+    for (struct tg_cpu_row_it it = tg_cpu_rows_of(p, b); tg_cpu_row_next(&it);) {
+        int64_t id = read_index(ids, it.i1, it.i2 % ids->ne[1], it.i3 % ids->ne[2]);
         if (id < 0 || id >= dst->ne[1]) {
             tg_cpu_fail(p, TG_ERR_INVALID_ARG, "SET_ROWS '%s': row id %lld at [%lld,%lld,%lld] of '%s' is out of range [0, %lld)",
-                        tg_cpu_tname(dst), (long long) id, (long long) i1, (long long) i2, (long long) i3, tg_cpu_tname(ids), (long long) dst->ne[1]);
+                        tg_cpu_tname(dst), (long long) id, (long long) it.i1, (long long) it.i2, (long long) it.i3, tg_cpu_tname(ids), (long long) dst->ne[1]);
             return;
         }
-        const float * x = tg_cpu_load_row(b, i1, i2, i3, tmp);
-        tg_cpu_store_row(dst, id, i2 % dst->ne[2], i3 % dst->ne[3], x);
+        const float * x = tg_cpu_load_row(b, it.i1, it.i2, it.i3, tmp);
+        tg_cpu_store_row(dst, id, it.i2 % dst->ne[2], it.i3 % dst->ne[3], x);
     }
 }

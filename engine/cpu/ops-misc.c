@@ -13,13 +13,9 @@ static void copy_elems(char * d, size_t dstride, const char * s, size_t sstride,
 void tg_cpu_op_repeat(const struct tg_cpu_params * p, struct tg_tensor * dst) {
     const struct tg_tensor * a = dst->src[0];
     const size_t es = tg_type_size(dst->type);
-    int64_t r0, r1;
-    tg_cpu_range(tg_nrows(dst), p->ith, p->nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; r++) {
-        int64_t i1, i2, i3;
-        tg_cpu_unravel(dst, r, &i1, &i2, &i3);
-        const char * sr = tg_cpu_row_ptr(a, i1 % a->ne[1], i2 % a->ne[2], i3 % a->ne[3]);
-        char * dr = tg_cpu_row_ptr(dst, i1, i2, i3);
+    for (struct tg_cpu_row_it it = tg_cpu_rows_of(p, dst); tg_cpu_row_next(&it);) {
+        const char * sr = tg_cpu_row_ptr(a, it.i1 % a->ne[1], it.i2 % a->ne[2], it.i3 % a->ne[3]);
+        char * dr = tg_cpu_row_ptr(dst, it.i1, it.i2, it.i3);
         for (int64_t k = 0; k < dst->ne[0]; k += a->ne[0]) {
             copy_elems(dr + k * (int64_t) dst->nb[0], dst->nb[0], sr, a->nb[0], a->ne[0], es);
         }
@@ -32,11 +28,8 @@ void tg_cpu_op_concat(const struct tg_cpu_params * p, struct tg_tensor * dst) {
     const struct tg_tensor * b = dst->src[1];
     const int dim = tg_get_op_param_i32(dst, 0);
     const size_t es = tg_type_size(dst->type);
-    int64_t r0, r1;
-    tg_cpu_range(tg_nrows(dst), p->ith, p->nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; r++) {
-        int64_t i[4] = { 0 };
-        tg_cpu_unravel(dst, r, &i[1], &i[2], &i[3]);
+    for (struct tg_cpu_row_it it = tg_cpu_rows_of(p, dst); tg_cpu_row_next(&it);) {
+        int64_t i[4] = { 0, it.i1, it.i2, it.i3 };
         char * dr = tg_cpu_row_ptr(dst, i[1], i[2], i[3]);
         if (dim == 0) {
             copy_elems(dr, dst->nb[0], tg_cpu_row_ptr(a, i[1], i[2], i[3]), a->nb[0], a->ne[0], es);
@@ -66,22 +59,15 @@ void tg_cpu_op_set_acc(const struct tg_cpu_params * p, struct tg_tensor * dst) {
     }
     const int64_t stride = tg_cpu_row_stride(dst);
     float * tmp = tg_cpu_rows(p, dst);
-    int64_t r0, r1;
     if (dst->data != a->data) {
-        tg_cpu_range(tg_nrows(dst), p->ith, p->nth, &r0, &r1);
-        for (int64_t r = r0; r < r1; r++) {
-            int64_t i1, i2, i3;
-            tg_cpu_unravel(dst, r, &i1, &i2, &i3);
-            tg_cpu_store_row(dst, i1, i2, i3, tg_cpu_load_row(a, i1, i2, i3, tmp));
+        for (struct tg_cpu_row_it it = tg_cpu_rows_of(p, dst); tg_cpu_row_next(&it);) {
+            tg_cpu_store_row(dst, it.i1, it.i2, it.i3, tg_cpu_load_row(a, it.i1, it.i2, it.i3, tmp));
         }
         tg_cpu_barrier(p);
     }
-    tg_cpu_range(tg_nrows(b), p->ith, p->nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; r++) {
-        int64_t i1, i2, i3;
-        tg_cpu_unravel(b, r, &i1, &i2, &i3);
-        const float * x = tg_cpu_load_row(b, i1, i2, i3, tmp + stride);
-        float * y = (float *) ((char *) dst->data + offset + i1 * nb1 + i2 * nb2 + i3 * nb3);
+    for (struct tg_cpu_row_it it = tg_cpu_rows_of(p, b); tg_cpu_row_next(&it);) {
+        const float * x = tg_cpu_load_row(b, it.i1, it.i2, it.i3, tmp + stride);
+        float * y = (float *) ((char *) dst->data + offset + it.i1 * nb1 + it.i2 * nb2 + it.i3 * nb3);
         if (dst->op == TG_OP_SET) memcpy(y, x, (size_t) b->ne[0] * sizeof(float));
         else tg_cpu_vadd(b->ne[0], y, y, x);
     }

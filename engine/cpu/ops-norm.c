@@ -11,13 +11,9 @@ void tg_cpu_op_norm(const struct tg_cpu_params * p, struct tg_tensor * dst) {
     const double eps = tg_get_op_param_f32(dst, 0);
     const int64_t n = dst->ne[0], stride = tg_cpu_row_stride(dst);
     float * tmp = tg_cpu_rows(p, dst);
-    int64_t r0, r1;
-    tg_cpu_range(tg_nrows(dst), p->ith, p->nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; r++) {
-        int64_t i1, i2, i3;
-        tg_cpu_unravel(dst, r, &i1, &i2, &i3);
-        const float * x = tg_cpu_load_row(a, i1, i2, i3, tmp);
-        float * y = tg_cpu_dst_row(dst, i1, i2, i3, tmp + stride);
+    for (struct tg_cpu_row_it it = tg_cpu_rows_of(p, dst); tg_cpu_row_next(&it);) {
+        const float * x = tg_cpu_load_row(a, it.i1, it.i2, it.i3, tmp);
+        float * y = tg_cpu_dst_row(dst, it.i1, it.i2, it.i3, tmp + stride);
         if (dst->op == TG_OP_RMS_NORM) {
             double ms = tg_cpu_vsumsq(n, x) / (double) n;
             tg_cpu_vaxpb(n, y, x, 0.0f, (float) (1.0 / sqrt(ms + eps)));
@@ -27,6 +23,6 @@ void tg_cpu_op_norm(const struct tg_cpu_params * p, struct tg_tensor * dst) {
             double var = tg_cpu_vsumsq(n, y) / (double) n;
             tg_cpu_vscale(n, y, y, (float) (1.0 / sqrt(var + eps)));
         }
-        tg_cpu_store_row(dst, i1, i2, i3, y);
+        tg_cpu_store_row(dst, it.i1, it.i2, it.i3, y);
     }
 }

@@ -9,12 +9,8 @@ void tg_cpu_op_sum(const struct tg_cpu_params * p, struct tg_tensor * dst) {
     const int64_t nr = tg_nrows(a);
     float * tmp = tg_cpu_rows(p, dst);
     double * part = tg_cpu_partials(p, dst);
-    int64_t r0, r1;
-    tg_cpu_range(nr, p->ith, p->nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; r++) {
-        int64_t i1, i2, i3;
-        tg_cpu_unravel(a, r, &i1, &i2, &i3);
-        part[r] = tg_cpu_vsum(a->ne[0], tg_cpu_load_row(a, i1, i2, i3, tmp));
+    for (struct tg_cpu_row_it it = tg_cpu_rows_of(p, a); tg_cpu_row_next(&it);) {
+        part[it.r] = tg_cpu_vsum(a->ne[0], tg_cpu_load_row(a, it.i1, it.i2, it.i3, tmp));
     }
     tg_cpu_barrier(p);
     if (p->ith == 0) {
@@ -29,13 +25,9 @@ void tg_cpu_op_sum_rows(const struct tg_cpu_params * p, struct tg_tensor * dst) 
     const struct tg_tensor * a = dst->src[0];
     const double div = dst->op == TG_OP_MEAN ? (double) a->ne[0] : 1.0;
     float * tmp = tg_cpu_rows(p, dst);
-    int64_t r0, r1;
-    tg_cpu_range(tg_nrows(a), p->ith, p->nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; r++) {
-        int64_t i1, i2, i3;
-        tg_cpu_unravel(a, r, &i1, &i2, &i3);
-        double s = tg_cpu_vsum(a->ne[0], tg_cpu_load_row(a, i1, i2, i3, tmp));
-        *(float *) tg_cpu_row_ptr(dst, i1, i2, i3) = (float) (s / div);
+    for (struct tg_cpu_row_it it = tg_cpu_rows_of(p, a); tg_cpu_row_next(&it);) {
+        double s = tg_cpu_vsum(a->ne[0], tg_cpu_load_row(a, it.i1, it.i2, it.i3, tmp));
+        *(float *) tg_cpu_row_ptr(dst, it.i1, it.i2, it.i3) = (float) (s / div);
     }
 }
 
@@ -43,16 +35,12 @@ void tg_cpu_op_sum_rows(const struct tg_cpu_params * p, struct tg_tensor * dst) 
 void tg_cpu_op_argmax(const struct tg_cpu_params * p, struct tg_tensor * dst) {
     const struct tg_tensor * a = dst->src[0];
     float * tmp = tg_cpu_rows(p, dst);
-    int64_t r0, r1;
-    tg_cpu_range(tg_nrows(a), p->ith, p->nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; r++) {
-        int64_t i1, i2, i3;
-        tg_cpu_unravel(a, r, &i1, &i2, &i3);
-        const float * x = tg_cpu_load_row(a, i1, i2, i3, tmp);
+    for (struct tg_cpu_row_it it = tg_cpu_rows_of(p, a); tg_cpu_row_next(&it);) {
+        const float * x = tg_cpu_load_row(a, it.i1, it.i2, it.i3, tmp);
         int32_t best = 0;
         for (int64_t i = 1; i < a->ne[0]; i++) {
             if (x[i] > x[best]) best = (int32_t) i;
         }
-        *(int32_t *) ((char *) dst->data + r * dst->nb[0]) = best;
+        *(int32_t *) ((char *) dst->data + it.r * dst->nb[0]) = best;
     }
 }

@@ -27,24 +27,20 @@ void tg_cpu_op_rope(const struct tg_cpu_params * p, struct tg_tensor * dst) {
         if (ff) inv[i] /= (double) ff[i];
     }
     int64_t cached = -1;
-    int64_t r0, r1;
-    tg_cpu_range(tg_nrows(dst), p->ith, p->nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; r++) {
-        int64_t i1, i2, i3;
-        tg_cpu_unravel(dst, r, &i1, &i2, &i3);
-        if (i2 != cached) {
-            const int32_t ps = *(const int32_t *) ((const char *) pos->data + i2 * pos->nb[0]);
+    for (struct tg_cpu_row_it it = tg_cpu_rows_of(p, dst); tg_cpu_row_next(&it);) {
+        if (it.i2 != cached) {
+            const int32_t ps = *(const int32_t *) ((const char *) pos->data + it.i2 * pos->nb[0]);
             for (int64_t i = 0; i < half; i++) {
                 double theta = (double) ps * fscale * inv[i];
                 cs[i] = (float) cos(theta);
                 sn[i] = (float) sin(theta);
             }
-            cached = i2;
+            cached = it.i2;
         }
-        const float * x = tg_cpu_load_row(a, i1, i2, i3, tmp);
-        float * y = tg_cpu_dst_row(dst, i1, i2, i3, tmp + stride);
+        const float * x = tg_cpu_load_row(a, it.i1, it.i2, it.i3, tmp);
+        float * y = tg_cpu_dst_row(dst, it.i1, it.i2, it.i3, tmp + stride);
         tg_cpu_vrope(n_dims, neox, y, x, cs, sn);
         if (y != x && n > n_dims) memcpy(y + n_dims, x + n_dims, (size_t) (n - n_dims) * sizeof(float));
-        tg_cpu_store_row(dst, i1, i2, i3, y);
+        tg_cpu_store_row(dst, it.i1, it.i2, it.i3, y);
     }
 }

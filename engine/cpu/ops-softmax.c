@@ -26,23 +26,19 @@ void tg_cpu_op_soft_max(const struct tg_cpu_params * p, struct tg_tensor * dst) 
     const int64_t n = dst->ne[0], stride = tg_cpu_row_stride(dst);
     float * tmp = tg_cpu_rows(p, dst);
     float * w = tmp + 3 * stride;
-    int64_t r0, r1;
-    tg_cpu_range(tg_nrows(dst), p->ith, p->nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; r++) {
-        int64_t i1, i2, i3;
-        tg_cpu_unravel(dst, r, &i1, &i2, &i3);
-        const float * x = tg_cpu_load_row(a, i1, i2, i3, tmp);
+    for (struct tg_cpu_row_it it = tg_cpu_rows_of(p, dst); tg_cpu_row_next(&it);) {
+        const float * x = tg_cpu_load_row(a, it.i1, it.i2, it.i3, tmp);
         tg_cpu_vscale(n, w, x, scale);
         if (mask) {
-            const float * mr = tg_cpu_load_row(mask, i1, i2 % mask->ne[2], i3 % mask->ne[3], tmp + stride);
-            const float slope = alibi_slope(i2, a->ne[2], max_bias);
+            const float * mr = tg_cpu_load_row(mask, it.i1, it.i2 % mask->ne[2], it.i3 % mask->ne[3], tmp + stride);
+            const float slope = alibi_slope(it.i2, a->ne[2], max_bias);
             if (slope == 1.0f) {
                 tg_cpu_vadd(n, w, w, mr);
             } else {
                 for (int64_t i = 0; i < n; i++) w[i] += slope * mr[i];
             }
         }
-        float * y = tg_cpu_dst_row(dst, i1, i2, i3, tmp + 2 * stride);
+        float * y = tg_cpu_dst_row(dst, it.i1, it.i2, it.i3, tmp + 2 * stride);
         const float mx = tg_cpu_vmax(n, w);
         if (mx == -INFINITY) {  // every value -inf (zeros) or NaN (NaN must propagate: a debugger looks for it)
             bool nan = false;
@@ -53,7 +49,7 @@ void tg_cpu_op_soft_max(const struct tg_cpu_params * p, struct tg_tensor * dst) 
             double sum = tg_cpu_vexp_sum(n, y, w, mx);
             tg_cpu_vscale(n, y, y, (float) (1.0 / sum));
         }
-        tg_cpu_store_row(dst, i1, i2, i3, y);
+        tg_cpu_store_row(dst, it.i1, it.i2, it.i3, y);
     }
 }
 
@@ -63,16 +59,12 @@ void tg_cpu_op_diag_mask_inf(const struct tg_cpu_params * p, struct tg_tensor * 
     const int64_t n_past = tg_get_op_param_i32(dst, 0);
     const int64_t n = dst->ne[0], stride = tg_cpu_row_stride(dst);
     float * tmp = tg_cpu_rows(p, dst);
-    int64_t r0, r1;
-    tg_cpu_range(tg_nrows(dst), p->ith, p->nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; r++) {
-        int64_t i1, i2, i3;
-        tg_cpu_unravel(dst, r, &i1, &i2, &i3);
-        const float * x = tg_cpu_load_row(a, i1, i2, i3, tmp);
-        float * y = tg_cpu_dst_row(dst, i1, i2, i3, tmp + stride);
+    for (struct tg_cpu_row_it it = tg_cpu_rows_of(p, dst); tg_cpu_row_next(&it);) {
+        const float * x = tg_cpu_load_row(a, it.i1, it.i2, it.i3, tmp);
+        float * y = tg_cpu_dst_row(dst, it.i1, it.i2, it.i3, tmp + stride);
         if (y != x) memcpy(y, x, (size_t) n * sizeof(float));
-        for (int64_t i = n_past + i1 + 1; i < n; i++) y[i] = -INFINITY;
-        tg_cpu_store_row(dst, i1, i2, i3, y);
+        for (int64_t i = n_past + it.i1 + 1; i < n; i++) y[i] = -INFINITY;
+        tg_cpu_store_row(dst, it.i1, it.i2, it.i3, y);
     }
 }
 
@@ -85,20 +77,16 @@ void tg_cpu_op_cross_entropy(const struct tg_cpu_params * p, struct tg_tensor * 
     const int64_t n = a->ne[0], nr = tg_nrows(a), stride = tg_cpu_row_stride(dst);
     float * tmp = tg_cpu_rows(p, dst);
     double * part = tg_cpu_partials(p, dst);
-    int64_t r0, r1;
-    tg_cpu_range(nr, p->ith, p->nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; r++) {
-        int64_t i1, i2, i3;
-        tg_cpu_unravel(a, r, &i1, &i2, &i3);
-        const float * x = tg_cpu_load_row(a, i1, i2, i3, tmp);
-        const float * t = tg_cpu_load_row(b, i1, i2, i3, tmp + stride);
+    for (struct tg_cpu_row_it it = tg_cpu_rows_of(p, a); tg_cpu_row_next(&it);) {
+        const float * x = tg_cpu_load_row(a, it.i1, it.i2, it.i3, tmp);
+        const float * t = tg_cpu_load_row(b, it.i1, it.i2, it.i3, tmp + stride);
         const float mx = tg_cpu_vmax(n, x);
         const double lse = log(tg_cpu_vexp_sum(n, tmp + 2 * stride, x, mx)) + mx;
         double loss = 0.0;
         for (int64_t i = 0; i < n; i++) {
             if (t[i] != 0.0f) loss -= (double) t[i] * ((double) x[i] - lse);
         }
-        part[r] = loss;
+        part[it.r] = loss;
     }
     tg_cpu_barrier(p);
     if (p->ith == 0) {

@@ -35,26 +35,18 @@ void tg_cpu_op_unary(const struct tg_cpu_params * p, struct tg_tensor * dst) {
     const struct tg_tensor * a = dst->src[0];
     vun_fn fn = unary_fn(dst->op);
     if (dst->type == TG_TYPE_F32 && a->type == TG_TYPE_F32 && tg_is_contiguous(dst) && tg_is_contiguous(a)) {
-        const int64_t n = tg_nelements(dst);
-        int64_t c0, c1;
-        tg_cpu_range((n + TG_CPU_CHUNK - 1) / TG_CPU_CHUNK, p->ith, p->nth, &c0, &c1);
-        for (int64_t c = c0; c < c1; c++) {
-            int64_t i = c * TG_CPU_CHUNK, m = n - i < TG_CPU_CHUNK ? n - i : TG_CPU_CHUNK;
-            fn(m, (float *) dst->data + i, (const float *) a->data + i);
+        for (struct tg_cpu_chunk_it c = tg_cpu_chunks_of(p, tg_nelements(dst), TG_CPU_CHUNK); tg_cpu_chunk_next(&c);) {
+            fn(c.len, (float *) dst->data + c.off, (const float *) a->data + c.off);
         }
         return;
     }
     const int64_t stride = tg_cpu_row_stride(dst);
     float * tmp = tg_cpu_rows(p, dst);
-    int64_t r0, r1;
-    tg_cpu_range(tg_nrows(dst), p->ith, p->nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; r++) {
-        int64_t i1, i2, i3;
-        tg_cpu_unravel(dst, r, &i1, &i2, &i3);
-        const float * x = tg_cpu_load_row(a, i1, i2, i3, tmp);
-        float * y = tg_cpu_dst_row(dst, i1, i2, i3, tmp + stride);
+    for (struct tg_cpu_row_it it = tg_cpu_rows_of(p, dst); tg_cpu_row_next(&it);) {
+        const float * x = tg_cpu_load_row(a, it.i1, it.i2, it.i3, tmp);
+        float * y = tg_cpu_dst_row(dst, it.i1, it.i2, it.i3, tmp + stride);
         fn(dst->ne[0], y, x);
-        tg_cpu_store_row(dst, i1, i2, i3, y);
+        tg_cpu_store_row(dst, it.i1, it.i2, it.i3, y);
     }
 }
 
@@ -67,23 +59,19 @@ void tg_cpu_op_glu(const struct tg_cpu_params * p, struct tg_tensor * dst) {
     const bool swapped = tg_get_op_param_i32(dst, 1) != 0;
     const int64_t n = dst->ne[0], stride = tg_cpu_row_stride(dst);
     float * tmp = tg_cpu_rows(p, dst);
-    int64_t r0, r1;
-    tg_cpu_range(tg_nrows(dst), p->ith, p->nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; r++) {
-        int64_t i1, i2, i3;
-        tg_cpu_unravel(dst, r, &i1, &i2, &i3);
+    for (struct tg_cpu_row_it it = tg_cpu_rows_of(p, dst); tg_cpu_row_next(&it);) {
         const float * x, * g;
         if (b) {
-            x = tg_cpu_load_row(a, i1, i2, i3, tmp);
-            g = tg_cpu_load_row(b, i1, i2, i3, tmp + stride);
+            x = tg_cpu_load_row(a, it.i1, it.i2, it.i3, tmp);
+            g = tg_cpu_load_row(b, it.i1, it.i2, it.i3, tmp + stride);
             if (swapped) { const float * t = x; x = g; g = t; }
         } else {
-            const float * row = tg_cpu_load_row(a, i1, i2, i3, tmp);
+            const float * row = tg_cpu_load_row(a, it.i1, it.i2, it.i3, tmp);
             x = swapped ? row + n : row;
             g = swapped ? row : row + n;
         }
-        float * y = tg_cpu_dst_row(dst, i1, i2, i3, tmp + 2 * stride);
+        float * y = tg_cpu_dst_row(dst, it.i1, it.i2, it.i3, tmp + 2 * stride);
         tg_cpu_vglu(n, op, y, x, g);
-        tg_cpu_store_row(dst, i1, i2, i3, y);
+        tg_cpu_store_row(dst, it.i1, it.i2, it.i3, y);
     }
 }

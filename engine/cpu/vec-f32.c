@@ -13,28 +13,11 @@
 #include <math.h>
 #include <string.h>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#define TG_X86 1
-#endif
-
-// Full unrolling of the small constant loops of the tiles (the accumulators
-// must become registers).
-#if defined(__clang__)
-#define TG_UNROLL _Pragma("clang loop unroll(full)")
-#else
-#define TG_UNROLL _Pragma("GCC unroll 8")
-#endif
-
 // ---- scalar ------------------------------------------------------------
 
 static inline float ld_f32(const float * p, int64_t i)      { return p[i]; }
 static inline float ld_f16(const tg_fp16_t * p, int64_t i)  { return tg_fp16_to_fp32(p[i]); }
 static inline float ld_bf16(const tg_bf16_t * p, int64_t i) { return tg_bf16_to_fp32(p[i]); }
-
-static inline float tree8(const float * s) {
-    return ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]));
-}
 
 // One dot product of k elements, scalar reference of the 8-lane order.
 #define TG_SCALAR_DOT(NAME, TA, TB, LA, LB)                                   \
@@ -161,15 +144,9 @@ TG_MM_BLOCK(block_f32_f32_avx, TG_AVX, tile_f32_f32_avx, 3, 4, 4, 1)
 TG_MM_BLOCK(block_f16_f32_avx, TG_AVX, tile_f16_f32_avx, 3, 4, 4, 1)
 TG_MM_BLOCK(block_bf16_f32_avx, TG_AVX, tile_bf16_f32_avx, 3, 3, 4, 1)
 
-#define TG_AVX_DOT(NAME, TILE, TA, TB)                                        \
-TG_AVX static float NAME(int64_t k, const TA * x, const TB * y) {            \
-    float r;                                                                  \
-    TILE(1, 1, k, (const char *) x, 0, (const char *) y, 0, &r, 0);           \
-    return r;                                                                 \
-}
-TG_AVX_DOT(dot_f32_f32_avx,   tile_f32_f32_avx,   float,     float)
-TG_AVX_DOT(dot_f16_f16_avx,   tile_f16_f16_avx,   tg_fp16_t, tg_fp16_t)
-TG_AVX_DOT(dot_bf16_bf16_avx, tile_bf16_bf16_avx, tg_bf16_t, tg_bf16_t)
+TG_MM_DOT(dot_f32_f32_avx,   TG_AVX, tile_f32_f32_avx,   float,     float)
+TG_MM_DOT(dot_f16_f16_avx,   TG_AVX, tile_f16_f16_avx,   tg_fp16_t, tg_fp16_t)
+TG_MM_DOT(dot_bf16_bf16_avx, TG_AVX, tile_bf16_bf16_avx, tg_bf16_t, tg_bf16_t)
 
 // NJ columns of the outer-product sum: 16 (then 8) outputs of each column
 // stay in registers over the whole of k; the rest one by one.

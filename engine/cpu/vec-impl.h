@@ -12,6 +12,24 @@
 
 #include "cpu-impl.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define TG_X86 1
+#endif
+
+// Full unrolling of the small constant loops of the tiles (the accumulators
+// must become registers).
+#if defined(__clang__)
+#define TG_UNROLL _Pragma("clang loop unroll(full)")
+#else
+#define TG_UNROLL _Pragma("GCC unroll 8")
+#endif
+
+// The 8-lane horizontal sum every level ends with: ((l0+l4)+(l2+l6))+((l1+l5)+(l3+l7)).
+static inline float tree8(const float * s) {
+    return ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]));
+}
+
 // What a block kernel computes: for i < ni, j < nj
 //   c[j*ldc + i] = dot(row i of a, row j of b)   (k elements per row)
 // Row i of a starts at a + i*lda, row j of b at b + j*ldb (bytes).
@@ -82,6 +100,16 @@ ATTR static void NAME(const struct tg_mm_args * g) {                          \
         for (; i < ni; i++)                                                   \
             TILE(1, 1, k, g->a + i * g->lda, g->lda, g->b + j * g->ldb, g->ldb, g->c + j * g->ldc + i, g->ldc); \
     }                                                                         \
+}
+
+// A single dot product as a 1 x 1 TILE (so it follows the block kernels'
+// reduction order exactly): k elements of TA and TB (float tiles), or k
+// blocks (quantized tiles). One macro for vec-f32.c and vec-quant.c.
+#define TG_MM_DOT(NAME, ATTR, TILE, TA, TB)                                     \
+ATTR static float NAME(int64_t k, const TA * x, const TB * y) {               \
+    float r;                                                                  \
+    TILE(1, 1, k, (const char *) x, 0, (const char *) y, 0, &r, 0);           \
+    return r;                                                                 \
 }
 
 #endif

@@ -23,24 +23,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#define TG_X86 1
-#endif
-
-// Full unrolling of the small constant loops of the tiles (the accumulators
-// must become registers).
-#if defined(__clang__)
-#define TG_UNROLL _Pragma("clang loop unroll(full)")
-#else
-#define TG_UNROLL _Pragma("GCC unroll 8")
-#endif
-
 // ---- scalar ---------------------------------------------------------------
-
-static inline float tree8(const float * s) {
-    return ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]));
-}
 
 // Element e (0..31) of a block, as a signed integer.
 static inline int q8_at(const tg_block_q8_0 * b, int e) { return b->qs[e]; }
@@ -411,18 +394,12 @@ TG_AVX static void quantize_q8_avx(const float * x, tg_block_q8_0 * y, int64_t n
     }
 }
 
-#define TG_QDOT(NAME, ATTR, TILE, BX)                                         \
-ATTR static float NAME(int64_t nb, const BX * x, const tg_block_q8_0 * y) {  \
-    float r;                                                                  \
-    TILE(1, 1, nb, (const char *) x, 0, (const char *) y, 0, &r, 0);          \
-    return r;                                                                 \
-}
-TG_QDOT(dot_q8_q8_avx,  TG_AVX,  tile_q8_q8_avx,  tg_block_q8_0)
-TG_QDOT(dot_q4_q8_avx,  TG_AVX,  tile_q4_q8_avx,  tg_block_q4_0)
-TG_QDOT(dot_q8_q8_avx2, TG_AVX2, tile_q8_q8_avx2, tg_block_q8_0)
-TG_QDOT(dot_q4_q8_avx2, TG_AVX2, tile_q4_q8_avx2, tg_block_q4_0)
-TG_QDOT(dot_q8_q8_vnni, TG_VNNI, tile_q8_q8_vnni, tg_block_q8_0)
-TG_QDOT(dot_q4_q8_vnni, TG_VNNI, tile_q4_q8_vnni, tg_block_q4_0)
+TG_MM_DOT(dot_q8_q8_avx,  TG_AVX,  tile_q8_q8_avx,  tg_block_q8_0, tg_block_q8_0)
+TG_MM_DOT(dot_q4_q8_avx,  TG_AVX,  tile_q4_q8_avx,  tg_block_q4_0, tg_block_q8_0)
+TG_MM_DOT(dot_q8_q8_avx2, TG_AVX2, tile_q8_q8_avx2, tg_block_q8_0, tg_block_q8_0)
+TG_MM_DOT(dot_q4_q8_avx2, TG_AVX2, tile_q4_q8_avx2, tg_block_q4_0, tg_block_q8_0)
+TG_MM_DOT(dot_q8_q8_vnni, TG_VNNI, tile_q8_q8_vnni, tg_block_q8_0, tg_block_q8_0)
+TG_MM_DOT(dot_q4_q8_vnni, TG_VNNI, tile_q4_q8_vnni, tg_block_q4_0, tg_block_q8_0)
 #endif // TG_X86
 
 // ---- dispatch ---------------------------------------------------------------

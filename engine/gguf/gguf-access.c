@@ -1,6 +1,7 @@
 // gguf-access.c - read accessors of a parsed GGUF file: header fields,
 // key/values (typed getters with range-checked conversion, formatting) and
 // tensor infos and data.
+#include "core/text.h"
 #include "gguf-impl.h"
 
 #include <inttypes.h>
@@ -230,16 +231,20 @@ static void sb_printf(struct sbuf * b, const char * fmt, ...) {
     if (k > 0) b->len = b->len + (size_t) k < b->n ? b->len + (size_t) k : b->n - 1;
 }
 
+// s (n bytes, from the file) as "...": escaped by tg_escape (control
+// characters, C1 and bytes that are not UTF-8 as \xNN) and \" ; cut, when
+// the buffer is full, between whole characters and escapes only.
 static void sb_quoted(struct sbuf * b, const char * s, size_t n) {
     sb_printf(b, "\"");
-    for (size_t i = 0; i < n && b->len + 1 < b->n; i++) {
-        unsigned char c = (unsigned char) s[i];
-        if (c == '"' || c == '\\') sb_printf(b, "\\%c", c);
-        else if (c == '\n') sb_printf(b, "\\n");
-        else if (c == '\t') sb_printf(b, "\\t");
-        else if (c == '\r') sb_printf(b, "\\r");
-        else if (c < 0x20 || c == 0x7f) sb_printf(b, "\\x%02x", c);
-        else sb_printf(b, "%c", c);
+    for (size_t i = 0; i < n;) {
+        size_t k = tg_utf8_seq((const unsigned char *) s + i, n - i);
+        if (k == 0) k = 1;
+        char piece[16];
+        size_t plen = s[i] == '"' ? (size_t) snprintf(piece, sizeof piece, "\\\"") : tg_escape(piece, sizeof piece, s + i, k);
+        if (b->len + plen + 2 >= b->n) break;   // room for the piece and the closing quote
+        memcpy(b->p + b->len, piece, plen + 1);
+        b->len += plen;
+        i += k;
     }
     sb_printf(b, "\"");
 }

@@ -1,6 +1,7 @@
 // gguf-write.c - GGUF v3 writer. Key/values are serialized when set (so a
 // file's key/values can be copied byte for byte); tensors are referenced and
 // streamed out by tg_gguf_write, each padded to the alignment.
+#include "core/grow.h"
 #include "gguf-impl.h"
 
 #include <errno.h>
@@ -26,9 +27,11 @@ struct wtensor {
 
 struct tg_gguf_writer {
     struct wkv *     kv;
-    int64_t          n_kv, cap_kv;
+    int64_t          n_kv;
+    size_t           cap_kv;
     struct wtensor * t;
-    int64_t          n_t, cap_t;
+    int64_t          n_t;
+    size_t           cap_t;
     uint32_t         alignment;
 };
 
@@ -37,14 +40,7 @@ struct bb { uint8_t * p; size_t n, cap; bool oom; };
 
 static void bb_put(struct bb * b, const void * src, size_t n) {
     if (b->oom) return;
-    if (b->n + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 64;
-        while (cap < b->n + n) cap *= 2;
-        uint8_t * p = realloc(b->p, cap);
-        if (!p) { b->oom = true; return; }
-        b->p = p;
-        b->cap = cap;
-    }
+    if (n > SIZE_MAX - b->n || !TG_GROW(b->p, b->cap, b->n + n)) { b->oom = true; return; }
     if (n) memcpy(b->p + b->n, src, n);
     b->n += n;
 }
@@ -67,16 +63,6 @@ void tg_gguf_writer_free(struct tg_gguf_writer * w) {
     free(w);
 }
 
-static bool grow(void ** arr, int64_t n, int64_t * cap, size_t elem) {
-    if (n < *cap) return true;
-    int64_t nc = *cap ? *cap * 2 : 16;
-    void * p = realloc(*arr, (size_t) nc * elem);
-    if (!p) return false;
-    *arr = p;
-    *cap = nc;
-    return true;
-}
-
 // Stores a serialized key/value (takes ownership of b), replacing an
 // existing one with the same key.
 static enum tg_status put_kv(struct tg_gguf_writer * w, const char * key, struct bb * b) {
@@ -90,7 +76,7 @@ static enum tg_status put_kv(struct tg_gguf_writer * w, const char * key, struct
         }
     }
     char * k = strdup(key);
-    if (!k || !grow((void **) &w->kv, w->n_kv, &w->cap_kv, sizeof(*w->kv))) {
+    if (!k || !TG_GROW(w->kv, w->cap_kv, (size_t) w->n_kv + 1)) {
         free(k); free(b->p);
         return tg_error(TG_ERR_NOMEM, "gguf writer: out of memory for key '%s'", key);
     }
@@ -218,7 +204,7 @@ enum tg_status tg_gguf_add_tensor(struct tg_gguf_writer * w, const char * name, 
     for (int64_t i = 0; i < w->n_t; i++)
         if (strcmp(w->t[i].name, name) == 0)
             return tg_error(TG_ERR_INVALID_ARG, "gguf writer: duplicate tensor name '%s'", name);
-    if (!grow((void **) &w->t, w->n_t, &w->cap_t, sizeof(*w->t)))
+    if (!TG_GROW(w->t, w->cap_t, (size_t) w->n_t + 1))
         return tg_error(TG_ERR_NOMEM, "gguf writer: out of memory");
     struct wtensor * t = &w->t[w->n_t++];
     memset(t, 0, sizeof(*t));

@@ -1,6 +1,7 @@
 // gguf.c - GGUF reader: open (read into private memory) or parse a memory image, validating every
 // field before use. Errors name the field and its file offset. Nothing is
 // allocated from a count before the remaining bytes could hold that count.
+#include "core/grow.h"
 #include "gguf-impl.h"
 
 #include <errno.h>
@@ -196,17 +197,6 @@ static bool rd_value(struct rd * r, struct tg_gguf_kv * kv) {
     return true;
 }
 
-// Grows an array of `elem`-byte items to hold at least n + 1 items.
-static bool grow(void ** arr, int64_t n, int64_t * cap, size_t elem) {
-    if (n < *cap) return true;
-    int64_t nc = *cap ? *cap * 2 : 16;
-    void * p = realloc(*arr, (size_t) nc * elem);
-    if (!p) return false;
-    *arr = p;
-    *cap = nc;
-    return true;
-}
-
 static bool check_alignment_kv(struct rd * r, struct tg_gguf * g, const struct tg_gguf_kv * kv) {
     if (kv->type != TG_GGUF_UINT32)
         return fail(r, "must be uint32, got %s", tg_gguf_type_name(kv->type));
@@ -221,11 +211,11 @@ static bool check_alignment_kv(struct rd * r, struct tg_gguf * g, const struct t
 }
 
 static bool parse_kvs(struct rd * r, struct tg_gguf * g, uint64_t n_kv) {
-    int64_t cap = 0;
+    size_t cap = 0;
     for (uint64_t i = 0; i < n_kv; i++) {
         size_t at = r->pos;
         set_what(r, "kv %llu (at offset %zu)", (unsigned long long) i, at);
-        if (!grow((void **) &g->kv, g->n_kv, &cap, sizeof(*g->kv)))
+        if (!TG_GROW(g->kv, cap, (size_t) g->n_kv + 1))
             return tg_error(TG_ERR_NOMEM, "gguf: out of memory"), false;
         struct tg_gguf_kv * kv = &g->kv[g->n_kv];
         memset(kv, 0, sizeof(*kv));
@@ -323,10 +313,9 @@ static bool parse_tensor(struct rd * r, struct tg_gguf * g, struct tg_gguf_tenso
 }
 
 static bool parse_tensors(struct rd * r, struct tg_gguf * g, uint64_t n_tensors) {
-    int64_t cap = 0, cap2 = 0;
+    size_t cap = 0, cap2 = 0;
     for (uint64_t i = 0; i < n_tensors; i++) {
-        if (!grow((void **) &g->ti, g->n_tensors, &cap, sizeof(*g->ti)) ||
-            !grow((void **) &g->ti_file_off, g->n_tensors, &cap2, sizeof(*g->ti_file_off)))
+        if (!TG_GROW(g->ti, cap, (size_t) g->n_tensors + 1) || !TG_GROW(g->ti_file_off, cap2, (size_t) g->n_tensors + 1))
             return tg_error(TG_ERR_NOMEM, "gguf: out of memory"), false;
         struct tg_gguf_tensor_info * t = &g->ti[g->n_tensors];
         memset(t, 0, sizeof(*t));

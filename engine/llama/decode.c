@@ -1,5 +1,6 @@
 // decode.c - llama contexts: KV cache, micro-batches, graph per micro-batch,
 // logits of the requested tokens.
+#include "core/grow.h"
 #include "llama-impl.h"
 
 #include <math.h>
@@ -154,24 +155,14 @@ static int32_t plan_outputs(struct tg_llama_context * c, const struct tg_llama_b
     for (int32_t i = 0; i < n; i++)
         if (b->tokens[i] < 0 || b->tokens[i] >= n_vocab)
             return tg_error(TG_ERR_INVALID_ARG, "llama decode: token %d (at %d) is not in 0..%d", b->tokens[i], i, n_vocab - 1), -1;
-    if ((size_t) n > c->out_cap) {
-        int32_t * r = realloc(c->out_row, sizeof(int32_t) * (size_t) n);
-        if (!r) return tg_error(TG_ERR_NOMEM, "out of memory (logits index)"), -1;
-        c->out_row = r;
-        c->out_cap = (size_t) n;
-    }
+    if (!TG_GROW(c->out_row, c->out_cap, (size_t) n)) return tg_error(TG_ERR_NOMEM, "out of memory (logits index)"), -1;
     int32_t n_out = 0;
     for (int32_t i = 0; i < n; i++) {
         bool want = b->logits ? b->logits[i] != 0 : (c->params.logits_all || i == n - 1);
         c->out_row[i] = want ? n_out++ : -1;
     }
     size_t need = (size_t) n_out * (size_t) n_vocab;
-    if (need > c->logits_cap) {
-        float * l = realloc(c->logits, sizeof(float) * need);
-        if (!l) return tg_error(TG_ERR_NOMEM, "out of memory (%d rows of logits)", n_out), -1;
-        c->logits = l;
-        c->logits_cap = need;
-    }
+    if (!TG_GROW(c->logits, c->logits_cap, need)) return tg_error(TG_ERR_NOMEM, "out of memory (%d rows of logits)", n_out), -1;
     c->n_last = n;
     return n_out;
 }

@@ -4,6 +4,7 @@
 // for the _M presets, for attn_v / ffn_down of some layers (the first, the
 // last and every third in between), lower bits elsewhere for q2_k/q3_k_m.
 // Used by make-model and `tgdb quantize`.
+#include "core/grow.h"
 #include "llama-impl.h"
 
 #include <stdio.h>
@@ -130,6 +131,7 @@ enum tg_status tg_llama_quantize_file(const char * in, const char * out, const c
     const int64_t n = tg_gguf_n_tensors(g);
     void ** bufs = calloc((size_t) (n > 0 ? n : 1), sizeof(void *));
     float * row = NULL;
+    size_t row_cap = 0;
     if (!bufs && st == TG_OK) st = tg_error(TG_ERR_NOMEM, "quantize: out of memory");
     for (int64_t i = 0; st == TG_OK && i < n; i++) {
         const struct tg_gguf_tensor_info * ti = tg_gguf_tensor(g, i);
@@ -146,9 +148,7 @@ enum tg_status tg_llama_quantize_file(const char * in, const char * out, const c
             const struct tg_type_traits * dst = tg_type_traits(t);
             const size_t rb = tg_row_size(t, ti->ne[0]);
             bufs[i] = malloc(rb * (size_t) rows);
-            float * r2 = realloc(row, sizeof(float) * (size_t) ti->ne[0]);
-            if (r2) row = r2;
-            if (!bufs[i] || !r2) { st = tg_error(TG_ERR_NOMEM, "quantize: out of memory for '%s'", ti->name); break; }
+            if (!bufs[i] || !TG_GROW(row, row_cap, (size_t) ti->ne[0])) { st = tg_error(TG_ERR_NOMEM, "quantize: out of memory for '%s'", ti->name); break; }
             const size_t sb = tg_row_size(ti->type, ti->ne[0]);
             for (int64_t r = 0; r < rows; r++) {
                 src->to_float((const char *) data + (size_t) r * sb, row, ti->ne[0]);

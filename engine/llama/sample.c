@@ -1,5 +1,6 @@
 // sample.c - token sampling: greedy, or top-k -> top-p -> min-p ->
 // temperature -> a draw from the softmax with a seeded xoshiro256** PRNG.
+#include "core/grow.h"
 #include "llama-impl.h"
 
 #include <math.h>
@@ -12,7 +13,7 @@ struct tg_llama_sampler {
     struct tg_llama_sampler_params params;
     uint64_t s[4];          // xoshiro256** state
     struct cand * cands;    // [cap]
-    int32_t cap;
+    size_t cap;
 };
 
 struct tg_llama_sampler_params tg_llama_sampler_default_params(void) {
@@ -117,12 +118,7 @@ int32_t tg_llama_sample(struct tg_llama_sampler * s, const float * logits, int32
         if (id < 0) tg_error(TG_ERR_INVALID_ARG, "sample: every logit is NaN");
         return id;
     }
-    if (n_vocab > s->cap) {
-        struct cand * c = realloc(s->cands, sizeof *c * (size_t) n_vocab);
-        if (!c) { tg_error(TG_ERR_NOMEM, "out of memory (sampler candidates)"); return -1; }
-        s->cands = c;
-        s->cap = n_vocab;
-    }
+    if (!TG_GROW(s->cands, s->cap, (size_t) n_vocab)) { tg_error(TG_ERR_NOMEM, "out of memory (sampler candidates)"); return -1; }
     struct cand * c = s->cands;
     int32_t n = 0;
     for (int32_t i = 0; i < n_vocab; i++)

@@ -18,6 +18,7 @@
 //      is a token as a whole;
 //   4. each final symbol is its token.
 // Detokenizing maps every character of a normal token back to its byte.
+#include "core/grow.h"
 #include "llama/vocab-impl.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
@@ -224,39 +225,14 @@ static bool pair_before(const struct bpe_pair * a, const struct bpe_pair * b) {
     return a->rank < b->rank || (a->rank == b->rank && a->left < b->left);
 }
 
-static void heap_push(struct bpe_heap * h, struct bpe_pair p) {
-    TG_ASSERT(h->n < h->cap);
-    size_t i = h->n++;
-    while (i > 0) {
-        size_t parent = (i - 1) / 2;
-        if (!pair_before(&p, &h->a[parent])) break;
-        h->a[i] = h->a[parent];
-        i = parent;
-    }
-    h->a[i] = p;
-}
-
-static struct bpe_pair heap_pop(struct bpe_heap * h) {
-    struct bpe_pair top = h->a[0], last = h->a[--h->n];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= h->n) break;
-        if (c + 1 < h->n && pair_before(&h->a[c + 1], &h->a[c])) c++;
-        if (!pair_before(&h->a[c], &last)) break;
-        h->a[i] = h->a[c];
-        i = c;
-    }
-    if (h->n > 0) h->a[i] = last;
-    return top;
-}
+TG_VOCAB_HEAP(bpe_heap, struct bpe_pair, pair_before)
 
 static void try_pair(const struct tg_vocab_bpe * b, struct bpe_heap * h, const struct bpe_sym * sym,
                      int32_t left, int32_t right) {
     if (left < 0 || right < 0) return;
     const struct bpe_merge * m = merge_find(b, sym[left].id, sym[right].id);
     if (!m) return;
-    heap_push(h, (struct bpe_pair) {.left = left, .right = right, .rank = m->rank,
+    bpe_heap_push(h->a, &h->n, h->cap, (struct bpe_pair) {.left = left, .right = right, .rank = m->rank,
                                     .lid = sym[left].id, .rid = sym[right].id, .result = m->result});
 }
 
@@ -271,13 +247,10 @@ static enum tg_status bpe_piece(const struct tg_vocab * v, const unsigned char *
                                 struct bpe_scratch * sc, struct tg_tok_out * out) {
     const struct tg_vocab_bpe * b = v->model_data;
     if (n == 0) return TG_OK;
-    if (n > sc->cap) {
+    if (n > sc->cap) {   // sym and heap share the capacity
         size_t cap = n < 64 ? 64 : n;
-        struct bpe_sym * sym = realloc(sc->sym, cap * sizeof(*sym));
-        if (sym) sc->sym = sym;
-        struct bpe_pair * hp = sym ? realloc(sc->heap.a, 3 * cap * sizeof(*hp)) : NULL;
-        if (hp) sc->heap.a = hp;
-        if (!sym || !hp) return tg_error(TG_ERR_NOMEM, "tokenize: out of memory for a piece of %zu bytes", n);
+        if (cap > SIZE_MAX / 3 || !TG_RESIZE(sc->sym, cap) || !TG_RESIZE(sc->heap.a, 3 * cap))
+            return tg_error(TG_ERR_NOMEM, "tokenize: out of memory for a piece of %zu bytes", n);
         sc->cap = cap;
         sc->heap.cap = 3 * cap;   // n-1 initial pairs, at most 2 more per merge
     }
@@ -290,7 +263,7 @@ static enum tg_status bpe_piece(const struct tg_vocab * v, const unsigned char *
     }
     for (size_t i = 1; i < n; i++) try_pair(b, h, sym, (int32_t) i - 1, (int32_t) i);
     while (h->n > 0) {
-        struct bpe_pair p = heap_pop(h);
+        struct bpe_pair p = bpe_heap_pop(h->a, &h->n);
         struct bpe_sym * l = &sym[p.left];
         struct bpe_sym * r = &sym[p.right];
         if (l->next != p.right || l->id != p.lid || r->id != p.rid) continue;   // stale
@@ -413,16 +386,9 @@ static int32_t bpe_token_to_piece(const struct tg_vocab * v, int32_t id, char * 
             if ((size_t) -need > cap) return need;
             return bpe_unmap_piece(v->model_data, t, n, buf, cap);
         }
-        case TG_TOKEN_USER_DEFINED:
-            return tg_vocab_copy_piece_(buf, cap, t, n);
-        case TG_TOKEN_CONTROL:
-        case TG_TOKEN_UNKNOWN:
-            return special ? tg_vocab_copy_piece_(buf, cap, t, n) : 0;
-        case TG_TOKEN_UNUSED:
-        case TG_TOKEN_TYPE_COUNT:
-            break;
+        default:
+            return tg_vocab_other_piece_((enum tg_token_type) v->types[id], t, n, buf, cap, special);
     }
-    return 0;
 }
 
 const char * tg_vocab_bpe_pre_(const struct tg_vocab * v) {

@@ -75,4 +75,48 @@ static inline int32_t tg_vocab_copy_piece_(char * buf, size_t cap, const char * 
     return (int32_t) n;
 }
 
+// The piece of a token that is neither text nor a byte, the same for every
+// tokenizer: user-defined tokens as they are, control and unknown tokens only
+// when special pieces are asked for, unused ones never. As copy_piece_.
+static inline int32_t tg_vocab_other_piece_(enum tg_token_type type, const char * t, size_t n, char * buf, size_t cap,
+                                            bool special) {
+    switch (type) {
+        case TG_TOKEN_USER_DEFINED: return tg_vocab_copy_piece_(buf, cap, t, n);
+        case TG_TOKEN_CONTROL:
+        case TG_TOKEN_UNKNOWN:      return special ? tg_vocab_copy_piece_(buf, cap, t, n) : 0;
+        default:                    return 0;
+    }
+}
+
+// The merge queue of both tokenizers: a binary heap of T in a[0..*n) (room
+// for cap) where BEFORE(&x, &y) is true when x must come out first. Defines
+// NAME_push(a, n, cap, x) (asserts there is room) and NAME_pop(a, n) (the
+// first element; *n > 0).
+#define TG_VOCAB_HEAP(NAME, T, BEFORE)                                          \
+    static void NAME##_push(T * a, size_t * n, size_t cap, T x) {              \
+        TG_ASSERT(*n < cap);                                                    \
+        size_t i = (*n)++;                                                      \
+        while (i > 0) {                                                         \
+            size_t parent = (i - 1) / 2;                                        \
+            if (!BEFORE(&x, &a[parent])) break;                                 \
+            a[i] = a[parent];                                                   \
+            i = parent;                                                         \
+        }                                                                       \
+        a[i] = x;                                                               \
+    }                                                                           \
+    static T NAME##_pop(T * a, size_t * n) {                                    \
+        T top = a[0], last = a[--(*n)];                                         \
+        size_t i = 0;                                                           \
+        for (;;) {                                                              \
+            size_t c = 2 * i + 1;                                               \
+            if (c >= *n) break;                                                 \
+            if (c + 1 < *n && BEFORE(&a[c + 1], &a[c])) c++;                    \
+            if (!BEFORE(&a[c], &last)) break;                                   \
+            a[i] = a[c];                                                        \
+            i = c;                                                              \
+        }                                                                       \
+        if (*n > 0) a[i] = last;                                                \
+        return top;                                                             \
+    }
+
 #endif // TG_VOCAB_IMPL_H

@@ -52,33 +52,7 @@ static bool spm_pair_before(const struct spm_pair * a, const struct spm_pair * b
     return a->score > b->score || (a->score == b->score && a->left < b->left);
 }
 
-static void spm_heap_push(struct spm_session * s, struct spm_pair p) {
-    TG_ASSERT(s->n_heap < s->cap_heap);
-    size_t i = s->n_heap++;
-    while (i > 0) {
-        size_t parent = (i - 1) / 2;
-        if (!spm_pair_before(&p, &s->heap[parent])) break;
-        s->heap[i] = s->heap[parent];
-        i = parent;
-    }
-    s->heap[i] = p;
-}
-
-static struct spm_pair spm_heap_pop(struct spm_session * s) {
-    struct spm_pair top = s->heap[0];
-    struct spm_pair last = s->heap[--s->n_heap];
-    size_t i = 0, n = s->n_heap;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && spm_pair_before(&s->heap[c + 1], &s->heap[c])) c++;
-        if (!spm_pair_before(&s->heap[c], &last)) break;
-        s->heap[i] = s->heap[c];
-        i = c;
-    }
-    if (n > 0) s->heap[i] = last;
-    return top;
-}
+TG_VOCAB_HEAP(spm_heap, struct spm_pair, spm_pair_before)
 
 // Queues the pair (left, right) if their concatenation is a token.
 static void spm_try_pair(struct spm_session * s, int32_t left, int32_t right) {
@@ -87,7 +61,8 @@ static void spm_try_pair(struct spm_session * s, int32_t left, int32_t right) {
     uint32_t size = l->n + s->sym[right].n;
     int32_t id = tg_vocab_find(s->v, s->text + l->off, size);
     if (id < 0) return;
-    spm_heap_push(s, (struct spm_pair) {left, right, s->v->scores[id], size});
+    spm_heap_push(s->heap, &s->n_heap, s->cap_heap,
+                  (struct spm_pair) {.left = left, .right = right, .score = s->v->scores[id], .size = size});
 }
 
 // Emits the ids of one final symbol: its token, or one byte token per byte.
@@ -127,7 +102,7 @@ static char * spm_escape(const char * text, size_t len, bool prefix, size_t * n)
 // Merges the highest-scoring pairs until none is left.
 static void spm_merge(struct spm_session * s) {
     while (s->n_heap > 0) {
-        struct spm_pair p = spm_heap_pop(s);
+        struct spm_pair p = spm_heap_pop(s->heap, &s->n_heap);
         struct spm_sym * l = &s->sym[p.left];
         struct spm_sym * r = &s->sym[p.right];
         // stale: one side was merged into something else since
@@ -222,16 +197,9 @@ static int32_t spm_token_to_piece(const struct tg_vocab * v, int32_t id, char * 
             char c = (char) b;
             return tg_vocab_copy_piece_(buf, cap, &c, 1);
         }
-        case TG_TOKEN_USER_DEFINED:
-            return tg_vocab_copy_piece_(buf, cap, t, n);
-        case TG_TOKEN_CONTROL:
-        case TG_TOKEN_UNKNOWN:
-            return special ? tg_vocab_copy_piece_(buf, cap, t, n) : 0;
-        case TG_TOKEN_UNUSED:
-        case TG_TOKEN_TYPE_COUNT:
-            break;
+        default:
+            return tg_vocab_other_piece_((enum tg_token_type) v->types[id], t, n, buf, cap, special);
     }
-    return 0;
 }
 
 const struct tg_vocab_ops tg_vocab_spm_ops = {

@@ -2,6 +2,7 @@
 // table, the special-token partition and the model-independent parts of
 // tokenize / token_to_piece / detokenize. The tokenizer models themselves are
 // in vocab-<model>.c behind struct tg_vocab_ops.
+#include "core/grow.h"
 #include "llama/vocab-impl.h"
 
 #include "tg/gguf.h"
@@ -432,13 +433,7 @@ struct vocab_frags {
 };
 
 static bool frags_push(struct vocab_frags * f, int32_t id, size_t off, size_t len) {
-    if (f->n == f->cap) {
-        size_t cap = f->cap ? 2 * f->cap : 16;
-        struct vocab_frag * a = realloc(f->a, cap * sizeof(*a));
-        if (!a) return false;
-        f->a = a;
-        f->cap = cap;
-    }
+    if (!TG_GROW(f->a, f->cap, f->n + 1)) return false;
     f->a[f->n++] = (struct vocab_frag) {id, off, len};
     return true;
 }

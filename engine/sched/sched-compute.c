@@ -89,20 +89,11 @@ static void emit_node(struct node_ctx * c, struct tg_tensor * node, int index, b
     else       EMIT(s, on_node_end, &ev);
 }
 
-static bool grow_ints(int ** p, int * cap, int need) {
-    if (need <= *cap) return true;
-    int * q = realloc(*p, (size_t) need * sizeof(int));
-    if (!q) return false;
-    *p = q;
-    *cap = need;
-    return true;
-}
-
 // Groups the ranges released at each allocator step (poison mode).
 static enum tg_status prepare_poison(struct tg_sched * s) {
     int n_steps = s->gcopy.n_nodes, n_user = s->graph->n_nodes, n_info = tg_gallocr_n_tensors(s->galloc);
-    if (!grow_ints(&s->poison_start, &s->cap_poison_steps, n_steps + 2) || !grow_ints(&s->poison_idx, &s->cap_poison_idx, n_info + 1)
-        || !grow_ints(&s->step_of_node, &s->cap_step_of, n_user + 1))
+    if (!TG_GROW(s->poison_start, s->cap_poison_steps, (size_t) n_steps + 2) ||
+        !TG_GROW(s->poison_idx, s->cap_poison_idx, (size_t) n_info + 1) || !TG_GROW(s->step_of_node, s->cap_step_of, (size_t) n_user + 1))
         return tg_error(TG_ERR_NOMEM, "scheduler: out of memory (poison)");
     for (int k = 0; k < n_steps; k++) if (s->gc_user_index[k] >= 0) s->step_of_node[s->gc_user_index[k]] = k;
     memset(s->poison_start, 0, (size_t) (n_steps + 2) * sizeof(int));

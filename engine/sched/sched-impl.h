@@ -4,19 +4,9 @@
 #ifndef TG_SCHED_IMPL_H
 #define TG_SCHED_IMPL_H
 
+#include "core/grow.h"
+#include "core/ptrmap.h"
 #include "sched/backend-impl.h"
-
-// Tensor pointer -> int map (open addressing, cleared per graph).
-struct tg_ptrmap {
-    size_t                    cap;   // power of two
-    size_t                    n;
-    const struct tg_tensor ** keys;
-    int *                     vals;
-};
-enum tg_status tg_ptrmap_reset(struct tg_ptrmap * m, size_t n_expected);
-enum tg_status tg_ptrmap_put(struct tg_ptrmap * m, const struct tg_tensor * t, int v);
-int  tg_ptrmap_get(const struct tg_ptrmap * m, const struct tg_tensor * t);  // -1 if absent
-void tg_ptrmap_free(struct tg_ptrmap * m);
 
 struct tg_src_repl { struct tg_tensor * node; int j; struct tg_tensor * orig; };
 
@@ -38,22 +28,25 @@ struct tg_sched {
     struct tg_ptrmap        where;         // tensor -> node index, or -(leaf index + 2)
     struct tg_sched_placement * node_pl;   // [n_nodes]
     struct tg_sched_placement * leaf_pl;   // [n_leafs]
-    int                     cap_nodes, cap_leafs;
+    size_t                  cap_nodes, cap_leafs;
     int *                   node_split;    // [n_nodes]
 
     struct tg_sched_split * splits;
-    int                     n_splits, cap_splits;
+    int                     n_splits;
+    size_t                  cap_splits;
     struct tg_tensor **     io;            // inputs then copies of all splits
-    int                     n_io, cap_io;
+    int                     n_io;
+    size_t                  cap_io;
     int                     n_copies;
 
     struct tg_context *     copy_ctx;      // copies of split inputs
     struct tg_src_repl *    repl;
-    int                     n_repl, cap_repl;
+    int                     n_repl;
+    size_t                  cap_repl;
 
     // the graph given to the allocator: per split its copies then its nodes
     struct tg_graph         gcopy;
-    int                     cap_gc_nodes, cap_gc_leafs;
+    size_t                  cap_gc_nodes, cap_gc_leafs;
     int *                   gc_node_ids;
     int *                   gc_leaf_ids;
     int *                   gc_user_index; // [gcopy.n_nodes]: user node index, -1 for copies
@@ -63,7 +56,7 @@ struct tg_sched {
     int *                   poison_start;  // [gcopy steps + 1] offsets into poison_idx
     int *                   poison_idx;    // allocator tensor-info indices, grouped by last_step
     int *                   step_of_node;  // [user n_nodes] allocator step of each user node
-    int                     cap_poison_steps, cap_poison_idx, cap_step_of;
+    size_t                  cap_poison_steps, cap_poison_idx, cap_step_of;
 
     tg_sched_eval_cb        eval_cb;
     void *                  eval_user;

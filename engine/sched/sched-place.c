@@ -7,13 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GROW(p, cap, need, what) do { \
-        if ((need) > (cap)) { \
-            int nc_ = (need) + (need) / 2 + 16; \
-            void * q_ = realloc((p), (size_t) nc_ * sizeof(*(p))); \
-            if (!q_) return tg_error(TG_ERR_NOMEM, "scheduler: out of memory (%s)", what); \
-            (p) = q_; (cap) = nc_; \
-        } } while (0)
+static enum tg_status oom(const char * what) { return tg_error(TG_ERR_NOMEM, "scheduler: out of memory (%s)", what); }
 
 static const char * tname(const struct tg_tensor * t) {
     return t->name[0] ? t->name : tg_op_name(t->op);
@@ -38,7 +32,7 @@ static void set_pl(struct tg_sched_placement * p, int backend, enum tg_cause cau
 
 // Placement record of t in the current graph (node or leaf), or NULL.
 static struct tg_sched_placement * pl_of(struct tg_sched * s, const struct tg_tensor * t) {
-    int w = tg_ptrmap_get(&s->where, t);
+    int w = (int) tg_ptrmap_find(&s->where, t, -1);
     if (w >= 0) return &s->node_pl[w];
     if (w <= -2) return &s->leaf_pl[-w - 2];
     return NULL;
@@ -242,24 +236,25 @@ static void pass4(struct tg_sched * s, struct tg_graph * g) {
 // ---- placement ---------------------------------------------------------------------------
 
 static enum tg_status prepare(struct tg_sched * s, struct tg_graph * g) {
-    GROW(s->node_pl, s->cap_nodes, g->n_nodes, "placements");
-    GROW(s->leaf_pl, s->cap_leafs, g->n_leafs, "placements");
-    void * q = realloc(s->node_split, (size_t) (s->cap_nodes ? s->cap_nodes : 1) * sizeof(int));
-    if (!q) return tg_error(TG_ERR_NOMEM, "scheduler: out of memory");
-    s->node_split = q;
+    if ((size_t) g->n_nodes > s->cap_nodes) {   // node_pl and node_split share cap_nodes
+        size_t cap = (size_t) g->n_nodes + (size_t) g->n_nodes / 2 + 16;
+        if (!TG_RESIZE(s->node_pl, cap) || !TG_RESIZE(s->node_split, cap)) return oom("placements");
+        s->cap_nodes = cap;
+    }
+    if (!TG_GROW(s->leaf_pl, s->cap_leafs, (size_t) g->n_leafs)) return oom("placements");
     enum tg_status st = tg_ptrmap_reset(&s->where, (size_t) (g->n_nodes + g->n_leafs));
     if (st != TG_OK) return st;
     for (int i = 0; i < g->n_nodes; i++) {
         memset(&s->node_pl[i], 0, sizeof(s->node_pl[i]));
         s->node_pl[i].tensor = g->nodes[i];
         s->node_pl[i].backend = -1;
-        if ((st = tg_ptrmap_put(&s->where, g->nodes[i], i)) != TG_OK) return st;
+        if ((st = tg_ptrmap_put(&s->where, tg_ptrmap_key(g->nodes[i]), i)) != TG_OK) return st;
     }
     for (int l = 0; l < g->n_leafs; l++) {
         memset(&s->leaf_pl[l], 0, sizeof(s->leaf_pl[l]));
         s->leaf_pl[l].tensor = g->leafs[l];
         s->leaf_pl[l].backend = -1;
-        if ((st = tg_ptrmap_put(&s->where, g->leafs[l], -(l + 2))) != TG_OK) return st;
+        if ((st = tg_ptrmap_put(&s->where, tg_ptrmap_key(g->leafs[l]), -(l + 2))) != TG_OK) return st;
     }
     return TG_OK;
 }
@@ -270,7 +265,7 @@ static enum tg_status place(struct tg_sched * s, struct tg_graph * g) {
     // user pins
     for (int i = 0; i < g->n_nodes + g->n_leafs; i++) {
         struct tg_sched_placement * p = i < g->n_nodes ? &s->node_pl[i] : &s->leaf_pl[i - g->n_nodes];
-        int b = tg_ptrmap_get(&s->pins, p->tensor);
+        int b = (int) tg_ptrmap_find(&s->pins, p->tensor, -1);
         if (b < 0) continue;
         if (i < g->n_nodes && !supports(s, b, p->tensor))
             return tg_error(TG_ERR_UNSUPPORTED, "node '%s' (%s) was put on %s with tg_sched_set_tensor_backend, "
@@ -298,7 +293,7 @@ static enum tg_status place(struct tg_sched * s, struct tg_graph * g) {
 // Index of the node that produces t's memory, or -1 (leaf / pre-allocated).
 static int producer(struct tg_sched * s, const struct tg_tensor * t) {
     const struct tg_tensor * m = t->view_src ? t->view_src : t;
-    int w = tg_ptrmap_get(&s->where, m);
+    int w = (int) tg_ptrmap_find(&s->where, m, -1);
     return w >= 0 ? w : -1;
 }
 
@@ -309,7 +304,7 @@ static enum tg_status make_splits(struct tg_sched * s, struct tg_graph * g) {
         int b = s->node_pl[i].backend;
         if (tg_op_is_view(g->nodes[i]->op) && cur >= 0) b = cur;   // views join the running split
         if (s->n_splits == 0 || b != cur) {
-            GROW(s->splits, s->cap_splits, s->n_splits + 1, "splits");
+            if (!TG_GROW(s->splits, s->cap_splits, (size_t) s->n_splits + 1)) return oom("splits");
             struct tg_sched_split * sp = &s->splits[s->n_splits++];
             memset(sp, 0, sizeof(*sp));
             sp->backend = b;
@@ -345,7 +340,7 @@ static enum tg_status collect_inputs(struct tg_sched * s, struct tg_graph * g, i
                 bool dup = false;
                 for (int q = off[k]; q < s->n_io && !dup; q++) dup = s->io[q] == src;
                 if (dup) continue;
-                GROW(s->io, s->cap_io, s->n_io + 1, "split inputs");
+                if (!TG_GROW(s->io, s->cap_io, (size_t) s->n_io + 1)) return oom("split inputs");
                 s->io[s->n_io++] = src;
             }
         }
@@ -365,7 +360,7 @@ static struct tg_tensor * make_copy(struct tg_sched * s, struct tg_tensor * src,
 }
 
 static enum tg_status replace_src(struct tg_sched * s, struct tg_tensor * n, int j, struct tg_tensor * c) {
-    GROW(s->repl, s->cap_repl, s->n_repl + 1, "source replacement");
+    if (!TG_GROW(s->repl, s->cap_repl, (size_t) s->n_repl + 1)) return oom("source replacement");
     s->repl[s->n_repl++] = (struct tg_src_repl) { n, j, n->src[j] };
     n->src[j] = c;
     return TG_OK;
@@ -375,7 +370,7 @@ static enum tg_status replace_src(struct tg_sched * s, struct tg_tensor * n, int
 // nodes at them. io layout: [inputs of all splits][copies of all splits].
 static enum tg_status make_copies(struct tg_sched * s, struct tg_graph * g, const int * off) {
     int n_in = s->n_io;
-    GROW(s->io, s->cap_io, 2 * n_in, "split copies");
+    if (!TG_GROW(s->io, s->cap_io, 2 * (size_t) n_in)) return oom("split copies");
     s->n_io = 2 * n_in;
     tg_context_free(s->copy_ctx);
     s->copy_ctx = NULL;
@@ -417,25 +412,16 @@ static enum tg_status make_copies(struct tg_sched * s, struct tg_graph * g, cons
 
 // The allocator's graph: per split, its copies then its nodes; the user's leafs.
 static enum tg_status build_gcopy(struct tg_sched * s, struct tg_graph * g) {
-    int nn = g->n_nodes + s->n_copies;
-    if (nn > s->cap_gc_nodes) {
-        int cap = nn + nn / 2 + 16;
-        void * a = realloc(s->gcopy.nodes, (size_t) cap * sizeof(*s->gcopy.nodes));
-        if (a) s->gcopy.nodes = a;
-        void * b = realloc(s->gc_node_ids, (size_t) cap * sizeof(int));
-        if (b) s->gc_node_ids = b;
-        void * c = realloc(s->gc_user_index, (size_t) cap * sizeof(int));
-        if (c) s->gc_user_index = c;
-        if (!a || !b || !c) return tg_error(TG_ERR_NOMEM, "scheduler: out of memory");
+    size_t nn = (size_t) g->n_nodes + (size_t) s->n_copies;
+    if (nn > s->cap_gc_nodes) {   // parallel arrays of one capacity
+        size_t cap = nn + nn / 2 + 16;
+        if (!TG_RESIZE(s->gcopy.nodes, cap) || !TG_RESIZE(s->gc_node_ids, cap) || !TG_RESIZE(s->gc_user_index, cap))
+            return oom("allocator graph");
         s->cap_gc_nodes = cap;
     }
-    if (g->n_leafs > s->cap_gc_leafs) {
-        int cap = g->n_leafs + g->n_leafs / 2 + 16;
-        void * a = realloc(s->gcopy.leafs, (size_t) cap * sizeof(*s->gcopy.leafs));
-        if (a) s->gcopy.leafs = a;
-        void * b = realloc(s->gc_leaf_ids, (size_t) cap * sizeof(int));
-        if (b) s->gc_leaf_ids = b;
-        if (!a || !b) return tg_error(TG_ERR_NOMEM, "scheduler: out of memory");
+    if ((size_t) g->n_leafs > s->cap_gc_leafs) {
+        size_t cap = (size_t) g->n_leafs + (size_t) g->n_leafs / 2 + 16;
+        if (!TG_RESIZE(s->gcopy.leafs, cap) || !TG_RESIZE(s->gc_leaf_ids, cap)) return oom("allocator graph");
         s->cap_gc_leafs = cap;
     }
     int k = 0;
@@ -459,7 +445,7 @@ static enum tg_status build_gcopy(struct tg_sched * s, struct tg_graph * g) {
         s->gcopy.leafs[l] = g->leafs[l];
         s->gc_leaf_ids[l] = s->leaf_pl[l].backend;
     }
-    s->gcopy.size = s->cap_gc_nodes;
+    s->gcopy.size = (int) s->cap_gc_nodes;
     s->gcopy.n_nodes = k;
     s->gcopy.n_leafs = g->n_leafs;
     s->gcopy.hash_size = 0;

@@ -5,58 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-// ---- pointer map ------------------------------------------------------------------
-
-static size_t hash_ptr(const void * p, size_t cap) {
-    uint64_t x = (uint64_t) (uintptr_t) p;
-    x ^= x >> 33; x *= 0xff51afd7ed558ccdull; x ^= x >> 33;
-    return (size_t) x & (cap - 1);
-}
-
-enum tg_status tg_ptrmap_reset(struct tg_ptrmap * m, size_t n_expected) {
-    size_t cap = 16;
-    while (cap < n_expected * 2) cap *= 2;
-    if (cap > m->cap) {
-        free(m->keys); free(m->vals);
-        m->keys = malloc(cap * sizeof(*m->keys));
-        m->vals = malloc(cap * sizeof(*m->vals));
-        if (!m->keys || !m->vals) { m->cap = 0; m->n = 0; return tg_error(TG_ERR_NOMEM, "scheduler: out of memory"); }
-        m->cap = cap;
-    }
-    if (m->cap) memset(m->keys, 0, m->cap * sizeof(*m->keys));
-    m->n = 0;
-    return TG_OK;
-}
-
-enum tg_status tg_ptrmap_put(struct tg_ptrmap * m, const struct tg_tensor * t, int v) {
-    if (m->cap == 0 || (m->n + 1) * 2 > m->cap) {
-        // grow: rehash
-        struct tg_ptrmap old = *m;
-        struct tg_ptrmap nm = { 0 };
-        if (tg_ptrmap_reset(&nm, old.n + 16) != TG_OK) return TG_ERR_NOMEM;
-        for (size_t i = 0; i < old.cap; i++) if (old.keys[i]) tg_ptrmap_put(&nm, old.keys[i], old.vals[i]);
-        tg_ptrmap_free(&old);
-        *m = nm;
-    }
-    for (size_t h = hash_ptr(t, m->cap);; h = (h + 1) & (m->cap - 1)) {
-        if (m->keys[h] == t) { m->vals[h] = v; return TG_OK; }
-        if (m->keys[h] == NULL) { m->keys[h] = t; m->vals[h] = v; m->n++; return TG_OK; }
-    }
-}
-
-int tg_ptrmap_get(const struct tg_ptrmap * m, const struct tg_tensor * t) {
-    if (!t || m->cap == 0) return -1;
-    for (size_t h = hash_ptr(t, m->cap);; h = (h + 1) & (m->cap - 1)) {
-        if (m->keys[h] == t) return m->vals[h];
-        if (m->keys[h] == NULL) return -1;
-    }
-}
-
-void tg_ptrmap_free(struct tg_ptrmap * m) {
-    free(m->keys); free(m->vals);
-    memset(m, 0, sizeof(*m));
-}
-
 // ---- life cycle ----------------------------------------------------------------------
 
 static atomic_uint_fast64_t next_sched_id = 1;
@@ -167,12 +115,12 @@ enum tg_status tg_sched_set_tensor_backend(struct tg_sched * s, struct tg_tensor
     if (!s || !t) return tg_error(TG_ERR_INVALID_ARG, "tg_sched_set_tensor_backend: NULL scheduler or tensor");
     int i = tg_sched_backend_index(s, b);
     if (i < 0) return tg_error(TG_ERR_INVALID_ARG, "tg_sched_set_tensor_backend: backend %s is not in this scheduler", tg_backend_name(b));
-    return tg_ptrmap_put(&s->pins, t, i);
+    return tg_ptrmap_put(&s->pins, tg_ptrmap_key(t), i);
 }
 
 const struct tg_sched_placement * tg_sched_get_placement(const struct tg_sched * s, const struct tg_tensor * t) {
     if (!s || !s->graph) return NULL;
-    int w = tg_ptrmap_get(&s->where, t);
+    int w = (int) tg_ptrmap_find(&s->where, t, -1);
     if (w >= 0) return w < s->graph->n_nodes ? &s->node_pl[w] : NULL;
     if (w <= -2 && -w - 2 < s->graph->n_leafs) return &s->leaf_pl[-w - 2];
     return NULL;
@@ -182,7 +130,7 @@ struct tg_backend * tg_sched_get_tensor_backend(struct tg_sched * s, const struc
     if (!s || !t) return NULL;
     const struct tg_sched_placement * p = tg_sched_get_placement(s, t);
     if (p && p->backend >= 0) return s->backends[p->backend];
-    int pin = tg_ptrmap_get(&s->pins, t);
+    int pin = (int) tg_ptrmap_find(&s->pins, t, -1);
     return pin >= 0 ? s->backends[pin] : NULL;
 }
 

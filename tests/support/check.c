@@ -65,3 +65,33 @@ char * tg_test_ref(const char * rel) {
     }
     return p;
 }
+
+void * tg_test_read_file(const char * path, size_t * len) {
+    if (len) *len = 0;
+    FILE * f = path ? fopen(path, "rb") : NULL;
+    if (!f) return NULL;
+    char * buf = NULL;
+    long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    if (n >= 0 && fseek(f, 0, SEEK_SET) == 0) buf = malloc((size_t) n + 1);
+    if (buf && fread(buf, 1, (size_t) n, f) != (size_t) n) { free(buf); buf = NULL; }
+    fclose(f);
+    if (!buf) return NULL;
+    buf[n] = '\0';
+    if (len) *len = (size_t) n;
+    return buf;
+}
+
+void * tg_test_read_data(const char * rel, size_t * len) {
+    char * path = tg_test_data(rel);
+    void * buf = tg_test_read_file(path, len);
+    free(path);
+    return buf;
+}
+
+FILE * tg_test_open_data(const char * rel) {
+    char * path = tg_test_data(rel);
+    FILE * f = path ? fopen(path, "rb") : NULL;
+    CHECK(f != NULL, "open %s", path ? path : rel);
+    free(path);
+    return f;
+}

@@ -5,6 +5,8 @@
 #define TG_CHECK_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
 
 // Records one check. Prints "ok   <msg>" or "FAIL <msg> (file:line)". Returns ok.
 bool tg_check_at(bool ok, const char * file, int line, const char * fmt, ...)
@@ -21,6 +23,16 @@ int  tg_check_failures(void);
 // Path of a file under tests/data (static buffer per call site is NOT used:
 // returns a malloc'd string the caller frees).
 char * tg_test_data(const char * rel);
+// The whole file at path in a malloc'd buffer the caller frees, with a NUL
+// after its bytes (a text file is a string); *len (if not NULL) gets the byte
+// count. NULL when the file cannot be opened or read.
+void * tg_test_read_file(const char * path, size_t * len);
+// Opens tests/data/<rel> for reading, recording the check "open PATH";
+// NULL (check failed) when it cannot be opened.
+FILE * tg_test_open_data(const char * rel);
+// tg_test_read_file of a file under tests/data.
+void * tg_test_read_data(const char * rel, size_t * len);
+
 // Path of a file of the shared reference data (../shared/reference beside the
 // source tree, or $TG_REF_DIR), malloc'd; NULL when the file is not there
 // (after printing "skipped: <path> not found"): large reference models are

@@ -5,6 +5,7 @@
 #define TG_TEST_LOGITS_TSV_H
 
 #include "check.h"
+#include "tg/llama.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -49,11 +50,34 @@ static inline int read_logits_rows(const char * rel, struct row * rows, int max)
     return n;
 }
 
+// The first n floats of the file at path (malloc'd), or NULL when it is
+// unreadable or shorter.
+static inline float * read_f32s(const char * path, int n) {
+    size_t len = 0;
+    float * v = tg_test_read_file(path, &len);
+    if (v && len < sizeof(float) * (size_t) n) { free(v); v = NULL; }
+    return v;
+}
+
 // ||a - b|| / ||b|| over n values (float64).
 static inline double rel_l2(const float * a, const float * b, int n) {
     double num = 0, den = 0;
     for (int i = 0; i < n; i++) { double d = (double) a[i] - b[i]; num += d * d; den += (double) b[i] * b[i]; }
     return sqrt(num / (den > 0 ? den : 1));
+}
+
+// Greedy continuation from the logits lg of c after r's prompt: 4 tokens
+// (decoding 3 more), checked against the reference's greedy ids.
+static inline void check_greedy(struct tg_llama_context * c, const float * lg, int n_vocab, const struct row * r) {
+    int32_t got[4];
+    int pos = r->n_ids;
+    for (int i = 0; i < 4; i++) {
+        got[i] = tg_llama_argmax(lg, n_vocab);
+        if (i == 3 || tg_llama_decode(c, &got[i], 1, pos++) != TG_OK) break;
+        lg = tg_llama_get_logits(c, -1);
+    }
+    CHECK(memcmp(got, r->greedy, sizeof got) == 0, "%s %s: greedy %d %d %d %d == reference %d %d %d %d", r->model, r->pid,
+          got[0], got[1], got[2], got[3], r->greedy[0], r->greedy[1], r->greedy[2], r->greedy[3]);
 }
 
 #endif

@@ -4,11 +4,13 @@
 // by the TUI screen tests (fixed content -> fixed screens) and the open /
 // scroll benchmark (millions of records).
 //   mktrace OUT.tgt [--nodes N] [--graphs G] [--nan] [--variant K] [--data all|summary|none]
-//           [--graph-base B] [--tokens K] [--utf8]
+//           [--graph-base B] [--tokens K] [--utf8] [--escapes]
 // --data: what each eval carries (all: hash, summary, a few contents; summary:
 // summaries only; none: neither, like --trace-hash none); --graph-base: graph
 // ids start at B (not 0); --tokens K: the prompt's second token id is K;
-// --utf8: node 1's name is multi-byte UTF-8 cut to the name field's size.
+// --utf8: node 1's name is multi-byte UTF-8 cut to the name field's size;
+// --escapes: node 2's name holds a terminal escape sequence (ESC[31m), a
+// newline, a C1 control and a character cut in half.
 #include "tg/core.h"
 #include "tg/trace.h"
 
@@ -33,7 +35,7 @@ static int op_id(const char * name) {
 int main(int argc, char ** argv) {
     const char * out = NULL;
     int n_nodes = 64, n_graphs = 2, variant = 0;
-    bool nan = false, weird = false, utf8 = false;
+    bool nan = false, weird = false, utf8 = false, escapes = false;
     int data_mode = 2, graph_base = 0, token2 = 9038;   // data_mode: 2 all, 1 summary, 0 none
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--nodes") && i + 1 < argc) n_nodes = atoi(argv[++i]);
@@ -42,6 +44,7 @@ int main(int argc, char ** argv) {
         else if (!strcmp(argv[i], "--nan")) nan = true;
         else if (!strcmp(argv[i], "--weird")) weird = true;  // a node name with a control byte and invalid UTF-8
         else if (!strcmp(argv[i], "--utf8")) utf8 = true;
+        else if (!strcmp(argv[i], "--escapes")) escapes = true;
         else if (!strcmp(argv[i], "--graph-base") && i + 1 < argc) graph_base = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--tokens") && i + 1 < argc) token2 = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--data") && i + 1 < argc) {
@@ -94,6 +97,7 @@ int main(int argc, char ** argv) {
                 snprintf(x->name, sizeof(x->name), "%s-%d", layer_ops[k][0], layer);
                 if (variant == 1 && i == n_nodes / 2) snprintf(x->name, sizeof(x->name), "inserted-%d", i);
                 if (weird && i == 1) snprintf(x->name, sizeof(x->name), "bad\x01name\xff\xfe-0");
+                if (escapes && i == 2) snprintf(x->name, sizeof(x->name), "\x1b[31mred\nline\xc2\x9bx\xe2\x82-0");
                 if (utf8 && i == 1) {   // "é" repeated past the field: the last one is cut in half
                     size_t q = 0;
                     while (q + 2 < sizeof(x->name)) { x->name[q++] = (char) 0xc3; x->name[q++] = (char) 0xa9; }
