@@ -81,8 +81,5 @@ static inline uint32_t trace_kind_ord(const struct tg_trace * tr, uint32_t type,
     if (type >= TRACE_N_KINDS || i < 0 || i >= tr->kind[type].n) return UINT32_MAX;
     return tr->kind[type].v[i];
 }
-// Reads a length-prefixed string at p (end = payload end). Returns the string
-// (NUL-terminated, inside the file) and advances *p; NULL when malformed.
-const char * trace_read_str(const uint8_t ** p, const uint8_t * end);
 
 #endif

@@ -221,13 +221,16 @@ static int bench_reader(void) {
         if (i < NODES) { t[i].src[0] = i > 0 ? i - 1 : NODES; t[i].src[1] = NODES + i % LEAFS; }
         t[i].view_src = -1;
     }
-    struct tg_trace_graph g = { 1, 1, NODES, LEAFS, 0, 0, 0, 0 };
+    struct tg_trace_graph g = { .graph_id = 1, .sched_id = 1, .n_nodes = NODES, .n_leafs = LEAFS };
     tg_trace_write_graph(w, &g, t);
     free(t);
     for (int i = 0; i < NODES; i++) {
-        struct tg_trace_eval e = { 1, 0, i, 7, (uint64_t) i * 10, (uint64_t) i * 10 + 5, (uint64_t) i * 0x9E3779B97F4A7C15ull,
-                                   0x10000 + (uint64_t) i, 0x10000 + (uint64_t) i, 1, (uint64_t) (i % 64) * 16384, 16384, 0, 0,
-                                   { -1, 1, 0, 0.5, 0, 0, 0, 4096 }, 0 };
+        struct tg_trace_eval e = { .graph_id = 1, .compute_seq = 0, .node = i, .flags = 7,
+                                   .t_begin_ns = (uint64_t) i * 10, .t_end_ns = (uint64_t) i * 10 + 5,
+                                   .hash = (uint64_t) i * 0x9E3779B97F4A7C15ull, .uid = 0x10000 + (uint64_t) i,
+                                   .root_uid = 0x10000 + (uint64_t) i, .buffer_uid = 1,
+                                   .offset = (uint64_t) (i % 64) * 16384, .nbytes = 16384, .backend = 0, .split = 0,
+                                   .sum = { .min = -1, .max = 1, .mean = 0, .rms = 0.5, .n_elem = 4096 } };
         tg_trace_write_eval(w, &e);
     }
     tg_trace_writer_close(w);
