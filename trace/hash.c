@@ -129,6 +129,69 @@ uint64_t tg_trace_hash_tensor(const struct tg_tensor * t) {
     return tg_trace_hash_data(t->data, t->type, t->ne, t->nb);
 }
 
+// ---- sketches -----------------------------------------------------------------
+// The count sketch of FORMAT.md "SKETCH": logical indices go in blocks of 16
+// (block b = i / 16, lane l = i % 16); a fixed hash of b picks the block's
+// group g (2 bits), rotation r (4 bits) and the 16 lanes' signs; element i
+// adds +-x to bucket g * 16 + (l + r) % 16. Non-finite values add nothing.
+// A whole block is one 16-lane multiply-add into one of 64 partial vectors
+// (group, rotation), folded into the 64 buckets at the end.
+
+#define SK_LANES 16
+
+static inline uint64_t sk_hash(uint64_t b) {   // splitmix64's finalizer of a fixed affine map of b
+    uint64_t z = b * 0x9E3779B97F4A7C15ull + 0x2545F4914F6CDD1Dull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+struct sk {
+    uint64_t pos;                                        // logical index of the next element
+    double   part[4 * SK_LANES][SK_LANES] __attribute__((aligned(64)));   // [g * 16 + r][lane]
+};
+
+static inline float sk_finite(float v) { return v - v == 0.0f ? v : 0.0f; }
+
+// One element (block boundaries, tails, non-float types).
+static inline void sk_one(struct sk * k, double v) {
+    uint64_t i = k->pos++;
+    if (!(v - v == 0.0)) return;
+    uint64_t h = sk_hash(i / SK_LANES);
+    unsigned l = (unsigned) (i % SK_LANES);
+    double sgn = (h >> (32 + l)) & 1 ? -1.0 : 1.0;
+    k->part[(h & 3) * SK_LANES + ((h >> 2) & 15)][l] += sgn * v;
+}
+
+// n floats (element k of p: LOAD(p, k)) starting at logical index k->pos.
+#define DEFINE_SK(NAME, LOAD)                                                                     \
+static void NAME(struct sk * k, const uint8_t * p, size_t n) {                                   \
+    size_t i = 0;                                                                                 \
+    for (; i < n && k->pos % SK_LANES; i++) sk_one(k, LOAD(p, i));                                \
+    for (; i + SK_LANES <= n; i += SK_LANES) {                                                    \
+        uint64_t h = sk_hash(k->pos / SK_LANES);                                                  \
+        double * part = k->part[(h & 3) * SK_LANES + ((h >> 2) & 15)];                            \
+        uint32_t signs = (uint32_t) (h >> 32);                                                    \
+        for (int j = 0; j < SK_LANES; j++) {                                                      \
+            float s = (float) (1 - 2 * (int) ((signs >> j) & 1));                                 \
+            part[j] += (double) (sk_finite(LOAD(p, i + j)) * s);                                  \
+        }                                                                                         \
+        k->pos += SK_LANES;                                                                       \
+    }                                                                                             \
+    for (; i < n; i++) sk_one(k, LOAD(p, i));                                                     \
+}
+
+static inline float ld_f32(const uint8_t * p, size_t k) { float v; memcpy(&v, p + 4 * k, 4); return v; }
+DEFINE_SK(sk_f32, ld_f32)
+static void sk_floats(struct sk * k, const float * x, size_t n) { sk_f32(k, (const uint8_t *) x, n); }
+
+static void sk_finish(const struct sk * k, double * out) {
+    for (int b = 0; b < TG_TRACE_SKETCH_N; b++) out[b] = 0;
+    for (int g = 0; g < 4; g++)
+        for (int r = 0; r < SK_LANES; r++)
+            for (int l = 0; l < SK_LANES; l++) out[g * SK_LANES + (l + r) % SK_LANES] += k->part[g * SK_LANES + r][l];
+}
+
 // ---- summaries --------------------------------------------------------------
 
 struct acc {
@@ -137,6 +200,7 @@ struct acc {
     size_t  ts;
     double  min, max, sum, sumsq;
     uint64_t n_nan, n_inf, n_zero, n;
+    struct sk * sk;   // the sketch too (NULL: none)
 };
 
 // Lane-explicit so the compiler vectorizes it without reassociating a
@@ -209,7 +273,6 @@ static void NAME(struct acc * a, const uint8_t * p, size_t n) {                 
     a->n += n;                                                                                    \
 }
 
-static inline float ld_f32(const uint8_t * p, size_t k) { float v; memcpy(&v, p + 4 * k, 4); return v; }
 static inline float ld_bf16(const uint8_t * p, size_t k) {
     uint16_t u; memcpy(&u, p + 2 * k, 2);
     uint32_t w = (uint32_t) u << 16;
@@ -225,13 +288,28 @@ static void acc_f16(struct acc * a, const uint8_t * p, size_t n) {
         size_t k = n - i < CHUNK ? n - i : CHUNK;
         tg_fp16_to_fp32_row((const tg_fp16_t *) (const void *) (p + 2 * i), tmp, (int64_t) k);
         acc_f32(a, (const uint8_t *) tmp, k);
+        if (a->sk) sk_floats(a->sk, tmp, k);
     }
 }
 
 // Floats already converted (the generic path for block types).
-static void acc_floats(struct acc * a, const float * x, size_t n) { acc_f32(a, (const uint8_t *) x, n); }
+static void acc_floats(struct acc * a, const float * x, size_t n) {
+    acc_f32(a, (const uint8_t *) x, n);
+    if (a->sk) sk_floats(a->sk, x, n);
+}
+
+// The sketch of bf16 elements: converted a chunk at a time.
+static void sk_bf16(struct sk * k, const uint8_t * p, size_t n) {
+    float tmp[CHUNK];
+    for (size_t i = 0; i < n; i += CHUNK) {
+        size_t m = n - i < CHUNK ? n - i : CHUNK;
+        for (size_t j = 0; j < m; j++) tmp[j] = ld_bf16(p, i + j);
+        sk_floats(k, tmp, m);
+    }
+}
 
 static void acc_double(struct acc * a, double v) {
+    if (a->sk) sk_one(a->sk, v);
     a->n++;
     if (v != v) { a->n_nan++; return; }
     if (v < a->min) a->min = v;
@@ -246,8 +324,8 @@ static void summary_row(const uint8_t * p, size_t nbytes, void * user) {
     size_t nblk = nbytes / a->ts;
     int64_t n = (int64_t) nblk * a->bs;
     switch (a->type) {
-    case TG_TYPE_F32: acc_f32(a, p, (size_t) n); return;
-    case TG_TYPE_BF16: acc_bf16(a, p, (size_t) n); return;
+    case TG_TYPE_F32: acc_f32(a, p, (size_t) n); if (a->sk) sk_f32(a->sk, p, (size_t) n); return;
+    case TG_TYPE_BF16: acc_bf16(a, p, (size_t) n); if (a->sk) sk_bf16(a->sk, p, (size_t) n); return;
     case TG_TYPE_F16: acc_f16(a, p, (size_t) n); return;
     case TG_TYPE_F64: for (int64_t i = 0; i < n; i++) { double v; memcpy(&v, p + 8 * i, 8); acc_double(a, v); } return;
     case TG_TYPE_I8:  for (int64_t i = 0; i < n; i++) acc_double(a, (int8_t) p[i]); return;
@@ -301,29 +379,37 @@ static void both_row(const uint8_t * p, size_t n, void * user) {
     }
 }
 
-bool tg_trace_hash_summarize(const void * data, int type, const int64_t ne[4], const size_t nb[4],
-                             uint64_t * hash, struct tg_trace_summary * s) {
+bool tg_trace_hash_summarize_sketch(const void * data, int type, const int64_t ne[4], const size_t nb[4],
+                                    uint64_t * hash, struct tg_trace_summary * s, double * sketch) {
     if (hash) *hash = 0;
     if (s) memset(s, 0, sizeof(*s));
+    if (sketch) memset(sketch, 0, TG_TRACE_SKETCH_N * sizeof(*sketch));
     struct layout L;
     if (!data || !ne || !nb || !get_layout(type, ne, nb, &L)) return false;
-    if (!s) { if (hash) *hash = tg_trace_hash_data(data, type, ne, nb); return true; }
+    if (!s) { if (hash) *hash = tg_trace_hash_data(data, type, ne, nb); return !sketch; }
     if (!summary_type_ok(type, &L)) return false;
-    struct acc a = { type, L.bs, L.ts, INFINITY, -INFINITY, 0, 0, 0, 0, 0, 0 };
+    struct sk k;
+    if (sketch) memset(&k, 0, sizeof(k));
+    struct acc a = { .type = type, .bs = L.bs, .ts = L.ts, .min = INFINITY, .max = -INFINITY, .sk = sketch ? &k : NULL };
     size_t total = L.row_bytes * (size_t) ne[1] * (size_t) ne[2] * (size_t) ne[3];
     if (L.contiguous && total <= STAGE) {   // small and dense (most activations): no streaming state
         if (hash) *hash = XXH3_64bits(data, total);
         if (total) summary_row(data, total, &a);
-        summary_finish(&a, s);
-        return true;
+    } else {
+        XXH3_state_t st;
+        if (hash) XXH3_64bits_reset(&st);
+        struct both b = { hash ? &st : NULL, &a };
+        for_each_row(data, ne, nb, &L, both_row, &b);
+        if (hash) *hash = XXH3_64bits_digest(&st);
     }
-    XXH3_state_t st;
-    if (hash) XXH3_64bits_reset(&st);
-    struct both b = { hash ? &st : NULL, &a };
-    for_each_row(data, ne, nb, &L, both_row, &b);
-    if (hash) *hash = XXH3_64bits_digest(&st);
     summary_finish(&a, s);
+    if (sketch) sk_finish(&k, sketch);
     return true;
+}
+
+bool tg_trace_hash_summarize(const void * data, int type, const int64_t ne[4], const size_t nb[4],
+                             uint64_t * hash, struct tg_trace_summary * s) {
+    return tg_trace_hash_summarize_sketch(data, type, ne, nb, hash, s, NULL);
 }
 
 bool tg_trace_summarize_data(const void * data, int type, const int64_t ne[4], const size_t nb[4],

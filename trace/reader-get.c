@@ -399,7 +399,7 @@ bool tg_trace_get_eval(const struct tg_trace * tr, int i, struct tg_trace_eval *
     return true;
 }
 
-// Sorted keys (graph_id<<32 | node, seq) over the EVAL or CONTENTS records.
+// Sorted keys (graph_id<<32 | node, seq) over the EVAL, CONTENTS or SKETCH records.
 static struct trace_key * build_keys(const struct tg_trace * tr, uint32_t type) {
     int n = tr->kind[type].n;
     struct trace_key * k = malloc((size_t) (n ? n : 1) * sizeof(*k));
@@ -417,6 +417,10 @@ static struct trace_key * build_keys(const struct tg_trace * tr, uint32_t type) 
             struct tg_trace_contents c;
             trace_get_contents(p, &c);
             graph_id = c.graph_id, seq = c.compute_seq, node = c.node;
+        } else if (type == TG_TRACE_REC_SKETCH && len >= TRACE_SIZE(sketch)) {
+            struct tg_trace_sketch s;
+            trace_get_sketch(p, &s);
+            graph_id = s.graph_id, seq = s.compute_seq, node = s.node;
         } else {
             k[i] = (struct trace_key) { UINT64_MAX, UINT64_MAX, i };
             continue;
@@ -496,6 +500,24 @@ enum tg_status tg_trace_read_contents(const struct tg_trace * tr, int i, void * 
     if (h != c.hash)
         return tg_error(TG_ERR_FORMAT, "trace: contents record %u do not match their hash", c.record);
     return TG_OK;
+}
+
+// ---- sketches -----------------------------------------------------------------------
+
+int tg_trace_n_sketches(const struct tg_trace * tr) { return tr ? tr->kind[TG_TRACE_REC_SKETCH].n : 0; }
+
+bool tg_trace_get_sketch(const struct tg_trace * tr, int i, struct tg_trace_sketch * out) {
+    uint32_t ord = trace_kind_ord(tr, TG_TRACE_REC_SKETCH, i);
+    if (ord == UINT32_MAX || !out || tr->recs[ord].len < TRACE_SIZE(sketch)) return false;
+    trace_get_sketch(trace_payload(tr, ord), out);
+    out->record = ord;
+    return out->n == TG_TRACE_SKETCH_N;
+}
+
+int tg_trace_find_sketch(struct tg_trace * tr, uint32_t graph_id, int node, uint32_t compute_seq) {
+    if (!tr) return -1;
+    if (!tr->sketch_keys && !(tr->sketch_keys = build_keys(tr, TG_TRACE_REC_SKETCH))) return -1;
+    return find_key(tr->sketch_keys, tr->kind[TG_TRACE_REC_SKETCH].n, graph_id, node, compute_seq);
 }
 
 // ---- host accesses, markers, events ---------------------------------------------

@@ -708,6 +708,7 @@ void tg_trace_close(struct tg_trace * tr) {
     free(tr->graph_by_id);
     free(tr->eval_keys);
     free(tr->contents_keys);
+    free(tr->sketch_keys);
     free(tr->uid_keys);
     free(tr);
 }

@@ -20,7 +20,7 @@ static bool poison_attached;            // tg_trace_set_poison(true) is in effec
 
 struct tg_trace_options tg_trace_default_options(void) {
     return (struct tg_trace_options) { .hashes = true, .summaries = true, .contents = NULL, .zstd_level = 3,
-                                       .host_hashes = true, .note = NULL, .views = true };
+                                       .host_hashes = true, .note = NULL, .views = true, .sketches = true };
 }
 
 bool tg_trace_set_hash_mode(struct tg_trace_options * o, const char * mode) {
@@ -197,6 +197,8 @@ struct rec_item {
     const void *         data;       // host bytes (NULL: none readable)
     bool                 contents;   // write a CONTENTS record too
     bool                 done;       // hash/summary already computed (device copies)
+    bool                 sketched;   // sketch holds the node's SKETCH
+    double               sketch[TG_TRACE_SKETCH_N];
 };
 
 #define REC_BATCH 64
@@ -212,6 +214,7 @@ static void item_prepare(struct tg_trace_recorder * r, struct rec_sched * s, str
                                      .nbytes = tg_nbytes(t), .backend = backend, .split = split };
     it->contents = r->contents && tg_trace_pattern_match(r->contents, t->name, tg_op_name(t->op));
     it->data = NULL;
+    it->sketched = false;
     bool view = t->op == TG_OP_NONE || tg_op_is_view(t->op);
     it->done = !(((r->opt.hashes || r->opt.summaries) && (r->opt.views || !view)) || it->contents);
     if (it->done) return;
@@ -225,8 +228,11 @@ static void item_hash(const struct tg_trace_options * opt, struct rec_item * it)
     struct tg_tensor * t = it->t;
     struct tg_trace_eval * e = &it->e;
     bool want_hash = opt->hashes || it->contents;
-    bool ok = tg_trace_hash_summarize(it->data, t->type, t->ne, t->nb, want_hash ? &e->hash : NULL,
-                                      opt->summaries ? &e->sum : NULL);
+    bool want_sketch = opt->summaries && opt->sketches;
+    bool ok = tg_trace_hash_summarize_sketch(it->data, t->type, t->ne, t->nb, want_hash ? &e->hash : NULL,
+                                             opt->summaries ? &e->sum : NULL, want_sketch ? it->sketch : NULL);
+    it->sketched = ok && want_sketch;
+    if (it->sketched) e->flags |= TG_TRACE_EVAL_SKETCH;
     if (!ok && want_hash && opt->summaries) {   // a type without a summary: hash only
         e->hash = tg_trace_hash_data(it->data, t->type, t->ne, t->nb);
         e->flags |= TG_TRACE_EVAL_HASH;
@@ -239,6 +245,12 @@ static void item_hash(const struct tg_trace_options * opt, struct rec_item * it)
 
 static void item_write(struct tg_trace_recorder * r, struct rec_item * it) {
     tg_trace_write_eval(r->w, &it->e);
+    if (it->sketched) {
+        struct tg_trace_sketch s = { .graph_id = it->e.graph_id, .compute_seq = it->e.compute_seq,
+                                     .node = it->e.node, .n = TG_TRACE_SKETCH_N, .scheme = 1 };
+        memcpy(s.v, it->sketch, sizeof(s.v));
+        tg_trace_write_sketch(r->w, &s);
+    }
     if (it->contents && it->data) write_contents(r, &it->e, it->t, it->data);
 }
 

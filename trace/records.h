@@ -114,6 +114,7 @@ static inline const char * trace_get_str(const uint8_t ** pp, const uint8_t * en
 #define TRACE_W_AI32(n)  (4 * (n))
 #define TRACE_W_AI64(n)  (8 * (n))
 #define TRACE_W_AU64(n)  (8 * (n))
+#define TRACE_W_AF64(n)  (8 * (n))
 #define TRACE_W_NAME(n)  (n)
 #define TRACE_W_RES(n)   (n)
 #define TRACE_W_SUB(tag) TRACE_SIZE(tag)
@@ -142,6 +143,7 @@ static inline const char * trace_get_str(const uint8_t ** pp, const uint8_t * en
 #define TRACE_FIELD_AI32(name, n)  char name[TRACE_W_AI32(n)];
 #define TRACE_FIELD_AI64(name, n)  char name[TRACE_W_AI64(n)];
 #define TRACE_FIELD_AU64(name, n)  char name[TRACE_W_AU64(n)];
+#define TRACE_FIELD_AF64(name, n)  char name[TRACE_W_AF64(n)];
 #define TRACE_FIELD_NAME(name, n)  char name[TRACE_W_NAME(n)];
 #define TRACE_FIELD_RES(name, n)   char name[TRACE_W_RES(n)];
 #define TRACE_FIELD_SUB(name, tag) char name[TRACE_W_SUB(tag)];
@@ -176,6 +178,7 @@ static inline const char * trace_get_str(const uint8_t ** pp, const uint8_t * en
 #define TRACE_FIELD_AI32(name, n)  for (int k_ = 0; k_ < (n); k_++, p += 4) wr_i32(p, s->name[k_]);
 #define TRACE_FIELD_AI64(name, n)  for (int k_ = 0; k_ < (n); k_++, p += 8) wr_i64(p, s->name[k_]);
 #define TRACE_FIELD_AU64(name, n)  for (int k_ = 0; k_ < (n); k_++, p += 8) wr_u64(p, s->name[k_]);
+#define TRACE_FIELD_AF64(name, n)  for (int k_ = 0; k_ < (n); k_++, p += 8) wr_f64(p, s->name[k_]);
 #define TRACE_FIELD_NAME(name, n)  wr_name(p, s->name, (n)); p += (n);
 #define TRACE_FIELD_RES(name, n)   memset(p, 0, (n)); p += (n);
 #define TRACE_FIELD_SUB(name, tag) p = trace_put_##tag(p, &s->name);
@@ -200,6 +203,7 @@ static inline const char * trace_get_str(const uint8_t ** pp, const uint8_t * en
 #define TRACE_FIELD_AI32(name, n)  for (int k_ = 0; k_ < (n); k_++, p += 4) s->name[k_] = rd_i32(p);
 #define TRACE_FIELD_AI64(name, n)  for (int k_ = 0; k_ < (n); k_++, p += 8) s->name[k_] = rd_i64(p);
 #define TRACE_FIELD_AU64(name, n)  for (int k_ = 0; k_ < (n); k_++, p += 8) s->name[k_] = rd_u64(p);
+#define TRACE_FIELD_AF64(name, n)  for (int k_ = 0; k_ < (n); k_++, p += 8) s->name[k_] = rd_f64(p);
 #define TRACE_FIELD_NAME(name, n)  rd_name(s->name, p, (n)); p += (n);
 #define TRACE_FIELD_RES(name, n)   p += (n);
 #define TRACE_FIELD_SUB(name, tag) p = trace_get_##tag(p, &s->name);

@@ -27,6 +27,7 @@ const char * tg_trace_rec_name(uint32_t type) {
     case TG_TRACE_REC_GRAPH_DELTA:     return "GRAPH_DELTA";
     case TG_TRACE_REC_PLACEMENT_DELTA: return "PLACEMENT_DELTA";
     case TG_TRACE_REC_ALLOC_DELTA:     return "ALLOC_DELTA";
+    case TG_TRACE_REC_SKETCH:    return "SKETCH";
     case TG_TRACE_REC_INDEX:     return "INDEX";
     case TG_TRACE_REC_FOOTER:    return "FOOTER";
     default:                     return "UNKNOWN";
@@ -319,6 +320,14 @@ enum tg_status tg_trace_write_host(struct tg_trace_writer * w, const struct tg_t
     uint8_t * p = tg_trace_rec_begin(w, TG_TRACE_REC_HOST, TRACE_SIZE(host));
     if (!p) return tg_last_status();
     trace_put_host(p, h);
+    return tg_trace_rec_commit(w);
+}
+
+enum tg_status tg_trace_write_sketch(struct tg_trace_writer * w, const struct tg_trace_sketch * s) {
+    if (!s || s->n != TG_TRACE_SKETCH_N) return tg_error(TG_ERR_INVALID_ARG, "trace: bad SKETCH record");
+    uint8_t * p = tg_trace_rec_begin(w, TG_TRACE_REC_SKETCH, TRACE_SIZE(sketch));
+    if (!p) return tg_last_status();
+    trace_put_sketch(p, s);
     return tg_trace_rec_commit(w);
 }
 

@@ -34,6 +34,7 @@ extern "C" {
 #define TG_TRACE_MAX_SRC       6
 #define TG_TRACE_MAX_OP_PARAMS 16
 #define TG_TRACE_MAX_BACKENDS  16
+#define TG_TRACE_SKETCH_N      64   // buckets of a value sketch (SKETCH record)
 #define TG_TRACE_NONE          (-1) // "no tensor / no buffer / no backend" in index fields
 
 // Record types (u16 in the frame). Append-only; readers skip unknown types.
@@ -53,6 +54,7 @@ enum tg_trace_rec {
     TG_TRACE_REC_GRAPH_DELTA     = 13,  // a graph as an earlier GRAPH with some tensors changed (1.1)
     TG_TRACE_REC_PLACEMENT_DELTA = 14,  // a PLACEMENT as an earlier one with some entries changed (1.1)
     TG_TRACE_REC_ALLOC_DELTA     = 15,  // an ALLOC as an earlier one with some entries changed (1.1)
+    TG_TRACE_REC_SKETCH          = 16,  // a fixed-size sketch of one evaluated node's values (1.2)
     TG_TRACE_REC_INDEX     = 0x7F00, // offsets of every earlier record (written at close)
     TG_TRACE_REC_FOOTER    = 0x7F01, // last record: where the index is
 };
@@ -77,6 +79,7 @@ enum tg_trace_eval_flag {
     TG_TRACE_EVAL_SUMMARY  = 1 << 2,  // min..n_zero valid
     TG_TRACE_EVAL_CONTENTS = 1 << 3,  // a CONTENTS record follows
     TG_TRACE_EVAL_NODATA   = 1 << 4,  // the data was not readable from the host
+    TG_TRACE_EVAL_SKETCH   = 1 << 5,  // a SKETCH record follows (1.2)
 };
 enum tg_trace_codec { TG_TRACE_CODEC_RAW = 0, TG_TRACE_CODEC_ZSTD = 1 };
 enum tg_trace_host_kind { TG_TRACE_HOST_READ = 0, TG_TRACE_HOST_WRITE = 1 };
@@ -96,7 +99,8 @@ enum tg_trace_severity { TG_TRACE_INFO = 0, TG_TRACE_WARN = 1, TG_TRACE_ERROR = 
 // ---- records and entries whose struct is their byte layout ------------------
 // Generated from tg/trace-records.def (which documents every field): struct
 // tg_trace_summary, _run, _tensor, _split, _split_input, _buffer, _alloc,
-// _compute, _eval, _contents, _host, _marker and _event, members in wire order.
+// _compute, _eval, _contents, _host, _marker, _event and _sketch, members in
+// wire order.
 #define TG_TRACE_MEMBER_U16(name, n)   uint16_t name;
 #define TG_TRACE_MEMBER_U32(name, n)   uint32_t name;
 #define TG_TRACE_MEMBER_I32(name, n)   int32_t name;
@@ -106,6 +110,7 @@ enum tg_trace_severity { TG_TRACE_INFO = 0, TG_TRACE_WARN = 1, TG_TRACE_ERROR = 
 #define TG_TRACE_MEMBER_AI32(name, n)  int32_t name[n];
 #define TG_TRACE_MEMBER_AI64(name, n)  int64_t name[n];
 #define TG_TRACE_MEMBER_AU64(name, n)  uint64_t name[n];
+#define TG_TRACE_MEMBER_AF64(name, n)  double name[n];
 #define TG_TRACE_MEMBER_NAME(name, n)  char name[n];
 #define TG_TRACE_MEMBER_SUB(name, tag) struct tg_trace_##tag name;
 #define TG_TRACE_MEMBER_RES(name, n)
