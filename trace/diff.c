@@ -392,7 +392,7 @@ static bool dependents(const struct tg_diff_side * A, int g, int first, struct t
 // Flags the pairs whose relative L2 difference (measured or estimated) grows
 // faster than their inputs': beyond 1.5x the largest of their input nodes'
 // (leafs, such as weights, count as 0), both taken at two standard errors
-// against the node, and beyond rtol. False on OOM.
+// against the node, and beyond rtol. Views are never flagged. False on OOM.
 static bool mark_introduced(const struct tg_diff_side * A, struct tg_diff_result * r, const struct tg_diff_options * o) {
     int start = 0;
     while (start < r->n_pairs) {
@@ -411,7 +411,8 @@ static bool mark_introduced(const struct tg_diff_side * A, struct tg_diff_result
             int pk = d->node < n_idx ? pair_of[d->node] : -1;
             if (pk < 0) continue;
             struct tg_diff_pair * p = &r->pairs[pk];
-            if (!isfinite(p->rel_l2) || p->rel_l2 <= o->rtol) continue;
+            // views read bytes other nodes wrote (a KV cache view: the stores before it), not their sources
+            if (!isfinite(p->rel_l2) || p->rel_l2 <= o->rtol || is_view(d)) continue;
             double in = 0;
             for (int s = 0; s < TG_TRACE_MAX_SRC; s++) {
                 int ps = d->src[s] >= 0 && d->src[s] < n_idx ? pair_of[d->src[s]] : -1;
