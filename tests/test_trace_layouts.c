@@ -51,6 +51,7 @@ static const char * const str_pool[] = { "", "a", "decode", "tgdb 0.1.0 -m model
 #define FILL_AI32(name, n)  for (int k = 0; k < (n); k++) s->name[k] = (int32_t) rng(r);
 #define FILL_AI64(name, n)  for (int k = 0; k < (n); k++) s->name[k] = (int64_t) rng(r);
 #define FILL_AU64(name, n)  for (int k = 0; k < (n); k++) s->name[k] = rng(r);
+#define FILL_AF32(name, n)  for (int k = 0; k < (n); k++) s->name[k] = (float) ((int32_t) rng(r) / 3.0);
 #define FILL_AF64(name, n)  for (int k = 0; k < (n); k++) s->name[k] = (double) (int64_t) rng(r) / 3.0;
 #define FILL_NAME(name, n)  for (int k = 0; k < (n); k++) s->name[k] = k < (n) - 1 ? (char) ('a' + rng(r) % 26) : 0;
 #define FILL_SUB(name, tag) fill_##tag(&s->name, r);
@@ -84,6 +85,7 @@ static void note(char * why, size_t cap, const char * name) {
 #define DIFF_AI32(name)     DIFF_BYTES(name)
 #define DIFF_AI64(name)     DIFF_BYTES(name)
 #define DIFF_AU64(name)     DIFF_BYTES(name)
+#define DIFF_AF32(name)     DIFF_BYTES(name)
 #define DIFF_AF64(name)     DIFF_BYTES(name)
 #define DIFF_NAME(name)     if (strcmp(a->name, b->name) != 0) { n++; note(why, cap, #name); }
 #define DIFF_SUB(name)      n += diff_sub(&a->name, &b->name, why, cap);
@@ -134,6 +136,8 @@ static void bytes_fail(int * bad, const char * tag, const char * field, size_t a
 #define BYTES_AI32(name, n)   BYTES_ARR(name, n, 4)
 #define BYTES_AI64(name, n)   BYTES_ARR(name, n, 8)
 #define BYTES_AU64(name, n)   BYTES_ARR(name, n, 8)
+#define BYTES_AF32(name, n)   BYTES_AT(name) for (int k = 0; k < (n); k++, at += 4) { uint32_t u; \
+                                  memcpy(&u, &s->name[k], 4); if (le(e + at, 4) != u) bytes_fail(bad, tag_, #name, at); }
 #define BYTES_AF64(name, n)   BYTES_AT(name) for (int k = 0; k < (n); k++, at += 8) { uint64_t u; \
                                   memcpy(&u, &s->name[k], 8); if (le(e + at, 8) != u) bytes_fail(bad, tag_, #name, at); }
 #define BYTES_NAME(name, n)   BYTES_AT(name) if (memcmp(e + at, s->name, (n)) != 0) bytes_fail(bad, tag_, #name, at); \

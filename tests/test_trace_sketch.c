@@ -103,8 +103,10 @@ static void test_estimator(void) {
         int64_t ne1[4] = { n, 1, 1, 1 };
         const size_t nb[4] = { 4, 4 * (size_t) n, 4 * (size_t) n, 4 * (size_t) n };
         (void) ne;
-        sketch_of(a, TG_TYPE_F32, ne1, nb, sa.v, &sum);
-        sketch_of(b, TG_TYPE_F32, ne1, nb, sb.v, &sum);
+        double va[TG_TRACE_SKETCH_N], vb[TG_TRACE_SKETCH_N];
+        sketch_of(a, TG_TYPE_F32, ne1, nb, va, &sum);
+        sketch_of(b, TG_TYPE_F32, ne1, nb, vb, &sum);
+        for (int k = 0; k < TG_TRACE_SKETCH_N; k++) { sa.v[k] = (float) va[k]; sb.v[k] = (float) vb[k]; }
         double err, est = tg_diff_sketch_rel_l2(&sa, &sb, &sum, &err), truth = sqrt(d2 / b2);
         within += fabs(est - truth) <= 0.3 * truth;
         sum_ratio += est / truth;

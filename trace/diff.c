@@ -207,7 +207,10 @@ double tg_diff_sketch_rel_l2(const struct tg_trace_sketch * a, const struct tg_t
     // each bucket of A - B is a signed sum over a random part of the elements
     // of A - B: the squares add up to ||A - B||^2 on average
     double d2 = 0;
-    for (int k = 0; k < TG_TRACE_SKETCH_N; k++) d2 += (a->v[k] - b->v[k]) * (a->v[k] - b->v[k]);
+    for (int k = 0; k < TG_TRACE_SKETCH_N; k++) {
+        double d = (double) a->v[k] - (double) b->v[k];
+        d2 += d * d;
+    }
     double fin = (double) (sum_b->n_elem - sum_b->n_nan - sum_b->n_inf);
     double norm_b = sum_b->rms * sqrt(fin);
     double rel = norm_b > 0 ? sqrt(d2) / norm_b : (d2 > 0 ? INFINITY : 0);

@@ -4,6 +4,9 @@
 
 #include <math.h>
 #include <string.h>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 // XXH3 compiled here, for this machine's vector unit (the shared library is
 // built for baseline x86-64; inlined, XXH3 uses AVX2/AVX-512 when compiled with them).
 #define XXH_INLINE_ALL
@@ -134,8 +137,9 @@ uint64_t tg_trace_hash_tensor(const struct tg_tensor * t) {
 // (block b = i / 16, lane l = i % 16); a fixed hash of b picks the block's
 // group g (2 bits), rotation r (4 bits) and the 16 lanes' signs; element i
 // adds +-x to bucket g * 16 + (l + r) % 16. Non-finite values add nothing.
-// A whole block is one 16-lane multiply-add into one of 64 partial vectors
-// (group, rotation), folded into the 64 buckets at the end.
+// A whole block is rotated in registers and added to its group's 16
+// buckets; every bucket gets its terms in block order on every path (AVX-512
+// or scalar), so the sums are the same bit for bit.
 
 #define SK_LANES 16
 
@@ -147,11 +151,11 @@ static inline uint64_t sk_hash(uint64_t b) {   // splitmix64's finalizer of a fi
 }
 
 struct sk {
-    uint64_t pos;                                        // logical index of the next element
-    double   part[4 * SK_LANES][SK_LANES] __attribute__((aligned(64)));   // [g * 16 + r][lane]
+    uint64_t pos;                                  // logical index of the next element
+    double   bucket[4][SK_LANES] __attribute__((aligned(64)));   // [g][m]: bucket g * 16 + m
 };
 
-static inline float sk_finite(float v) { return v - v == 0.0f ? v : 0.0f; }
+static void sk_init(struct sk * k) { memset(k, 0, sizeof(*k)); }
 
 // One element (block boundaries, tails, non-float types).
 static inline void sk_one(struct sk * k, double v) {
@@ -160,7 +164,40 @@ static inline void sk_one(struct sk * k, double v) {
     uint64_t h = sk_hash(i / SK_LANES);
     unsigned l = (unsigned) (i % SK_LANES);
     double sgn = (h >> (32 + l)) & 1 ? -1.0 : 1.0;
-    k->part[(h & 3) * SK_LANES + ((h >> 2) & 15)][l] += sgn * v;
+    k->bucket[h & 3][(l + ((h >> 2) & 15)) % SK_LANES] += sgn * v;
+}
+
+// One whole block of 16 float bit patterns (loaded first: no aliasing with
+// the buckets). Lanes whose exponent is all ones (NaN, infinity) become +0;
+// the sign bit is flipped where the block's sign bit is set.
+static inline void sk_block(struct sk * k, const uint32_t u[SK_LANES]) {
+    uint64_t h = sk_hash(k->pos / SK_LANES);
+    k->pos += SK_LANES;
+    uint32_t signs = (uint32_t) (h >> 32);
+    unsigned r = (unsigned) ((h >> 2) & 15);
+    double * restrict dst = k->bucket[h & 3];
+#if defined(__AVX512F__)
+    const __m512i expo = _mm512_set1_epi32(0x7F800000);
+    __m512i w = _mm512_loadu_si512((const void *) u);
+    __mmask16 fin = _mm512_cmpneq_epi32_mask(_mm512_and_si512(w, expo), expo);
+    w = _mm512_maskz_xor_epi32(fin, w, _mm512_maskz_mov_epi32((__mmask16) signs, _mm512_set1_epi32((int) 0x80000000u)));
+    __m512i idx = _mm512_and_si512(_mm512_sub_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                                    _mm512_set1_epi32((int) r)), _mm512_set1_epi32(15));
+    __m512 rot = _mm512_permutexvar_ps(idx, _mm512_castsi512_ps(w));   // rot[m] = lane (m - r) % 16
+    __m512d lo = _mm512_cvtps_pd(_mm512_castps512_ps256(rot));
+    __m512d hi = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(rot), 1)));
+    _mm512_store_pd(dst, _mm512_add_pd(_mm512_load_pd(dst), lo));
+    _mm512_store_pd(dst + 8, _mm512_add_pd(_mm512_load_pd(dst + 8), hi));
+#else
+    for (unsigned j = 0; j < SK_LANES; j++) {
+        uint32_t keep = (u[j] & 0x7F800000u) != 0x7F800000u ? 0xFFFFFFFFu : 0u;
+        uint32_t flip = (signs >> j) & 1u ? 0x80000000u : 0u;
+        uint32_t x = (u[j] ^ flip) & keep;
+        float f;
+        memcpy(&f, &x, 4);
+        dst[(j + r) % SK_LANES] += (double) f;
+    }
+#endif
 }
 
 // n floats (element k of p: LOAD(p, k)) starting at logical index k->pos.
@@ -169,14 +206,9 @@ static void NAME(struct sk * k, const uint8_t * p, size_t n) {                  
     size_t i = 0;                                                                                 \
     for (; i < n && k->pos % SK_LANES; i++) sk_one(k, LOAD(p, i));                                \
     for (; i + SK_LANES <= n; i += SK_LANES) {                                                    \
-        uint64_t h = sk_hash(k->pos / SK_LANES);                                                  \
-        double * part = k->part[(h & 3) * SK_LANES + ((h >> 2) & 15)];                            \
-        uint32_t signs = (uint32_t) (h >> 32);                                                    \
-        for (int j = 0; j < SK_LANES; j++) {                                                      \
-            float s = (float) (1 - 2 * (int) ((signs >> j) & 1));                                 \
-            part[j] += (double) (sk_finite(LOAD(p, i + j)) * s);                                  \
-        }                                                                                         \
-        k->pos += SK_LANES;                                                                       \
+        uint32_t u[SK_LANES];                                                                     \
+        for (int j = 0; j < SK_LANES; j++) { float v = LOAD(p, i + j); memcpy(&u[j], &v, 4); }    \
+        sk_block(k, u);                                                                           \
     }                                                                                             \
     for (; i < n; i++) sk_one(k, LOAD(p, i));                                                     \
 }
@@ -185,12 +217,7 @@ static inline float ld_f32(const uint8_t * p, size_t k) { float v; memcpy(&v, p 
 DEFINE_SK(sk_f32, ld_f32)
 static void sk_floats(struct sk * k, const float * x, size_t n) { sk_f32(k, (const uint8_t *) x, n); }
 
-static void sk_finish(const struct sk * k, double * out) {
-    for (int b = 0; b < TG_TRACE_SKETCH_N; b++) out[b] = 0;
-    for (int g = 0; g < 4; g++)
-        for (int r = 0; r < SK_LANES; r++)
-            for (int l = 0; l < SK_LANES; l++) out[g * SK_LANES + (l + r) % SK_LANES] += k->part[g * SK_LANES + r][l];
-}
+static void sk_finish(const struct sk * k, double * out) { memcpy(out, k->bucket, TG_TRACE_SKETCH_N * sizeof(*out)); }
 
 // ---- summaries --------------------------------------------------------------
 
@@ -389,7 +416,7 @@ bool tg_trace_hash_summarize_sketch(const void * data, int type, const int64_t n
     if (!s) { if (hash) *hash = tg_trace_hash_data(data, type, ne, nb); return !sketch; }
     if (!summary_type_ok(type, &L)) return false;
     struct sk k;
-    if (sketch) memset(&k, 0, sizeof(k));
+    if (sketch) sk_init(&k);
     struct acc a = { .type = type, .bs = L.bs, .ts = L.ts, .min = INFINITY, .max = -INFINITY, .sk = sketch ? &k : NULL };
     size_t total = L.row_bytes * (size_t) ne[1] * (size_t) ne[2] * (size_t) ne[3];
     if (L.contiguous && total <= STAGE) {   // small and dense (most activations): no streaming state

@@ -197,8 +197,8 @@ struct rec_item {
     const void *         data;       // host bytes (NULL: none readable)
     bool                 contents;   // write a CONTENTS record too
     bool                 done;       // hash/summary already computed (device copies)
-    bool                 sketched;   // sketch holds the node's SKETCH
-    double               sketch[TG_TRACE_SKETCH_N];
+    bool                 sketched;   // sketch holds the node's SKETCH buckets
+    float                sketch[TG_TRACE_SKETCH_N];
 };
 
 #define REC_BATCH 64
@@ -229,9 +229,11 @@ static void item_hash(const struct tg_trace_options * opt, struct rec_item * it)
     struct tg_trace_eval * e = &it->e;
     bool want_hash = opt->hashes || it->contents;
     bool want_sketch = opt->summaries && opt->sketches;
+    double sk[TG_TRACE_SKETCH_N];
     bool ok = tg_trace_hash_summarize_sketch(it->data, t->type, t->ne, t->nb, want_hash ? &e->hash : NULL,
-                                             opt->summaries ? &e->sum : NULL, want_sketch ? it->sketch : NULL);
+                                             opt->summaries ? &e->sum : NULL, want_sketch ? sk : NULL);
     it->sketched = ok && want_sketch;
+    if (it->sketched) for (int k = 0; k < TG_TRACE_SKETCH_N; k++) it->sketch[k] = (float) sk[k];   // stored as binary32
     if (it->sketched) e->flags |= TG_TRACE_EVAL_SKETCH;
     if (!ok && want_hash && opt->summaries) {   // a type without a summary: hash only
         e->hash = tg_trace_hash_data(it->data, t->type, t->ne, t->nb);

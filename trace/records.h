@@ -47,6 +47,7 @@ static inline uint64_t rd_u64(const uint8_t * p) { return (uint64_t) rd_u32(p) |
 static inline int32_t  rd_i32(const uint8_t * p) { return (int32_t) rd_u32(p); }
 static inline int64_t  rd_i64(const uint8_t * p) { return (int64_t) rd_u64(p); }
 static inline double   rd_f64(const uint8_t * p) { uint64_t u = rd_u64(p); double d; memcpy(&d, &u, 8); return d; }
+static inline float    rd_f32(const uint8_t * p) { uint32_t u = rd_u32(p); float f; memcpy(&f, &u, 4); return f; }
 
 static inline void wr_u16(uint8_t * p, uint16_t v) { p[0] = (uint8_t) v; p[1] = (uint8_t) (v >> 8); }
 static inline void wr_u32(uint8_t * p, uint32_t v) {
@@ -56,6 +57,7 @@ static inline void wr_u64(uint8_t * p, uint64_t v) { wr_u32(p, (uint32_t) v); wr
 static inline void wr_i32(uint8_t * p, int32_t v) { wr_u32(p, (uint32_t) v); }
 static inline void wr_i64(uint8_t * p, int64_t v) { wr_u64(p, (uint64_t) v); }
 static inline void wr_f64(uint8_t * p, double d) { uint64_t u; memcpy(&u, &d, 8); wr_u64(p, u); }
+static inline void wr_f32(uint8_t * p, float f) { uint32_t u; memcpy(&u, &f, 4); wr_u32(p, u); }
 
 // Copies a fixed name field of n bytes into dst[n], forcing NUL termination.
 static inline void rd_name(char * dst, const uint8_t * p, size_t n) {
@@ -114,6 +116,7 @@ static inline const char * trace_get_str(const uint8_t ** pp, const uint8_t * en
 #define TRACE_W_AI32(n)  (4 * (n))
 #define TRACE_W_AI64(n)  (8 * (n))
 #define TRACE_W_AU64(n)  (8 * (n))
+#define TRACE_W_AF32(n)  (4 * (n))
 #define TRACE_W_AF64(n)  (8 * (n))
 #define TRACE_W_NAME(n)  (n)
 #define TRACE_W_RES(n)   (n)
@@ -143,6 +146,7 @@ static inline const char * trace_get_str(const uint8_t ** pp, const uint8_t * en
 #define TRACE_FIELD_AI32(name, n)  char name[TRACE_W_AI32(n)];
 #define TRACE_FIELD_AI64(name, n)  char name[TRACE_W_AI64(n)];
 #define TRACE_FIELD_AU64(name, n)  char name[TRACE_W_AU64(n)];
+#define TRACE_FIELD_AF32(name, n)  char name[TRACE_W_AF32(n)];
 #define TRACE_FIELD_AF64(name, n)  char name[TRACE_W_AF64(n)];
 #define TRACE_FIELD_NAME(name, n)  char name[TRACE_W_NAME(n)];
 #define TRACE_FIELD_RES(name, n)   char name[TRACE_W_RES(n)];
@@ -178,6 +182,7 @@ static inline const char * trace_get_str(const uint8_t ** pp, const uint8_t * en
 #define TRACE_FIELD_AI32(name, n)  for (int k_ = 0; k_ < (n); k_++, p += 4) wr_i32(p, s->name[k_]);
 #define TRACE_FIELD_AI64(name, n)  for (int k_ = 0; k_ < (n); k_++, p += 8) wr_i64(p, s->name[k_]);
 #define TRACE_FIELD_AU64(name, n)  for (int k_ = 0; k_ < (n); k_++, p += 8) wr_u64(p, s->name[k_]);
+#define TRACE_FIELD_AF32(name, n)  for (int k_ = 0; k_ < (n); k_++, p += 4) wr_f32(p, s->name[k_]);
 #define TRACE_FIELD_AF64(name, n)  for (int k_ = 0; k_ < (n); k_++, p += 8) wr_f64(p, s->name[k_]);
 #define TRACE_FIELD_NAME(name, n)  wr_name(p, s->name, (n)); p += (n);
 #define TRACE_FIELD_RES(name, n)   memset(p, 0, (n)); p += (n);
@@ -203,6 +208,7 @@ static inline const char * trace_get_str(const uint8_t ** pp, const uint8_t * en
 #define TRACE_FIELD_AI32(name, n)  for (int k_ = 0; k_ < (n); k_++, p += 4) s->name[k_] = rd_i32(p);
 #define TRACE_FIELD_AI64(name, n)  for (int k_ = 0; k_ < (n); k_++, p += 8) s->name[k_] = rd_i64(p);
 #define TRACE_FIELD_AU64(name, n)  for (int k_ = 0; k_ < (n); k_++, p += 8) s->name[k_] = rd_u64(p);
+#define TRACE_FIELD_AF32(name, n)  for (int k_ = 0; k_ < (n); k_++, p += 4) s->name[k_] = rd_f32(p);
 #define TRACE_FIELD_AF64(name, n)  for (int k_ = 0; k_ < (n); k_++, p += 8) s->name[k_] = rd_f64(p);
 #define TRACE_FIELD_NAME(name, n)  rd_name(s->name, p, (n)); p += (n);
 #define TRACE_FIELD_RES(name, n)   p += (n);

@@ -10,6 +10,7 @@
 #define TRACE_FIELD_AI32(name, n)
 #define TRACE_FIELD_AI64(name, n)
 #define TRACE_FIELD_AU64(name, n)
+#define TRACE_FIELD_AF32(name, n)
 #define TRACE_FIELD_AF64(name, n)
 #define TRACE_FIELD_NAME(name, n)
 #define TRACE_FIELD_RES(name, n)

@@ -12,6 +12,7 @@
 //   hashes     hashes + numeric summaries of every evaluated node
 //   +layer     hashes + summaries + full contents (zstd) of layer 3 ("*-3")
 //   computed   hashes + summaries of computing nodes only (--trace-hash computed: views skipped)
+//   -sketch    hashes + summaries without the value sketches (what "hashes" was before format 1.2)
 // Overheads are relative to "none" (target: hashes under 10% of tg time).
 #include "tg/llama.h"
 #include "tg/trace-check.h"
@@ -46,7 +47,7 @@ static long long file_size(const char * path) {
     return stat(path, &st) == 0 ? (long long) st.st_size : -1;
 }
 
-struct cfg { const char * name; bool attach; bool hashes; const char * contents; bool views; };
+struct cfg { const char * name; bool attach; bool hashes; const char * contents; bool views; bool sketches; };
 
 struct result { double pp_ms, tg_ms, pp_cpu, tg_cpu; long long bytes; int evals; };
 
@@ -64,6 +65,7 @@ static bool run_once(struct tg_llama_model * model, const struct cfg * c, int n_
         o.hashes = o.summaries = c->hashes;
         o.contents = c->contents;
         o.views = c->views;
+        o.sketches = c->sketches;
         rec = tg_trace_attach(tg_llama_context_sched(ctx), path, &o);
         if (!rec) { fprintf(stderr, "bench_trace: %s\n", tg_last_error()); tg_llama_context_free(ctx); return false; }
     }
@@ -128,13 +130,14 @@ static int bench_model(const char * model_arg, int n_pp, int n_tg, int n_threads
     printf("model %s: %.1fM params, n_embd %d, n_layer %d, %s weights; pp %d tokens, tg %d tokens, %d threads, best of %d\n",
            path, (double) tg_llama_model_n_params(model) / 1e6, hp->n_embd, hp->n_layer,
            tg_type_name(tg_llama_model_weight_type(model)), n_pp, n_tg, n_threads, reps);
-    enum { NCFG = 5 };
+    enum { NCFG = 6 };
     const struct cfg cfgs[NCFG] = {
-        { "none", false, false, NULL, true },
-        { "timing", true, false, NULL, true },
-        { "hashes", true, true, NULL, true },
-        { "+layer", true, true, "*-3", true },
-        { "computed", true, true, NULL, false },
+        { "none", false, false, NULL, true, true },
+        { "timing", true, false, NULL, true, true },
+        { "hashes", true, true, NULL, true, true },
+        { "+layer", true, true, "*-3", true, true },
+        { "computed", true, true, NULL, false, true },
+        { "-sketch", true, true, NULL, true, false },
     };
     struct result best[NCFG];
     for (int k = 0; k < NCFG; k++) best[k] = (struct result) { 1e30, 1e30, 1e30, 1e30, 0, 0 };

@@ -110,6 +110,7 @@ enum tg_trace_severity { TG_TRACE_INFO = 0, TG_TRACE_WARN = 1, TG_TRACE_ERROR = 
 #define TG_TRACE_MEMBER_AI32(name, n)  int32_t name[n];
 #define TG_TRACE_MEMBER_AI64(name, n)  int64_t name[n];
 #define TG_TRACE_MEMBER_AU64(name, n)  uint64_t name[n];
+#define TG_TRACE_MEMBER_AF32(name, n)  float name[n];
 #define TG_TRACE_MEMBER_AF64(name, n)  double name[n];
 #define TG_TRACE_MEMBER_NAME(name, n)  char name[n];
 #define TG_TRACE_MEMBER_SUB(name, tag) struct tg_trace_##tag name;
