@@ -202,7 +202,7 @@ struct tg_trace_options {
     bool         views;       // hash and summarize view nodes too (default true); false: computed
                               // nodes only (a view's bytes are its source's; at long contexts the
                               // KV-cache views are most of the hashing)
-    bool         sketches;    // with each summary, a SKETCH record (64 f64: estimates the distance
+    bool         sketches;    // with each summary, a SKETCH record (64 f32: estimates the distance
                               // between two runs' values without contents; default true)
 };
 
