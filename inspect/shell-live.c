@@ -4,9 +4,18 @@
 #include "tg/live.h"
 #include "tg/trace.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+// The live model a Ctrl-C interrupts (one shell per process).
+static struct tg_live * _Atomic sig_live;
+
+void shell_live_interrupt(void) {
+    struct tg_live * lv = atomic_load(&sig_live);
+    if (lv) tg_live_interrupt(lv);
+}
 
 struct shell_live { struct tg_live * lv; struct tg_trace_recorder * rec; char rec_path[512]; };
 
@@ -17,12 +26,14 @@ struct shell_live * shell_live_open(const char * model, int n_threads, char * er
     if (!sl) { snprintf(err, n, "out of memory"); return NULL; }
     sl->lv = tg_live_open(model, n_threads, 512);
     if (!sl->lv) { snprintf(err, n, "%s", tg_last_error()); free(sl); return NULL; }
+    atomic_store(&sig_live, sl->lv);
     printf("live: model %s loaded; 'run PROMPT' evaluates it (set breakpoints first)\n", model);
     return sl;
 }
 
 void shell_live_close(struct shell_live * sl) {
     if (!sl) return;
+    atomic_store(&sig_live, NULL);
     tg_live_close(sl->lv);
     if (sl->rec) tg_trace_detach(sl->rec);
     free(sl);

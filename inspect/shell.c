@@ -30,6 +30,7 @@ volatile sig_atomic_t shell_interrupted;
 static void on_sigint(int sig) {
     (void) sig;
     shell_interrupted = 1;
+    shell_live_interrupt();  // a running live move stops after its node
 }
 
 static int on_signal_event(void) {

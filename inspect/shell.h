@@ -46,6 +46,9 @@ struct shell {
 // Set by Ctrl-C (SIGINT) while the shell runs; a long command (continue)
 // checks it at each node and stops there. Cleared before each command.
 extern volatile sig_atomic_t shell_interrupted;
+// Async-signal-safe: asks the live model's running move (run, continue,
+// step) to stop after the node being computed; nothing when none runs.
+void shell_live_interrupt(void);
 
 // A command: argv[0] is its name. Returns 0, or 1 after printing one
 // "error: ..." line (the shell keeps running).

@@ -9,6 +9,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,7 @@ struct tg_live {
     enum tg_live_state state;
     bool running;            // the worker is computing (not paused)
     bool abort;
+    atomic_int interrupt;    // tg_live_interrupt: stop after the node being computed
     enum run_mode mode;
     int step_left;
     int stop_seq;            // MODE_NEXT_DECODE: stop in the decode of this number
@@ -99,6 +101,7 @@ static int break_hit(struct tg_live * lv, struct tg_tensor * t, bool computed) {
 }
 
 static bool wants(struct tg_live * lv, struct tg_tensor * t) {
+    if (atomic_load_explicit(&lv->interrupt, memory_order_relaxed)) return true;
     switch (lv->mode) {
     case MODE_STEP: return true;
     case MODE_FINISH: {
@@ -128,7 +131,9 @@ static bool live_cb(struct tg_tensor * t, bool ask, void * user) {
     lv->index = node_index(lv, t);
     bool stop = false;
     int hit = 0;
-    if (lv->mode == MODE_STEP) stop = --lv->step_left <= 0;
+    const bool intr = atomic_exchange(&lv->interrupt, 0) != 0;
+    if (intr) stop = true;
+    else if (lv->mode == MODE_STEP) stop = --lv->step_left <= 0;
     else if (lv->mode == MODE_FINISH) stop = true;
     else if (lv->mode == MODE_NEXT_DECODE) stop = lv->decode_seq >= lv->stop_seq || (hit = break_hit(lv, t, true)) > 0;
     else stop = (hit = break_hit(lv, t, true)) > 0;
@@ -136,7 +141,8 @@ static bool live_cb(struct tg_tensor * t, bool ask, void * user) {
         lv->node = t;
         lv->state = TG_LIVE_STOPPED;
         lv->running = false;
-        if (hit) set_msg(lv, "breakpoint %d (%s) at node %d %s (%s)", hit, lv->breaks[hit - 1].pattern, lv->index, t->name, tg_op_name(t->op));
+        if (intr) set_msg(lv, "interrupted after node %d %s (%s)", lv->index, t->name, tg_op_name(t->op));
+        else if (hit) set_msg(lv, "breakpoint %d (%s) at node %d %s (%s)", hit, lv->breaks[hit - 1].pattern, lv->index, t->name, tg_op_name(t->op));
         else set_msg(lv, "stopped after node %d %s (%s)", lv->index, t->name, tg_op_name(t->op));
         pthread_cond_broadcast(&lv->cv);
         while (!lv->running && !lv->abort) pthread_cond_wait(&lv->cv, &lv->mu);
@@ -294,6 +300,10 @@ enum tg_status tg_live_break_delete(struct tg_live * lv, int k) {
     return TG_OK;
 }
 
+void tg_live_interrupt(struct tg_live * lv) {
+    if (lv) atomic_store_explicit(&lv->interrupt, 1, memory_order_relaxed);
+}
+
 enum tg_live_state tg_live_get_state(const struct tg_live * lv) { return lv->state; }
 const char * tg_live_message(const struct tg_live * lv) { return lv->message; }
 const char * tg_live_text(const struct tg_live * lv) { return lv->text ? lv->text : ""; }
@@ -320,6 +330,7 @@ enum tg_status tg_live_run(struct tg_live * lv, const char * prompt, int n_predi
     lv->state = TG_LIVE_IDLE;
     lv->running = true;
     lv->abort = false;
+    atomic_store(&lv->interrupt, 0);
     if (pthread_create(&lv->worker, NULL, worker_main, lv) != 0) { lv->running = false; return tg_error(TG_ERR_INTERNAL, "live: cannot start the worker thread"); }
     lv->has_worker = true;
     return wait_stop(lv);
@@ -333,6 +344,7 @@ static enum tg_status resume(struct tg_live * lv, enum run_mode mode, int n) {
     }
     lv->mode = mode;
     lv->step_left = n;
+    atomic_store(&lv->interrupt, 0);  // a Ctrl-C while stopped is not for this move
     lv->running = true;
     pthread_cond_broadcast(&lv->cv);
     pthread_mutex_unlock(&lv->mu);

@@ -65,6 +65,12 @@ enum tg_status tg_live_finish(struct tg_live * lv);
 // next one (the next generated token); breakpoints on the way still stop.
 // The run ends (TG_LIVE_DONE) when no decode is left.
 enum tg_status tg_live_next_decode(struct tg_live * lv);
+// Asks a running move (run, continue, step, finish, next decode) to stop
+// after the node being computed, as if a breakpoint were there; the move
+// returns with the state STOPPED and the message "interrupted after node
+// ...". Async-signal-safe (one atomic store): meant for a SIGINT handler.
+// A request made while nothing runs is dropped by the next move.
+void tg_live_interrupt(struct tg_live * lv);
 
 struct tg_live_where {
     struct tg_graph *  graph;     // the graph being computed (valid while stopped)
