@@ -44,6 +44,8 @@ static void json_pair_numbers(const struct tg_diff_pair * p) {
     printf(", \"evidence\": ");
     if (p->evidence == TG_DIFF_EV_NONE) printf("null"); else json_str(tg_diff_evidence_name(p->evidence));
     printf(", \"rel_l2\": "); json_num(p->rel_l2);
+    printf(", \"rel_l2_err\": "); json_num(p->rel_l2_err);
+    printf(", \"introduced\": %s", p->introduced ? "true" : "false");
     printf(", \"max_abs\": "); json_num(p->max_abs);
     printf(", \"stat_rel\": "); json_num(p->evidence == TG_DIFF_EV_SUMMARY || p->evidence == TG_DIFF_EV_SUMS ? p->rel : NAN);
 }
@@ -56,8 +58,8 @@ static void print_json(const struct tg_diff_result * r, const char * a, const ch
     printf("{\"a\": "); json_str(a); printf(", \"b\": "); json_str(b);
     printf(", \"rtol\": %g, \"atol\": %g, \"graphs\": %d, \"pairs\": %d, \"counts\": {", o->rtol, o->atol, r->n_graphs, r->n_pairs);
     for (int k = 0; k < TG_DIFF_KIND_COUNT; k++) printf("%s\"%s\": %d", k ? ", " : "", tg_diff_kind_name(k), r->counts[k]);
-    printf("}, \"aligned\": %d, \"compared\": %d, \"views_skipped\": %d, \"evidence\": ", r->n_aligned, r->n_compared,
-           r->n_views_skipped);
+    printf("}, \"aligned\": %d, \"compared\": %d, \"views_skipped\": %d, \"introduced\": %d, \"evidence\": ",
+           r->n_aligned, r->n_compared, r->n_views_skipped, r->n_introduced);
     json_evidence_counts(r);
     printf(", \"result\": \"%s\", \"differs\": %s, \"inconclusive\": %s", verdict(r), r->differs ? "true" : "false",
            r->inconclusive ? "true" : "false");
@@ -163,10 +165,12 @@ static void print_text(const struct tg_diff_result * r, const char * a, const ch
             print_num(p->rel_l2, 10);
             print_num(p->max_abs, 10);
             print_num(p->evidence == TG_DIFF_EV_SUMMARY || p->evidence == TG_DIFF_EV_SUMS ? p->rel : NAN, 10);
-            printf("%s\n", k == r->first ? "  <- first divergence" : "");
+            if (p->evidence == TG_DIFF_EV_SKETCH) printf(" +-%.2g", p->rel_l2_err);
+            printf("%s%s\n", p->introduced ? "  introduced" : "", k == r->first ? "  <- first divergence" : "");
         }
-        printf("  (rel_l2 = ||A-B|| / ||B|| and max_abs from contents; stat_rel = relative difference of the summaries or sums; "
-               "- = unknown)\n\n");
+        printf("  (rel_l2 = ||A-B|| / ||B|| from contents, or estimated from sketches +- one standard deviation; max_abs "
+               "from contents; stat_rel = relative difference of the summaries or sums; introduced = the difference grows "
+               "here faster than in any input; - = unknown)\n\n");
     }
     if (r->first >= 0) {
         const struct tg_diff_pair * p = &r->pairs[r->first];
@@ -176,12 +180,27 @@ static void print_text(const struct tg_diff_result * r, const char * a, const ch
         if (p->evidence == TG_DIFF_EV_CONTENTS)
             printf("  errors (contents): max abs %.4g, mean abs %.4g, relative L2 %.4g, max rel %.4g (rtol %g, atol %g)\n",
                    p->max_abs, p->mean_abs, p->rel_l2, p->max_rel, o->rtol, o->atol);
+        else if (p->evidence == TG_DIFF_EV_SKETCH)
+            printf("  relative L2 difference estimated from the sketches: %.4g +- %.2g (rtol %g); element errors unknown "
+                   "(no contents recorded)\n", p->rel_l2, p->rel_l2_err, o->rtol);
         else
             printf("  relative difference of the %s %.4g (rtol %g); element errors unknown (no contents recorded)\n",
                    p->evidence == TG_DIFF_EV_SUMS ? "sums (sum, sum of squares)" : "summaries (mean, rms, min, max)", p->rel, o->rtol);
         printf("  %d node%s of A depend on it", r->n_dependents, r->n_dependents == 1 ? "" : "s");
         for (int k = 0; k < r->n_dependents && k < 8; k++) printf("%s#%d", k ? ", " : ": ", r->dependents[k]);
         printf("%s\n", r->n_dependents > 8 ? ", ..." : "");
+        if (r->n_introduced) {   // where the difference grows, not just passes on
+            printf("  divergence introduced (grows faster than in the inputs) at %d node%s", r->n_introduced,
+                   r->n_introduced == 1 ? "" : "s");
+            int shown = 0;
+            for (int k = 0; k < r->n_pairs && shown < 6; k++) {
+                const struct tg_diff_pair * q = &r->pairs[k];
+                if (!q->introduced) continue;
+                printf("%s%s (%s, graph %u #%d, rel_l2 %.3g)", shown++ ? ", " : ": ", q->name, q->op, q->graph_id, q->node_a,
+                       q->rel_l2);
+            }
+            printf("%s\n", r->n_introduced > shown ? ", ..." : "");
+        }
     } else if (r->differs) {
         for (int k = 0; k < r->n_pairs; k++) {
             const struct tg_diff_pair * p = &r->pairs[k];

@@ -61,7 +61,7 @@ grep -q "^Version: $ver$" "$pcdir/tgtrace.pc" && grep -q "^Version: $ver$" "$pcd
 # may link from the build tree (libtgtui, libtgdot): tg_ only. KNOWN lists
 # symbols whose files belong to other branches (being renamed there); it may
 # only shrink.
-KNOWN=" trace_read_str "
+KNOWN=" "
 bad=""
 n_libs=0
 for lib in "$tmp/prefix"/lib*/lib*.a "$B/tui/libtgtui.a" "$B/dot/libtgdot.a"; do

@@ -227,7 +227,7 @@ static void check_deltas(const char * path) {
     struct tg_trace_writer * w = tg_trace_writer_open(path);
     struct tg_trace_tensor t[5];
     sample_tensors(t);
-    struct tg_trace_graph g = { 8, 1, 3, 2, 0, 0, 0, 0 };
+    struct tg_trace_graph g = { .graph_id = 8, .sched_id = 1, .n_nodes = 3, .n_leafs = 2 };
     const int32_t bad1[2] = { 3, 1 }, bad2[1] = { 5 };
     CHECK(tg_trace_write_graph_delta(w, &g, 7, t, bad1, 2) == TG_ERR_INVALID_ARG &&
           tg_trace_write_graph_delta(w, &g, 7, t, bad2, 1) == TG_ERR_INVALID_ARG &&
@@ -248,7 +248,7 @@ static void check_full_disk(const char * path, long limit) {
         if (setrlimit(RLIMIT_FSIZE, &rl) != 0) _exit(10);
         struct tg_trace_writer * w = tg_trace_writer_open(path);
         if (!w) _exit(11);
-        struct tg_trace_eval e = { 1, 0, 0, TG_TRACE_EVAL_TIME, 1, 2, 0, 0, 0, 0, 0, 0, 0, 0, { 0, 0, 0, 0, 0, 0, 0, 0 }, 0 };
+        struct tg_trace_eval e = { .graph_id = 1, .flags = TG_TRACE_EVAL_TIME, .t_begin_ns = 1, .t_end_ns = 2 };
         enum tg_status st = TG_OK;
         int n = 0;
         for (; n < 100000 && st == TG_OK; n++) { e.node = n; st = tg_trace_write_eval(w, &e); }
@@ -305,7 +305,7 @@ int main(void) {
 
     // a batch: records reach the file together at batch_end, with the right offsets
     struct tg_trace_writer * bw = tg_trace_writer_open(path);
-    struct tg_trace_marker bm = { TG_TRACE_MARK_USER, 0, 1, 0, 0, 0, 0, "one", 0 };
+    struct tg_trace_marker bm = { .kind = TG_TRACE_MARK_USER, .time_ns = 1, .text = "one" };
     tg_trace_writer_batch_begin(bw);
     tg_trace_write_marker(bw, &bm, NULL);
     bm.text = "two";

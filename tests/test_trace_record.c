@@ -168,11 +168,11 @@ static void check_trace(const char * path, struct net * n) {
     CHECK(tg_trace_find_contents(tr, g.graph_id, tg_trace_find_tensor(tr, 1, "out"), UINT32_MAX) < 0,
           "no contents for nodes outside the pattern");
     // (getters run before CHECK: its arguments are evaluated in no set order)
-    struct tg_trace_placement p = { -1, 0, "" };
+    struct tg_trace_placement p = { .backend = -1, .cause = 0, .text = "" };
     bool have_p = tg_trace_get_placement(tr, 1, ti_mm, &p);
     CHECK(have_p && p.backend == 0 && strlen(tg_trace_cause_name(tr, p.cause)) > 0,
           "placement recorded (cause %s: %s)", tg_trace_cause_name(tr, p.cause), p.text);
-    struct tg_trace_alloc a = { -1, -1, 0, 0, -1, -1, 0 };
+    struct tg_trace_alloc a = { .buffer = -1, .inplace_parent = -1, .first_step = -1, .last_step = -1 };
     struct tg_trace_buffer b;
     bool have_a = tg_trace_get_alloc(tr, 1, ti_mm, &a);
     CHECK(have_a && a.buffer >= 0 && tg_trace_get_buffer(tr, 1, a.buffer, &b) &&

@@ -15,9 +15,10 @@ struct dnode {
     int64_t  ne[4];
     int      node;                // index in its graph
     int      src[TG_TRACE_MAX_SRC];
-    bool     has_hash, has_summary, has_sums;
+    bool     has_hash, has_summary, has_sums, has_sketch;
     uint64_t hash;
     struct tg_trace_summary sum;
+    struct tg_trace_sketch sketch;   // has_sketch (format 1.2)
     double   s, sq;               // sum and sum of squares (finite values)
     double   n;                   // elements counted in s, sq
 };
@@ -99,6 +100,8 @@ struct tg_diff_side * tg_diff_side_trace(struct tg_trace * tr) {
                 d->hash = e.hash;
                 s->any_hash |= d->has_hash;
                 s->any_summary |= (e.flags & TG_TRACE_EVAL_SUMMARY) != 0;
+                int si = (e.flags & TG_TRACE_EVAL_SKETCH) ? tg_trace_find_sketch(tr, gr.graph_id, i, e.compute_seq) : -1;
+                d->has_sketch = si >= 0 && tg_trace_get_sketch(tr, si, &d->sketch);
                 if (e.flags & TG_TRACE_EVAL_SUMMARY) {
                     d->has_summary = d->has_sums = true;
                     d->sum = e.sum;
@@ -195,16 +198,36 @@ static bool is_view(const struct dnode * d) {
            !strcmp(d->op, "TRANSPOSE");
 }
 
+double tg_diff_sketch_rel_l2(const struct tg_trace_sketch * a, const struct tg_trace_sketch * b,
+                             const struct tg_trace_summary * sum_b, double * err) {
+    if (err) *err = NAN;
+    if (!a || !b || !sum_b || a->scheme != 1 || b->scheme != a->scheme || a->n != TG_TRACE_SKETCH_N || b->n != a->n)
+        return NAN;
+    // each bucket of A - B is a signed sum over a random part of the elements
+    // of A - B: the squares add up to ||A - B||^2 on average
+    double d2 = 0;
+    for (int k = 0; k < TG_TRACE_SKETCH_N; k++) {
+        double d = (double) a->v[k] - (double) b->v[k];
+        d2 += d * d;
+    }
+    double fin = (double) (sum_b->n_elem - sum_b->n_nan - sum_b->n_inf);
+    double norm_b = sum_b->rms * sqrt(fin);
+    double rel = norm_b > 0 ? sqrt(d2) / norm_b : (d2 > 0 ? INFINITY : 0);
+    // relative sd of the squared-norm estimate: at most sqrt(2 / buckets); of the norm: half that
+    if (err) *err = rel * 0.5 * sqrt(2.0 / TG_TRACE_SKETCH_N);
+    return rel;
+}
+
 static void compare(const struct tg_diff_side * A, const struct tg_diff_side * B, uint32_t ga, uint32_t gb,
                     const struct dnode * x, const struct dnode * y, const struct tg_diff_options * o,
                     struct tg_diff_pair * p) {
-    p->rel_l2 = p->max_abs = p->mean_abs = p->max_rel = p->rel = NAN;
+    p->rel_l2 = p->rel_l2_err = p->max_abs = p->mean_abs = p->max_rel = p->rel = NAN;
     // equal hashes mean equal contents only when both traces hash alike
     bool hashed = x->has_hash && y->has_hash && A->xxh3 == B->xxh3;
     if (hashed && x->hash == y->hash) {
         p->kind = TG_DIFF_SAME;
         p->evidence = TG_DIFF_EV_HASH;
-        p->rel_l2 = p->max_abs = p->mean_abs = p->max_rel = p->rel = 0;
+        p->rel_l2 = p->rel_l2_err = p->max_abs = p->mean_abs = p->max_rel = p->rel = 0;
         return;
     }
     p->hash_differs = hashed;
@@ -233,6 +256,7 @@ static void compare(const struct tg_diff_side * A, const struct tg_diff_side * B
             p->max_rel = max_rel;
             p->mean_abs = na ? sum / (double) na : 0;
             p->rel_l2 = b2 > 0 ? sqrt(d2) / sqrt(b2) : (d2 > 0 ? INFINITY : 0);
+            p->rel_l2_err = 0;
             p->rel = max_rel;
             p->kind = within ? TG_DIFF_NEAR : TG_DIFF_DIFF;
             free(a);
@@ -241,6 +265,18 @@ static void compare(const struct tg_diff_side * A, const struct tg_diff_side * B
         }
         free(a);
         free(b);
+    }
+    if (x->has_sketch && y->has_sketch && x->has_summary && y->has_summary &&
+        x->sum.n_nan == y->sum.n_nan && x->sum.n_inf == y->sum.n_inf) {
+        double err;
+        double rel = tg_diff_sketch_rel_l2(&x->sketch, &y->sketch, &y->sum, &err);
+        if (!isnan(rel)) {
+            p->evidence = TG_DIFF_EV_SKETCH;
+            p->rel_l2 = p->rel = rel;
+            p->rel_l2_err = err;
+            p->kind = rel <= o->rtol ? TG_DIFF_NEAR : TG_DIFF_DIFF;
+            return;
+        }
     }
     if (x->has_summary && y->has_summary) {
         const struct tg_trace_summary * s = &x->sum, * t = &y->sum;
@@ -299,7 +335,7 @@ static bool align_graph(const struct tg_diff_side * A, const struct tg_diff_side
         memset(&p, 0, sizeof(p));
         p.graph = g;
         p.graph_id = x->graph_id;
-        p.rel_l2 = p.max_abs = p.mean_abs = p.max_rel = p.rel = NAN;
+        p.rel_l2 = p.rel_l2_err = p.max_abs = p.mean_abs = p.max_rel = p.rel = NAN;
         p.node_a = p.node_b = -1;
         if (i < x->n && j < y->n && same_key(&x->nodes[i], &y->nodes[j])) {
             p.node_a = x->nodes[i].node;
@@ -347,6 +383,49 @@ static bool dependents(const struct tg_diff_side * A, int g, int first, struct t
         }
     }
     free(mark);
+    return true;
+}
+
+// Flags the pairs whose relative L2 difference (measured or estimated) grows
+// faster than their inputs': beyond 1.5x the largest of their input nodes'
+// (leafs, such as weights, count as 0), both taken at two standard errors
+// against the node, and beyond rtol. Views are never flagged. False on OOM.
+static bool mark_introduced(const struct tg_diff_side * A, struct tg_diff_result * r, const struct tg_diff_options * o) {
+    int start = 0;
+    while (start < r->n_pairs) {
+        int g = r->pairs[start].graph, end = start;
+        while (end < r->n_pairs && r->pairs[end].graph == g) end++;
+        const struct dgraph * x = &A->graphs[g];
+        int n_idx = 0;
+        for (int k = 0; k < x->n; k++) if (x->nodes[k].node >= n_idx) n_idx = x->nodes[k].node + 1;
+        int * pair_of = malloc(sizeof(int) * (size_t) (n_idx > 0 ? n_idx : 1));   // A node index -> pair
+        if (!pair_of) return false;
+        for (int k = 0; k < n_idx; k++) pair_of[k] = -1;
+        for (int k = start; k < end; k++)
+            if (r->pairs[k].node_a >= 0 && r->pairs[k].node_a < n_idx) pair_of[r->pairs[k].node_a] = k;
+        for (int k = 0; k < x->n; k++) {
+            const struct dnode * d = &x->nodes[k];
+            int pk = d->node < n_idx ? pair_of[d->node] : -1;
+            if (pk < 0) continue;
+            struct tg_diff_pair * p = &r->pairs[pk];
+            // views read bytes other nodes wrote (a KV cache view: the stores before it), not their sources
+            if (!isfinite(p->rel_l2) || p->rel_l2 <= o->rtol || is_view(d)) continue;
+            double in = 0;
+            for (int s = 0; s < TG_TRACE_MAX_SRC; s++) {
+                int ps = d->src[s] >= 0 && d->src[s] < n_idx ? pair_of[d->src[s]] : -1;
+                if (ps < 0) continue;
+                const struct tg_diff_pair * q = &r->pairs[ps];
+                if (isnan(q->rel_l2)) continue;   // not compared: no figure to hold it against
+                double qe = isfinite(q->rel_l2_err) ? q->rel_l2_err : 0;
+                if (q->rel_l2 + 2 * qe > in) in = q->rel_l2 + 2 * qe;
+            }
+            double pe = isfinite(p->rel_l2_err) ? p->rel_l2_err : 0;
+            p->introduced = p->rel_l2 - 2 * pe > 1.5 * in;
+            r->n_introduced += p->introduced;
+        }
+        free(pair_of);
+        start = end;
+    }
     return true;
 }
 
@@ -416,6 +495,10 @@ enum tg_status tg_diff_run(struct tg_diff_side * a, struct tg_diff_side * b,
             tg_diff_result_free(res);
             return tg_error(TG_ERR_NOMEM, "diff: out of memory");
         }
+    }
+    if (!mark_introduced(a, res, &o)) {
+        tg_diff_result_free(res);
+        return tg_error(TG_ERR_NOMEM, "diff: out of memory");
     }
     for (int k = 0; k < res->n_pairs; k++)
         if (res->pairs[k].kind == TG_DIFF_DIFF) { res->first = k; break; }

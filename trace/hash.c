@@ -4,6 +4,9 @@
 
 #include <math.h>
 #include <string.h>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 // XXH3 compiled here, for this machine's vector unit (the shared library is
 // built for baseline x86-64; inlined, XXH3 uses AVX2/AVX-512 when compiled with them).
 #define XXH_INLINE_ALL
@@ -129,6 +132,93 @@ uint64_t tg_trace_hash_tensor(const struct tg_tensor * t) {
     return tg_trace_hash_data(t->data, t->type, t->ne, t->nb);
 }
 
+// ---- sketches -----------------------------------------------------------------
+// The count sketch of FORMAT.md "SKETCH": logical indices go in blocks of 16
+// (block b = i / 16, lane l = i % 16); a fixed hash of b picks the block's
+// group g (2 bits), rotation r (4 bits) and the 16 lanes' signs; element i
+// adds +-x to bucket g * 16 + (l + r) % 16. Non-finite values add nothing.
+// A whole block is rotated in registers and added to its group's 16
+// buckets; every bucket gets its terms in block order on every path (AVX-512
+// or scalar), so the sums are the same bit for bit.
+
+#define SK_LANES 16
+
+static inline uint64_t sk_hash(uint64_t b) {   // splitmix64's finalizer of a fixed affine map of b
+    uint64_t z = b * 0x9E3779B97F4A7C15ull + 0x2545F4914F6CDD1Dull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+struct sk {
+    uint64_t pos;                                  // logical index of the next element
+    double   bucket[4][SK_LANES] __attribute__((aligned(64)));   // [g][m]: bucket g * 16 + m
+};
+
+static void sk_init(struct sk * k) { memset(k, 0, sizeof(*k)); }
+
+// One element (block boundaries, tails, non-float types).
+static inline void sk_one(struct sk * k, double v) {
+    uint64_t i = k->pos++;
+    if (!(v - v == 0.0)) return;
+    uint64_t h = sk_hash(i / SK_LANES);
+    unsigned l = (unsigned) (i % SK_LANES);
+    double sgn = (h >> (32 + l)) & 1 ? -1.0 : 1.0;
+    k->bucket[h & 3][(l + ((h >> 2) & 15)) % SK_LANES] += sgn * v;
+}
+
+// One whole block of 16 float bit patterns (loaded first: no aliasing with
+// the buckets). Lanes whose exponent is all ones (NaN, infinity) become +0;
+// the sign bit is flipped where the block's sign bit is set.
+static inline void sk_block(struct sk * k, const uint32_t u[SK_LANES]) {
+    uint64_t h = sk_hash(k->pos / SK_LANES);
+    k->pos += SK_LANES;
+    uint32_t signs = (uint32_t) (h >> 32);
+    unsigned r = (unsigned) ((h >> 2) & 15);
+    double * restrict dst = k->bucket[h & 3];
+#if defined(__AVX512F__)
+    const __m512i expo = _mm512_set1_epi32(0x7F800000);
+    __m512i w = _mm512_loadu_si512((const void *) u);
+    __mmask16 fin = _mm512_cmpneq_epi32_mask(_mm512_and_si512(w, expo), expo);
+    w = _mm512_maskz_xor_epi32(fin, w, _mm512_maskz_mov_epi32((__mmask16) signs, _mm512_set1_epi32((int) 0x80000000u)));
+    __m512i idx = _mm512_and_si512(_mm512_sub_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                                    _mm512_set1_epi32((int) r)), _mm512_set1_epi32(15));
+    __m512 rot = _mm512_permutexvar_ps(idx, _mm512_castsi512_ps(w));   // rot[m] = lane (m - r) % 16
+    __m512d lo = _mm512_cvtps_pd(_mm512_castps512_ps256(rot));
+    __m512d hi = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(rot), 1)));
+    _mm512_store_pd(dst, _mm512_add_pd(_mm512_load_pd(dst), lo));
+    _mm512_store_pd(dst + 8, _mm512_add_pd(_mm512_load_pd(dst + 8), hi));
+#else
+    for (unsigned j = 0; j < SK_LANES; j++) {
+        uint32_t keep = (u[j] & 0x7F800000u) != 0x7F800000u ? 0xFFFFFFFFu : 0u;
+        uint32_t flip = (signs >> j) & 1u ? 0x80000000u : 0u;
+        uint32_t x = (u[j] ^ flip) & keep;
+        float f;
+        memcpy(&f, &x, 4);
+        dst[(j + r) % SK_LANES] += (double) f;
+    }
+#endif
+}
+
+// n floats (element k of p: LOAD(p, k)) starting at logical index k->pos.
+#define DEFINE_SK(NAME, LOAD)                                                                     \
+static void NAME(struct sk * k, const uint8_t * p, size_t n) {                                   \
+    size_t i = 0;                                                                                 \
+    for (; i < n && k->pos % SK_LANES; i++) sk_one(k, LOAD(p, i));                                \
+    for (; i + SK_LANES <= n; i += SK_LANES) {                                                    \
+        uint32_t u[SK_LANES];                                                                     \
+        for (int j = 0; j < SK_LANES; j++) { float v = LOAD(p, i + j); memcpy(&u[j], &v, 4); }    \
+        sk_block(k, u);                                                                           \
+    }                                                                                             \
+    for (; i < n; i++) sk_one(k, LOAD(p, i));                                                     \
+}
+
+static inline float ld_f32(const uint8_t * p, size_t k) { float v; memcpy(&v, p + 4 * k, 4); return v; }
+DEFINE_SK(sk_f32, ld_f32)
+static void sk_floats(struct sk * k, const float * x, size_t n) { sk_f32(k, (const uint8_t *) x, n); }
+
+static void sk_finish(const struct sk * k, double * out) { memcpy(out, k->bucket, TG_TRACE_SKETCH_N * sizeof(*out)); }
+
 // ---- summaries --------------------------------------------------------------
 
 struct acc {
@@ -137,6 +227,7 @@ struct acc {
     size_t  ts;
     double  min, max, sum, sumsq;
     uint64_t n_nan, n_inf, n_zero, n;
+    struct sk * sk;   // the sketch too (NULL: none)
 };
 
 // Lane-explicit so the compiler vectorizes it without reassociating a
@@ -209,7 +300,6 @@ static void NAME(struct acc * a, const uint8_t * p, size_t n) {                 
     a->n += n;                                                                                    \
 }
 
-static inline float ld_f32(const uint8_t * p, size_t k) { float v; memcpy(&v, p + 4 * k, 4); return v; }
 static inline float ld_bf16(const uint8_t * p, size_t k) {
     uint16_t u; memcpy(&u, p + 2 * k, 2);
     uint32_t w = (uint32_t) u << 16;
@@ -225,13 +315,28 @@ static void acc_f16(struct acc * a, const uint8_t * p, size_t n) {
         size_t k = n - i < CHUNK ? n - i : CHUNK;
         tg_fp16_to_fp32_row((const tg_fp16_t *) (const void *) (p + 2 * i), tmp, (int64_t) k);
         acc_f32(a, (const uint8_t *) tmp, k);
+        if (a->sk) sk_floats(a->sk, tmp, k);
     }
 }
 
 // Floats already converted (the generic path for block types).
-static void acc_floats(struct acc * a, const float * x, size_t n) { acc_f32(a, (const uint8_t *) x, n); }
+static void acc_floats(struct acc * a, const float * x, size_t n) {
+    acc_f32(a, (const uint8_t *) x, n);
+    if (a->sk) sk_floats(a->sk, x, n);
+}
+
+// The sketch of bf16 elements: converted a chunk at a time.
+static void sk_bf16(struct sk * k, const uint8_t * p, size_t n) {
+    float tmp[CHUNK];
+    for (size_t i = 0; i < n; i += CHUNK) {
+        size_t m = n - i < CHUNK ? n - i : CHUNK;
+        for (size_t j = 0; j < m; j++) tmp[j] = ld_bf16(p, i + j);
+        sk_floats(k, tmp, m);
+    }
+}
 
 static void acc_double(struct acc * a, double v) {
+    if (a->sk) sk_one(a->sk, v);
     a->n++;
     if (v != v) { a->n_nan++; return; }
     if (v < a->min) a->min = v;
@@ -246,8 +351,8 @@ static void summary_row(const uint8_t * p, size_t nbytes, void * user) {
     size_t nblk = nbytes / a->ts;
     int64_t n = (int64_t) nblk * a->bs;
     switch (a->type) {
-    case TG_TYPE_F32: acc_f32(a, p, (size_t) n); return;
-    case TG_TYPE_BF16: acc_bf16(a, p, (size_t) n); return;
+    case TG_TYPE_F32: acc_f32(a, p, (size_t) n); if (a->sk) sk_f32(a->sk, p, (size_t) n); return;
+    case TG_TYPE_BF16: acc_bf16(a, p, (size_t) n); if (a->sk) sk_bf16(a->sk, p, (size_t) n); return;
     case TG_TYPE_F16: acc_f16(a, p, (size_t) n); return;
     case TG_TYPE_F64: for (int64_t i = 0; i < n; i++) { double v; memcpy(&v, p + 8 * i, 8); acc_double(a, v); } return;
     case TG_TYPE_I8:  for (int64_t i = 0; i < n; i++) acc_double(a, (int8_t) p[i]); return;
@@ -301,29 +406,37 @@ static void both_row(const uint8_t * p, size_t n, void * user) {
     }
 }
 
-bool tg_trace_hash_summarize(const void * data, int type, const int64_t ne[4], const size_t nb[4],
-                             uint64_t * hash, struct tg_trace_summary * s) {
+bool tg_trace_hash_summarize_sketch(const void * data, int type, const int64_t ne[4], const size_t nb[4],
+                                    uint64_t * hash, struct tg_trace_summary * s, double * sketch) {
     if (hash) *hash = 0;
     if (s) memset(s, 0, sizeof(*s));
+    if (sketch) memset(sketch, 0, TG_TRACE_SKETCH_N * sizeof(*sketch));
     struct layout L;
     if (!data || !ne || !nb || !get_layout(type, ne, nb, &L)) return false;
-    if (!s) { if (hash) *hash = tg_trace_hash_data(data, type, ne, nb); return true; }
+    if (!s) { if (hash) *hash = tg_trace_hash_data(data, type, ne, nb); return !sketch; }
     if (!summary_type_ok(type, &L)) return false;
-    struct acc a = { type, L.bs, L.ts, INFINITY, -INFINITY, 0, 0, 0, 0, 0, 0 };
+    struct sk k;
+    if (sketch) sk_init(&k);
+    struct acc a = { .type = type, .bs = L.bs, .ts = L.ts, .min = INFINITY, .max = -INFINITY, .sk = sketch ? &k : NULL };
     size_t total = L.row_bytes * (size_t) ne[1] * (size_t) ne[2] * (size_t) ne[3];
     if (L.contiguous && total <= STAGE) {   // small and dense (most activations): no streaming state
         if (hash) *hash = XXH3_64bits(data, total);
         if (total) summary_row(data, total, &a);
-        summary_finish(&a, s);
-        return true;
+    } else {
+        XXH3_state_t st;
+        if (hash) XXH3_64bits_reset(&st);
+        struct both b = { hash ? &st : NULL, &a };
+        for_each_row(data, ne, nb, &L, both_row, &b);
+        if (hash) *hash = XXH3_64bits_digest(&st);
     }
-    XXH3_state_t st;
-    if (hash) XXH3_64bits_reset(&st);
-    struct both b = { hash ? &st : NULL, &a };
-    for_each_row(data, ne, nb, &L, both_row, &b);
-    if (hash) *hash = XXH3_64bits_digest(&st);
     summary_finish(&a, s);
+    if (sketch) sk_finish(&k, sketch);
     return true;
+}
+
+bool tg_trace_hash_summarize(const void * data, int type, const int64_t ne[4], const size_t nb[4],
+                             uint64_t * hash, struct tg_trace_summary * s) {
+    return tg_trace_hash_summarize_sketch(data, type, ne, nb, hash, s, NULL);
 }
 
 bool tg_trace_summarize_data(const void * data, int type, const int64_t ne[4], const size_t nb[4],

@@ -16,15 +16,8 @@ bool tg_trace_get_run(const struct tg_trace * tr, struct tg_trace_run * out) {
     const uint8_t * p = trace_payload(tr, ord);
     const uint8_t * end = p + tr->recs[ord].len;   // validated when listed
     memset(out, 0, sizeof(*out));
-    out->time_unix_ns = rd_u64(p);
-    out->mono_start_ns = rd_u64(p + 8);
-    out->pid = rd_u32(p + 16);
-    out->n_threads = rd_i32(p + 20);
-    p += 24;
-    out->engine_version = trace_read_str(&p, end);
-    out->cmdline = trace_read_str(&p, end);
-    out->backends = trace_read_str(&p, end);
-    out->note = trace_read_str(&p, end);
+    p = trace_get_run(p, out);   // the RUN was checked whole when the trace was opened
+    trace_get_tail_run(&p, end, out);
     out->record = ord;
     return true;
 }
@@ -65,17 +58,17 @@ bool tg_trace_get_sched(const struct tg_trace * tr, int i, struct tg_trace_sched
     const uint8_t * p = trace_payload(tr, ord);
     const uint8_t * end = p + tr->recs[ord].len;
     memset(out, 0, sizeof(*out));
-    if (end - p < 8) return false;
-    out->sched_id = rd_u32(p);
-    uint32_t n = rd_u32(p + 4);
-    if (n > TG_TRACE_MAX_BACKENDS) return false;
-    p += 8;
-    for (uint32_t b = 0; b < n; b++) {
-        out->backend[b] = trace_read_str(&p, end);
-        out->buft[b] = out->backend[b] ? trace_read_str(&p, end) : NULL;
+    if (end - p < (ptrdiff_t) TRACE_SIZE(sched_head)) return false;
+    struct trace_sched_head h;
+    p = trace_get_sched_head(p, &h);
+    out->sched_id = h.sched_id;
+    if (h.n_backends > TG_TRACE_MAX_BACKENDS) return false;
+    for (uint32_t b = 0; b < h.n_backends; b++) {
+        out->backend[b] = trace_get_str(&p, end);
+        out->buft[b] = out->backend[b] ? trace_get_str(&p, end) : NULL;
         if (!out->backend[b] || !out->buft[b]) return false;
     }
-    out->n_backends = (int32_t) n;
+    out->n_backends = (int32_t) h.n_backends;
     out->record = ord;
     return true;
 }
@@ -103,7 +96,15 @@ bool tg_trace_get_graph(const struct tg_trace * tr, int gi, struct tg_trace_grap
     out->sched_id = g->sched_id;
     out->n_nodes = g->n_nodes;
     out->n_leafs = g->n_leafs;
-    out->structure_hash = rd_u64(p + 24);
+    if (g->base_id != 0) {   // a GRAPH_DELTA
+        struct trace_gdelta_head h;
+        trace_get_gdelta_head(p, &h);
+        out->structure_hash = h.structure_hash;
+    } else {
+        struct trace_graph_head h;
+        trace_get_graph_head(p, &h);
+        out->structure_hash = h.structure_hash;
+    }
     out->record = g->ord;
     out->offset = tr->recs[g->ord].off;
     out->base_graph_id = g->base_id;
@@ -130,9 +131,10 @@ static const uint8_t * find_change(const uint8_t * list, uint32_t n, size_t stri
     uint32_t lo = 0, hi = n;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        uint32_t ix = rd_u32(list + (size_t) mid * stride);
-        if (ix == (uint32_t) ti) return list + (size_t) mid * stride + 4;
-        if (ix < (uint32_t) ti) lo = mid + 1; else hi = mid;
+        struct trace_change c;
+        const uint8_t * e = trace_get_change(list + (size_t) mid * stride, &c);
+        if (c.index == (uint32_t) ti) return e;
+        if (c.index < (uint32_t) ti) lo = mid + 1; else hi = mid;
     }
     return NULL;
 }
@@ -142,42 +144,29 @@ static const uint8_t * tensor_entry(const struct tg_trace * tr, int gi, int ti) 
     const struct trace_gmeta * g = &tr->graphs[gi];
     if (ti < 0 || ti >= g->n_nodes + g->n_leafs) return NULL;
     if (g->base_gi >= 0) {   // a delta: its own entry, or its (full) base graph's
-        const uint8_t * e = find_change(trace_payload(tr, g->ord) + TRACE_GDELTA_HEAD, g->n_changed,
-                                        (size_t) g->entry_size + 4, ti);
+        const uint8_t * e = find_change(trace_payload(tr, g->ord) + TRACE_SIZE(gdelta_head), g->n_changed,
+                                        TRACE_SIZE(change) + (size_t) g->entry_size, ti);
         if (e) return e;
         g = &tr->graphs[g->base_gi];
     }
-    return trace_payload(tr, g->ord) + TRACE_GRAPH_HEAD + (size_t) ti * g->entry_size;
+    return trace_payload(tr, g->ord) + TRACE_SIZE(graph_head) + (size_t) ti * g->entry_size;
 }
 
 bool tg_trace_get_tensor(const struct tg_trace * tr, int gi, int ti, struct tg_trace_tensor * out) {
     const uint8_t * e = tensor_entry(tr, gi, ti);
     if (!e || !out) return false;
     int32_t nt = tr->graphs[gi].n_nodes + tr->graphs[gi].n_leafs;
-    rd_name(out->name, e, TG_TRACE_NAME);
-    out->uid = rd_u64(e + 64);
-    for (int d = 0; d < 4; d++) {
-        out->ne[d] = rd_i64(e + 72 + 8 * d);
-        out->nb[d] = rd_u64(e + 104 + 8 * d);
-    }
-    for (int k = 0; k < TG_TRACE_MAX_OP_PARAMS; k++) out->op_params[k] = rd_i32(e + 136 + 4 * k);
-    out->op = rd_i32(e + 200);
-    out->type = rd_i32(e + 204);
-    out->flags = rd_i32(e + 208);
-    for (int k = 0; k < TG_TRACE_MAX_SRC; k++) {
-        int32_t s = rd_i32(e + 212 + 4 * k);
-        out->src[k] = s >= 0 && s < nt ? s : TG_TRACE_NONE;
-    }
-    int32_t v = rd_i32(e + 236);
-    out->view_src = v >= 0 && v < nt ? v : TG_TRACE_NONE;
-    out->view_offs = rd_u64(e + 240);
+    trace_get_tensor(e, out);
+    for (int k = 0; k < TG_TRACE_MAX_SRC; k++)
+        if (out->src[k] < 0 || out->src[k] >= nt) out->src[k] = TG_TRACE_NONE;
+    if (out->view_src < 0 || out->view_src >= nt) out->view_src = TG_TRACE_NONE;
     return true;
 }
 
 const char * tg_trace_tensor_name(const struct tg_trace * tr, int gi, int ti, char buf[TG_TRACE_NAME]) {
     const uint8_t * e = tensor_entry(tr, gi, ti);
     if (!e) { buf[0] = '\0'; return buf; }
-    rd_name(buf, e, TG_TRACE_NAME);
+    rd_name(buf, e + TRACE_AT(tensor, name), TG_TRACE_NAME);
     return buf;
 }
 
@@ -188,7 +177,8 @@ int tg_trace_find_tensor(const struct tg_trace * tr, int gi, const char * name) 
     if (l >= TG_TRACE_NAME) return -1;
     for (int ti = 0; ti < nt; ti++) {
         const uint8_t * e = tensor_entry(tr, gi, ti);
-        if (memcmp(e, name, l) == 0 && e[l] == 0) return ti;
+        const uint8_t * n = e + TRACE_AT(tensor, name);
+        if (memcmp(n, name, l) == 0 && n[l] == 0) return ti;
     }
     return -1;
 }
@@ -211,7 +201,7 @@ int tg_trace_find_uid(struct tg_trace * tr, uint64_t uid, int * ti) {
         for (int gi = 0; gi < tr->n_graphs; gi++) {
             int nt = tr->graphs[gi].n_nodes + tr->graphs[gi].n_leafs;
             for (int t = 0; t < nt; t++)
-                tr->uid_keys[k++] = (struct trace_key) { rd_u64(tensor_entry(tr, gi, t) + 64),
+                tr->uid_keys[k++] = (struct trace_key) { rd_u64(tensor_entry(tr, gi, t) + TRACE_AT(tensor, uid)),
                                                          ((uint64_t) gi << 32) | (uint32_t) t, 0 };
         }
         qsort(tr->uid_keys, n, sizeof(*tr->uid_keys), cmp_key);
@@ -237,66 +227,66 @@ bool tg_trace_get_placement(const struct tg_trace * tr, int gi, int ti, struct t
     const uint8_t * e = NULL, * blob = NULL;
     uint32_t text = 0;
     if (g->place_base_ord >= 0) {   // PLACEMENT_DELTA: its entry, else the base's full PLACEMENT
-        uint32_t esz = rd_u32(p + 12), nc = rd_u32(p + 20);
-        e = find_change(p + TRACE_PDELTA_HEAD, nc, (size_t) esz + 4, ti);
+        struct trace_pdelta_head h;
+        const uint8_t * list = trace_get_pdelta_head(p, &h);
+        size_t esz = TRACE_SIZE(change) + (size_t) h.entry_size;
+        e = find_change(list, h.n_changed, esz, ti);
         if (e) {
-            text = rd_u32(p + 16);
-            blob = p + TRACE_PDELTA_HEAD + (size_t) nc * (esz + 4);
+            text = h.text_size;
+            blob = list + (size_t) h.n_changed * esz;
         } else {
             p = trace_payload(tr, (uint32_t) g->place_base_ord);
         }
     }
     if (!e) {
-        uint32_t n = rd_u32(p + 4), esz = rd_u32(p + 8);
-        text = rd_u32(p + 12);
-        e = p + TRACE_PLACE_HEAD + (size_t) ti * esz;
-        blob = p + TRACE_PLACE_HEAD + (size_t) n * esz;
+        struct trace_place_head h;
+        const uint8_t * list = trace_get_place_head(p, &h);
+        text = h.text_size;
+        e = list + (size_t) ti * h.entry_size;
+        blob = list + (size_t) h.n * h.entry_size;
     }
-    out->backend = rd_i32(e);
-    out->cause = rd_u32(e + 4);
-    uint32_t at = rd_u32(e + 8), l = rd_u32(e + 12);
+    struct trace_place_entry pe;
+    trace_get_place_entry(e, &pe);
+    out->backend = pe.backend;
+    out->cause = pe.cause;
     out->text = "";
-    if (l > 0 && (uint64_t) at + l <= text && blob[at + l - 1] == 0) out->text = (const char *) blob + at;
+    if (pe.text_len > 0 && (uint64_t) pe.text_off + pe.text_len <= text && blob[pe.text_off + pe.text_len - 1] == 0)
+        out->text = (const char *) blob + pe.text_off;
     return true;
 }
 
-static const uint8_t * splits_payload(const struct tg_trace * tr, int gi) {
+// The graph's SPLITS header into *h; the split entries start at the returned
+// pointer (NULL: no SPLITS record for the graph).
+static const uint8_t * splits_payload(const struct tg_trace * tr, int gi, struct trace_splits_head * h) {
     if (!tr || gi < 0 || gi >= tr->n_graphs || tr->graphs[gi].splits_ord < 0) return NULL;
-    return trace_payload(tr, (uint32_t) tr->graphs[gi].splits_ord);
+    return trace_get_splits_head(trace_payload(tr, (uint32_t) tr->graphs[gi].splits_ord), h);
 }
 
 int tg_trace_n_splits(const struct tg_trace * tr, int gi) {
-    const uint8_t * p = splits_payload(tr, gi);
-    return p ? (int) rd_u32(p + 4) : 0;
+    struct trace_splits_head h;
+    return splits_payload(tr, gi, &h) ? (int) h.n_splits : 0;
 }
 
 int tg_trace_n_split_inputs(const struct tg_trace * tr, int gi) {
-    const uint8_t * p = splits_payload(tr, gi);
-    return p ? (int) rd_u32(p + 8) : 0;
+    struct trace_splits_head h;
+    return splits_payload(tr, gi, &h) ? (int) h.n_inputs : 0;
 }
 
 bool tg_trace_get_split(const struct tg_trace * tr, int gi, int si, struct tg_trace_split * out) {
-    const uint8_t * p = splits_payload(tr, gi);
-    if (!p || !out || si < 0 || (uint32_t) si >= rd_u32(p + 4)) return false;
-    const uint8_t * e = p + TRACE_SPLITS_HEAD + (size_t) si * rd_u32(p + 12);
-    out->backend = rd_i32(e);
-    out->node_begin = rd_i32(e + 4);
-    out->node_end = rd_i32(e + 8);
-    out->first_input = rd_u32(e + 12);
-    out->n_inputs = rd_u32(e + 16);
-    uint32_t ni = rd_u32(p + 8);
+    struct trace_splits_head h;
+    const uint8_t * e = splits_payload(tr, gi, &h);
+    if (!e || !out || si < 0 || (uint32_t) si >= h.n_splits) return false;
+    trace_get_split(e + (size_t) si * h.split_entry_size, out);
+    uint32_t ni = h.n_inputs;
     if (out->first_input > ni || out->n_inputs > ni - out->first_input) { out->first_input = 0; out->n_inputs = 0; }
     return true;
 }
 
 bool tg_trace_get_split_input(const struct tg_trace * tr, int gi, int ii, struct tg_trace_split_input * out) {
-    const uint8_t * p = splits_payload(tr, gi);
-    if (!p || !out || ii < 0 || (uint32_t) ii >= rd_u32(p + 8)) return false;
-    const uint8_t * e = p + TRACE_SPLITS_HEAD + (size_t) rd_u32(p + 4) * rd_u32(p + 12) + (size_t) ii * rd_u32(p + 16);
-    out->tensor = rd_i32(e);
-    out->from_backend = rd_i32(e + 4);
-    out->bytes = rd_u64(e + 8);
-    rd_name(out->copy_name, e + 16, TG_TRACE_NAME);
+    struct trace_splits_head h;
+    const uint8_t * e = splits_payload(tr, gi, &h);
+    if (!e || !out || ii < 0 || (uint32_t) ii >= h.n_inputs) return false;
+    trace_get_split_input(e + (size_t) h.n_splits * h.split_entry_size + (size_t) ii * h.input_entry_size, out);
     return true;
 }
 
@@ -315,60 +305,61 @@ static const uint8_t * alloc_payload(const struct tg_trace * tr, int gi) {
 
 bool tg_trace_has_alloc(const struct tg_trace * tr, int gi) { return alloc_payload(tr, gi) != NULL; }
 
-// Where an ALLOC or ALLOC_DELTA keeps its buffer list.
-struct alloc_view { const uint8_t * bufs; uint32_t nb, eb; };
+// An ALLOC or ALLOC_DELTA payload: its buffer list and its allocation
+// entries (all of them, or a delta's change list).
+struct alloc_view {
+    const uint8_t * bufs;     // n_buffers entries of buffer_size bytes
+    const uint8_t * allocs;   // ALLOC: entry i = tensor i; ALLOC_DELTA: n_changed (change, entry) pairs
+    uint32_t n_buffers, buffer_size, alloc_size, n_changed;
+};
+
+static void alloc_view_at(const uint8_t * p, bool delta, struct alloc_view * v) {
+    if (delta) {
+        struct trace_adelta_head h;
+        v->bufs = trace_get_adelta_head(p, &h);
+        *v = (struct alloc_view) { v->bufs, v->bufs + (size_t) h.n_buffers * h.buffer_entry_size, h.n_buffers,
+                                   h.buffer_entry_size, h.alloc_entry_size, h.n_changed };
+    } else {
+        struct trace_alloc_head h;
+        v->bufs = trace_get_alloc_head(p, &h);
+        *v = (struct alloc_view) { v->bufs, v->bufs + (size_t) h.n_buffers * h.buffer_entry_size, h.n_buffers,
+                                   h.buffer_entry_size, h.alloc_entry_size, 0 };
+    }
+}
 
 static bool alloc_view(const struct tg_trace * tr, int gi, struct alloc_view * v) {
     const uint8_t * p = alloc_payload(tr, gi);
     if (!p) return false;
-    if (tr->graphs[gi].alloc_base_ord >= 0) *v = (struct alloc_view) { p + TRACE_ADELTA_HEAD, rd_u32(p + 12), rd_u32(p + 20) };
-    else                                    *v = (struct alloc_view) { p + TRACE_ALLOC_HEAD, rd_u32(p + 8), rd_u32(p + 16) };
+    alloc_view_at(p, tr->graphs[gi].alloc_base_ord >= 0, v);
     return true;
 }
 
 int tg_trace_n_buffers(const struct tg_trace * tr, int gi) {
     struct alloc_view v;
-    return alloc_view(tr, gi, &v) ? (int) v.nb : 0;
+    return alloc_view(tr, gi, &v) ? (int) v.n_buffers : 0;
 }
 
 bool tg_trace_get_buffer(const struct tg_trace * tr, int gi, int bi, struct tg_trace_buffer * out) {
     struct alloc_view v;
-    if (!alloc_view(tr, gi, &v) || !out || bi < 0 || (uint32_t) bi >= v.nb) return false;
-    const uint8_t * e = v.bufs + (size_t) bi * v.eb;
-    out->uid = rd_u64(e);
-    out->backend = rd_i32(e + 8);
-    out->usage = rd_i32(e + 12);
-    out->size = rd_u64(e + 16);
-    rd_name(out->buft, e + 24, TG_TRACE_BUFT_NAME);
+    if (!alloc_view(tr, gi, &v) || !out || bi < 0 || (uint32_t) bi >= v.n_buffers) return false;
+    trace_get_buffer(v.bufs + (size_t) bi * v.buffer_size, out);
     return true;
 }
 
 bool tg_trace_get_alloc(const struct tg_trace * tr, int gi, int ti, struct tg_trace_alloc * out) {
-    const uint8_t * p = alloc_payload(tr, gi);
-    if (!p || !out || !tensor_entry(tr, gi, ti)) return false;
+    struct alloc_view v;
+    if (!alloc_view(tr, gi, &v) || !out || !tensor_entry(tr, gi, ti)) return false;
     const struct trace_gmeta * g = &tr->graphs[gi];
     const uint8_t * e = NULL;
-    uint32_t nb;
     if (g->alloc_base_ord >= 0) {   // ALLOC_DELTA: its entry, else the base's (same buffer list)
-        nb = rd_u32(p + 12);
-        uint32_t ea = rd_u32(p + 24), nc = rd_u32(p + 28);
-        e = find_change(p + TRACE_ADELTA_HEAD + (size_t) nb * rd_u32(p + 20), nc, (size_t) ea + 4, ti);
-        if (!e) p = trace_payload(tr, (uint32_t) g->alloc_base_ord);
+        e = find_change(v.allocs, v.n_changed, TRACE_SIZE(change) + (size_t) v.alloc_size, ti);
+        if (!e) alloc_view_at(trace_payload(tr, (uint32_t) g->alloc_base_ord), false, &v);
     }
-    if (!e) {   // a full ALLOC (the graph's own or the base's)
-        nb = rd_u32(p + 8);
-        e = p + TRACE_ALLOC_HEAD + (size_t) nb * rd_u32(p + 16) + (size_t) ti * rd_u32(p + 20);
-    }
+    if (!e) e = v.allocs + (size_t) ti * v.alloc_size;   // a full ALLOC (the graph's own or the base's)
     int32_t nt = tr->graphs[gi].n_nodes + tr->graphs[gi].n_leafs;
-    out->buffer = rd_i32(e);
-    if (out->buffer < 0 || (uint32_t) out->buffer >= nb) out->buffer = TG_TRACE_NONE;
-    out->inplace_parent = rd_i32(e + 4);
+    trace_get_alloc(e, out);
+    if (out->buffer < 0 || (uint32_t) out->buffer >= v.n_buffers) out->buffer = TG_TRACE_NONE;
     if (out->inplace_parent < 0 || out->inplace_parent >= nt) out->inplace_parent = TG_TRACE_NONE;
-    out->offset = rd_u64(e + 8);
-    out->size = rd_u64(e + 16);
-    out->first_step = rd_i32(e + 24);
-    out->last_step = rd_i32(e + 28);
-    out->flags = rd_u32(e + 32);
     return true;
 }
 
@@ -378,9 +369,10 @@ bool tg_trace_get_alloc_record(const struct tg_trace * tr, int i, uint32_t * gra
                                uint32_t * record) {
     uint32_t ord = trace_kind_ord(tr, TG_TRACE_REC_ALLOC, i);
     if (ord == UINT32_MAX) return false;
-    const uint8_t * p = trace_payload(tr, ord);   // validated when listed (>= ALLOC head)
-    if (graph_id) *graph_id = rd_u32(p);
-    if (sched_id) *sched_id = rd_u32(p + 4);
+    struct trace_alloc_head h;   // validated when listed (>= ALLOC head)
+    trace_get_alloc_head(trace_payload(tr, ord), &h);
+    if (graph_id) *graph_id = h.graph_id;
+    if (sched_id) *sched_id = h.sched_id;
     if (record) *record = ord;
     return true;
 }
@@ -391,13 +383,8 @@ int tg_trace_n_computes(const struct tg_trace * tr) { return tr ? tr->kind[TG_TR
 
 bool tg_trace_get_compute(const struct tg_trace * tr, int i, struct tg_trace_compute * out) {
     uint32_t ord = trace_kind_ord(tr, TG_TRACE_REC_COMPUTE, i);
-    if (ord == UINT32_MAX || !out || tr->recs[ord].len < TRACE_COMPUTE_SIZE) return false;
-    const uint8_t * p = trace_payload(tr, ord);
-    out->graph_id = rd_u32(p);
-    out->compute_seq = rd_u32(p + 4);
-    out->phase = rd_u32(p + 8);
-    out->status = rd_i32(p + 12);
-    out->time_ns = rd_u64(p + 16);
+    if (ord == UINT32_MAX || !out || tr->recs[ord].len < TRACE_SIZE(compute)) return false;
+    trace_get_compute(trace_payload(tr, ord), out);
     out->record = ord;
     return true;
 }
@@ -406,45 +393,39 @@ int tg_trace_n_evals(const struct tg_trace * tr) { return tr ? tr->kind[TG_TRACE
 
 bool tg_trace_get_eval(const struct tg_trace * tr, int i, struct tg_trace_eval * out) {
     uint32_t ord = trace_kind_ord(tr, TG_TRACE_REC_EVAL, i);
-    if (ord == UINT32_MAX || !out || tr->recs[ord].len < TRACE_EVAL_SIZE) return false;
-    const uint8_t * p = trace_payload(tr, ord);
-    out->graph_id = rd_u32(p);
-    out->compute_seq = rd_u32(p + 4);
-    out->node = rd_i32(p + 8);
-    out->flags = rd_u32(p + 12);
-    out->t_begin_ns = rd_u64(p + 16);
-    out->t_end_ns = rd_u64(p + 24);
-    out->hash = rd_u64(p + 32);
-    out->uid = rd_u64(p + 40);
-    out->root_uid = rd_u64(p + 48);
-    out->buffer_uid = rd_u64(p + 56);
-    out->offset = rd_u64(p + 64);
-    out->nbytes = rd_u64(p + 72);
-    out->backend = rd_i32(p + 80);
-    out->split = rd_i32(p + 84);
-    out->sum.min = rd_f64(p + 88);
-    out->sum.max = rd_f64(p + 96);
-    out->sum.mean = rd_f64(p + 104);
-    out->sum.rms = rd_f64(p + 112);
-    out->sum.n_nan = rd_u64(p + 120);
-    out->sum.n_inf = rd_u64(p + 128);
-    out->sum.n_zero = rd_u64(p + 136);
-    out->sum.n_elem = rd_u64(p + 144);
+    if (ord == UINT32_MAX || !out || tr->recs[ord].len < TRACE_SIZE(eval)) return false;
+    trace_get_eval(trace_payload(tr, ord), out);
     out->record = ord;
     return true;
 }
 
-// Sorted keys (graph_id<<32 | node, seq) over the records of a kind whose
-// payload starts with u32 graph_id, u32 seq, i32 node.
+// Sorted keys (graph_id<<32 | node, seq) over the EVAL, CONTENTS or SKETCH records.
 static struct trace_key * build_keys(const struct tg_trace * tr, uint32_t type) {
     int n = tr->kind[type].n;
     struct trace_key * k = malloc((size_t) (n ? n : 1) * sizeof(*k));
     if (!k) return NULL;
     for (int i = 0; i < n; i++) {
         const uint8_t * p = trace_payload(tr, tr->kind[type].v[i]);
-        bool ok = tr->recs[tr->kind[type].v[i]].len >= 12;
-        k[i] = ok ? (struct trace_key) { ((uint64_t) rd_u32(p) << 32) | rd_u32(p + 8), rd_u32(p + 4), i }
-                  : (struct trace_key) { UINT64_MAX, UINT64_MAX, i };
+        uint32_t len = tr->recs[tr->kind[type].v[i]].len;
+        uint32_t graph_id, seq;
+        int32_t node;
+        if (type == TG_TRACE_REC_EVAL && len >= TRACE_SIZE(eval)) {
+            struct tg_trace_eval e;
+            trace_get_eval(p, &e);
+            graph_id = e.graph_id, seq = e.compute_seq, node = e.node;
+        } else if (type == TG_TRACE_REC_CONTENTS && len >= TRACE_SIZE(contents)) {
+            struct tg_trace_contents c;
+            trace_get_contents(p, &c);
+            graph_id = c.graph_id, seq = c.compute_seq, node = c.node;
+        } else if (type == TG_TRACE_REC_SKETCH && len >= TRACE_SIZE(sketch)) {
+            struct tg_trace_sketch s;
+            trace_get_sketch(p, &s);
+            graph_id = s.graph_id, seq = s.compute_seq, node = s.node;
+        } else {
+            k[i] = (struct trace_key) { UINT64_MAX, UINT64_MAX, i };
+            continue;
+        }
+        k[i] = (struct trace_key) { ((uint64_t) graph_id << 32) | (uint32_t) node, seq, i };
     }
     qsort(k, (size_t) n, sizeof(*k), cmp_key);
     return k;
@@ -476,17 +457,9 @@ int tg_trace_n_contents(const struct tg_trace * tr) { return tr ? tr->kind[TG_TR
 
 bool tg_trace_get_contents(const struct tg_trace * tr, int i, struct tg_trace_contents * out) {
     uint32_t ord = trace_kind_ord(tr, TG_TRACE_REC_CONTENTS, i);
-    if (ord == UINT32_MAX || !out || tr->recs[ord].len < TRACE_CONTENTS_HEAD) return false;
-    const uint8_t * p = trace_payload(tr, ord);
-    out->graph_id = rd_u32(p);
-    out->compute_seq = rd_u32(p + 4);
-    out->node = rd_i32(p + 8);
-    out->type = rd_i32(p + 12);
-    out->codec = rd_u32(p + 16);
-    for (int d = 0; d < 4; d++) out->ne[d] = rd_i64(p + 24 + 8 * d);
-    out->raw_size = rd_u64(p + 56);
-    out->hash = rd_u64(p + 64);
-    out->stored_size = tr->recs[ord].len - TRACE_CONTENTS_HEAD;
+    if (ord == UINT32_MAX || !out || tr->recs[ord].len < TRACE_SIZE(contents)) return false;
+    trace_get_contents(trace_payload(tr, ord), out);
+    out->stored_size = tr->recs[ord].len - TRACE_SIZE(contents);
     out->record = ord;
     return true;
 }
@@ -505,10 +478,12 @@ enum tg_status tg_trace_read_contents(const struct tg_trace * tr, int i, void * 
                         (unsigned long long) c.raw_size, cap);
     const uint8_t * frame = tr->base + tr->recs[c.record].off;
     uint32_t len = tr->recs[c.record].len;
-    if (rd_u32(frame + TRACE_FRAME_HEAD + len) != tg_trace_frame_checksum(frame + 4, 8 + (size_t) len))
+    const size_t after_sync = TRACE_AT(frame_head, type);
+    if (rd_u32(frame + TRACE_FRAME_HEAD + len) !=
+        tg_trace_frame_checksum(frame + after_sync, TRACE_FRAME_HEAD - after_sync + (size_t) len))
         return tg_error(TG_ERR_FORMAT, "trace: contents record %u at offset %llu has a bad checksum", c.record,
                         (unsigned long long) tr->recs[c.record].off);
-    const uint8_t * data = frame + TRACE_FRAME_HEAD + TRACE_CONTENTS_HEAD;
+    const uint8_t * data = frame + TRACE_FRAME_HEAD + TRACE_SIZE(contents);
     if (c.codec == TG_TRACE_CODEC_RAW) {
         if (c.stored_size != c.raw_size) return tg_error(TG_ERR_FORMAT, "trace: raw contents size mismatch");
         if (c.raw_size) memcpy(dst, data, (size_t) c.raw_size);
@@ -527,26 +502,32 @@ enum tg_status tg_trace_read_contents(const struct tg_trace * tr, int i, void * 
     return TG_OK;
 }
 
+// ---- sketches -----------------------------------------------------------------------
+
+int tg_trace_n_sketches(const struct tg_trace * tr) { return tr ? tr->kind[TG_TRACE_REC_SKETCH].n : 0; }
+
+bool tg_trace_get_sketch(const struct tg_trace * tr, int i, struct tg_trace_sketch * out) {
+    uint32_t ord = trace_kind_ord(tr, TG_TRACE_REC_SKETCH, i);
+    if (ord == UINT32_MAX || !out || tr->recs[ord].len < TRACE_SIZE(sketch)) return false;
+    trace_get_sketch(trace_payload(tr, ord), out);
+    out->record = ord;
+    return out->n == TG_TRACE_SKETCH_N;
+}
+
+int tg_trace_find_sketch(struct tg_trace * tr, uint32_t graph_id, int node, uint32_t compute_seq) {
+    if (!tr) return -1;
+    if (!tr->sketch_keys && !(tr->sketch_keys = build_keys(tr, TG_TRACE_REC_SKETCH))) return -1;
+    return find_key(tr->sketch_keys, tr->kind[TG_TRACE_REC_SKETCH].n, graph_id, node, compute_seq);
+}
+
 // ---- host accesses, markers, events ---------------------------------------------
 
 int tg_trace_n_hosts(const struct tg_trace * tr) { return tr ? tr->kind[TG_TRACE_REC_HOST].n : 0; }
 
 bool tg_trace_get_host(const struct tg_trace * tr, int i, struct tg_trace_host * out) {
     uint32_t ord = trace_kind_ord(tr, TG_TRACE_REC_HOST, i);
-    if (ord == UINT32_MAX || !out || tr->recs[ord].len < TRACE_HOST_SIZE) return false;
-    const uint8_t * p = trace_payload(tr, ord);
-    out->kind = rd_u32(p);
-    out->compute_seq = rd_u32(p + 4);
-    out->time_ns = rd_u64(p + 8);
-    out->uid = rd_u64(p + 16);
-    out->root_uid = rd_u64(p + 24);
-    out->buffer_uid = rd_u64(p + 32);
-    out->offset = rd_u64(p + 40);
-    out->size = rd_u64(p + 48);
-    out->hash = rd_u64(p + 56);
-    out->graph_id = rd_i32(p + 64);
-    out->tensor = rd_i32(p + 68);
-    rd_name(out->name, p + 72, TG_TRACE_NAME);
+    if (ord == UINT32_MAX || !out || tr->recs[ord].len < TRACE_SIZE(host)) return false;
+    trace_get_host(trace_payload(tr, ord), out);
     out->record = ord;
     return true;
 }
@@ -556,19 +537,11 @@ int tg_trace_n_markers(const struct tg_trace * tr) { return tr ? tr->kind[TG_TRA
 // Marker fields; *ids = start of the token ids (validated to fit).
 static bool marker_at(const struct tg_trace * tr, int i, struct tg_trace_marker * out, const uint8_t ** ids) {
     uint32_t ord = trace_kind_ord(tr, TG_TRACE_REC_MARKER, i);
-    if (ord == UINT32_MAX || tr->recs[ord].len < TRACE_MARKER_HEAD) return false;
+    if (ord == UINT32_MAX || tr->recs[ord].len < TRACE_SIZE(marker)) return false;
     const uint8_t * p = trace_payload(tr, ord);
     const uint8_t * end = p + tr->recs[ord].len;
-    out->kind = rd_u32(p);
-    out->compute_seq = rd_u32(p + 4);
-    out->time_ns = rd_u64(p + 8);
-    out->n_tokens = rd_i32(p + 16);
-    out->pos = rd_i32(p + 20);
-    out->seq_id = rd_i32(p + 24);
-    out->n_ids = rd_u32(p + 28);
-    const uint8_t * q = p + TRACE_MARKER_HEAD;
-    out->text = trace_read_str(&q, end);
-    if (!out->text) return false;
+    const uint8_t * q = trace_get_marker(p, out);
+    if (!trace_get_tail_marker(&q, end, out)) return false;
     if (out->n_ids > (uint64_t) (end - q) / 4) return false;
     out->record = ord;
     if (ids) *ids = q;
@@ -593,8 +566,10 @@ int tg_trace_marker_before(const struct tg_trace * tr, uint32_t record) {
     int lo = 0, hi = l->n;   // first marker with ordinal >= record
     while (lo < hi) { int mid = (lo + hi) / 2; if (l->v[mid] < record) lo = mid + 1; else hi = mid; }
     for (int i = lo - 1; i >= 0; i--) {
-        const uint8_t * p = trace_payload(tr, l->v[i]);
-        if (tr->recs[l->v[i]].len >= 4 && rd_u32(p) != TG_TRACE_MARK_PHASE) return i;
+        struct tg_trace_marker m;
+        if (tr->recs[l->v[i]].len >= TRACE_SIZE(marker) && trace_get_marker(trace_payload(tr, l->v[i]), &m) &&
+            m.kind != TG_TRACE_MARK_PHASE)
+            return i;
     }
     return -1;
 }
@@ -603,23 +578,11 @@ int tg_trace_n_events(const struct tg_trace * tr) { return tr ? tr->kind[TG_TRAC
 
 bool tg_trace_get_event(const struct tg_trace * tr, int i, struct tg_trace_event * out) {
     uint32_t ord = trace_kind_ord(tr, TG_TRACE_REC_EVENT, i);
-    if (ord == UINT32_MAX || !out || tr->recs[ord].len < TRACE_EVENT_HEAD) return false;
+    if (ord == UINT32_MAX || !out || tr->recs[ord].len < TRACE_SIZE(event)) return false;
     const uint8_t * p = trace_payload(tr, ord);
     const uint8_t * end = p + tr->recs[ord].len;
-    out->kind = rd_u32(p);
-    out->severity = rd_u32(p + 4);
-    out->time_ns = rd_u64(p + 8);
-    out->graph_id = rd_i32(p + 16);
-    out->tensor = rd_i32(p + 20);
-    out->uid = rd_u64(p + 24);
-    out->buffer_uid = rd_u64(p + 32);
-    out->offset = rd_u64(p + 40);
-    out->size = rd_u64(p + 48);
-    out->step = rd_i32(p + 56);
-    rd_name(out->name, p + 64, TG_TRACE_NAME);
-    const uint8_t * q = p + TRACE_EVENT_HEAD;
-    out->message = trace_read_str(&q, end);
-    if (!out->message) out->message = "";
+    const uint8_t * q = trace_get_event(p, out);
+    if (!trace_get_tail_event(&q, end, out)) out->message = "";
     out->record = ord;
     return true;
 }

@@ -5,7 +5,7 @@
 #include "tg/trace-read.h"
 #include "trace-impl.h"
 
-#define TRACE_N_KINDS 13   // record types 1..12 are listed per kind
+#define TRACE_N_KINDS 17   // record types 1..16 are listed per kind (deltas in their full kind's list)
 
 struct trace_rec {           // one complete record
     uint64_t off;            // file offset of the frame
@@ -70,6 +70,7 @@ struct tg_trace {
 
     struct trace_key * eval_keys;       // lazy: (graph_id<<32|node, seq)
     struct trace_key * contents_keys;   // lazy
+    struct trace_key * sketch_keys;     // lazy
     struct trace_key * uid_keys;        // lazy: (uid, gi<<32|ti)
     int                n_uid_keys;
 };
@@ -83,8 +84,5 @@ static inline uint32_t trace_kind_ord(const struct tg_trace * tr, uint32_t type,
     if (type >= TRACE_N_KINDS || i < 0 || i >= tr->kind[type].n) return UINT32_MAX;
     return tr->kind[type].v[i];
 }
-// Reads a length-prefixed string at p (end = payload end). Returns the string
-// (NUL-terminated, inside the file) and advances *p; NULL when malformed.
-const char * trace_read_str(const uint8_t ** p, const uint8_t * end);
 
 #endif

@@ -26,16 +26,6 @@ const char * tg_trace_stop_str(enum tg_trace_stop why) {
     return "unknown";
 }
 
-const char * trace_read_str(const uint8_t ** pp, const uint8_t * end) {
-    const uint8_t * p = *pp;
-    if (end - p < 4) return NULL;
-    uint32_t n = rd_u32(p);
-    if (n == 0) { *pp = p + 4; return ""; }
-    if ((uint64_t) n > (uint64_t) (end - p - 4) || p[4 + n - 1] != 0) return NULL;
-    *pp = p + 4 + n;
-    return (const char *) (p + 4);
-}
-
 // ---- record list ----------------------------------------------------------
 
 static bool push_rec(struct tg_trace * tr, uint64_t off, uint32_t len, uint32_t type) {
@@ -67,12 +57,16 @@ static enum tg_trace_stop check_frame(const struct tg_trace * tr, uint64_t off, 
     uint64_t left = tr->size - off;
     if (left < TRACE_FRAME_HEAD) return TG_TRACE_STOP_CUT;
     const uint8_t * p = tr->base + off;
-    if (rd_u32(p) != TRACE_SYNC) return TG_TRACE_STOP_BAD_SYNC;
-    *type = rd_u16(p + 4);
-    *len = rd_u32(p + 8);
+    struct trace_frame_head f;
+    trace_get_frame_head(p, &f);
+    if (f.sync != TRACE_SYNC) return TG_TRACE_STOP_BAD_SYNC;
+    *type = f.type;
+    *len = f.length;
     if (*len > TRACE_MAX_PAYLOAD) return TG_TRACE_STOP_BAD_LENGTH;
     if ((uint64_t) *len + TRACE_FRAME_OVERHEAD > left) return TG_TRACE_STOP_CUT;
-    if (verify && rd_u32(p + TRACE_FRAME_HEAD + *len) != tg_trace_frame_checksum(p + 4, 8 + (size_t) *len))
+    const size_t after_sync = TRACE_AT(frame_head, type);   // the checksum covers type, flags, length, payload
+    if (verify && rd_u32(p + TRACE_FRAME_HEAD + *len) !=
+                  tg_trace_frame_checksum(p + after_sync, TRACE_FRAME_HEAD - after_sync + (size_t) *len))
         return TG_TRACE_STOP_BAD_CHECKSUM;
     return TG_TRACE_STOP_NONE;
 }
@@ -85,12 +79,14 @@ static enum tg_trace_stop check_frame(const struct tg_trace * tr, uint64_t off, 
 static int64_t unwritten_tail(const struct tg_trace * tr, uint64_t off) {
     const uint8_t * p = tr->base + off;
     uint64_t n = tr->size - off;
-    if (n < 4 || rd_u32(p) != 0) return -1;
+    if (n < TRACE_WIDTH(frame_head, sync) || rd_u32(p + TRACE_AT(frame_head, sync)) != 0) return -1;
     uint64_t unfinished = 0;
     if (n >= TRACE_FRAME_HEAD) {
-        uint64_t len = rd_u32(p + 8);
+        struct trace_frame_head f;
+        trace_get_frame_head(p, &f);
+        uint64_t len = f.length;
         if (len > TRACE_MAX_PAYLOAD) return -1;
-        if (rd_u16(p + 4) != 0 || len != 0) {   // its header is written: skip the frame it announced
+        if (f.type != 0 || len != 0) {   // its header is written: skip the frame it announced
             if (len + TRACE_FRAME_OVERHEAD > n) return -1;
             unfinished = len + TRACE_FRAME_OVERHEAD;
         }
@@ -207,21 +203,26 @@ static bool load_index(struct tg_trace * tr) {
     uint32_t type, len;
     if (check_frame(tr, foff, true, &type, &len) != TG_TRACE_STOP_NONE) return false;
     const uint8_t * fp = tr->base + foff + TRACE_FRAME_HEAD;
-    if (type != TG_TRACE_REC_FOOTER || len != TRACE_FOOTER_PAYLOAD || memcmp(fp + 16, TRACE_FOOTER_MAGIC, 8) != 0)
+    if (type != TG_TRACE_REC_FOOTER || len != TRACE_SIZE(footer) ||
+        memcmp(fp + TRACE_AT(footer, magic), TRACE_FOOTER_MAGIC, TRACE_WIDTH(footer, magic)) != 0)
         return false;
-    uint64_t ioff = rd_u64(fp);
-    uint64_t n = rd_u64(fp + 8);
+    struct trace_footer ft;
+    trace_get_footer(fp, &ft);
+    uint64_t ioff = ft.index_offset;
+    uint64_t n = ft.n_records;
     if (ioff < TRACE_HEADER_SIZE || ioff >= foff) return false;
     if (check_frame(tr, ioff, true, &type, &len) != TG_TRACE_STOP_NONE || type != TG_TRACE_REC_INDEX) return false;
-    if (ioff + len + TRACE_FRAME_OVERHEAD != foff || len < TRACE_INDEX_HEAD) return false;
-    const uint8_t * ip = tr->base + ioff + TRACE_FRAME_HEAD;
-    uint32_t esz = rd_u32(ip + 4);
-    if (rd_u32(ip) != n || esz < TRACE_INDEX_ENTRY || n > (len - TRACE_INDEX_HEAD) / esz) return false;
+    if (ioff + len + TRACE_FRAME_OVERHEAD != foff || len < TRACE_SIZE(index_head)) return false;
+    struct trace_index_head ih;
+    const uint8_t * ip = trace_get_index_head(tr->base + ioff + TRACE_FRAME_HEAD, &ih);
+    uint32_t esz = ih.entry_size;
+    if (ih.n != n || esz < TRACE_SIZE(index_entry) || n > (len - TRACE_SIZE(index_head)) / esz) return false;
     uint64_t expect = TRACE_HEADER_SIZE;
     for (uint64_t i = 0; i < n; i++) {
-        const uint8_t * e = ip + TRACE_INDEX_HEAD + i * esz;
-        uint64_t off = rd_u64(e);
-        uint32_t t2 = 0, l2 = 0, it = rd_u32(e + 8), il = rd_u32(e + 12);
+        struct trace_index_entry ie;
+        trace_get_index_entry(ip + i * esz, &ie);
+        uint64_t off = ie.offset;
+        uint32_t t2 = 0, l2 = 0, it = ie.type, il = ie.length;
         if (off != expect) return false;   // records are contiguous; the index must say so
         if ((uint64_t) il + TRACE_FRAME_OVERHEAD > ioff - off) return false;
         // large contents are verified when read (tg_trace_read_contents)
@@ -239,7 +240,7 @@ static bool load_index(struct tg_trace * tr) {
     if (expect != ioff) return false;
     // the index and the footer are records too
     if (!push_rec(tr, ioff, len, TG_TRACE_REC_INDEX) ||
-        !push_rec(tr, foff, TRACE_FOOTER_PAYLOAD, TG_TRACE_REC_FOOTER)) return false;
+        !push_rec(tr, foff, TRACE_SIZE(footer), TG_TRACE_REC_FOOTER)) return false;
     tr->st.indexed = true;
     tr->st.valid_end = tr->size;
     tr->st.n_records = tr->n_recs;
@@ -269,9 +270,10 @@ static bool load_index(struct tg_trace * tr) {
 static bool parse_run_tables(struct tg_trace * tr, uint32_t ord) {
     const uint8_t * p = trace_payload(tr, ord);
     const uint8_t * end = p + tr->recs[ord].len;
-    if (end - p < 24) return false;
-    p += 24;
-    for (int k = 0; k < 4; k++) if (!trace_read_str(&p, end)) return false;
+    if (end - p < (ptrdiff_t) TRACE_SIZE(run)) return false;
+    struct tg_trace_run run;
+    p = trace_get_run(p, &run);
+    if (!trace_get_tail_run(&p, end, &run)) return false;
     const char ** tabs[3] = { NULL, NULL, NULL };
     int counts[3] = { 0, 0, 0 };
     bool ok = true;
@@ -283,7 +285,7 @@ static bool parse_run_tables(struct tg_trace * tr, uint32_t ord) {
         tabs[tab] = calloc(n ? n : 1, sizeof(char *));
         if (!tabs[tab]) { ok = false; break; }
         counts[tab] = (int) n;
-        for (uint32_t i = 0; i < n && ok; i++) ok = (tabs[tab][i] = trace_read_str(&p, end)) != NULL;
+        for (uint32_t i = 0; i < n && ok; i++) ok = (tabs[tab][i] = trace_get_str(&p, end)) != NULL;
     }
     if (!ok) {
         for (int tab = 0; tab < 3; tab++) free(tabs[tab]);
@@ -298,9 +300,12 @@ static bool parse_run_tables(struct tg_trace * tr, uint32_t ord) {
 // Change lists of deltas: n entries of stride bytes, each a u32 tensor index
 // then the entry; the indices must increase and stay below n_tensors.
 static bool changes_valid(const uint8_t * list, uint64_t n, uint64_t stride, uint64_t n_tensors) {
+    uint32_t prev = 0;
     for (uint64_t k = 0; k < n; k++) {
-        uint32_t ix = rd_u32(list + k * stride);
-        if (ix >= n_tensors || (k > 0 && ix <= rd_u32(list + (k - 1) * stride))) return false;
+        struct trace_change c;
+        trace_get_change(list + k * stride, &c);
+        if (c.index >= n_tensors || (k > 0 && c.index <= prev)) return false;
+        prev = c.index;
     }
     return true;
 }
@@ -309,21 +314,32 @@ static bool add_graph(struct tg_trace * tr, uint32_t ord) {
     const uint8_t * p = trace_payload(tr, ord);
     uint32_t len = tr->recs[ord].len;
     bool delta = tr->recs[ord].type == TG_TRACE_REC_GRAPH_DELTA;
-    if (len < (delta ? TRACE_GDELTA_HEAD : TRACE_GRAPH_HEAD)) return false;
-    int32_t nn = rd_i32(p + 8), nl = rd_i32(p + 12);
-    uint32_t esz = rd_u32(p + 16);
-    if (nn < 0 || nl < 0 || esz < TRACE_TENSOR_ENTRY) return false;
-    uint32_t base_id = 0, n_changed = 0;
+    struct trace_gdelta_head h = { 0 };   // a full GRAPH's head has the same fields but base and changes
     if (delta) {
-        base_id = rd_u32(p + 20);
-        n_changed = rd_u32(p + 32);
-        if (base_id == 0 || n_changed > (uint64_t) (len - TRACE_GDELTA_HEAD) / ((uint64_t) esz + 4)) return false;
-        if (!changes_valid(p + TRACE_GDELTA_HEAD, n_changed, (uint64_t) esz + 4, (uint64_t) nn + (uint64_t) nl)) return false;
-    } else if ((uint64_t) nn + (uint64_t) nl > (uint64_t) (len - TRACE_GRAPH_HEAD) / esz) {
+        if (len < TRACE_SIZE(gdelta_head)) return false;
+        trace_get_gdelta_head(p, &h);
+    } else {
+        if (len < TRACE_SIZE(graph_head)) return false;
+        struct trace_graph_head f;
+        trace_get_graph_head(p, &f);
+        h = (struct trace_gdelta_head) { .graph_id = f.graph_id, .sched_id = f.sched_id, .n_nodes = f.n_nodes,
+                                         .n_leafs = f.n_leafs, .entry_size = f.entry_size };
+    }
+    uint32_t esz = h.entry_size;
+    if (h.n_nodes < 0 || h.n_leafs < 0 || esz < TRACE_SIZE(tensor)) return false;
+    uint64_t nt = (uint64_t) h.n_nodes + (uint64_t) h.n_leafs;
+    if (delta) {
+        uint64_t stride = TRACE_SIZE(change) + (uint64_t) esz;
+        if (h.base_graph_id == 0 || h.n_changed > (uint64_t) (len - TRACE_SIZE(gdelta_head)) / stride) return false;
+        if (!changes_valid(p + TRACE_SIZE(gdelta_head), h.n_changed, stride, nt)) return false;
+    } else if (nt > (uint64_t) (len - TRACE_SIZE(graph_head)) / esz) {
         return false;
     }
     struct trace_gmeta * g = &tr->graphs[tr->n_graphs++];
-    *g = (struct trace_gmeta) { ord, rd_u32(p), rd_u32(p + 4), nn, nl, esz, -1, -1, -1, base_id, -1, -1, -1, n_changed };
+    *g = (struct trace_gmeta) { .ord = ord, .graph_id = h.graph_id, .sched_id = h.sched_id, .n_nodes = h.n_nodes,
+                                .n_leafs = h.n_leafs, .entry_size = esz, .place_ord = -1, .splits_ord = -1,
+                                .alloc_ord = -1, .base_id = h.base_graph_id, .base_gi = -1, .place_base_ord = -1,
+                                .alloc_base_ord = -1, .n_changed = h.n_changed };
     return true;
 }
 
@@ -385,17 +401,49 @@ static bool fits(uint32_t len, uint64_t head, uint64_t n1, uint64_t s1, uint64_t
 static bool attach_to_graph(struct tg_trace * tr, uint32_t ord, uint32_t type) {
     const uint8_t * p = trace_payload(tr, ord);
     uint32_t len = tr->recs[ord].len;
-    if (len < 16) return false;
-    int gi = tg_trace_find_graph(tr, rd_u32(p));
+    uint32_t rtype = tr->recs[ord].type;
+    // the heads of the five kinds: each needs its own size before it is read
+    struct trace_pdelta_head pd = { 0 };
+    struct trace_adelta_head ad = { 0 };
+    struct trace_place_head ph = { 0 };
+    struct trace_splits_head sh = { 0 };
+    struct trace_alloc_head ah = { 0 };
+    uint32_t graph_id;
+    switch (rtype) {
+    case TG_TRACE_REC_PLACEMENT_DELTA:
+        if (len < TRACE_SIZE(pdelta_head)) return false;
+        trace_get_pdelta_head(p, &pd);
+        graph_id = pd.graph_id;
+        break;
+    case TG_TRACE_REC_ALLOC_DELTA:
+        if (len < TRACE_SIZE(adelta_head)) return false;
+        trace_get_adelta_head(p, &ad);
+        graph_id = ad.graph_id;
+        break;
+    case TG_TRACE_REC_PLACEMENT:
+        if (len < TRACE_SIZE(place_head)) return false;
+        trace_get_place_head(p, &ph);
+        graph_id = ph.graph_id;
+        break;
+    case TG_TRACE_REC_SPLITS:
+        if (len < TRACE_SIZE(splits_head)) return false;
+        trace_get_splits_head(p, &sh);
+        graph_id = sh.graph_id;
+        break;
+    default:
+        if (len < TRACE_SIZE(alloc_head)) return false;
+        trace_get_alloc_head(p, &ah);
+        graph_id = ah.graph_id;
+        break;
+    }
+    int gi = tg_trace_find_graph(tr, graph_id);
     if (gi < 0) return false;
     struct trace_gmeta * g = &tr->graphs[gi];
     uint64_t nt = (uint64_t) g->n_nodes + (uint64_t) g->n_leafs;
-    uint32_t rtype = tr->recs[ord].type;
     if (rtype == TG_TRACE_REC_PLACEMENT_DELTA || rtype == TG_TRACE_REC_ALLOC_DELTA) {
         // a delta needs its base graph's full record of the same kind, already seen
         bool place = rtype == TG_TRACE_REC_PLACEMENT_DELTA;
-        if (len < (place ? TRACE_PDELTA_HEAD : TRACE_ADELTA_HEAD)) return false;
-        int bi = tg_trace_find_graph(tr, rd_u32(p + (place ? 4 : 8)));
+        int bi = tg_trace_find_graph(tr, place ? pd.base_graph_id : ad.base_graph_id);
         if (bi < 0) return false;
         const struct trace_gmeta * b = &tr->graphs[bi];
         int32_t bord = place ? b->place_ord : b->alloc_ord;
@@ -403,45 +451,53 @@ static bool attach_to_graph(struct tg_trace * tr, uint32_t ord, uint32_t type) {
             return false;
         const uint8_t * bp = trace_payload(tr, (uint32_t) bord);
         if (place) {
-            uint32_t n = rd_u32(p + 8), esz = rd_u32(p + 12), text = rd_u32(p + 16), nc = rd_u32(p + 20);
-            if (n != nt || rd_u32(bp + 4) != nt || esz < TRACE_PLACE_ENTRY) return false;
-            if (!fits(len, TRACE_PDELTA_HEAD, nc, (uint64_t) esz + 4, text, 1)) return false;
-            if (!changes_valid(p + TRACE_PDELTA_HEAD, nc, (uint64_t) esz + 4, nt)) return false;
+            struct trace_place_head base;
+            trace_get_place_head(bp, &base);
+            uint64_t stride = TRACE_SIZE(change) + (uint64_t) pd.entry_size;
+            if (pd.n != nt || base.n != nt || pd.entry_size < TRACE_SIZE(place_entry)) return false;
+            if (!fits(len, TRACE_SIZE(pdelta_head), pd.n_changed, stride, pd.text_size, 1)) return false;
+            if (!changes_valid(p + TRACE_SIZE(pdelta_head), pd.n_changed, stride, nt)) return false;
             g->place_ord = (int32_t) ord;
             g->place_base_ord = bord;   // that record stays full even if a later one replaces the base's
         } else {
-            uint32_t nb = rd_u32(p + 12), n = rd_u32(p + 16), eb = rd_u32(p + 20), ea = rd_u32(p + 24), nc = rd_u32(p + 28);
-            if (n != nt || rd_u32(bp + 12) != nt || eb < TRACE_BUFFER_ENTRY || ea < TRACE_ALLOC_ENTRY) return false;
-            if (!fits(len, TRACE_ADELTA_HEAD, nb, eb, nc, (uint64_t) ea + 4)) return false;
-            if (!changes_valid(p + TRACE_ADELTA_HEAD + (uint64_t) nb * eb, nc, (uint64_t) ea + 4, nt)) return false;
+            struct trace_alloc_head base;
+            const uint8_t * bbufs = trace_get_alloc_head(bp, &base);
+            uint32_t nb = ad.n_buffers, eb = ad.buffer_entry_size;
+            uint64_t stride = TRACE_SIZE(change) + (uint64_t) ad.alloc_entry_size;
+            if (ad.n_tensors != nt || base.n_tensors != nt || eb < TRACE_SIZE(buffer) ||
+                ad.alloc_entry_size < TRACE_SIZE(alloc))
+                return false;
+            if (!fits(len, TRACE_SIZE(adelta_head), nb, eb, ad.n_changed, stride)) return false;
+            const uint8_t * bufs = p + TRACE_SIZE(adelta_head);
+            if (!changes_valid(bufs + (uint64_t) nb * eb, ad.n_changed, stride, nt)) return false;
             // the unchanged entries name the base's buffers: the lists must agree
-            uint32_t bnb = rd_u32(bp + 8), beb = rd_u32(bp + 16);
-            if (bnb != nb) return false;
-            for (uint32_t i = 0; i < nb; i++)
-                if (rd_u64(p + TRACE_ADELTA_HEAD + (uint64_t) i * eb) != rd_u64(bp + TRACE_ALLOC_HEAD + (uint64_t) i * beb))
-                    return false;
+            if (base.n_buffers != nb) return false;
+            for (uint32_t i = 0; i < nb; i++) {
+                struct tg_trace_buffer x, y;
+                trace_get_buffer(bufs + (uint64_t) i * eb, &x);
+                trace_get_buffer(bbufs + (uint64_t) i * base.buffer_entry_size, &y);
+                if (x.uid != y.uid) return false;
+            }
             g->alloc_ord = (int32_t) ord;
             g->alloc_base_ord = bord;
         }
         return true;
     }
     if (type == TG_TRACE_REC_PLACEMENT) {
-        uint32_t n = rd_u32(p + 4), esz = rd_u32(p + 8), text = rd_u32(p + 12);
-        if (n != nt || esz < TRACE_PLACE_ENTRY) return false;
-        if (!fits(len, TRACE_PLACE_HEAD, n, esz, text, 1)) return false;
+        if (ph.n != nt || ph.entry_size < TRACE_SIZE(place_entry)) return false;
+        if (!fits(len, TRACE_SIZE(place_head), ph.n, ph.entry_size, ph.text_size, 1)) return false;
         g->place_ord = (int32_t) ord;
         g->place_base_ord = -1;
     } else if (type == TG_TRACE_REC_SPLITS) {
-        if (len < TRACE_SPLITS_HEAD) return false;
-        uint32_t ns = rd_u32(p + 4), ni = rd_u32(p + 8), es = rd_u32(p + 12), ei = rd_u32(p + 16);
-        if (es < TRACE_SPLIT_ENTRY || ei < TRACE_INPUT_ENTRY) return false;
-        if (!fits(len, TRACE_SPLITS_HEAD, ns, es, ni, ei)) return false;
+        if (sh.split_entry_size < TRACE_SIZE(split) || sh.input_entry_size < TRACE_SIZE(split_input)) return false;
+        if (!fits(len, TRACE_SIZE(splits_head), sh.n_splits, sh.split_entry_size, sh.n_inputs, sh.input_entry_size))
+            return false;
         g->splits_ord = (int32_t) ord;
     } else {
-        if (len < TRACE_ALLOC_HEAD) return false;
-        uint32_t nb = rd_u32(p + 8), n = rd_u32(p + 12), eb = rd_u32(p + 16), ea = rd_u32(p + 20);
-        if (n != nt || eb < TRACE_BUFFER_ENTRY || ea < TRACE_ALLOC_ENTRY) return false;
-        if (!fits(len, TRACE_ALLOC_HEAD, nb, eb, n, ea)) return false;
+        if (ah.n_tensors != nt || ah.buffer_entry_size < TRACE_SIZE(buffer) || ah.alloc_entry_size < TRACE_SIZE(alloc))
+            return false;
+        if (!fits(len, TRACE_SIZE(alloc_head), ah.n_buffers, ah.buffer_entry_size, ah.n_tensors, ah.alloc_entry_size))
+            return false;
         g->alloc_ord = (int32_t) ord;
         g->alloc_base_ord = -1;
     }
@@ -498,18 +554,20 @@ static enum tg_status build_lists(struct tg_trace * tr) {
 // ---- open / close -----------------------------------------------------------
 
 static enum tg_status check_header(struct tg_trace * tr) {
-    if (tr->size < TRACE_HEADER_SIZE || memcmp(tr->base, TRACE_MAGIC, 8) != 0)
+    if (tr->size < TRACE_HEADER_SIZE ||
+        memcmp(tr->base + TRACE_AT(file_header, magic), TRACE_MAGIC, TRACE_WIDTH(file_header, magic)) != 0)
         return tg_error(TG_ERR_FORMAT, "not a tgdb trace (bad magic)");
-    const uint8_t * h = tr->base;
-    if (rd_u32(h + 28) != XXH32(h, 28, 0))
+    struct trace_file_header h;
+    trace_get_file_header(tr->base, &h);
+    if (h.checksum != XXH32(tr->base, TRACE_AT(file_header, checksum), 0))
         return tg_error(TG_ERR_FORMAT, "trace header checksum mismatch (damaged header)");
-    tr->st.version_major = rd_u16(h + 8);
-    tr->st.version_minor = rd_u16(h + 10);
+    tr->st.version_major = h.version_major;
+    tr->st.version_minor = h.version_minor;
     if (tr->st.version_major != TRACE_VERSION_MAJOR)
         return tg_error(TG_ERR_FORMAT, "trace format version %u.%u is not supported (this reader reads %u.x)",
                         tr->st.version_major, tr->st.version_minor, TRACE_VERSION_MAJOR);
-    if (rd_u32(h + 16) != TRACE_HEADER_SIZE)
-        return tg_error(TG_ERR_FORMAT, "trace header size %u unexpected", rd_u32(h + 16));
+    if (h.header_size != TRACE_HEADER_SIZE)
+        return tg_error(TG_ERR_FORMAT, "trace header size %u unexpected", h.header_size);
     return TG_OK;
 }
 
@@ -636,6 +694,7 @@ void tg_trace_close(struct tg_trace * tr) {
     free(tr->graph_by_id);
     free(tr->eval_keys);
     free(tr->contents_keys);
+    free(tr->sketch_keys);
     free(tr->uid_keys);
     free(tr);
 }

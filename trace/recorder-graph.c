@@ -19,7 +19,7 @@ struct rec_sched * tg_trace_rec_sched_state(struct tg_trace_recorder * r, struct
     s->sched = sched;
     s->graph_id = UINT32_MAX;
     if (sched) {
-        struct tg_trace_sched ts = { (uint32_t) sched_id, 0, {0}, {0}, 0 };
+        struct tg_trace_sched ts = { .sched_id = (uint32_t) sched_id, .n_backends = 0 };
         int n = tg_sched_n_backends(sched);
         for (int b = 0; b < n && b < TG_TRACE_MAX_BACKENDS; b++) {
             struct tg_backend * be = tg_sched_get_backend(sched, b);
@@ -150,8 +150,8 @@ static void write_placement(struct tg_trace_recorder * r, struct rec_sched * s, 
     for (int i = 0; i < s->n_tensors; i++) {
         const struct tg_sched_placement * sp = i < s->n_nodes ? &ev->nodes[i]
             : i < s->n_nodes + s->n_leafs ? &ev->leafs[i - s->n_nodes] : NULL;
-        p[i] = sp ? (struct tg_trace_placement) { sp->backend, (uint32_t) sp->cause, sp->detail }
-                  : (struct tg_trace_placement) { TG_TRACE_NONE, 0, NULL };
+        p[i] = sp ? (struct tg_trace_placement) { .backend = sp->backend, .cause = (uint32_t) sp->cause, .text = sp->detail }
+                  : (struct tg_trace_placement) { .backend = TG_TRACE_NONE, .cause = 0, .text = NULL };
     }
     for (int k = 0; k < ev->n_splits; k++) {
         const struct tg_sched_split * sp = &ev->splits[k];
@@ -159,7 +159,7 @@ static void write_placement(struct tg_trace_recorder * r, struct rec_sched * s, 
             int32_t ci = sp->copies ? index_of(s, sp->copies[j]) : TG_TRACE_NONE;
             if (ci < s->n_nodes + s->n_leafs) continue;
             snprintf(texts[ci], sizeof(texts[ci]), "copy of input '%s' for split %d", sp->inputs[j]->name, k);
-            p[ci] = (struct tg_trace_placement) { sp->backend, 0, texts[ci] };
+            p[ci] = (struct tg_trace_placement) { .backend = sp->backend, .cause = 0, .text = texts[ci] };
         }
     }
     write_placement_record(r, s, p, s->n_tensors);
@@ -183,7 +183,8 @@ static void write_splits(struct tg_trace_recorder * r, struct rec_sched * s, con
     int at = 0;
     for (int k = 0; k < ev->n_splits; k++) {
         const struct tg_sched_split * x = &ev->splits[k];
-        sp[k] = (struct tg_trace_split) { x->backend, x->i_start, x->i_end, (uint32_t) at, (uint32_t) x->n_inputs };
+        sp[k] = (struct tg_trace_split) { .backend = x->backend, .node_begin = x->i_start, .node_end = x->i_end,
+                                          .first_input = (uint32_t) at, .n_inputs = (uint32_t) x->n_inputs };
         for (int j = 0; j < x->n_inputs; j++, at++) {
             int32_t ti = index_of(s, x->inputs[j]);
             in[at].tensor = ti;
@@ -204,8 +205,8 @@ static void write_graph(struct tg_trace_recorder * r, struct rec_sched * s) {
         fill_tensor(&r->tt[i], s, s->tensors[i]);
         tg_ptrmap_put(&r->uid_graph, r->tt[i].uid, ((uint64_t) s->graph_id << 32) | (uint32_t) i);
     }
-    struct tg_trace_graph g = { s->graph_id, (uint32_t) s->sched_id, s->n_nodes,
-                                s->n_tensors - s->n_nodes, 0, 0, 0, 0 };
+    struct tg_trace_graph g = { .graph_id = s->graph_id, .sched_id = (uint32_t) s->sched_id, .n_nodes = s->n_nodes,
+                                .n_leafs = s->n_tensors - s->n_nodes };
     // a decode loop rebuilds nearly the same graph every token: against the
     // last full GRAPH, write only the tensors that changed (fill_tensor
     // zeroes every entry, so entries compare bytewise)
@@ -359,14 +360,16 @@ static void graph_alloc(struct tg_trace_recorder * r, const struct tg_obs_alloc_
         }
         struct tg_buffer * b = tg_tensor_buffer(t);
         void * base = b ? tg_buffer_get_base(b) : NULL;
-        al[i] = (struct tg_trace_alloc) { buf_index(&bl, b, -1), TG_TRACE_NONE,
-            b && base && t->data ? (uint64_t) ((const char *) t->data - (const char *) base) : 0, tg_nbytes(t), -1, -1,
-            b ? TG_TRACE_ALLOC_EXTERNAL : TG_TRACE_ALLOC_NONE };
+        al[i] = (struct tg_trace_alloc) { .buffer = buf_index(&bl, b, -1), .inplace_parent = TG_TRACE_NONE,
+            .offset = b && base && t->data ? (uint64_t) ((const char *) t->data - (const char *) base) : 0,
+            .size = tg_nbytes(t), .first_step = -1, .last_step = -1,
+            .flags = b ? TG_TRACE_ALLOC_EXTERNAL : TG_TRACE_ALLOC_NONE };
     }
     struct tg_trace_buffer tb[64];
     for (int i = 0; i < bl.n; i++) {
-        tb[i] = (struct tg_trace_buffer) { bl.b[i]->id, bl.backend[i], (int32_t) tg_buffer_get_usage(bl.b[i]),
-                                           tg_buffer_get_size(bl.b[i]), "" };
+        tb[i] = (struct tg_trace_buffer) { .uid = bl.b[i]->id, .backend = bl.backend[i],
+                                           .usage = (int32_t) tg_buffer_get_usage(bl.b[i]),
+                                           .size = tg_buffer_get_size(bl.b[i]), .buft = "" };
         snprintf(tb[i].buft, sizeof(tb[i].buft), "%s", tg_buffer_name(bl.b[i]));
     }
     if (al) write_alloc_record(r, s, tb, bl.n, al, s->n_tensors);
@@ -377,8 +380,9 @@ static void graph_alloc(struct tg_trace_recorder * r, const struct tg_obs_alloc_
         for (int i = 0; i < ev->n_buffers && at > 0 && at < (int) sizeof(msg); i++)
             at += snprintf(msg + at, sizeof(msg) - (size_t) at, " #%llu (%zu bytes)",
                            (unsigned long long) (ev->buffers[i].buffer ? ev->buffers[i].buffer->id : 0), ev->buffers[i].size);
-        struct tg_trace_event e = { TG_TRACE_EV_GRAPH_ALLOCATED, TG_TRACE_INFO, tg_observe_now_ns(), (int32_t) s->graph_id,
-                                    -1, 0, 0, 0, 0, -1, "", msg, 0 };
+        struct tg_trace_event e = { .kind = TG_TRACE_EV_GRAPH_ALLOCATED, .severity = TG_TRACE_INFO,
+                                    .time_ns = tg_observe_now_ns(), .graph_id = (int32_t) s->graph_id, .tensor = -1,
+                                    .step = -1, .name = "", .message = msg };
         tg_trace_write_event(r->w, &e);
     }
     free(al);

@@ -19,7 +19,8 @@ static _Thread_local int in_recorder;   // our own tensor reads are not host acc
 static bool poison_attached;            // tg_trace_set_poison(true) is in effect
 
 struct tg_trace_options tg_trace_default_options(void) {
-    return (struct tg_trace_options) { true, true, NULL, 3, true, NULL, true };
+    return (struct tg_trace_options) { .hashes = true, .summaries = true, .contents = NULL, .zstd_level = 3,
+                                       .host_hashes = true, .note = NULL, .views = true, .sketches = true };
 }
 
 bool tg_trace_set_hash_mode(struct tg_trace_options * o, const char * mode) {
@@ -70,8 +71,10 @@ static void write_run(struct tg_trace_recorder * r) {
     struct timespec rt;
     clock_gettime(CLOCK_REALTIME, &rt);
     long nproc = sysconf(_SC_NPROCESSORS_ONLN);
-    struct tg_trace_run run = { (uint64_t) rt.tv_sec * 1000000000ull + (uint64_t) rt.tv_nsec, tg_observe_now_ns(),
-                                (uint32_t) getpid(), (int32_t) nproc, TG_VERSION, cmd, backends, r->note ? r->note : "", 0 };
+    struct tg_trace_run run = { .time_unix_ns = (uint64_t) rt.tv_sec * 1000000000ull + (uint64_t) rt.tv_nsec,
+                                .mono_start_ns = tg_observe_now_ns(), .pid = (uint32_t) getpid(),
+                                .n_threads = (int32_t) nproc, .engine_version = TG_VERSION, .cmdline = cmd,
+                                .backends = backends, .note = r->note ? r->note : "" };
     tg_trace_write_run_causes(r->w, &run, ops, TG_OP_COUNT, types, TG_TYPE_COUNT, causes, TG_CAUSE_COUNT);
 }
 
@@ -99,7 +102,8 @@ static void compute_begin(struct tg_trace_recorder * r, const struct tg_obs_comp
     if (!s) return;
     s->compute_seq = r->n_computes++;
     s->next_node = 0;
-    struct tg_trace_compute c = { s->graph_id, s->compute_seq, TG_TRACE_BEGIN, 0, ev->t_ns, 0 };
+    struct tg_trace_compute c = { .graph_id = s->graph_id, .compute_seq = s->compute_seq, .phase = TG_TRACE_BEGIN,
+                                  .status = 0, .time_ns = ev->t_ns };
     tg_trace_write_compute(r->w, &c);
 }
 
@@ -119,14 +123,16 @@ static void compute_end(struct tg_trace_recorder * r, const struct tg_obs_comput
     if (!s) return;
     r->n_computes_done++;
     if (ev->status == TG_OK && node_events_on(r)) record_skipped(r, s, s->graph ? s->graph->n_nodes : 0, NULL);
-    struct tg_trace_compute c = { s->graph_id, s->compute_seq, TG_TRACE_END, (int32_t) ev->status, ev->t_ns, 0 };
+    struct tg_trace_compute c = { .graph_id = s->graph_id, .compute_seq = s->compute_seq, .phase = TG_TRACE_END,
+                                  .status = (int32_t) ev->status, .time_ns = ev->t_ns };
     tg_trace_write_compute(r->w, &c);
     if (ev->status != TG_OK) {   // the engine's explanation, while it is still the last error
         char msg[1200];
         snprintf(msg, sizeof(msg), "computation #%u of graph %u: %s", s->compute_seq, s->graph_id, tg_last_error());
-        struct tg_trace_event e = { ev->status == TG_ERR_NO_BUFFER ? TG_TRACE_EV_UNALLOCATED_USE : TG_TRACE_EV_ERROR,
-                                    ev->status == TG_ERR_ABORTED ? TG_TRACE_WARN : TG_TRACE_ERROR, ev->t_ns,
-                                    (int32_t) s->graph_id, -1, 0, 0, 0, 0, -1, "", msg, 0 };
+        struct tg_trace_event e = {
+            .kind = ev->status == TG_ERR_NO_BUFFER ? TG_TRACE_EV_UNALLOCATED_USE : TG_TRACE_EV_ERROR,
+            .severity = ev->status == TG_ERR_ABORTED ? TG_TRACE_WARN : TG_TRACE_ERROR, .time_ns = ev->t_ns,
+            .graph_id = (int32_t) s->graph_id, .tensor = -1, .step = -1, .name = "", .message = msg };
         tg_trace_write_event(r->w, &e);
     }
 }
@@ -168,8 +174,9 @@ static void write_contents(struct tg_trace_recorder * r, const struct tg_trace_e
     uint8_t * buf = need ? malloc(need) : NULL;
     if (!buf) return;
     tg_trace_gather_data(data, t->type, t->ne, t->nb, buf, need);
-    struct tg_trace_contents c = { e->graph_id, e->compute_seq, e->node, (int32_t) t->type, 0,
-                                   { t->ne[0], t->ne[1], t->ne[2], t->ne[3] }, need, 0, e->hash, 0 };
+    struct tg_trace_contents c = { .graph_id = e->graph_id, .compute_seq = e->compute_seq, .node = e->node,
+                                   .type = (int32_t) t->type, .ne = { t->ne[0], t->ne[1], t->ne[2], t->ne[3] },
+                                   .raw_size = need, .hash = e->hash };
     tg_trace_write_contents(r->w, &c, buf, r->opt.zstd_level);
     free(buf);
 }
@@ -185,6 +192,8 @@ struct rec_item {
     const void *         data;       // host bytes (NULL: none readable)
     bool                 contents;   // write a CONTENTS record too
     bool                 done;       // hash/summary already computed (device copies)
+    bool                 sketched;   // sketch holds the node's SKETCH buckets
+    float                sketch[TG_TRACE_SKETCH_N];
 };
 
 #define REC_BATCH 64
@@ -193,11 +202,14 @@ static void item_prepare(struct tg_trace_recorder * r, struct rec_sched * s, str
                          int index, int split, int backend, uint64_t t_begin, uint64_t t_end) {
     struct tg_buffer * b = tg_tensor_buffer(t);
     it->t = t;
-    it->e = (struct tg_trace_eval) { s->graph_id, s->compute_seq, index, t_end ? TG_TRACE_EVAL_TIME : 0, t_begin, t_end,
-                                     0, (uint64_t) (uintptr_t) t, tg_trace_rec_root_uid(t), b ? b->id : 0, buffer_offset(b, t->data),
-                                     tg_nbytes(t), backend, split, { 0, 0, 0, 0, 0, 0, 0, 0 }, 0 };
+    it->e = (struct tg_trace_eval) { .graph_id = s->graph_id, .compute_seq = s->compute_seq, .node = index,
+                                     .flags = t_end ? TG_TRACE_EVAL_TIME : 0, .t_begin_ns = t_begin, .t_end_ns = t_end,
+                                     .uid = (uint64_t) (uintptr_t) t, .root_uid = tg_trace_rec_root_uid(t),
+                                     .buffer_uid = b ? b->id : 0, .offset = buffer_offset(b, t->data),
+                                     .nbytes = tg_nbytes(t), .backend = backend, .split = split };
     it->contents = r->contents && tg_trace_pattern_match(r->contents, t->name, tg_op_name(t->op));
     it->data = NULL;
+    it->sketched = false;
     bool view = t->op == TG_OP_NONE || tg_op_is_view(t->op);
     it->done = !(((r->opt.hashes || r->opt.summaries) && (r->opt.views || !view)) || it->contents);
     if (it->done) return;
@@ -211,8 +223,13 @@ static void item_hash(const struct tg_trace_options * opt, struct rec_item * it)
     struct tg_tensor * t = it->t;
     struct tg_trace_eval * e = &it->e;
     bool want_hash = opt->hashes || it->contents;
-    bool ok = tg_trace_hash_summarize(it->data, t->type, t->ne, t->nb, want_hash ? &e->hash : NULL,
-                                      opt->summaries ? &e->sum : NULL);
+    bool want_sketch = opt->summaries && opt->sketches;
+    double sk[TG_TRACE_SKETCH_N];
+    bool ok = tg_trace_hash_summarize_sketch(it->data, t->type, t->ne, t->nb, want_hash ? &e->hash : NULL,
+                                             opt->summaries ? &e->sum : NULL, want_sketch ? sk : NULL);
+    it->sketched = ok && want_sketch;
+    if (it->sketched) for (int k = 0; k < TG_TRACE_SKETCH_N; k++) it->sketch[k] = (float) sk[k];   // stored as binary32
+    if (it->sketched) e->flags |= TG_TRACE_EVAL_SKETCH;
     if (!ok && want_hash && opt->summaries) {   // a type without a summary: hash only
         e->hash = tg_trace_hash_data(it->data, t->type, t->ne, t->nb);
         e->flags |= TG_TRACE_EVAL_HASH;
@@ -225,6 +242,12 @@ static void item_hash(const struct tg_trace_options * opt, struct rec_item * it)
 
 static void item_write(struct tg_trace_recorder * r, struct rec_item * it) {
     tg_trace_write_eval(r->w, &it->e);
+    if (it->sketched) {
+        struct tg_trace_sketch s = { .graph_id = it->e.graph_id, .compute_seq = it->e.compute_seq,
+                                     .node = it->e.node, .n = TG_TRACE_SKETCH_N, .scheme = 1 };
+        memcpy(s.v, it->sketch, sizeof(s.v));
+        tg_trace_write_sketch(r->w, &s);
+    }
     if (it->contents && it->data) write_contents(r, &it->e, it->t, it->data);
 }
 
@@ -308,9 +331,10 @@ static void access_error(struct tg_trace_recorder * r, const struct tg_obs_tenso
     const struct tg_tensor * t = ev->tensor;
     uint64_t gv;
     bool known = tg_ptrmap_get(&r->uid_graph, tg_ptrmap_key(t), &gv);
-    struct tg_trace_event e = { TG_TRACE_EV_UNALLOCATED_USE, TG_TRACE_ERROR, ev->t_ns, known ? (int32_t) (gv >> 32) : -1,
-                                known ? (int32_t) (uint32_t) gv : -1, (uint64_t) (uintptr_t) t, 0, ev->offset, ev->size,
-                                -1, "", NULL, 0 };
+    struct tg_trace_event e = { .kind = TG_TRACE_EV_UNALLOCATED_USE, .severity = TG_TRACE_ERROR, .time_ns = ev->t_ns,
+                                .graph_id = known ? (int32_t) (gv >> 32) : -1,
+                                .tensor = known ? (int32_t) (uint32_t) gv : -1, .uid = (uint64_t) (uintptr_t) t,
+                                .buffer_uid = 0, .offset = ev->offset, .size = ev->size, .step = -1, .name = "" };
     char msg[1200];
     const char * what = ev->what == TG_OBS_IO_GET ? "read" : ev->what == TG_OBS_IO_MEMSET ? "memset" :
                         ev->what == TG_OBS_IO_COPY ? "copy into" : "write";
@@ -332,9 +356,11 @@ static void host_access(struct tg_trace_recorder * r, const struct tg_obs_tensor
     uint64_t gv;
     bool known = tg_ptrmap_get(&r->uid_graph, tg_ptrmap_key(t), &gv);
     if (r->sched && !known) return;   // a per-scheduler recorder keeps to its graphs' tensors
-    struct tg_trace_host h = { kind, r->n_computes_done, ev->t_ns, (uint64_t) (uintptr_t) t, tg_trace_rec_root_uid(t),
-                               ev->buffer ? ev->buffer->id : 0, buffer_offset(ev->buffer, t->data) + ev->offset,
-                               ev->size, 0, -1, -1, "", 0 };
+    struct tg_trace_host h = { .kind = kind, .compute_seq = r->n_computes_done, .time_ns = ev->t_ns,
+                               .uid = (uint64_t) (uintptr_t) t, .root_uid = tg_trace_rec_root_uid(t),
+                               .buffer_uid = ev->buffer ? ev->buffer->id : 0,
+                               .offset = buffer_offset(ev->buffer, t->data) + ev->offset, .size = ev->size,
+                               .hash = 0, .graph_id = -1, .tensor = -1 };
     snprintf(h.name, sizeof(h.name), "%s", t->name);
     if (r->opt.host_hashes && ev->data && ev->size) h.hash = XXH3_64bits(ev->data, ev->size);
     if (known) { h.graph_id = (int32_t) (gv >> 32); h.tensor = (int32_t) (uint32_t) gv; }
@@ -362,9 +388,9 @@ static int kv_int(const char * text, const char * key, int def) {
 static void on_marker(const struct tg_obs_marker * ev, void * user) {
     struct tg_trace_recorder * r = user;
     bool decode = ev->name && !strcmp(ev->name, "decode");
-    struct tg_trace_marker m = { decode ? TG_TRACE_MARK_DECODE : TG_TRACE_MARK_USER, 0, ev->t_ns,
-                                 kv_int(ev->text, "n_tokens=", 0), kv_int(ev->text, "pos=", 0),
-                                 kv_int(ev->text, "seq=", 0), 0, NULL, 0 };
+    struct tg_trace_marker m = { .kind = decode ? TG_TRACE_MARK_DECODE : TG_TRACE_MARK_USER, .time_ns = ev->t_ns,
+                                 .n_tokens = kv_int(ev->text, "n_tokens=", 0), .pos = kv_int(ev->text, "pos=", 0),
+                                 .seq_id = kv_int(ev->text, "seq=", 0) };
     char text[256];
     snprintf(text, sizeof(text), "%s%s%s", ev->name ? ev->name : "marker", ev->text && ev->text[0] ? " " : "",
              ev->text ? ev->text : "");
@@ -390,9 +416,10 @@ struct tg_trace_recorder * tg_trace_attach(struct tg_sched * sched, const char *
     if (!r->w) { free(r->contents); free(r->note); pthread_mutex_destroy(&r->mu); free(r); return NULL; }
     write_run(r);
     if (poison_attached) {   // says why freed ranges read as NaN in this run
-        struct tg_trace_event e = { TG_TRACE_EV_POISON, TG_TRACE_INFO, tg_observe_now_ns(), -1, -1, 0, 0, 0, 0, -1, "",
-                                    "poison mode on (TGDB_POISON / --poison): compute ranges the allocator frees or "
-                                    "hands to another tensor are filled with NaN", 0 };
+        struct tg_trace_event e = { .kind = TG_TRACE_EV_POISON, .severity = TG_TRACE_INFO, .time_ns = tg_observe_now_ns(),
+                                    .graph_id = -1, .tensor = -1, .step = -1, .name = "",
+                                    .message = "poison mode on (TGDB_POISON / --poison): compute ranges the allocator "
+                                               "frees or hands to another tensor are filled with NaN" };
         tg_trace_write_event(r->w, &e);
     }
     if (sched) tg_trace_rec_sched_state(r, sched, tg_sched_id(sched));
@@ -442,8 +469,9 @@ struct tg_trace_writer * tg_trace_recorder_writer(struct tg_trace_recorder * r) 
 
 enum tg_status tg_trace_mark_decode(struct tg_trace_recorder * r, int n_tokens, int pos, int seq_id, const int32_t * ids) {
     if (!r) return tg_error(TG_ERR_INVALID_ARG, "trace: NULL recorder");
-    struct tg_trace_marker m = { TG_TRACE_MARK_DECODE, 0, tg_observe_now_ns(), n_tokens, pos, seq_id,
-                                 ids && n_tokens > 0 ? (uint32_t) n_tokens : 0, "decode", 0 };
+    struct tg_trace_marker m = { .kind = TG_TRACE_MARK_DECODE, .time_ns = tg_observe_now_ns(), .n_tokens = n_tokens,
+                                 .pos = pos, .seq_id = seq_id, .n_ids = ids && n_tokens > 0 ? (uint32_t) n_tokens : 0,
+                                 .text = "decode" };
     enum tg_status st;
     LOCKED(r, { m.compute_seq = r->n_computes_done; st = tg_trace_write_marker(r->w, &m, ids); });
     return st;
@@ -451,7 +479,7 @@ enum tg_status tg_trace_mark_decode(struct tg_trace_recorder * r, int n_tokens, 
 
 enum tg_status tg_trace_mark(struct tg_trace_recorder * r, const char * text) {
     if (!r) return tg_error(TG_ERR_INVALID_ARG, "trace: NULL recorder");
-    struct tg_trace_marker m = { TG_TRACE_MARK_USER, 0, tg_observe_now_ns(), 0, 0, 0, 0, text ? text : "", 0 };
+    struct tg_trace_marker m = { .kind = TG_TRACE_MARK_USER, .time_ns = tg_observe_now_ns(), .text = text ? text : "" };
     enum tg_status st;
     LOCKED(r, { m.compute_seq = r->n_computes_done; st = tg_trace_write_marker(r->w, &m, NULL); });
     return st;

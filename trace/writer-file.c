@@ -176,10 +176,8 @@ uint8_t * tg_trace_rec_begin(struct tg_trace_writer * w, uint16_t type, size_t l
         w->cur = w->buf;
         memset(w->cur, 0, need);
     }
-    wr_u16(w->cur + 4, type);   // the sync word comes last (rec_commit)
-    wr_u16(w->cur + 6, 0);
-    wr_u32(w->cur + 8, (uint32_t) len);
-    return w->cur + TRACE_FRAME_HEAD;
+    // the sync word stays 0 here: it comes last (rec_commit)
+    return trace_put_frame_head(w->cur, &(struct trace_frame_head) { .type = type, .length = (uint32_t) len });
 }
 
 // Appends the finished record to the pending batch. False on OOM.
@@ -201,9 +199,12 @@ static enum tg_status flush_pending(struct tg_trace_writer * w) {
 
 static enum tg_status rec_commit_locked(struct tg_trace_writer * w) {
     uint8_t * r = w->cur;
-    uint16_t type = rd_u16(r + 4);
-    uint32_t len  = rd_u32(r + 8);
-    wr_u32(r + TRACE_FRAME_HEAD + len, tg_trace_frame_checksum(r + 4, 8 + (size_t) len));
+    struct trace_frame_head f;
+    trace_get_frame_head(r, &f);
+    uint16_t type = f.type;
+    uint32_t len  = f.length;
+    const size_t after_sync = TRACE_AT(frame_head, type);   // the checksum covers type, flags, length, payload
+    wr_u32(r + TRACE_FRAME_HEAD + len, tg_trace_frame_checksum(r + after_sync, TRACE_FRAME_HEAD - after_sync + (size_t) len));
     if (w->n_index == w->index_cap) {
         size_t cap = w->index_cap ? w->index_cap * 2 : 256;
         struct index_entry * ni = realloc(w->index, cap * sizeof(*ni));
@@ -215,13 +216,13 @@ static enum tg_status rec_commit_locked(struct tg_trace_writer * w) {
         // Everything else first: a record with its sync word is whole, for a
         // reader of the file now and after this process dies.
         atomic_thread_fence(memory_order_release);
-        wr_u32(r, TRACE_SYNC);
+        wr_u32(r + TRACE_AT(frame_head, sync), TRACE_SYNC);
         w->index[w->n_index++] = (struct index_entry) { w->off, type, len };
         w->off += n;
         w->n_records++;
         return TG_OK;
     }
-    wr_u32(r, TRACE_SYNC);
+    wr_u32(r + TRACE_AT(frame_head, sync), TRACE_SYNC);
     w->index[w->n_index++] = (struct index_entry) { w->off + w->n_pending, type, len };
     if (w->batch > 0 && n < (1u << 20)) {   // big records (contents) go out at once
         if (pend(w, n)) { w->n_records++; return TG_OK; }
@@ -328,13 +329,11 @@ struct tg_trace_writer * tg_trace_writer_open(const char * path) {
         writer_free(w);
         return NULL;
     }
-    uint8_t h[TRACE_HEADER_SIZE] = {0};
-    memcpy(h, TRACE_MAGIC, 8);
-    wr_u16(h + 8, TRACE_VERSION_MAJOR);
-    wr_u16(h + 10, TRACE_VERSION_MINOR);
-    wr_u32(h + 12, 0);
-    wr_u32(h + 16, TRACE_HEADER_SIZE);
-    wr_u32(h + 28, XXH32(h, 28, 0));
+    uint8_t h[TRACE_HEADER_SIZE];
+    struct trace_file_header fh = { .magic = TRACE_MAGIC, .version_major = TRACE_VERSION_MAJOR,
+                                    .version_minor = TRACE_VERSION_MINOR, .header_size = TRACE_HEADER_SIZE };
+    trace_put_file_header(h, &fh);   // then the checksum of the bytes before it
+    wr_u32(h + TRACE_AT(file_header, checksum), XXH32(h, TRACE_AT(file_header, checksum), 0));
     // A regular file we can read and write is mapped; anything else (a pipe,
     // a device, a file system without shared maps) is written with write(2).
     struct stat sb;
@@ -376,24 +375,19 @@ struct tg_trace_writer * tg_trace_writer_open(const char * path) {
 
 static enum tg_status write_index_footer(struct tg_trace_writer * w) {
     size_t n = w->n_index;
-    uint8_t * p = tg_trace_rec_begin(w, TG_TRACE_REC_INDEX, TRACE_INDEX_HEAD + n * TRACE_INDEX_ENTRY);
+    uint8_t * p = tg_trace_rec_begin(w, TG_TRACE_REC_INDEX, TRACE_SIZE(index_head) + n * TRACE_SIZE(index_entry));
     if (!p) return tg_last_status();
-    wr_u32(p, (uint32_t) n);
-    wr_u32(p + 4, TRACE_INDEX_ENTRY);
-    for (size_t i = 0; i < n; i++) {
-        uint8_t * e = p + TRACE_INDEX_HEAD + i * TRACE_INDEX_ENTRY;
-        wr_u64(e, w->index[i].off);
-        wr_u32(e + 8, w->index[i].type);
-        wr_u32(e + 12, w->index[i].len);
-    }
+    p = trace_put_index_head(p, &(struct trace_index_head) { .n = (uint32_t) n, .entry_size = TRACE_SIZE(index_entry) });
+    for (size_t i = 0; i < n; i++)
+        p = trace_put_index_entry(p, &(struct trace_index_entry) {
+            .offset = w->index[i].off, .type = w->index[i].type, .length = w->index[i].len });
     uint64_t index_off = w->off;
     enum tg_status st = tg_trace_rec_commit(w);
     if (st != TG_OK) return st;
-    p = tg_trace_rec_begin(w, TG_TRACE_REC_FOOTER, TRACE_FOOTER_PAYLOAD);
+    p = tg_trace_rec_begin(w, TG_TRACE_REC_FOOTER, TRACE_SIZE(footer));
     if (!p) return tg_last_status();
-    wr_u64(p, index_off);
-    wr_u64(p + 8, (uint64_t) n);
-    memcpy(p + 16, TRACE_FOOTER_MAGIC, 8);
+    trace_put_footer(p, &(struct trace_footer) { .index_offset = index_off, .n_records = (uint64_t) n,
+                                                 .magic = TRACE_FOOTER_MAGIC });
     return tg_trace_rec_commit(w);
 }
 

@@ -12,6 +12,7 @@
 //   hashes     hashes + numeric summaries of every evaluated node
 //   +layer     hashes + summaries + full contents (zstd) of layer 3 ("*-3")
 //   computed   hashes + summaries of computing nodes only (--trace-hash computed: views skipped)
+//   -sketch    hashes + summaries without the value sketches (what "hashes" was before format 1.2)
 // Overheads are relative to "none" (target: hashes under 10% of tg time).
 #include "tg/llama.h"
 #include "tg/trace-check.h"
@@ -46,7 +47,7 @@ static long long file_size(const char * path) {
     return stat(path, &st) == 0 ? (long long) st.st_size : -1;
 }
 
-struct cfg { const char * name; bool attach; bool hashes; const char * contents; bool views; };
+struct cfg { const char * name; bool attach; bool hashes; const char * contents; bool views; bool sketches; };
 
 struct result { double pp_ms, tg_ms, pp_cpu, tg_cpu; long long bytes; int evals; };
 
@@ -64,6 +65,7 @@ static bool run_once(struct tg_llama_model * model, const struct cfg * c, int n_
         o.hashes = o.summaries = c->hashes;
         o.contents = c->contents;
         o.views = c->views;
+        o.sketches = c->sketches;
         rec = tg_trace_attach(tg_llama_context_sched(ctx), path, &o);
         if (!rec) { fprintf(stderr, "bench_trace: %s\n", tg_last_error()); tg_llama_context_free(ctx); return false; }
     }
@@ -128,13 +130,14 @@ static int bench_model(const char * model_arg, int n_pp, int n_tg, int n_threads
     printf("model %s: %.1fM params, n_embd %d, n_layer %d, %s weights; pp %d tokens, tg %d tokens, %d threads, best of %d\n",
            path, (double) tg_llama_model_n_params(model) / 1e6, hp->n_embd, hp->n_layer,
            tg_type_name(tg_llama_model_weight_type(model)), n_pp, n_tg, n_threads, reps);
-    enum { NCFG = 5 };
+    enum { NCFG = 6 };
     const struct cfg cfgs[NCFG] = {
-        { "none", false, false, NULL, true },
-        { "timing", true, false, NULL, true },
-        { "hashes", true, true, NULL, true },
-        { "+layer", true, true, "*-3", true },
-        { "computed", true, true, NULL, false },
+        { "none", false, false, NULL, true, true },
+        { "timing", true, false, NULL, true, true },
+        { "hashes", true, true, NULL, true, true },
+        { "+layer", true, true, "*-3", true, true },
+        { "computed", true, true, NULL, false, true },
+        { "-sketch", true, true, NULL, true, false },
     };
     struct result best[NCFG];
     for (int k = 0; k < NCFG; k++) best[k] = (struct result) { 1e30, 1e30, 1e30, 1e30, 0, 0 };
@@ -221,13 +224,16 @@ static int bench_reader(void) {
         if (i < NODES) { t[i].src[0] = i > 0 ? i - 1 : NODES; t[i].src[1] = NODES + i % LEAFS; }
         t[i].view_src = -1;
     }
-    struct tg_trace_graph g = { 1, 1, NODES, LEAFS, 0, 0, 0, 0 };
+    struct tg_trace_graph g = { .graph_id = 1, .sched_id = 1, .n_nodes = NODES, .n_leafs = LEAFS };
     tg_trace_write_graph(w, &g, t);
     free(t);
     for (int i = 0; i < NODES; i++) {
-        struct tg_trace_eval e = { 1, 0, i, 7, (uint64_t) i * 10, (uint64_t) i * 10 + 5, (uint64_t) i * 0x9E3779B97F4A7C15ull,
-                                   0x10000 + (uint64_t) i, 0x10000 + (uint64_t) i, 1, (uint64_t) (i % 64) * 16384, 16384, 0, 0,
-                                   { -1, 1, 0, 0.5, 0, 0, 0, 4096 }, 0 };
+        struct tg_trace_eval e = { .graph_id = 1, .compute_seq = 0, .node = i, .flags = 7,
+                                   .t_begin_ns = (uint64_t) i * 10, .t_end_ns = (uint64_t) i * 10 + 5,
+                                   .hash = (uint64_t) i * 0x9E3779B97F4A7C15ull, .uid = 0x10000 + (uint64_t) i,
+                                   .root_uid = 0x10000 + (uint64_t) i, .buffer_uid = 1,
+                                   .offset = (uint64_t) (i % 64) * 16384, .nbytes = 16384, .backend = 0, .split = 0,
+                                   .sum = { .min = -1, .max = 1, .mean = 0, .rms = 0.5, .n_elem = 4096 } };
         tg_trace_write_eval(w, &e);
     }
     tg_trace_writer_close(w);

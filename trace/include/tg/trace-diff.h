@@ -55,14 +55,15 @@ struct tg_diff_options tg_diff_default_options(void);
     X(TG_DIFF_EV_HASH,     "hash")     /* equal content hashes: identical bytes */ \
     X(TG_DIFF_EV_CONTENTS, "contents") /* full contents of both sides */ \
     X(TG_DIFF_EV_SUMMARY,  "summary")  /* numeric summaries (mean, rms, min, max, NaN/Inf counts) */ \
-    X(TG_DIFF_EV_SUMS,     "sums")     /* sum and sum of squares (a TSV dump side) */
+    X(TG_DIFF_EV_SUMS,     "sums")     /* sum and sum of squares (a TSV dump side) */ \
+    X(TG_DIFF_EV_SKETCH,   "sketch")   /* value sketches (format 1.2): estimated rel_l2 */
 enum tg_diff_evidence {
 #define TG_DIFF_EV_ENUM(e, name) e,
     TG_DIFF_EVIDENCE_LIST(TG_DIFF_EV_ENUM)
 #undef TG_DIFF_EV_ENUM
     TG_DIFF_EV_COUNT
 };
-// "-", "hash", "contents", "summary", "sums".
+// "-", "hash", "contents", "summary", "sums", "sketch".
 const char * tg_diff_evidence_name(int evidence);
 
 struct tg_diff_pair {
@@ -75,13 +76,19 @@ struct tg_diff_pair {
     bool     hash_differs;      // both hashed (alike) and the hashes differ
     bool     view_skipped;      // no evidence: a view-like node (VIEW, RESHAPE, PERMUTE, TRANSPOSE,
                                 // NONE) recorded without data on both sides (--trace-hash computed)
-    double   rel_l2;            // ||a-b|| / ||b|| (contents; 0 for equal hashes; NAN: unknown)
+    double   rel_l2;            // ||a-b|| / ||b|| (contents, or estimated from sketches; 0 for equal
+                                // hashes; NAN: unknown)
+    double   rel_l2_err;        // sketch estimate: its expected error (one standard deviation, same
+                                // units as rel_l2); 0 when rel_l2 is exact; NAN: unknown
+    bool     introduced;        // sketches: the estimated rel_l2 grows here faster than that of any
+                                // input node (divergence introduced here, not inherited)
     double   max_abs, mean_abs; // element errors (contents; 0 for equal hashes; NAN: unknown)
     double   max_rel;           // max |a-b| / (|b| + atol) over elements (contents; else NAN)
     double   rel;               // the figure compared with rtol: contents: max_rel; summaries:
                                 // max relative delta of mean/rms/min/max; sums: max of the
                                 // relative deltas of sum (against sqrt(n*sumsq)) and sumsq;
-                                // 0 for equal hashes; NAN without evidence
+                                // sketch: the estimated rel_l2; 0 for equal hashes; NAN without
+                                // evidence
     char     name[TG_TRACE_NAME];
     char     op[24];
     int64_t  ne[4];
@@ -97,6 +104,7 @@ struct tg_diff_result {
     int                   n_hash_differs; // aligned pairs without evidence whose hashes differ
     int                   n_views_skipped; // aligned view-like pairs without data (not making it inconclusive
                                            // when other nodes were compared: their bytes are the viewed nodes')
+    int                   n_introduced; // pairs flagged `introduced`
     int                   first;        // pair index of the first divergence (-1: none)
     int                   n_dependents; // nodes of A depending on the first divergent node
     int *                 dependents;   // their A node indices (first's graph)
@@ -118,6 +126,14 @@ struct tg_diff_result {
 enum tg_status tg_diff_run(struct tg_diff_side * a, struct tg_diff_side * b,
                            const struct tg_diff_options * opt, struct tg_diff_result * res);
 void tg_diff_result_free(struct tg_diff_result * res);
+
+// Estimated ||A-B|| / ||B|| of one node from its SKETCH records in two runs
+// (same scheme and shape) and B's summary (||B|| = rms * sqrt(finite count)).
+// *err (may be NULL): the estimate's expected error, one standard deviation
+// (about 9% of the estimate with 64 buckets). Returns NAN when the sketches
+// are not comparable; 0 when they are equal.
+double tg_diff_sketch_rel_l2(const struct tg_trace_sketch * a, const struct tg_trace_sketch * b,
+                             const struct tg_trace_summary * sum_b, double * err);
 
 #ifdef __cplusplus
 }

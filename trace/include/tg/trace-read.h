@@ -169,6 +169,12 @@ int  tg_trace_n_contents(const struct tg_trace * tr);
 bool tg_trace_get_contents(const struct tg_trace * tr, int i, struct tg_trace_contents * out);
 // Contents of (graph_id, node, compute_seq) (UINT32_MAX: the last), -1 if none.
 int  tg_trace_find_contents(struct tg_trace * tr, uint32_t graph_id, int node, uint32_t compute_seq);
+
+// ---- sketches (format 1.2) -------------------------------------------------
+int  tg_trace_n_sketches(const struct tg_trace * tr);
+bool tg_trace_get_sketch(const struct tg_trace * tr, int i, struct tg_trace_sketch * out);
+// Sketch of (graph_id, node, compute_seq) (UINT32_MAX: the last), -1 if none.
+int  tg_trace_find_sketch(struct tg_trace * tr, uint32_t graph_id, int node, uint32_t compute_seq);
 // Decodes contents i into dst (cap >= raw_size bytes), verifying the record
 // checksum and the content hash. TG_OK, TG_ERR_INVALID_ARG (cap too small,
 // bad i) or TG_ERR_FORMAT (corrupt data), last error set.

@@ -34,6 +34,7 @@ extern "C" {
 #define TG_TRACE_MAX_SRC       6
 #define TG_TRACE_MAX_OP_PARAMS 16
 #define TG_TRACE_MAX_BACKENDS  16
+#define TG_TRACE_SKETCH_N      64   // buckets of a value sketch (SKETCH record)
 #define TG_TRACE_NONE          (-1) // "no tensor / no buffer / no backend" in index fields
 
 // Record types (u16 in the frame). Append-only; readers skip unknown types.
@@ -53,6 +54,7 @@ enum tg_trace_rec {
     TG_TRACE_REC_GRAPH_DELTA     = 13,  // a graph as an earlier GRAPH with some tensors changed (1.1)
     TG_TRACE_REC_PLACEMENT_DELTA = 14,  // a PLACEMENT as an earlier one with some entries changed (1.1)
     TG_TRACE_REC_ALLOC_DELTA     = 15,  // an ALLOC as an earlier one with some entries changed (1.1)
+    TG_TRACE_REC_SKETCH          = 16,  // a fixed-size sketch of one evaluated node's values (1.2)
     TG_TRACE_REC_INDEX     = 0x7F00, // offsets of every earlier record (written at close)
     TG_TRACE_REC_FOOTER    = 0x7F01, // last record: where the index is
 };
@@ -60,18 +62,70 @@ enum tg_trace_rec {
 // Returns "RUN", "GRAPH", ... or "UNKNOWN".
 const char * tg_trace_rec_name(uint32_t type);
 
-// ---- RUN ------------------------------------------------------------------
-struct tg_trace_run {
-    uint64_t     time_unix_ns;    // wall clock when tracing started
-    uint64_t     mono_start_ns;   // CLOCK_MONOTONIC at start (event times use this clock)
-    uint32_t     pid;
-    int32_t      n_threads;
-    const char * engine_version;  // "0.1.0"
-    const char * cmdline;         // argv joined by spaces
-    const char * backends;        // "CPU,BLAS"
-    const char * note;            // free text ("" if none)
-    uint32_t     record;          // reader: record ordinal
+// ---- enums used in the records ---------------------------------------------
+enum tg_trace_buffer_usage { TG_TRACE_USAGE_ANY = 0, TG_TRACE_USAGE_WEIGHTS = 1, TG_TRACE_USAGE_COMPUTE = 2 };
+enum tg_trace_alloc_flag {
+    TG_TRACE_ALLOC_ALLOCATED = 1 << 0,  // the graph allocator placed it (offset in a compute buffer)
+    TG_TRACE_ALLOC_INPLACE   = 1 << 1,  // reuses inplace_parent's memory
+    TG_TRACE_ALLOC_VIEW      = 1 << 2,  // a view: memory of its view_src
+    TG_TRACE_ALLOC_EXTERNAL  = 1 << 3,  // had memory before the graph (weights, caches, inputs)
+    TG_TRACE_ALLOC_REUSED    = 1 << 4,  // its range was used by an earlier tensor of the graph
+    TG_TRACE_ALLOC_NONE      = 1 << 5,  // has no memory at all
 };
+enum tg_trace_phase { TG_TRACE_BEGIN = 0, TG_TRACE_END = 1 };
+enum tg_trace_eval_flag {
+    TG_TRACE_EVAL_TIME     = 1 << 0,  // t_begin/t_end valid
+    TG_TRACE_EVAL_HASH     = 1 << 1,  // hash valid
+    TG_TRACE_EVAL_SUMMARY  = 1 << 2,  // min..n_zero valid
+    TG_TRACE_EVAL_CONTENTS = 1 << 3,  // a CONTENTS record follows
+    TG_TRACE_EVAL_NODATA   = 1 << 4,  // the data was not readable from the host
+    TG_TRACE_EVAL_SKETCH   = 1 << 5,  // a SKETCH record follows (1.2)
+};
+enum tg_trace_codec { TG_TRACE_CODEC_RAW = 0, TG_TRACE_CODEC_ZSTD = 1 };
+enum tg_trace_host_kind { TG_TRACE_HOST_READ = 0, TG_TRACE_HOST_WRITE = 1 };
+enum tg_trace_marker_kind { TG_TRACE_MARK_DECODE = 0, TG_TRACE_MARK_USER = 1, TG_TRACE_MARK_PHASE = 2 };
+enum tg_trace_event_kind {
+    TG_TRACE_EV_LOG = 0,            // free text
+    TG_TRACE_EV_UNALLOCATED_USE,    // set/get/compute on a tensor with no buffer
+    TG_TRACE_EV_GRAPH_ALLOCATED,    // graph allocated on a scheduler
+    TG_TRACE_EV_BUFFER_REALLOC,     // a compute buffer was (re)allocated
+    TG_TRACE_EV_RANGE_HANDED,       // a buffer range handed to a tensor
+    TG_TRACE_EV_POISON,             // poison mode filled a freed range
+    TG_TRACE_EV_ERROR,              // an engine error during the run
+    TG_TRACE_EV_COUNT
+};
+enum tg_trace_severity { TG_TRACE_INFO = 0, TG_TRACE_WARN = 1, TG_TRACE_ERROR = 2 };
+
+// ---- records and entries whose struct is their byte layout ------------------
+// Generated from tg/trace-records.def (which documents every field): struct
+// tg_trace_summary, _run, _tensor, _split, _split_input, _buffer, _alloc,
+// _compute, _eval, _contents, _host, _marker, _event and _sketch, members in
+// wire order.
+#define TG_TRACE_MEMBER_U16(name, n)   uint16_t name;
+#define TG_TRACE_MEMBER_U32(name, n)   uint32_t name;
+#define TG_TRACE_MEMBER_I32(name, n)   int32_t name;
+#define TG_TRACE_MEMBER_U64(name, n)   uint64_t name;
+#define TG_TRACE_MEMBER_I64(name, n)   int64_t name;
+#define TG_TRACE_MEMBER_F64(name, n)   double name;
+#define TG_TRACE_MEMBER_AI32(name, n)  int32_t name[n];
+#define TG_TRACE_MEMBER_AI64(name, n)  int64_t name[n];
+#define TG_TRACE_MEMBER_AU64(name, n)  uint64_t name[n];
+#define TG_TRACE_MEMBER_AF32(name, n)  float name[n];
+#define TG_TRACE_MEMBER_AF64(name, n)  double name[n];
+#define TG_TRACE_MEMBER_NAME(name, n)  char name[n];
+#define TG_TRACE_MEMBER_SUB(name, tag) struct tg_trace_##tag name;
+#define TG_TRACE_MEMBER_RES(name, n)
+#define TG_TRACE_MEMBER_STR(name, n)   const char * name;
+#define TG_TRACE_MEMBER_X_U32(name, n) uint32_t name;
+#define TG_TRACE_MEMBER_X_U64(name, n) uint64_t name;
+
+#define TG_TRACE_REC(tag, size)        struct tg_trace_##tag {
+#define TG_TRACE_FIELD(kind, name, n)  TG_TRACE_MEMBER_##kind(name, n)
+#define TG_TRACE_REC_END(tag)          };
+#include "tg/trace-records.def"
+#undef TG_TRACE_REC
+#undef TG_TRACE_FIELD
+#undef TG_TRACE_REC_END
 
 // ---- SCHED ----------------------------------------------------------------
 struct tg_trace_sched {
@@ -94,198 +148,12 @@ struct tg_trace_graph {
     uint32_t base_graph_id;   // reader: stored as a delta of this graph (0: a full GRAPH record)
 };
 
-// One node or leaf of a graph. Indices (src, view_src) are tensor indices in
-// the same graph, TG_TRACE_NONE when absent.
-struct tg_trace_tensor {
-    char     name[TG_TRACE_NAME];
-    uint64_t uid;
-    int64_t  ne[TG_TRACE_MAX_DIMS];
-    uint64_t nb[TG_TRACE_MAX_DIMS];
-    int32_t  op_params[TG_TRACE_MAX_OP_PARAMS];
-    int32_t  op;              // engine op id; name via tg_trace_op_name()
-    int32_t  type;            // engine type id; name via tg_trace_type_name()
-    int32_t  flags;           // engine tensor flags (input/output/param/loss)
-    int32_t  src[TG_TRACE_MAX_SRC];
-    int32_t  view_src;
-    uint64_t view_offs;
-};
-
 // ---- PLACEMENT ------------------------------------------------------------
 // One per tensor of the graph (entry i = tensor index i).
 struct tg_trace_placement {
     int32_t      backend;     // index into the scheduler's backends, TG_TRACE_NONE if unassigned
     uint32_t     cause;       // engine cause code (tg/sched.h)
     const char * text;        // cause in words ("weight in CPU buffer"), "" if none
-};
-
-// ---- SPLITS ---------------------------------------------------------------
-struct tg_trace_split {
-    int32_t  backend;
-    int32_t  node_begin;      // nodes [node_begin, node_end) of the graph
-    int32_t  node_end;
-    uint32_t first_input;     // inputs [first_input, first_input + n_inputs) of the record
-    uint32_t n_inputs;
-};
-
-struct tg_trace_split_input {
-    int32_t  tensor;          // tensor index of the source being copied
-    int32_t  from_backend;
-    uint64_t bytes;           // bytes copied per compute
-    char     copy_name[TG_TRACE_NAME];
-};
-
-// ---- ALLOC ----------------------------------------------------------------
-enum tg_trace_buffer_usage { TG_TRACE_USAGE_ANY = 0, TG_TRACE_USAGE_WEIGHTS = 1, TG_TRACE_USAGE_COMPUTE = 2 };
-
-struct tg_trace_buffer {
-    uint64_t uid;
-    int32_t  backend;
-    int32_t  usage;           // enum tg_trace_buffer_usage
-    uint64_t size;
-    char     buft[TG_TRACE_BUFT_NAME];
-};
-
-enum tg_trace_alloc_flag {
-    TG_TRACE_ALLOC_ALLOCATED = 1 << 0,  // the graph allocator placed it (offset in a compute buffer)
-    TG_TRACE_ALLOC_INPLACE   = 1 << 1,  // reuses inplace_parent's memory
-    TG_TRACE_ALLOC_VIEW      = 1 << 2,  // a view: memory of its view_src
-    TG_TRACE_ALLOC_EXTERNAL  = 1 << 3,  // had memory before the graph (weights, caches, inputs)
-    TG_TRACE_ALLOC_REUSED    = 1 << 4,  // its range was used by an earlier tensor of the graph
-    TG_TRACE_ALLOC_NONE      = 1 << 5,  // has no memory at all
-};
-
-// One per tensor of the graph (entry i = tensor index i).
-struct tg_trace_alloc {
-    int32_t  buffer;          // index into the record's buffers, TG_TRACE_NONE if none
-    int32_t  inplace_parent;  // tensor index whose memory it reuses, or TG_TRACE_NONE
-    uint64_t offset;          // byte offset of its data in the buffer
-    uint64_t size;            // bytes
-    int32_t  first_step;      // node index that first writes it (-1: before the graph)
-    int32_t  last_step;       // node index that last reads it (-1: never / after the graph)
-    uint32_t flags;           // enum tg_trace_alloc_flag
-};
-
-// ---- COMPUTE --------------------------------------------------------------
-enum tg_trace_phase { TG_TRACE_BEGIN = 0, TG_TRACE_END = 1 };
-
-struct tg_trace_compute {
-    uint32_t graph_id;
-    uint32_t compute_seq;
-    uint32_t phase;           // enum tg_trace_phase
-    int32_t  status;          // enum tg_status at END (0 = ok)
-    uint64_t time_ns;         // CLOCK_MONOTONIC
-    uint32_t record;
-};
-
-// ---- EVAL -----------------------------------------------------------------
-enum tg_trace_eval_flag {
-    TG_TRACE_EVAL_TIME     = 1 << 0,  // t_begin/t_end valid
-    TG_TRACE_EVAL_HASH     = 1 << 1,  // hash valid
-    TG_TRACE_EVAL_SUMMARY  = 1 << 2,  // min..n_zero valid
-    TG_TRACE_EVAL_CONTENTS = 1 << 3,  // a CONTENTS record follows
-    TG_TRACE_EVAL_NODATA   = 1 << 4,  // the data was not readable from the host
-};
-
-struct tg_trace_summary {
-    double   min, max;        // over non-NaN values (infinities included)
-    double   mean, rms;       // over finite values
-    uint64_t n_nan, n_inf, n_zero;
-    uint64_t n_elem;
-};
-
-struct tg_trace_eval {
-    uint32_t graph_id;
-    uint32_t compute_seq;
-    int32_t  node;            // node index in the graph
-    uint32_t flags;           // enum tg_trace_eval_flag
-    uint64_t t_begin_ns, t_end_ns;  // CLOCK_MONOTONIC
-    uint64_t hash;            // tg_trace_hash_tensor() of the result
-    uint64_t uid;             // tensor uid
-    uint64_t root_uid;        // uid of the tensor owning the memory (itself unless a view)
-    uint64_t buffer_uid;      // buffer holding the data (0 if none)
-    uint64_t offset;          // byte offset of the data in that buffer
-    uint64_t nbytes;          // bytes spanned by the tensor
-    int32_t  backend;
-    int32_t  split;
-    struct tg_trace_summary sum;
-    uint32_t record;
-};
-
-// ---- CONTENTS -------------------------------------------------------------
-enum tg_trace_codec { TG_TRACE_CODEC_RAW = 0, TG_TRACE_CODEC_ZSTD = 1 };
-
-struct tg_trace_contents {
-    uint32_t graph_id;
-    uint32_t compute_seq;
-    int32_t  node;
-    int32_t  type;
-    uint32_t codec;           // enum tg_trace_codec
-    int64_t  ne[TG_TRACE_MAX_DIMS];
-    uint64_t raw_size;        // bytes once decoded (elements in logical order, own type)
-    uint64_t stored_size;     // bytes in the file
-    uint64_t hash;            // xxh64 of the decoded bytes (== the eval hash)
-    uint32_t record;
-};
-
-// ---- HOST -----------------------------------------------------------------
-enum tg_trace_host_kind { TG_TRACE_HOST_READ = 0, TG_TRACE_HOST_WRITE = 1 };
-
-struct tg_trace_host {
-    uint32_t kind;            // enum tg_trace_host_kind
-    uint32_t compute_seq;     // computations finished before the access
-    uint64_t time_ns;
-    uint64_t uid, root_uid;
-    uint64_t buffer_uid;
-    uint64_t offset;          // byte offset in the buffer of the first byte accessed
-    uint64_t size;            // bytes accessed
-    uint64_t hash;            // xxh64 of the bytes accessed (0 if not taken)
-    int32_t  graph_id;        // latest graph holding the tensor, -1 if unknown
-    int32_t  tensor;          // its index there, -1 if unknown
-    char     name[TG_TRACE_NAME];
-    uint32_t record;
-};
-
-// ---- MARKER ---------------------------------------------------------------
-enum tg_trace_marker_kind { TG_TRACE_MARK_DECODE = 0, TG_TRACE_MARK_USER = 1, TG_TRACE_MARK_PHASE = 2 };
-
-struct tg_trace_marker {
-    uint32_t     kind;        // enum tg_trace_marker_kind
-    uint32_t     compute_seq; // computations finished before the marker
-    uint64_t     time_ns;
-    int32_t      n_tokens;
-    int32_t      pos;         // position of the first token
-    int32_t      seq_id;
-    uint32_t     n_ids;       // token ids (tg_trace_marker_tokens())
-    const char * text;        // "decode", "prompt", user text
-    uint32_t     record;
-};
-
-// ---- EVENT ----------------------------------------------------------------
-enum tg_trace_event_kind {
-    TG_TRACE_EV_LOG = 0,            // free text
-    TG_TRACE_EV_UNALLOCATED_USE,    // set/get/compute on a tensor with no buffer
-    TG_TRACE_EV_GRAPH_ALLOCATED,    // graph allocated on a scheduler
-    TG_TRACE_EV_BUFFER_REALLOC,     // a compute buffer was (re)allocated
-    TG_TRACE_EV_RANGE_HANDED,       // a buffer range handed to a tensor
-    TG_TRACE_EV_POISON,             // poison mode filled a freed range
-    TG_TRACE_EV_ERROR,              // an engine error during the run
-    TG_TRACE_EV_COUNT
-};
-enum tg_trace_severity { TG_TRACE_INFO = 0, TG_TRACE_WARN = 1, TG_TRACE_ERROR = 2 };
-
-struct tg_trace_event {
-    uint32_t     kind;        // enum tg_trace_event_kind
-    uint32_t     severity;    // enum tg_trace_severity
-    uint64_t     time_ns;
-    int32_t      graph_id;    // -1 if none
-    int32_t      tensor;      // tensor index, -1 if none
-    uint64_t     uid;         // tensor uid (0 if none)
-    uint64_t     buffer_uid;
-    uint64_t     offset, size;
-    int32_t      step;        // node step (-1 if none)
-    char         name[TG_TRACE_NAME];
-    const char * message;
-    uint32_t     record;
 };
 
 // Returns "log", "unallocated-use", ... or "unknown".

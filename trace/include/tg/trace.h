@@ -142,6 +142,8 @@ enum tg_status tg_trace_write_eval(struct tg_trace_writer * w, const struct tg_t
 enum tg_status tg_trace_write_contents(struct tg_trace_writer * w, const struct tg_trace_contents * c,
                                        const void * data, int zstd_level);
 enum tg_status tg_trace_write_host(struct tg_trace_writer * w, const struct tg_trace_host * h);
+// SKETCH (format 1.2): s->n must be TG_TRACE_SKETCH_N.
+enum tg_status tg_trace_write_sketch(struct tg_trace_writer * w, const struct tg_trace_sketch * s);
 // MARKER: ids[m->n_ids] token ids (may be NULL when n_ids == 0).
 enum tg_status tg_trace_write_marker(struct tg_trace_writer * w, const struct tg_trace_marker * m,
                                      const int32_t * ids);
@@ -170,6 +172,13 @@ bool tg_trace_summarize_data(const void * data, int type, const int64_t ne[4], c
 // tg_trace_summarize_data. False for bad input or a type without a summary.
 bool tg_trace_hash_summarize(const void * data, int type, const int64_t ne[4], const size_t nb[4],
                              uint64_t * hash, struct tg_trace_summary * s);
+// The same pass, also filling sketch[TG_TRACE_SKETCH_N] (when not NULL) with
+// the count sketch of the finite values (trace/FORMAT.md "SKETCH"): the
+// element of logical index i (row-major over ne[0..3], so a view and its
+// contiguous copy agree) adds +-x to one bucket, both chosen by a fixed hash
+// of i, the same in every run. Needs s (the sketch comes with the summary).
+bool tg_trace_hash_summarize_sketch(const void * data, int type, const int64_t ne[4], const size_t nb[4],
+                                    uint64_t * hash, struct tg_trace_summary * s, double * sketch);
 // Copies the elements in logical order into dst (capacity cap bytes).
 // Returns the bytes needed (a larger value than cap means nothing copied).
 size_t tg_trace_gather_data(const void * data, int type, const int64_t ne[4], const size_t nb[4],
@@ -193,6 +202,8 @@ struct tg_trace_options {
     bool         views;       // hash and summarize view nodes too (default true); false: computed
                               // nodes only (a view's bytes are its source's; at long contexts the
                               // KV-cache views are most of the hashing)
+    bool         sketches;    // with each summary, a SKETCH record (64 f32: estimates the distance
+                              // between two runs' values without contents; default true)
 };
 
 // Sets hashes/summaries/views from a mode name: "all" (every node, the
@@ -200,7 +211,7 @@ struct tg_trace_options {
 // only). False (options unchanged) for another name.
 bool tg_trace_set_hash_mode(struct tg_trace_options * o, const char * mode);
 
-// Defaults: hashes, summaries and host hashes on, no contents, zstd level 3.
+// Defaults: hashes, summaries, sketches and host hashes on, no contents, zstd level 3.
 struct tg_trace_options tg_trace_default_options(void);
 
 // Creates `path` and attaches a recorder to `sched`, or to every scheduler

@@ -1,0 +1,261 @@
+// test_trace_sketch.c - value sketches (SKETCH records, format 1.2) estimate
+// the distance between two runs without their contents:
+//  - a strided view and a transposed view sketch exactly like their
+//    contiguous copies (logical element order); f16 like the same values in f32;
+//  - on random vectors the estimate of ||a-b|| / ||b|| is unbiased and within
+//    30% in nearly every trial;
+//  - on the tiny reference model, F32 against Q8_0 and against Q4_0 (the same
+//    tokens, every node's contents dumped in the same runs): the sketch
+//    estimate is within 30% of the true relative L2 difference for >= 95% of
+//    the nodes (the fraction is printed);
+//  - `tgdb diff` on traces without contents compares by sketch and flags the
+//    nodes that introduce divergence (the embedding lookup of quantized
+//    weights is one).
+#include "check.h"
+#include "tg/core.h"
+#include "tg/llama.h"
+#include "tg/trace-diff.h"
+#include "tg/trace-read.h"
+#include "tg/trace.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static uint64_t rng_state = 12345;
+static double urand(void) {   // (0, 1)
+    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+    return ((double) (rng_state >> 11) + 0.5) / 9007199254740992.0;
+}
+static double nrand(void) { return sqrt(-2 * log(urand())) * cos(6.283185307179586 * urand()); }
+
+static bool sketch_of(const void * data, int type, const int64_t ne[4], const size_t nb[4], double * sk,
+                      struct tg_trace_summary * s) {
+    return tg_trace_hash_summarize_sketch(data, type, ne, nb, NULL, s, sk);
+}
+
+static void test_views(void) {
+    enum { R = 7, C = 37 };   // a [C, R] matrix (C fastest), rows not a multiple of 16
+    float dense[R * C], padded[R * 40], trans[C * R];
+    for (int r = 0; r < R; r++)
+        for (int c = 0; c < C; c++) {
+            float v = (float) nrand();
+            dense[r * C + c] = v;
+            padded[r * 40 + c] = v;
+            trans[c * R + r] = v;   // the transpose, contiguous: [R, C]
+        }
+    double a[TG_TRACE_SKETCH_N], b[TG_TRACE_SKETCH_N], t[TG_TRACE_SKETCH_N], v[TG_TRACE_SKETCH_N];
+    struct tg_trace_summary s;
+    const int64_t ne[4] = { C, R, 1, 1 }, ne_t[4] = { R, C, 1, 1 };
+    const size_t nb[4] = { 4, 4 * C, 4 * C * R, 4 * C * R };
+    const size_t nb_pad[4] = { 4, 4 * 40, 4 * 40 * R, 4 * 40 * R };
+    const size_t nb_view_t[4] = { 4 * C, 4, 4 * C * R, 4 * C * R };   // dense read as its transpose
+    const size_t nb_t[4] = { 4, 4 * R, 4 * R * C, 4 * R * C };
+    bool ok = sketch_of(dense, TG_TYPE_F32, ne, nb, a, &s) && sketch_of(padded, TG_TYPE_F32, ne, nb_pad, b, &s) &&
+              sketch_of(dense, TG_TYPE_F32, ne_t, nb_view_t, v, &s) && sketch_of(trans, TG_TYPE_F32, ne_t, nb_t, t, &s);
+    CHECK(ok && memcmp(a, b, sizeof(a)) == 0, "a strided view sketches exactly like its contiguous copy");
+    CHECK(ok && memcmp(v, t, sizeof(v)) == 0, "a transposed view sketches exactly like its contiguous transpose");
+    CHECK(ok && memcmp(a, t, sizeof(a)) != 0, "(and the transpose's logical order gives another sketch)");
+    double norm2 = 0, sk2 = 0;
+    for (int i = 0; i < R * C; i++) norm2 += (double) dense[i] * dense[i];
+    for (int k = 0; k < TG_TRACE_SKETCH_N; k++) sk2 += a[k] * a[k];
+    CHECK(sk2 > 0.5 * norm2 && sk2 < 2 * norm2, "the sketch's energy is about the values' (%.3g vs %.3g)", sk2, norm2);
+
+    tg_fp16_t h[R * C];
+    float hf[R * C];
+    for (int i = 0; i < R * C; i++) { h[i] = tg_fp32_to_fp16(dense[i]); hf[i] = tg_fp16_to_fp32(h[i]); }
+    const size_t nb_h[4] = { 2, 2 * C, 2 * C * R, 2 * C * R };
+    ok = sketch_of(h, TG_TYPE_F16, ne, nb_h, a, &s) && sketch_of(hf, TG_TYPE_F32, ne, nb, b, &s);
+    CHECK(ok && memcmp(a, b, sizeof(a)) == 0, "f16 values sketch like the same values in f32");
+
+    float nan_in[R * C];
+    memcpy(nan_in, dense, sizeof(nan_in));
+    nan_in[5] = NAN;
+    nan_in[77] = INFINITY;
+    float zeroed[R * C];
+    memcpy(zeroed, dense, sizeof(zeroed));
+    zeroed[5] = zeroed[77] = 0;
+    ok = sketch_of(nan_in, TG_TYPE_F32, ne, nb, a, &s) && sketch_of(zeroed, TG_TYPE_F32, ne, nb, b, &s);
+    CHECK(ok && memcmp(a, b, sizeof(a)) == 0, "NaN and infinities add nothing to the sketch");
+}
+
+// The estimator on random vectors of several sizes and distances.
+static void test_estimator(void) {
+    enum { TRIALS = 400, NMAX = 6000 };
+    static float a[NMAX], b[NMAX];
+    int within = 0;
+    double sum_ratio = 0;
+    for (int trial = 0; trial < TRIALS; trial++) {
+        int n = trial % 4 == 0 ? 40 : trial % 4 == 1 ? 300 : trial % 4 == 2 ? 2000 : NMAX;
+        double eps = trial % 3 == 0 ? 1e-3 : trial % 3 == 1 ? 1e-2 : 0.2;
+        double d2 = 0, b2 = 0;
+        for (int i = 0; i < n; i++) {
+            b[i] = (float) (nrand() * (i % 64 == 3 ? 20 : 1));   // an outlier feature
+            a[i] = b[i] + (float) (eps * nrand());
+            d2 += ((double) a[i] - b[i]) * ((double) a[i] - b[i]);
+            b2 += (double) b[i] * b[i];
+        }
+        struct tg_trace_sketch sa = { .n = TG_TRACE_SKETCH_N, .scheme = 1 }, sb = sa;
+        struct tg_trace_summary sum;
+        const int64_t ne[4] = { 64, (n + 63) / 64, 1, 1 };
+        int64_t ne1[4] = { n, 1, 1, 1 };
+        const size_t nb[4] = { 4, 4 * (size_t) n, 4 * (size_t) n, 4 * (size_t) n };
+        (void) ne;
+        double va[TG_TRACE_SKETCH_N], vb[TG_TRACE_SKETCH_N];
+        sketch_of(a, TG_TYPE_F32, ne1, nb, va, &sum);
+        sketch_of(b, TG_TYPE_F32, ne1, nb, vb, &sum);
+        for (int k = 0; k < TG_TRACE_SKETCH_N; k++) { sa.v[k] = (float) va[k]; sb.v[k] = (float) vb[k]; }
+        double err, est = tg_diff_sketch_rel_l2(&sa, &sb, &sum, &err), truth = sqrt(d2 / b2);
+        within += fabs(est - truth) <= 0.3 * truth;
+        sum_ratio += est / truth;
+    }
+    double mean = sum_ratio / TRIALS;
+    CHECK(within >= TRIALS * 97 / 100, "random vectors: estimate within 30%% of the true rel L2 in %d of %d trials",
+          within, TRIALS);
+    CHECK(fabs(mean - 1) < 0.05, "random vectors: mean estimate / truth %.3f (unbiased within 5%%)", mean);
+}
+
+// Records a run of the model (the same tokens every time) into path.
+static bool record(const char * model_name, const char * path, bool contents) {
+    char mp[1024];
+    snprintf(mp, sizeof(mp), "%s/%s", TG_TEST_DATA, model_name);
+    struct tg_llama_model * model = tg_llama_model_load(mp, NULL);
+    if (!model) { printf("  %s: %s\n", mp, tg_last_error()); return false; }
+    struct tg_llama_context_params cp = tg_llama_context_default_params();
+    cp.n_ctx = 32;
+    cp.n_threads = 2;
+    struct tg_llama_context * ctx = tg_llama_context_new(model, &cp);
+    struct tg_trace_options opt = tg_trace_default_options();
+    opt.contents = contents ? "*" : NULL;
+    opt.zstd_level = 0;
+    struct tg_trace_recorder * rec = ctx ? tg_trace_attach(tg_llama_context_sched(ctx), path, &opt) : NULL;
+    bool ok = rec != NULL;
+    int32_t prompt[5] = { 1, 15043, 3186, 29991, 450 };
+    ok = ok && tg_llama_decode(ctx, prompt, 5, 0) == TG_OK;
+    for (int k = 0; ok && k < 3; k++) {
+        int32_t tok = 1000 + 77 * k;
+        ok = tg_llama_decode(ctx, &tok, 1, 5 + k) == TG_OK;
+    }
+    if (rec && tg_trace_detach(rec) != TG_OK) ok = false;
+    if (!ok) printf("  recording %s: %s\n", model_name, tg_last_error());
+    tg_llama_context_free(ctx);
+    tg_llama_model_free(model);
+    return ok;
+}
+
+// True rel L2 of node (graph, node, seq) between the two traces' contents; NAN if not both there.
+static double true_rel_l2(struct tg_trace * ta, struct tg_trace * tb, uint32_t g, int node, uint32_t seq) {
+    int ca = tg_trace_find_contents(ta, g, node, seq), cb = tg_trace_find_contents(tb, g, node, seq);
+    if (ca < 0 || cb < 0) return NAN;
+    int64_t na = 0, nb = 0;
+    float * a = tg_trace_contents_f32(ta, ca, &na), * b = tg_trace_contents_f32(tb, cb, &nb);
+    double d2 = 0, b2 = 0;
+    bool ok = a && b && na == nb;
+    for (int64_t i = 0; ok && i < na; i++) {
+        if (!isfinite(a[i]) || !isfinite(b[i])) continue;
+        d2 += ((double) a[i] - b[i]) * ((double) a[i] - b[i]);
+        b2 += (double) b[i] * b[i];
+    }
+    free(a);
+    free(b);
+    if (!ok) return NAN;
+    return b2 > 0 ? sqrt(d2 / b2) : (d2 > 0 ? INFINITY : 0);
+}
+
+// Every node of A with a sketch against B: the fraction whose estimate is within 30% of the truth.
+static void compare_runs(const char * label, const char * pa, const char * pb) {
+    struct tg_trace * ta = tg_trace_open(pa), * tb = tg_trace_open(pb);
+    CHECK(ta && tb, "%s: traces open", label);
+    if (!ta || !tb) { tg_trace_close(ta); tg_trace_close(tb); return; }
+    int n = 0, within = 0, differing = 0, shown = 0;
+    for (int i = 0; i < tg_trace_n_evals(ta); i++) {
+        struct tg_trace_eval ea, eb;
+        if (!tg_trace_get_eval(ta, i, &ea) || !(ea.flags & TG_TRACE_EVAL_SKETCH)) continue;
+        int j = tg_trace_find_eval(tb, ea.graph_id, ea.node, ea.compute_seq);
+        if (j < 0 || !tg_trace_get_eval(tb, j, &eb) || !(eb.flags & TG_TRACE_EVAL_SKETCH)) continue;
+        int sa = tg_trace_find_sketch(ta, ea.graph_id, ea.node, ea.compute_seq);
+        int sb = tg_trace_find_sketch(tb, eb.graph_id, eb.node, eb.compute_seq);
+        struct tg_trace_sketch ka, kb;
+        if (sa < 0 || sb < 0 || !tg_trace_get_sketch(ta, sa, &ka) || !tg_trace_get_sketch(tb, sb, &kb)) continue;
+        double truth = true_rel_l2(ta, tb, ea.graph_id, ea.node, ea.compute_seq);
+        if (isnan(truth) || ea.sum.n_nan || eb.sum.n_nan) continue;
+        double err, est = tg_diff_sketch_rel_l2(&ka, &kb, &eb.sum, &err);
+        n++;
+        differing += truth > 0;
+        bool ok = truth == 0 ? est == 0 : fabs(est - truth) <= 0.3 * truth;
+        within += ok;
+        if (!ok && shown++ < 5) {
+            char name[TG_TRACE_NAME];
+            int gi = tg_trace_find_graph(ta, ea.graph_id);
+            printf("  %s: graph %u node %d %s: estimate %.4g (+-%.2g), true %.4g\n", label, ea.graph_id, ea.node,
+                   tg_trace_tensor_name(ta, gi, ea.node, name), est, err, truth);
+        }
+    }
+    printf("%s: sketch estimate within 30%% of the true relative L2 for %d of %d nodes (%.1f%%; %d differ)\n", label,
+           within, n, n ? 100.0 * within / n : 0.0, differing);
+    CHECK(n > 100 && differing > n / 2, "%s: %d nodes compared, %d of them differ", label, n, differing);
+    CHECK(n > 0 && within >= 0.95 * n, "%s: within 30%% for %.1f%% of the nodes (>= 95%%)", label,
+          n ? 100.0 * within / n : 0.0);
+    tg_trace_close(ta);
+    tg_trace_close(tb);
+}
+
+// tg_diff_run on traces without contents: sketches are the evidence.
+static void diff_without_contents(const char * pa, const char * pb) {
+    struct tg_trace * ta = tg_trace_open(pa), * tb = tg_trace_open(pb);
+    struct tg_diff_side * a = ta ? tg_diff_side_trace(ta) : NULL, * b = tb ? tg_diff_side_trace(tb) : NULL;
+    struct tg_diff_result r;
+    bool ok = a && b && tg_diff_run(a, b, NULL, &r) == TG_OK;
+    CHECK(ok, "diff of the runs without contents");
+    if (ok) {
+        CHECK(r.evidence[TG_DIFF_EV_SKETCH] > 0 && r.evidence[TG_DIFF_EV_CONTENTS] == 0 &&
+              r.evidence[TG_DIFF_EV_SUMMARY] == 0,
+              "compared by sketch (%d pairs), not by summaries (%d) or contents (%d)", r.evidence[TG_DIFF_EV_SKETCH],
+              r.evidence[TG_DIFF_EV_SUMMARY], r.evidence[TG_DIFF_EV_CONTENTS]);
+        int embd = -1, n_err = 0;
+        for (int k = 0; k < r.n_pairs; k++) {
+            const struct tg_diff_pair * p = &r.pairs[k];
+            if (p->evidence != TG_DIFF_EV_SKETCH) continue;
+            n_err += !(p->rel_l2_err > 0 && p->rel_l2_err < 0.1 * p->rel_l2);
+            if (embd < 0 && !strcmp(p->op, "GET_ROWS") && !strcmp(p->name, "inp_embd")) embd = k;
+        }
+        CHECK(n_err == 0, "every sketch estimate comes with its expected error (under 10%% of it)");
+        CHECK(embd >= 0 && r.pairs[embd].introduced && r.pairs[embd].rel_l2 > 1e-3,
+              "inp_embd (quantized embeddings) is flagged as introducing divergence (rel_l2 ~ %.3g)",
+              embd >= 0 ? r.pairs[embd].rel_l2 : NAN);
+        CHECK(r.n_introduced > 0 && r.n_introduced < r.evidence[TG_DIFF_EV_SKETCH] / 2,
+              "%d of %d nodes introduce divergence (the others inherit it)", r.n_introduced,
+              r.evidence[TG_DIFF_EV_SKETCH]);
+        tg_diff_result_free(&r);
+    }
+    tg_diff_side_free(a);
+    tg_diff_side_free(b);
+    tg_trace_close(ta);
+    tg_trace_close(tb);
+}
+
+int main(void) {
+    test_views();
+    test_estimator();
+    char f32[64], q8[64], q4[64], f32n[64], q8n[64];
+    int pid = (int) getpid();
+    snprintf(f32, sizeof(f32), "test_trace_sketch.%d.f32.tgt", pid);
+    snprintf(q8, sizeof(q8), "test_trace_sketch.%d.q8.tgt", pid);
+    snprintf(q4, sizeof(q4), "test_trace_sketch.%d.q4.tgt", pid);
+    snprintf(f32n, sizeof(f32n), "test_trace_sketch.%d.f32n.tgt", pid);
+    snprintf(q8n, sizeof(q8n), "test_trace_sketch.%d.q8n.tgt", pid);
+    bool ok = record("tiny-f32.gguf", f32, true) && record("tiny-q8_0.gguf", q8, true) &&
+              record("tiny-q4_0.gguf", q4, true);
+    CHECK(ok, "F32, Q8_0 and Q4_0 runs recorded with every node's contents");
+    if (ok) {
+        compare_runs("F32 vs Q8_0", f32, q8);
+        compare_runs("F32 vs Q4_0", f32, q4);
+    }
+    ok = record("tiny-f32.gguf", f32n, false) && record("tiny-q8_0.gguf", q8n, false);
+    CHECK(ok, "F32 and Q8_0 runs recorded without contents");
+    if (ok) diff_without_contents(f32n, q8n);
+    unlink(f32); unlink(q8); unlink(q4); unlink(f32n); unlink(q8n);
+    return tg_check_finish("test_trace_sketch");
+}
