@@ -21,16 +21,18 @@ enum tg_status tg_llama_context_estimate(const struct tg_llama_model * m, const 
     if (st != TG_OK) return st;
     const struct tg_llama_hparams * h = &m->hparams;
     uint64_t T = (uint64_t) p.n_ubatch, C = (uint64_t) p.n_ctx;
-    // the largest graph: n_ubatch tokens over n_ctx cells, every token an output
-    uint64_t scores = 2 * C * T * (uint64_t) h->n_head;                    // kq and its softmax (f32)
-    uint64_t acts = T * (6 * (uint64_t) h->n_embd + 3 * (uint64_t) h->n_ff  // residual, norms, q/k/v, ffn
-                         + 2 * (uint64_t) h->n_head * (uint64_t) h->head_dim);
+    // The largest graph: n_ubatch tokens over n_ctx cells, every token an
+    // output. The allocator reuses memory, so its peak is the larger of the
+    // attention scores (kq, softmaxed in place) and the logits, plus the
+    // activations live beside them; the mask is a host buffer of its own.
+    uint64_t scores = C * T * (uint64_t) h->n_head;
     uint64_t logits = T * (uint64_t) h->n_vocab;
-    uint64_t scratch = T * C + T;                                           // the mask and id buffers
+    uint64_t acts = T * (4 * (uint64_t) h->n_embd + 2 * (uint64_t) h->n_ff);
+    uint64_t scratch = T * C + T;                          // the mask and id buffers
     *out = (struct tg_llama_memory_estimate) {
         .n_ctx = p.n_ctx, .n_batch = p.n_batch, .n_ubatch = p.n_ubatch,
         .kv_bytes = tg_llama_kv_bytes(h, p.n_ctx, p.type_k, p.type_v),
-        .compute_bytes = 4 * (scores + acts + logits + scratch) + (uint64_t) p.n_batch * (uint64_t) h->n_vocab * 4 * (p.logits_all ? 1 : 0),
+        .compute_bytes = 4 * ((scores > logits ? scores : logits) + acts + scratch),
     };
     return TG_OK;
 }
