@@ -287,7 +287,10 @@ static const char * default_text(const struct tg_cli_opt * o, const char * b, ch
     const char * p = b + o->off;
     switch (o->kind) {
     case TG_CLI_STR:   return *(const char * const *) p;
-    case TG_CLI_INT:   snprintf(buf, cap, "%d", *(const int *) p); return buf;
+    case TG_CLI_INT:   // a value outside the range is the "not given" sentinel: no default
+        if (*(const int *) p < o->lo || *(const int *) p > o->hi) return NULL;
+        snprintf(buf, cap, "%d", *(const int *) p);
+        return buf;
     case TG_CLI_U64:   snprintf(buf, cap, "%llu", (unsigned long long) *(const uint64_t *) p); return buf;
     case TG_CLI_FLOAT: snprintf(buf, cap, "%g", (double) *(const float *) p); return buf;
     case TG_CLI_CHOICE: return *(const int *) p < 0 ? NULL : choice_word(o->choices, *(const int *) p, buf, cap);
@@ -337,6 +340,64 @@ static void print_opts(FILE * f, const struct tg_cli_opt * root, const struct tg
 
 void tg_cli_print_opts(FILE * f, const struct tg_cli_opt * opts, const void * defaults) {
     print_opts(f, opts, opts, (const char *) defaults);
+}
+
+// --- tensor slices -----------------------------------------------------------
+
+// A slice bound: empty (open end) gives def; false for junk.
+static bool slice_num(const char * s, size_t len, long long def, long long * out) {
+    char buf[32];
+    if (len == 0) { *out = def; return true; }
+    if (len >= sizeof buf) return false;
+    memcpy(buf, s, len);
+    buf[len] = 0;
+    return parse_ll(buf, out) == 0;
+}
+
+bool tg_cli_parse_slice(const char * s, const int64_t ne[4], int64_t * lo, int64_t * hi, char * err, size_t n_err) {
+    long long n = (long long) (ne[0] * ne[1] * ne[2] * ne[3]), a, b;
+    size_t len = strlen(s);
+    const char * p = s;
+    if (len >= 2 && s[0] == '[' && s[len - 1] == ']') { p = s + 1; len -= 2; }
+    else if (len && (s[0] == '[' || s[len - 1] == ']')) goto bad;
+    const char * comma = memchr(p, ',', len), * colon = memchr(p, ':', len);
+    if (comma) {
+        size_t l1 = (size_t) (comma - p), l2 = len - l1 - 1;
+        if (!slice_num(p, l1, -1, &a) || a < 0) goto bad;
+        if (l2 == 1 && comma[1] == ':') { a *= ne[0]; b = a + ne[0]; }
+        else if (slice_num(comma + 1, l2, -1, &b) && b >= 0) {
+            if (b >= ne[0]) { snprintf(err, n_err, "slice %s: column %lld out of range (rows have %lld elements)", s, b, (long long) ne[0]); return false; }
+            a = a * ne[0] + b;
+            b = a + 1;
+        } else goto bad;
+    } else if (colon) {
+        size_t l1 = (size_t) (colon - p);
+        if (!slice_num(p, l1, 0, &a) || !slice_num(colon + 1, len - l1 - 1, n, &b)) goto bad;
+    } else goto bad;
+    if (a < 0 || b > n || a >= b) {
+        snprintf(err, n_err, "slice %s out of range: the tensor has %lld elements (%lld per row)", s, n, (long long) ne[0]);
+        return false;
+    }
+    *lo = a;
+    *hi = b;
+    return true;
+bad:
+    snprintf(err, n_err, "bad slice '%s' (use [a:b], [a:], [:b], [row,:], [row,col] or [:])", s);
+    return false;
+}
+
+void tg_cli_print_range(const float * v, const int64_t ne[4], int64_t lo, int64_t hi) {
+    int64_t n0 = ne[0];
+    for (int64_t i = lo; i < hi;) {
+        int64_t row = i / n0;
+        int64_t end = (row + 1) * n0 < hi ? (row + 1) * n0 : hi;
+        int64_t i1 = row % ne[1], i2 = (row / ne[1]) % ne[2], i3 = row / (ne[1] * ne[2]);
+        printf("  [%lld,%lld,%lld][%lld:%lld]", (long long) i1, (long long) i2, (long long) i3, (long long) (i % n0),
+               (long long) (end - row * n0));
+        for (int64_t k = i; k < end; k++) printf("%s%.6g", (k - i) % 8 == 0 ? "\n    " : " ", v[k]);
+        printf("\n");
+        i = end;
+    }
 }
 
 // --- untrusted strings ------------------------------------------------------

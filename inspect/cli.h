@@ -144,6 +144,17 @@ void tg_cli_print_opts(FILE * f, const struct tg_cli_opt * opts, const void * de
 // stderr naming `what` and the bad element.
 bool tg_cli_int_list(const char * what, const char * s, long long lo, long long hi, struct tg_cli_ints * out);
 
+// --- tensor slices (the shell's print, `trace dump NAME[SLICE]`) ---------
+// Parses a slice of a tensor with shape ne (ne[0] the row length), with or
+// without the brackets: "[a:b]" flat elements a..b-1 ("a:" and ":b" open
+// ends), "[r,:]" row r (rows counted over every dimension above 0),
+// "[r,c]" one element, "[:]" everything. Sets [*lo, *hi); false with a
+// message in err (bad syntax, out of range) otherwise.
+bool tg_cli_parse_slice(const char * s, const int64_t ne[4], int64_t * lo, int64_t * hi, char * err, size_t n_err);
+// Prints v[lo..hi) of a tensor with shape ne, one line per row part:
+// "  [i1,i2,i3][c0:c1]" then the values, 8 per line.
+void tg_cli_print_range(const float * v, const int64_t ne[4], int64_t lo, int64_t hi);
+
 // --- untrusted strings ----------------------------------------------------
 // Copies s (n bytes) into dst (cap bytes, NUL-terminated, truncated if needed)
 // with control characters and DEL shown as \xNN (\n, \t, \r, \\ as such) and

@@ -352,32 +352,9 @@ int shell_cmd_list(struct shell * sh, int argc, char ** argv) {
     return 0;
 }
 
-// Prints values[lo..hi) of a tensor with shape ne (logical order).
-static void print_values(const float * v, const int64_t ne[4], int64_t lo, int64_t hi) {
-    int64_t n0 = ne[0];
-    for (int64_t i = lo; i < hi; ) {
-        int64_t row = i / n0;
-        int64_t end = (row + 1) * n0 < hi ? (row + 1) * n0 : hi;
-        int64_t i1 = row % ne[1], i2 = (row / ne[1]) % ne[2], i3 = row / (ne[1] * ne[2]);
-        printf("  [%lld,%lld,%lld][%lld:%lld]", (long long) i1, (long long) i2, (long long) i3, (long long) (i % n0), (long long) (end - row * n0));
-        for (int64_t k = i; k < end; k++) printf("%s%.6g", (k - i) % 8 == 0 ? "\n    " : " ", v[k]);
-        printf("\n");
-        i = end;
-    }
-}
-
-// Parses a slice "[a:b]" (flat), "[r,:]" (row r of dim 0), "[r,c]" against n
-// elements with row length n0. Returns false + message on bad syntax.
+// Slices: tg_cli_parse_slice / tg_cli_print_range (cli.h), shared with `trace dump`.
 bool shell_parse_slice(const char * s, const int64_t ne[4], int64_t * lo, int64_t * hi, char * err, size_t n_err) {
-    int64_t n = ne[0] * ne[1] * ne[2] * ne[3], a, b;
-    char c1, c2;
-    if (sscanf(s, "[%lld:%lld%c", (long long *) &a, (long long *) &b, &c1) == 3 && c1 == ']') { *lo = a; *hi = b; }
-    else if (sscanf(s, "[%lld,:%c", (long long *) &a, &c1) == 2 && c1 == ']') { *lo = a * ne[0]; *hi = *lo + ne[0]; }
-    else if (sscanf(s, "[%lld,%lld%c", (long long *) &a, (long long *) &b, &c2) == 3 && c2 == ']') { *lo = a * ne[0] + b; *hi = *lo + 1; }
-    else if (!strcmp(s, "[:]")) { *lo = 0; *hi = n; }
-    else { snprintf(err, n_err, "bad slice '%s' (use [a:b], [row,:], [row,col] or [:])", s); return false; }
-    if (*lo < 0 || *hi > n || *lo >= *hi) { snprintf(err, n_err, "slice %s out of range: the tensor has %lld elements", s, (long long) n); return false; }
-    return true;
+    return tg_cli_parse_slice(s, ne, lo, hi, err, n_err);
 }
 
 int shell_cmd_print(struct shell * sh, int argc, char ** argv) {
@@ -417,7 +394,7 @@ int shell_cmd_print(struct shell * sh, int argc, char ** argv) {
         if (slice && !shell_parse_slice(slice, c.ne, &lo, &hi, err, sizeof(err))) rc = shell_err(sh, "%s", err);
         else {
             printf("  contents (recorded, compute %u):", c.compute_seq);
-            print_values(v, c.ne, lo, hi);
+            tg_cli_print_range(v, c.ne, lo, hi);
             if (!slice && n > hi) printf("  ... %lld more (print %s [a:b])\n", (long long) (n - hi), t.name);
         }
         free(v);
