@@ -9,6 +9,7 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,10 +121,7 @@ int shell_cmd_where(struct shell * sh, int argc, char ** argv) {
 static int parse_count(struct shell * sh, int argc, char ** argv, int * n) {
     *n = 1;
     if (argc > 1) {
-        char * end;
-        long v = strtol(argv[1], &end, 10);
-        if (end == argv[1] || *end || v < 1 || v > 1000000) return shell_err(sh, "%s: '%s' is not a count >= 1", argv[0], argv[1]);
-        *n = (int) v;
+        if (!tg_cli_parse_int(argv[1], 1, 1000000, n)) return shell_err(sh, "%s: '%s' is not a count >= 1 (at most 1000000)", argv[0], argv[1]);
     }
     return 0;
 }
@@ -158,13 +156,12 @@ int shell_cmd_prev(struct shell * sh, int argc, char ** argv) { return move(sh, 
 
 // Node index in graph gi from a number or a name; -1 + error.
 static int resolve_node(struct shell * sh, int gi, const char * arg) {
-    char * end;
-    long v = strtol(arg, &end, 10);
+    int v;
     struct tg_trace_graph gr;
     if (!tg_trace_get_graph(sh->tr, gi, &gr)) return -1;
-    if (end != arg && *end == '\0') {
-        if (v < 0 || v >= gr.n_nodes + gr.n_leafs) { shell_err(sh, "no node %ld in graph %d (0..%d)", v, gi, gr.n_nodes + gr.n_leafs - 1); return -1; }
-        return (int) v;
+    if (tg_cli_parse_int(arg, INT_MIN, INT_MAX, &v)) {
+        if (v < 0 || v >= gr.n_nodes + gr.n_leafs) { shell_err(sh, "no node %d in graph %d (0..%d)", v, gi, gr.n_nodes + gr.n_leafs - 1); return -1; }
+        return v;
     }
     int ti = tg_trace_find_tensor(sh->tr, gi, arg);
     if (ti < 0) shell_err(sh, "no node named '%s' in graph %d (tab completes names)", arg, gi);
@@ -200,15 +197,14 @@ int shell_cmd_goto(struct shell * sh, int argc, char ** argv) {
 int shell_cmd_graph(struct shell * sh, int argc, char ** argv) {
     if (argc != 2) return shell_err(sh, "usage: graph G");
     if (!need_trace(sh)) return 1;
-    char * end;
-    long g = strtol(argv[1], &end, 10);
+    int g;
     struct tg_trace_graph gr;
-    if (end == argv[1] || *end || !tg_trace_get_graph(sh->tr, (int) g, &gr))
+    if (!tg_cli_parse_int(argv[1], 0, INT_MAX, &g) || !tg_trace_get_graph(sh->tr, g, &gr))
         return shell_err(sh, "no graph '%s' (the trace has %d: 0..%d)", argv[1], tg_trace_n_graphs(sh->tr), tg_trace_n_graphs(sh->tr) - 1);
     struct tg_trace_eval e;
     for (int i = 0; i < tg_trace_n_evals(sh->tr); i++)
         if (tg_trace_get_eval(sh->tr, i, &e) && e.graph_id == gr.graph_id) { sh->eval = i; print_position(sh); return 0; }
-    return shell_err(sh, "graph %ld has no evaluated node", g);
+    return shell_err(sh, "graph %d has no evaluated node", g);
 }
 
 // Edit distance of two short words (case-insensitive), for "did you mean".
@@ -277,12 +273,11 @@ int shell_cmd_break(struct shell * sh, int argc, char ** argv) {
 
 int shell_cmd_delete(struct shell * sh, int argc, char ** argv) {
     if (argc == 1) { printf("deleted %d breakpoint%s\n", sh->n_breaks, sh->n_breaks == 1 ? "" : "s"); sh->n_breaks = 0; return 0; }
-    char * end;
-    long k = strtol(argv[1], &end, 10);
-    if (end == argv[1] || *end || k < 1 || k > sh->n_breaks) return shell_err(sh, "no breakpoint '%s' (have %d)", argv[1], sh->n_breaks);
+    int k;
+    if (!tg_cli_parse_int(argv[1], 1, sh->n_breaks, &k)) return shell_err(sh, "no breakpoint '%s' (have %d)", argv[1], sh->n_breaks);
     memmove(&sh->breaks[k - 1], &sh->breaks[k], sizeof(sh->breaks[0]) * (size_t) (sh->n_breaks - k));
     sh->n_breaks--;
-    printf("deleted breakpoint %ld\n", k);
+    printf("deleted breakpoint %d\n", k);
     return 0;
 }
 
@@ -352,11 +347,6 @@ int shell_cmd_list(struct shell * sh, int argc, char ** argv) {
     return 0;
 }
 
-// Slices: tg_cli_parse_slice / tg_cli_print_range (cli.h), shared with `trace dump`.
-bool shell_parse_slice(const char * s, const int64_t ne[4], int64_t * lo, int64_t * hi, char * err, size_t n_err) {
-    return tg_cli_parse_slice(s, ne, lo, hi, err, n_err);
-}
-
 int shell_cmd_print(struct shell * sh, int argc, char ** argv) {
     if (sh->live) return shell_live_print(sh, argc, argv);
     if (!need_trace(sh)) return 1;
@@ -391,7 +381,7 @@ int shell_cmd_print(struct shell * sh, int argc, char ** argv) {
         int64_t lo = 0, hi = n < 16 ? n : 16;
         char err[160];
         int rc = 0;
-        if (slice && !shell_parse_slice(slice, c.ne, &lo, &hi, err, sizeof(err))) rc = shell_err(sh, "%s", err);
+        if (slice && !tg_cli_parse_slice(slice, c.ne, &lo, &hi, err, sizeof(err))) rc = shell_err(sh, "%s", err);
         else {
             printf("  contents (recorded, compute %u):", c.compute_seq);
             tg_cli_print_range(v, c.ne, lo, hi);
