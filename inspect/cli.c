@@ -90,7 +90,7 @@ bool tg_cli_u64(const char * what, const char * s, uint64_t * out) {
     return true;
 }
 
-bool tg_cli_float(const char * what, const char * s, double lo, double hi, float * out) {
+bool tg_cli_double(const char * what, const char * s, double lo, double hi, double * out) {
     char * end;
     errno = 0;
     double v = strtod(s, &end);
@@ -98,12 +98,23 @@ bool tg_cli_float(const char * what, const char * s, double lo, double hi, float
         tg_cli_err("%s: '%s' is not a number", what, s);
         return false;
     }
-    if (!isfinite(v) || errno == ERANGE || !isfinite((float) v)) {
+    if (!isfinite(v) || errno == ERANGE) {
         tg_cli_err("%s: '%s' is not a finite number", what, s);
         return false;
     }
     if (v < lo || v > hi) {
         tg_cli_err("%s: %s is out of range (must be in %g..%g)", what, s, lo, hi);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+bool tg_cli_float(const char * what, const char * s, double lo, double hi, float * out) {
+    double v;
+    if (!tg_cli_double(what, s, lo, hi, &v)) return false;
+    if (!isfinite((float) v)) {
+        tg_cli_err("%s: '%s' is not a finite number", what, s);
         return false;
     }
     *out = (float) v;
@@ -199,15 +210,16 @@ static bool set_value(const char * cmd, const struct tg_cli_opt * o, char * base
     case TG_CLI_U64:   return tg_cli_u64(what, v, (uint64_t *) dst);
     case TG_CLI_INTS:  return tg_cli_int_list(what, v, (long long) o->lo, (long long) o->hi, (struct tg_cli_ints *) dst);
     case TG_CLI_CHOICES: return set_choices(what, o, v, (struct tg_cli_ints *) dst);
-    case TG_CLI_FLOAT: {
-        float f;
-        if (!tg_cli_float(what, v, o->lo, o->hi, &f)) return false;
+    case TG_CLI_FLOAT:
+    case TG_CLI_DOUBLE: {
+        double f;
+        if (!tg_cli_double(what, v, o->lo, o->hi, &f)) return false;
         if (o->open_lo && f <= o->lo) {
             tg_cli_err("%s: %s is out of range (must be > %g)", what, v, o->lo);
             return false;
         }
-        *(float *) dst = f;
-        return true;
+        if (o->kind == TG_CLI_DOUBLE) { *(double *) dst = f; return true; }
+        return tg_cli_float(what, v, o->lo, o->hi, (float *) dst);
     }
     case TG_CLI_CHOICE: {
         int k = choice_index(o->choices, v, strlen(v));
@@ -293,6 +305,7 @@ static const char * default_text(const struct tg_cli_opt * o, const char * b, ch
         return buf;
     case TG_CLI_U64:   snprintf(buf, cap, "%llu", (unsigned long long) *(const uint64_t *) p); return buf;
     case TG_CLI_FLOAT: snprintf(buf, cap, "%g", (double) *(const float *) p); return buf;
+    case TG_CLI_DOUBLE: snprintf(buf, cap, "%g", *(const double *) p); return buf;
     case TG_CLI_CHOICE: return *(const int *) p < 0 ? NULL : choice_word(o->choices, *(const int *) p, buf, cap);
     case TG_CLI_INTS:
     case TG_CLI_CHOICES: {
@@ -329,7 +342,7 @@ static void print_opts(FILE * f, const struct tg_cli_opt * root, const struct tg
                  o->name, o->value ? " " : "", o->value ? o->value : "");
         fprintf(f, "  %-26s %s", left, o->help);
         if (o->kind == TG_CLI_INT || o->kind == TG_CLI_INTS) fprintf(f, " [%.0f..%.0f]", o->lo, o->hi);
-        else if (o->kind == TG_CLI_FLOAT) fprintf(f, o->open_lo ? " [>%g..%g]" : " [%g..%g]", o->lo, o->hi);
+        else if (o->kind == TG_CLI_FLOAT || o->kind == TG_CLI_DOUBLE) fprintf(f, o->open_lo ? " [>%g..%g]" : " [%g..%g]", o->lo, o->hi);
         else if (o->kind == TG_CLI_CHOICE || o->kind == TG_CLI_CHOICES) fprintf(f, " [%s]", o->choices);
         char buf[160];
         const char * d = b ? default_text(o, b, buf, sizeof buf) : NULL;

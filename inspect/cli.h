@@ -87,6 +87,8 @@ bool tg_cli_i64(const char * what, const char * s, long long lo, long long hi, l
 bool tg_cli_u64(const char * what, const char * s, uint64_t * out);
 // Finite float in [lo, hi].
 bool tg_cli_float(const char * what, const char * s, double lo, double hi, float * out);
+// Finite double in [lo, hi].
+bool tg_cli_double(const char * what, const char * s, double lo, double hi, double * out);
 // Silent variant kept for existing callers: true and *out set when s is a
 // whole decimal integer in [lo, hi].
 bool tg_cli_parse_int(const char * s, long lo, long hi, int * out);
@@ -97,6 +99,7 @@ bool tg_cli_parse_int(const char * s, long lo, long hi, int * out);
 // `off` is the offsetof() of the destination inside the caller's options struct:
 //   FLAG   -> bool            STR  -> const char *   INT -> int (lo..hi)
 //   U64    -> uint64_t        FLOAT -> float (lo..hi, finite; lo excluded with open_lo)
+//   DOUBLE -> double (as FLOAT)
 //   CHOICE -> int: the index of the value among the '|'-separated words of `choices`
 //   INTS   -> struct tg_cli_ints: a comma list of ints, each in lo..hi ("-p 128,256")
 //   CHOICES-> struct tg_cli_ints: a comma list of choice indices ("-fa on,off")
@@ -106,7 +109,7 @@ bool tg_cli_parse_int(const char * s, long lo, long hi, int * out);
 //             the same name in the group (parse and help use the first).
 // A table ends with an entry whose name is NULL (TABLE entries have a name
 // too, used as a heading: "run options").
-enum tg_cli_opt_kind { TG_CLI_FLAG, TG_CLI_STR, TG_CLI_INT, TG_CLI_U64, TG_CLI_FLOAT, TG_CLI_CHOICE,
+enum tg_cli_opt_kind { TG_CLI_FLAG, TG_CLI_STR, TG_CLI_INT, TG_CLI_U64, TG_CLI_FLOAT, TG_CLI_DOUBLE, TG_CLI_CHOICE,
                        TG_CLI_INTS, TG_CLI_CHOICES, TG_CLI_TABLE };
 
 #define TG_CLI_INTS_MAX 16
