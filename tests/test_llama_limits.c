@@ -1,11 +1,13 @@
 // test_llama_limits.c - what the llama runtime promises about sizes before
-// allocating: tg_llama_context_estimate (KV bytes exact, compute estimate
+// allocating: a huge llama.block_count refused, tg_llama_context_estimate (KV bytes exact, compute estimate
 // close to what a context really reserves, bad parameters refused), the
 // repeat penalty of the sampler.
 #include "check.h"
+#include "tg/gguf.h"
 #include "tg/llama.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,7 +80,31 @@ static void check_repeat_penalty(void) {
     CHECK(tg_llama_sampler_new(&p) == NULL, "NaN repeat penalty refused");
 }
 
+// A model whose llama.block_count claims `n` layers (the tiny model's tensors).
+static void check_block_count(uint32_t n) {
+    char * path = tg_test_data("tiny-f32.gguf");
+    struct tg_gguf * src = tg_gguf_open(path);
+    free(path);
+    if (!CHECK(src != NULL, "tiny-f32.gguf opens")) return;
+    struct tg_gguf_writer * w = tg_gguf_writer_new();
+    bool ok = w && tg_gguf_set_kv_from(w, src) == TG_OK && tg_gguf_set_u32(w, "llama.block_count", n) == TG_OK;
+    for (int64_t i = 0; ok && i < tg_gguf_n_tensors(src); i++) {
+        const struct tg_gguf_tensor_info * ti = tg_gguf_tensor(src, i);
+        ok = tg_gguf_add_tensor(w, ti->name, ti->type, ti->n_dims, ti->ne, tg_gguf_tensor_data(src, i)) == TG_OK;
+    }
+    ok = ok && tg_gguf_write(w, "llama-layers.gguf") == TG_OK;
+    tg_gguf_writer_free(w);
+    tg_gguf_close(src);
+    if (!CHECK(ok, "wrote a model claiming %u layers", n)) return;
+    struct tg_llama_model * m = tg_llama_model_load("llama-layers.gguf", NULL);
+    CHECK(!m && strstr(tg_last_error(), "block_count"), "block_count %u refused with a clear message: %s", n, tg_last_error());
+    tg_llama_model_free(m);
+    remove("llama-layers.gguf");
+}
+
 int main(void) {
+    check_block_count(1u << 30);   // 14 weights per layer would overflow an int
+    check_block_count(100000);
     check_estimate("tiny-f32.gguf");
     check_estimate("tiny-q8_0.gguf");
     check_repeat_penalty();
