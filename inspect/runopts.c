@@ -154,10 +154,14 @@ static int check_limits(struct tg_cli_run * r, const struct tg_llama_context_par
     struct tg_llama_memory_estimate est;
     if (tg_llama_context_estimate(r->model, cp, &est) != TG_OK) return tg_cli_err("%s: %s", r->cmd, tg_last_error());
     if (est.n_ctx > h->n_ctx_train) {
-        if (!r->opts->allow_long_ctx)
+        if (!r->opts->allow_long_ctx && r->opts->n_ctx)
             return tg_cli_err("%s: context size %d is more than the %d tokens %s was trained for"
                               " (use -c %d or less, or --allow-long-ctx)", r->cmd, est.n_ctx, h->n_ctx_train,
                               r->opts->model, h->n_ctx_train);
+        if (!r->opts->allow_long_ctx)   // the command sized the context from the request
+            return tg_cli_err("%s: the request needs a context of %d tokens, more than the %d tokens %s was trained for"
+                              " (ask for fewer tokens, or --allow-long-ctx)", r->cmd, est.n_ctx, h->n_ctx_train,
+                              r->opts->model);
         fprintf(stderr, "tgdb: warning: %s: context size %d is more than the %d tokens the model was trained for\n",
                 r->cmd, est.n_ctx, h->n_ctx_train);
     }

@@ -64,6 +64,9 @@ check "generate accepts every valid option (exit $?)" [ $? = 0 ]
 fails_with "generate -c 1048576: more than the training context" \
     "context size 1048576 is more than the 512 tokens .* was trained for \(use -c 512 or less, or --allow-long-ctx\)" \
     "${G[@]}" -c 1048576
+fails_with "generate -n 600 (no -c): the request is named" \
+    "the request needs a context of 60[0-9] tokens, more than the 512 tokens .* \(ask for fewer tokens, or --allow-long-ctx\)" \
+    "${G[@]}" -n 600
 # a model trained for 1M tokens with many heads: the attention scores alone need far more than any machine has
 "$MAKE_MODEL" --n-embd 256 --n-head 128 --n-head-kv 128 --n-layer 1 --n-ff 64 --n-ctx 1000000 -o "$TMP/long.gguf" >/dev/null 2>&1
 check "make-model writes a model trained for 1000000 tokens" [ -s "$TMP/long.gguf" ]
