@@ -66,7 +66,7 @@ static double now_s(void) {
 // One test: n_prompt tokens in one batch or n_gen one at a time, at depth.
 struct test {
     int n_prompt, n_gen, depth, threads, fa;
-    double samples[1000];
+    double * samples;   // [reps] tokens/s of each repetition
     int n;
     double mean, sd;
 };
@@ -139,10 +139,14 @@ static void print_json(const struct bench_opts * o, const struct tg_llama_model 
 
 // The tests in llama-bench's order: for each thread count and -fa value,
 // every pp then every tg, each at every depth.
+#define BENCH_MAX_TESTS 1024
 static int plan(const struct bench_opts * o, struct test ** out) {
     int cap = o->threads.n * o->fa.n * (o->n_prompt.n + o->n_gen.n) * o->depth.n, n = 0;
+    if (cap > BENCH_MAX_TESTS)
+        return tg_cli_err("bench: the lists make %d tests; at most %d (shorten -p, -n, -d, -t or -fa)", cap, BENCH_MAX_TESTS), -1;
     struct test * t = calloc((size_t) (cap ? cap : 1), sizeof *t);
-    if (!t) return tg_cli_err("bench: out of memory"), -1;
+    double * samples = calloc((size_t) (cap ? cap : 1) * (size_t) o->reps, sizeof *samples);
+    if (!t || !samples) { free(t); free(samples); return tg_cli_err("bench: out of memory"), -1; }
     for (int ti = 0; ti < o->threads.n; ti++)
         for (int fi = 0; fi < o->fa.n; fi++)
             for (int kind = 0; kind < 2; kind++) {
@@ -150,12 +154,20 @@ static int plan(const struct bench_opts * o, struct test ** out) {
                 for (int i = 0; i < l->n; i++)
                     for (int d = 0; d < o->depth.n; d++) {
                         if (l->v[i] == 0) continue;
-                        t[n++] = (struct test) { .n_prompt = kind ? 0 : l->v[i], .n_gen = kind ? l->v[i] : 0,
-                                                 .depth = o->depth.v[d], .threads = o->threads.v[ti], .fa = o->fa.v[fi] };
+                        t[n] = (struct test) { .n_prompt = kind ? 0 : l->v[i], .n_gen = kind ? l->v[i] : 0,
+                                               .depth = o->depth.v[d], .threads = o->threads.v[ti], .fa = o->fa.v[fi],
+                                               .samples = samples + (size_t) n * (size_t) o->reps };
+                        n++;
                     }
             }
+    if (n == 0) free(samples);
     *out = t;
     return n;
+}
+
+static void free_tests(struct test * t, int n) {
+    if (t && n > 0) free(t[0].samples);   // one block for every test
+    free(t);
 }
 
 static int cmd_bench(int argc, char ** argv) {
@@ -167,7 +179,7 @@ static int cmd_bench(int argc, char ** argv) {
     struct test * tests = NULL;
     int n_tests = plan(&o, &tests);
     if (n_tests < 0) return TG_CLI_ERROR;
-    if (n_tests == 0) { free(tests); return tg_cli_err("bench: nothing to measure (-p 0 -n 0)"); }
+    if (n_tests == 0) { free_tests(tests, 0); return tg_cli_err("bench: nothing to measure (-p 0 -n 0)"); }
     int n_max = 1, d_max = 0, n_batch = 1;   // sizes over every test: one context fits them all
     for (int i = 0; i < n_tests; i++) {
         int n = tests[i].n_prompt + tests[i].n_gen;
@@ -222,7 +234,7 @@ static int cmd_bench(int argc, char ** argv) {
     if (o.json) print_json(&o, r.model, tests, n_tests);
     rc = 0;
 done:
-    free(tests);
+    free_tests(tests, n_tests);
     free(toks);
     return tg_cli_run_close(&r, rc);
 }
