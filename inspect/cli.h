@@ -8,7 +8,7 @@
 //
 // or, with an option table that `tgdb help gguf` prints (see struct tg_cli_opt):
 //
-//   TG_CLI_COMMAND_OPTS(gguf, "gguf FILE [OPTIONS]", "show ...", gguf_opts)
+//   TG_CLI_COMMAND_OPTS(gguf, "gguf FILE [OPTIONS]", "show ...", gguf_opts, struct gguf_opts, gguf_defaults)
 //
 // argv[0] is the subcommand name. A command returns the process exit status,
 // as diff(1) and cmp(1) do:
@@ -40,6 +40,8 @@ struct tg_cli_command {
     const char * summary;  // one line
     tg_cli_fn    fn;
     const struct tg_cli_opt * opts; // option table (ends with a zero entry) or NULL
+    size_t opts_size;               // size of the options struct opts writes into
+    void (*opts_init)(void * o);    // fills an options struct with the defaults (for help)
     struct tg_cli_command * next;
 };
 
@@ -47,11 +49,21 @@ void tg_cli_register(struct tg_cli_command * cmd);
 // Looks up a registered command by name (NULL if none).
 const struct tg_cli_command * tg_cli_find(const char * name);
 
-#define TG_CLI_COMMAND_OPTS(id, usage_, summary_, opts_)                       \
+// TG_CLI_COMMAND_OPTS: opts_ is the option table, type_ the options struct
+// it fills and init_ a function `void init_(type_ *)` setting the defaults
+// (the command calls it before tg_cli_parse_opts; help prints its values).
+#define TG_CLI_COMMAND_OPTS(id, usage_, summary_, opts_, type_, init_)           \
     static int cmd_##id(int argc, char ** argv);                               \
-    static struct tg_cli_command tg_cli_cmd_##id = {#id, usage_, summary_, cmd_##id, opts_, 0}; \
+    static void tg_cli_init_##id(void * o) { init_((type_ *) o); }             \
+    static struct tg_cli_command tg_cli_cmd_##id = {                           \
+        .name = #id, .usage = usage_, .summary = summary_, .fn = cmd_##id,     \
+        .opts = opts_, .opts_size = sizeof(type_), .opts_init = tg_cli_init_##id }; \
     __attribute__((constructor)) static void tg_cli_reg_##id(void) { tg_cli_register(&tg_cli_cmd_##id); }
-#define TG_CLI_COMMAND(id, usage_, summary_) TG_CLI_COMMAND_OPTS(id, usage_, summary_, 0)
+#define TG_CLI_COMMAND(id, usage_, summary_)                                   \
+    static int cmd_##id(int argc, char ** argv);                               \
+    static struct tg_cli_command tg_cli_cmd_##id = {                           \
+        .name = #id, .usage = usage_, .summary = summary_, .fn = cmd_##id };   \
+    __attribute__((constructor)) static void tg_cli_reg_##id(void) { tg_cli_register(&tg_cli_cmd_##id); }
 
 // Prints "tgdb: <message>" on stderr (one line) and returns TG_CLI_ERROR (2).
 int tg_cli_err(const char * fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -75,18 +87,36 @@ bool tg_cli_i64(const char * what, const char * s, long long lo, long long hi, l
 bool tg_cli_u64(const char * what, const char * s, uint64_t * out);
 // Finite float in [lo, hi].
 bool tg_cli_float(const char * what, const char * s, double lo, double hi, float * out);
+// Finite double in [lo, hi].
+bool tg_cli_double(const char * what, const char * s, double lo, double hi, double * out);
 // Silent variant kept for existing callers: true and *out set when s is a
 // whole decimal integer in [lo, hi].
 bool tg_cli_parse_int(const char * s, long lo, long hi, int * out);
 
 // --- option tables --------------------------------------------------------
-// One definition per option, used both to parse argv and to print help.
+// One definition per option, used to parse argv, to print help (meaning,
+// default, range) and to share option groups between commands.
 // `off` is the offsetof() of the destination inside the caller's options struct:
-//   FLAG  -> bool         STR -> const char *   INT -> int (lo..hi)
-//   U64   -> uint64_t     FLOAT -> float (lo..hi, finite)
-//   CHOICE -> const char * (one of the '|'-separated words in `choices`)
-// A table ends with an entry whose name is NULL.
-enum tg_cli_opt_kind { TG_CLI_FLAG, TG_CLI_STR, TG_CLI_INT, TG_CLI_U64, TG_CLI_FLOAT, TG_CLI_CHOICE };
+//   FLAG   -> bool            STR  -> const char *   INT -> int (lo..hi)
+//   U64    -> uint64_t        FLOAT -> float (lo..hi, finite; lo excluded with open_lo)
+//   DOUBLE -> double (as FLOAT)
+//   CHOICE -> int: the index of the value among the '|'-separated words of `choices`
+//   INTS   -> struct tg_cli_ints: a comma list of ints, each in lo..hi ("-p 128,256")
+//   CHOICES-> struct tg_cli_ints: a comma list of choice indices ("-fa on,off")
+//   TABLE  -> another option table (`table`) whose offsets are relative to `off`:
+//             a group of options shared by several commands (see runopts.h).
+//             An option named earlier in the including table overrides one of
+//             the same name in the group (parse and help use the first).
+// A table ends with an entry whose name is NULL (TABLE entries have a name
+// too, used as a heading: "run options").
+enum tg_cli_opt_kind { TG_CLI_FLAG, TG_CLI_STR, TG_CLI_INT, TG_CLI_U64, TG_CLI_FLOAT, TG_CLI_DOUBLE, TG_CLI_CHOICE,
+                       TG_CLI_INTS, TG_CLI_CHOICES, TG_CLI_TABLE };
+
+#define TG_CLI_INTS_MAX 16
+struct tg_cli_ints {
+    int n;                     // number of values (0: the option was not given and has no default)
+    int v[TG_CLI_INTS_MAX];
+};
 
 struct tg_cli_opt {
     const char * name;        // "--threads"
@@ -95,19 +125,38 @@ struct tg_cli_opt {
     const char * help;        // what the option means
     enum tg_cli_opt_kind kind;
     size_t off;
-    double lo, hi;            // INT and FLOAT ranges
-    const char * choices;     // CHOICE: "f16|f32"
+    double lo, hi;            // INT, INTS and FLOAT ranges
+    bool open_lo;             // FLOAT: lo itself is not allowed ("must be > 0")
+    const char * choices;     // CHOICE(S): "auto|on|off"
+    const struct tg_cli_opt * table; // TABLE: the included group
 };
 
 // Parses argv[1..argc-1] against opts, writing into base. Non-option words
 // (and everything after "--") go to pos[] (at most max_pos; *n_pos gets the
 // count). Accepts "--name VALUE", "--name=VALUE" and "-s VALUE". Returns
 // TG_CLI_OK, or TG_CLI_ERROR after one line on stderr: "CMD: unknown option
-// --foo", "CMD: --x needs a value", "CMD: too many arguments", or a value error.
+// --foo", "CMD: --x needs a value (N)", "CMD: too many arguments", or a value
+// error naming the option and the value.
 int tg_cli_parse_opts(const char * cmd, const struct tg_cli_opt * opts, void * base,
                       int argc, char ** argv, const char ** pos, int max_pos, int * n_pos);
-// Prints one line per option ("  -t, --threads N   help [1..512]") on f.
-void tg_cli_print_opts(FILE * f, const struct tg_cli_opt * opts);
+// Prints one line per option ("  -t, --threads N   help [1..512] (default 4)")
+// on f. `defaults` (optional) is an options struct holding the defaults: its
+// values are printed as "(default X)" for every option that has one.
+void tg_cli_print_opts(FILE * f, const struct tg_cli_opt * opts, const void * defaults);
+// Parses a comma list of ints in lo..hi into *out; false after one line on
+// stderr naming `what` and the bad element.
+bool tg_cli_int_list(const char * what, const char * s, long long lo, long long hi, struct tg_cli_ints * out);
+
+// --- tensor slices (the shell's print, `trace dump NAME[SLICE]`) ---------
+// Parses a slice of a tensor with shape ne (ne[0] the row length), with or
+// without the brackets: "[a:b]" flat elements a..b-1 ("a:" and ":b" open
+// ends), "[r,:]" row r (rows counted over every dimension above 0),
+// "[r,c]" one element, "[:]" everything. Sets [*lo, *hi); false with a
+// message in err (bad syntax, out of range) otherwise.
+bool tg_cli_parse_slice(const char * s, const int64_t ne[4], int64_t * lo, int64_t * hi, char * err, size_t n_err);
+// Prints v[lo..hi) of a tensor with shape ne, one line per row part:
+// "  [i1,i2,i3][c0:c1]" then the values, 8 per line.
+void tg_cli_print_range(const float * v, const int64_t ne[4], int64_t lo, int64_t hi);
 
 // --- untrusted strings ----------------------------------------------------
 // Names and GGUF keys/strings come from files: everything the CLI prints of

@@ -1,21 +1,61 @@
 // cmd_bench.c - `tgdb bench`: prompt processing and generation speed, as
-// llama-bench measures them: pp<P> decodes P random tokens in one batch from
-// an empty cache; tg<N> decodes N tokens one at a time from an empty cache.
-//   pp256: 123.45 tok/s
-//   tg64: 45.67 tok/s
+// llama-bench measures them: pp<P> decodes P random tokens in one batch,
+// tg<N> decodes N tokens one at a time, both after DEPTH tokens already in
+// the KV cache (-d; filled untimed before each repetition). Each test runs
+// -r times; the line gives the mean and the standard deviation:
+//   pp256: 123.45 ± 1.23 tok/s
+//   tg64 @ d1024: 45.67 ± 0.89 tok/s
+// -p, -n, -d, -t and -fa take comma lists (every combination is measured).
 #include "cli.h"
+#include "json.h"
+#include "runopts.h"
 #include "tg/llama.h"
-#include "tg/trace.h"
 
-#include <errno.h>
+#include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-TG_CLI_COMMAND(bench,
-    "bench -m MODEL [-p N_PROMPT] [-n N_GEN] [-t THREADS] [-r REPS] [--ctk f16|f32] [--device LIST] [--trace FILE] [--trace-dump PATTERN] [--trace-hash all|computed|none] [--poison]",
-    "measure prompt processing (pp) and generation (tg) speed in tokens/s")
+struct bench_opts {
+    struct tg_cli_run_opts run;
+    struct tg_cli_ints n_prompt, n_gen, depth, threads, fa;
+    int reps;
+    bool json;
+};
+
+#define BEN(f) offsetof(struct bench_opts, f)
+static const struct tg_cli_opt bench_table[] = {
+    { .name = "--n-prompt", .short_name = "-p", .value = "N[,N..]", .kind = TG_CLI_INTS, .off = BEN(n_prompt), .lo = 0, .hi = 1 << 16,
+      .help = "prompt tests: decode N tokens in one batch (0 = none)" },
+    { .name = "--n-gen", .short_name = "-n", .value = "N[,N..]", .kind = TG_CLI_INTS, .off = BEN(n_gen), .lo = 0, .hi = 1 << 16,
+      .help = "generation tests: decode N tokens one at a time (0 = none)" },
+    { .name = "--n-depth", .short_name = "-d", .value = "D[,D..]", .kind = TG_CLI_INTS, .off = BEN(depth), .lo = 0, .hi = 1 << 20,
+      .help = "tokens already in the KV cache before each test (filled untimed)" },
+    { .name = "--threads", .short_name = "-t", .value = "N[,N..]", .kind = TG_CLI_INTS, .off = BEN(threads), .lo = 1, .hi = 512,
+      .help = "CPU threads" },
+    { .name = "--flash-attn", .short_name = "-fa", .value = "MODE[,..]", .kind = TG_CLI_CHOICES, .off = BEN(fa),
+      .choices = TG_CLI_FA_CHOICES, .help = "fused attention; accepted, the fused path lands with issue 12" },
+    { .name = "--repetitions", .short_name = "-r", .value = "N", .kind = TG_CLI_INT, .off = BEN(reps), .lo = 1, .hi = 1000,
+      .help = "runs of each test (mean and standard deviation over them)" },
+    { .name = "--json", .kind = TG_CLI_FLAG, .off = BEN(json),
+      .help = "print the results as one JSON object (llama-bench's field names: avg_ts, stddev_ts, samples_ts)" },
+    { .name = "run options", .kind = TG_CLI_TABLE, .off = BEN(run), .table = tg_cli_run_table },
+    { 0 },
+};
+
+static void bench_defaults(struct bench_opts * o) {
+    *o = (struct bench_opts) {
+        .n_prompt = { .n = 1, .v = { 512 } }, .n_gen = { .n = 1, .v = { 128 } }, .depth = { .n = 1, .v = { 0 } },
+        .threads = { .n = 1, .v = { 4 } }, .fa = { .n = 1, .v = { TG_CLI_FA_AUTO } }, .reps = 3,
+    };
+    tg_cli_run_defaults(&o->run);
+}
+
+TG_CLI_COMMAND_OPTS(bench, "bench -m MODEL [-p N] [-n N] [-d DEPTH] [-t N] [-r REPS] [OPTIONS]",
+    "measure prompt processing (pp) and generation (tg) speed in tokens/s (mean ± standard deviation)",
+    bench_table, struct bench_opts, bench_defaults)
 
 static double now_s(void) {
     struct timespec ts;
@@ -23,117 +63,178 @@ static double now_s(void) {
     return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
 }
 
-// Best of `reps` runs; returns tokens/s or -1 (error printed).
-static double bench_pp(struct tg_llama_context * ctx, const int32_t * toks, int n, int reps) {
-    double best = 0.0;
-    for (int r = 0; r < reps; r++) {
-        tg_llama_kv_clear(ctx);
-        double t0 = now_s();
-        if (tg_llama_decode(ctx, toks, n, 0) != TG_OK) return tg_cli_err("bench: %s", tg_last_error()), -1.0;
-        double tps = n / (now_s() - t0);
-        if (tps > best) best = tps;
+// One test: n_prompt tokens in one batch or n_gen one at a time, at depth.
+struct test {
+    int n_prompt, n_gen, depth, threads, fa;
+    double * samples;   // [reps] tokens/s of each repetition
+    int n;
+    double mean, sd;
+};
+
+// Clears the cache and fills it with `depth` tokens (untimed), in batches
+// of at most n_batch.
+static int fill_depth(struct tg_llama_context * ctx, const int32_t * toks, int depth, int n_batch) {
+    tg_llama_kv_clear(ctx);
+    for (int p = 0; p < depth; p += n_batch) {
+        int n = depth - p < n_batch ? depth - p : n_batch;
+        if (tg_llama_decode(ctx, toks + p, n, p) != TG_OK) return tg_cli_err("bench: filling depth %d: %s", depth, tg_last_error());
     }
-    return best;
+    return 0;
 }
 
-static double bench_tg(struct tg_llama_context * ctx, const int32_t * toks, int n, int reps) {
-    double best = 0.0;
+// Runs t->n repetitions of a test; tokens/s of each into t->samples.
+static int run_test(struct tg_llama_context * ctx, const int32_t * toks, struct test * t, int reps, int n_batch, bool progress) {
+    const int32_t * in = toks + t->depth;   // the measured tokens follow the depth tokens
     for (int r = 0; r < reps; r++) {
-        tg_llama_kv_clear(ctx);
+        if (progress) fprintf(stderr, "bench: %s%d @ d%d, t=%d: repetition %d/%d\n", t->n_prompt ? "pp" : "tg",
+                              t->n_prompt ? t->n_prompt : t->n_gen, t->depth, t->threads, r + 1, reps);
+        if (fill_depth(ctx, toks, t->depth, n_batch)) return TG_CLI_ERROR;
         double t0 = now_s();
-        for (int i = 0; i < n; i++)
-            if (tg_llama_decode(ctx, toks + i, 1, i) != TG_OK) return tg_cli_err("bench: %s", tg_last_error()), -1.0;
-        double tps = n / (now_s() - t0);
-        if (tps > best) best = tps;
+        int n = t->n_prompt ? t->n_prompt : t->n_gen;
+        if (t->n_prompt) {
+            if (tg_llama_decode(ctx, in, n, t->depth) != TG_OK) return tg_cli_err("bench: %s", tg_last_error());
+        } else {
+            for (int i = 0; i < n; i++)
+                if (tg_llama_decode(ctx, in + i, 1, t->depth + i) != TG_OK) return tg_cli_err("bench: %s", tg_last_error());
+        }
+        t->samples[t->n++] = n / (now_s() - t0);
     }
-    return best;
+    double sum = 0.0, sq = 0.0;
+    for (int i = 0; i < t->n; i++) sum += t->samples[i];
+    t->mean = sum / t->n;
+    for (int i = 0; i < t->n; i++) sq += (t->samples[i] - t->mean) * (t->samples[i] - t->mean);
+    t->sd = t->n > 1 ? sqrt(sq / (t->n - 1)) : 0.0;
+    return 0;
+}
+
+static const char * fa_name(int fa) { return fa == TG_CLI_FA_ON ? "on" : fa == TG_CLI_FA_OFF ? "off" : "auto"; }
+
+static void print_text(const struct bench_opts * o, const struct test * t) {
+    printf("%s%d", t->n_prompt ? "pp" : "tg", t->n_prompt ? t->n_prompt : t->n_gen);
+    if (t->depth) printf(" @ d%d", t->depth);
+    if (o->threads.n > 1) printf(" t=%d", t->threads);
+    if (o->fa.n > 1) printf(" fa=%s", fa_name(t->fa));
+    if (t->n > 1) printf(": %.2f ± %.2f tok/s\n", t->mean, t->sd);
+    else printf(": %.2f tok/s\n", t->mean);
+}
+
+static void print_json(const struct bench_opts * o, const struct tg_llama_model * model, const struct test * tests, int n) {
+    printf("{\"model\": ");
+    tg_json_write_string(stdout, o->run.model, strlen(o->run.model));
+    const char * type = tg_type_name(tg_llama_model_weight_type(model));
+    printf(", \"model_type\": ");
+    tg_json_write_string(stdout, type, strlen(type));
+    printf(", \"model_n_params\": %lld, \"model_size\": %llu, \"results\": [", (long long) tg_llama_model_n_params(model),
+           (unsigned long long) tg_llama_model_size(model));
+    for (int i = 0; i < n; i++) {
+        const struct test * t = &tests[i];
+        printf("%s{\"n_prompt\": %d, \"n_gen\": %d, \"n_depth\": %d, \"n_threads\": %d, \"flash_attn\": \"%s\", "
+               "\"repetitions\": %d, \"avg_ts\": %.6f, \"stddev_ts\": %.6f, \"samples_ts\": [",
+               i ? ", " : "", t->n_prompt, t->n_gen, t->depth, t->threads, fa_name(t->fa), t->n, t->mean, t->sd);
+        for (int k = 0; k < t->n; k++) printf("%s%.6f", k ? ", " : "", t->samples[k]);
+        printf("]}");
+    }
+    printf("]}\n");
+}
+
+// The tests in llama-bench's order: for each thread count and -fa value,
+// every pp then every tg, each at every depth.
+#define BENCH_MAX_TESTS 1024
+static int plan(const struct bench_opts * o, struct test ** out) {
+    int cap = o->threads.n * o->fa.n * (o->n_prompt.n + o->n_gen.n) * o->depth.n, n = 0;
+    if (cap > BENCH_MAX_TESTS)
+        return tg_cli_err("bench: the lists make %d tests; at most %d (shorten -p, -n, -d, -t or -fa)", cap, BENCH_MAX_TESTS), -1;
+    struct test * t = calloc((size_t) (cap ? cap : 1), sizeof *t);
+    double * samples = calloc((size_t) (cap ? cap : 1) * (size_t) o->reps, sizeof *samples);
+    if (!t || !samples) { free(t); free(samples); return tg_cli_err("bench: out of memory"), -1; }
+    for (int ti = 0; ti < o->threads.n; ti++)
+        for (int fi = 0; fi < o->fa.n; fi++)
+            for (int kind = 0; kind < 2; kind++) {
+                const struct tg_cli_ints * l = kind ? &o->n_gen : &o->n_prompt;
+                for (int i = 0; i < l->n; i++)
+                    for (int d = 0; d < o->depth.n; d++) {
+                        if (l->v[i] == 0) continue;
+                        t[n] = (struct test) { .n_prompt = kind ? 0 : l->v[i], .n_gen = kind ? l->v[i] : 0,
+                                               .depth = o->depth.v[d], .threads = o->threads.v[ti], .fa = o->fa.v[fi],
+                                               .samples = samples + (size_t) n * (size_t) o->reps };
+                        n++;
+                    }
+            }
+    if (n == 0) free(samples);
+    *out = t;
+    return n;
+}
+
+static void free_tests(struct test * t, int n) {
+    if (t && n > 0) free(t[0].samples);   // one block for every test
+    free(t);
 }
 
 static int cmd_bench(int argc, char ** argv) {
-    const char * model_path = NULL, * trace = NULL, * trace_dump = NULL, * trace_hash = NULL, * devices = NULL;
-    int n_prompt = 512, n_gen = 128, n_threads = 4, reps = 1;
-    bool kv_f32 = false, poison = false;
-    for (int i = 1; i < argc; i++) {
-        const char * a = argv[i];
-        if (!strcmp(a, "--poison")) { poison = true; continue; }
-        if (i + 1 >= argc) return tg_cli_err("bench: option %s needs a value (see 'tgdb help bench')", a);
-        const char * v = argv[++i];
-        bool ok = true;
-        if (!strcmp(a, "-m") || !strcmp(a, "--model")) model_path = v;
-        else if (!strcmp(a, "-p") || !strcmp(a, "--n-prompt")) ok = tg_cli_parse_int(v, 0, 1 << 16, &n_prompt);
-        else if (!strcmp(a, "-n") || !strcmp(a, "--n-gen")) ok = tg_cli_parse_int(v, 0, 1 << 16, &n_gen);
-        else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) ok = tg_cli_parse_int(v, 1, 512, &n_threads);
-        else if (!strcmp(a, "-r") || !strcmp(a, "--repetitions")) ok = tg_cli_parse_int(v, 1, 1000, &reps);
-        else if (!strcmp(a, "--ctk")) { kv_f32 = !strcmp(v, "f32"); ok = kv_f32 || !strcmp(v, "f16"); }
-        else if (!strcmp(a, "-dev") || !strcmp(a, "--device")) devices = v;
-        else if (!strcmp(a, "--trace")) trace = v;
-        else if (!strcmp(a, "--trace-dump")) trace_dump = v;
-        else if (!strcmp(a, "--trace-hash")) trace_hash = v;
-        else return tg_cli_err("bench: unknown option '%s' (see 'tgdb help bench')", a);
-        if (!ok) return tg_cli_err("bench: bad value '%s' for %s", v, a);
+    struct bench_opts o;
+    bench_defaults(&o);
+    if (tg_cli_parse_opts("bench", bench_table, &o, argc, argv, NULL, 0, NULL)) return TG_CLI_ERROR;
+    o.run.n_threads = o.threads.v[0];
+    if (tg_cli_run_validate("bench", &o.run)) return TG_CLI_ERROR;
+    struct test * tests = NULL;
+    int n_tests = plan(&o, &tests);
+    if (n_tests < 0) return TG_CLI_ERROR;
+    if (n_tests == 0) { free_tests(tests, 0); return tg_cli_err("bench: nothing to measure (-p 0 -n 0)"); }
+    int n_max = 1, d_max = 0, n_batch = 1;   // sizes over every test: one context fits them all
+    for (int i = 0; i < n_tests; i++) {
+        int n = tests[i].n_prompt + tests[i].n_gen;
+        if (tests[i].depth + n > n_max) n_max = tests[i].depth + n;
+        if (tests[i].depth > d_max) d_max = tests[i].depth;
+        if (tests[i].n_prompt > n_batch) n_batch = tests[i].n_prompt;
     }
-    if (!model_path) return tg_cli_err("bench: no model (-m MODEL)");
-    if (n_prompt + n_gen < 1) return tg_cli_err("bench: nothing to measure (-p 0 -n 0)");
-    if (trace_dump && !trace) return tg_cli_err("bench: --trace-dump needs --trace FILE");
-    if (trace_hash && !trace) return tg_cli_err("bench: --trace-hash needs --trace FILE");
-    struct tg_trace_options probe = tg_trace_default_options();
-    if (trace_hash && !tg_trace_set_hash_mode(&probe, trace_hash))
-        return tg_cli_err("bench: --trace-hash '%s': expected all, computed or none", trace_hash);
-    struct tg_llama_model * model = tg_llama_model_load(model_path, NULL);
-    if (!model) return tg_cli_err("bench: %s", tg_last_error());
-    const struct tg_llama_hparams * h = tg_llama_model_hparams(model);
-    int n_max = n_prompt > n_gen ? n_prompt : n_gen;
-    int32_t * toks = malloc(sizeof(int32_t) * (size_t) n_max);
-    struct tg_llama_context_params cp = tg_llama_context_default_params();
-    cp.n_ctx = n_max;
-    cp.n_batch = cp.n_ubatch = n_max;
-    cp.n_threads = n_threads;
-    cp.devices = devices;
-    if (kv_f32) cp.type_k = cp.type_v = TG_TYPE_F32;
-    struct tg_trace_recorder * rec = NULL;
-    if (poison && tg_trace_set_poison(true) != TG_OK) {
-        tg_cli_err("bench: --poison: %s", tg_last_error());
-        tg_llama_model_free(model);
-        free(toks);
-        return TG_CLI_ERROR;
-    }
-    if (trace) {  // timings then include the recorder's cost
-        struct tg_trace_options topt = tg_trace_default_options();
-        topt.contents = trace_dump;
-        if (trace_hash) tg_trace_set_hash_mode(&topt, trace_hash);
-        topt.note = "tgdb bench";
-        rec = tg_trace_attach(NULL, trace, &topt);
-        if (!rec) { tg_cli_err("bench: %s", tg_last_error()); tg_llama_model_free(model); free(toks); return TG_CLI_ERROR; }
-    }
-    struct tg_llama_context * ctx = toks ? tg_llama_context_new(model, &cp) : NULL;
+    if (o.run.n_batch) n_batch = o.run.n_batch;
     int rc = TG_CLI_ERROR;
-    if (!ctx) { tg_cli_err("bench: %s", toks ? tg_last_error() : "out of memory"); goto done; }
+    int32_t * toks = malloc(sizeof(int32_t) * (size_t) n_max);
+    struct tg_cli_run r;
+    if (tg_cli_run_open(&r, "bench", &o.run)) goto done;
+    if (!toks) { tg_cli_err("bench: out of memory"); goto done; }
+    const struct tg_llama_hparams * h = tg_llama_model_hparams(r.model);
     uint64_t x = 12345;
     for (int i = 0; i < n_max; i++) {  // fixed pseudo-random tokens
         x = x * 6364136223846793005ull + 1442695040888963407ull;
         toks[i] = (int32_t) ((x >> 33) % (uint64_t) h->n_vocab);
     }
-    printf("model: %s, %.1fM params, %s, %.1f MiB; %d threads\n", model_path, tg_llama_model_n_params(model) / 1e6,
-           tg_type_name(tg_llama_model_weight_type(model)), tg_llama_model_size(model) / 1048576.0, n_threads);
-    if (tg_llama_decode(ctx, toks, n_max < 8 ? n_max : 8, 0) != TG_OK) {  // warm-up
-        tg_cli_err("bench: %s", tg_last_error());
-        goto done;
+    struct tg_llama_context_params cp = tg_cli_run_params(&o.run);
+    cp.n_ctx = o.run.n_ctx ? o.run.n_ctx : n_max;
+    if (cp.n_ctx < n_max) { tg_cli_err("bench: -c %d is smaller than the largest test (%d tokens with its depth)", cp.n_ctx, n_max); goto done; }
+    cp.n_batch = n_batch;
+    if (!o.run.n_ubatch) cp.n_ubatch = n_batch;
+    bool progress = tg_cli_run_progress(&o.run);
+    for (int i = 0; i < o.fa.n; i++)
+        if (o.fa.v[i] != TG_CLI_FA_AUTO) {
+            fprintf(stderr, "tgdb: warning: bench: -fa %s is accepted, but this build has only the unfused attention path\n",
+                    fa_name(o.fa.v[i]));
+            break;
+        }
+    if (!o.json)
+        printf("model: %s, %.1fM params, %s, %.1f MiB; %d threads\n", o.run.model, tg_llama_model_n_params(r.model) / 1e6,
+               tg_type_name(tg_llama_model_weight_type(r.model)), tg_llama_model_size(r.model) / 1048576.0, o.threads.v[0]);
+    for (int i = 0; i < n_tests; i++) {
+        struct test * t = &tests[i];
+        if (!r.ctx || t->threads != (int) cp.n_threads) {    // a context per thread count
+            cp.n_threads = t->threads;
+            if (!r.ctx) {
+                if (tg_cli_run_context(&r, &cp, "tgdb bench")) goto done;
+            } else {
+                tg_llama_context_free(r.ctx);
+                r.ctx = tg_llama_context_new(r.model, &cp);
+                if (!r.ctx) { tg_cli_err("bench: %s", tg_last_error()); goto done; }
+            }
+            int w = n_max < 8 ? n_max : 8;
+            if (tg_llama_decode(r.ctx, toks, w, 0) != TG_OK) { tg_cli_err("bench: %s", tg_last_error()); goto done; } // warm-up
+        }
+        if (run_test(r.ctx, toks, t, o.reps, n_batch, progress)) goto done;
+        if (!o.json) { print_text(&o, t); fflush(stdout); }
     }
-    if (n_prompt > 0) {
-        double tps = bench_pp(ctx, toks, n_prompt, reps);
-        if (tps < 0) goto done;
-        printf("pp%d: %.2f tok/s\n", n_prompt, tps);
-    }
-    if (n_gen > 0) {
-        double tps = bench_tg(ctx, toks, n_gen, reps);
-        if (tps < 0) goto done;
-        printf("tg%d: %.2f tok/s\n", n_gen, tps);
-    }
+    if (o.json) print_json(&o, r.model, tests, n_tests);
     rc = 0;
 done:
-    if (rec && tg_trace_detach(rec) != TG_OK && rc == 0) rc = tg_cli_err("bench: trace %s: %s", trace, tg_last_error());
-    tg_llama_context_free(ctx);
-    tg_llama_model_free(model);
+    free_tests(tests, n_tests);
     free(toks);
-    return rc;
+    return tg_cli_run_close(&r, rc);
 }

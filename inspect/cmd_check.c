@@ -8,13 +8,25 @@
 #include "tg/trace-read.h"
 
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
-TG_CLI_COMMAND(check, "check FILE [--quiet] [--json]",
+struct check_opts { bool quiet, json; };
+
+static const struct tg_cli_opt check_table[] = {
+    { .name = "--quiet", .kind = TG_CLI_FLAG, .off = offsetof(struct check_opts, quiet),
+      .help = "show only the problems (no informational findings, no split summary)" },
+    { .name = "--json", .kind = TG_CLI_FLAG, .off = offsetof(struct check_opts, json), .help = "print the findings as JSON" },
+    { 0 },
+};
+
+static void check_defaults(struct check_opts * o) { *o = (struct check_opts) { 0 }; }
+
+TG_CLI_COMMAND_OPTS(check, "check FILE [--quiet] [--json]",
     "find stale reads, unallocated use and the first NaN/Inf in a trace; summarize splits; --json: the findings as "
     "JSON (kind, severity, tensors by graph id and node, buffer range, text); exit 0 no problem, 1 a problem found, "
-    "2 usage or input error")
+    "2 usage or input error", check_table, struct check_opts, check_defaults)
 
 // Usage and input errors exit 2 (1 means "a problem was found").
 #define CHECK_ERR(...) (tg_cli_err(__VA_ARGS__), 2)
@@ -89,15 +101,13 @@ static void split_traffic(struct tg_trace * tr) {
 }
 
 static int cmd_check(int argc, char ** argv) {
-    bool quiet = false, json = false;
-    const char * path = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--quiet")) quiet = true;
-        else if (!strcmp(argv[i], "--json")) json = true;
-        else if (argv[i][0] == '-' && argv[i][1]) return CHECK_ERR("check: unknown option '%s' (see 'tgdb help check')", argv[i]);
-        else if (!path) path = argv[i];
-        else return CHECK_ERR("check: unexpected argument '%s'", argv[i]);
-    }
+    struct check_opts o;
+    check_defaults(&o);
+    const char * pos[1];
+    int np = 0;
+    if (tg_cli_parse_opts("check", check_table, &o, argc, argv, pos, 1, &np)) return TG_CLI_ERROR;
+    bool quiet = o.quiet, json = o.json;
+    const char * path = np ? pos[0] : NULL;
     if (!path) return (tg_cli_usage("check"), 2);
     struct tg_trace * tr = tg_trace_open(path);
     if (!tr) return CHECK_ERR("%s", tg_last_error());

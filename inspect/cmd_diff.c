@@ -7,14 +7,34 @@
 #include "tg/trace-diff.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-TG_CLI_COMMAND(diff, "diff A.tgt B.tgt|B.tsv [--rtol R] [--atol A] [--all] [--json]",
+struct diff_opts {
+    struct tg_diff_options d;
+    bool all, json;
+};
+
+#define DFO(f) offsetof(struct diff_opts, f)
+static const struct tg_cli_opt diff_table[] = {
+    { .name = "--rtol", .value = "R", .kind = TG_CLI_DOUBLE, .off = DFO(d.rtol), .lo = 0, .hi = 1e30,
+      .help = "relative tolerance of a node's values" },
+    { .name = "--atol", .value = "A", .kind = TG_CLI_DOUBLE, .off = DFO(d.atol), .lo = 0, .hi = 1e30,
+      .help = "absolute tolerance of a node's values" },
+    { .name = "--all", .kind = TG_CLI_FLAG, .off = DFO(all), .help = "list every compared node, not only the differing ones" },
+    { .name = "--json", .kind = TG_CLI_FLAG, .off = DFO(json), .help = "print the comparison as JSON" },
+    { 0 },
+};
+
+static void diff_defaults(struct diff_opts * o) { *o = (struct diff_opts) { .d = tg_diff_default_options() }; }
+
+TG_CLI_COMMAND_OPTS(diff, "diff A.tgt B.tgt|B.tsv [--rtol R] [--atol A] [--all] [--json]",
                "compare two runs node by node (graphs by the ids `trace info` prints); exit 0 equivalent, "
                "1 a node differs beyond tolerance or the graphs differ, 2 usage or input error, "
-               "3 inconclusive (some or all nodes had no hashes, summaries or contents to compare)")
+               "3 inconclusive (some or all nodes had no hashes, summaries or contents to compare)",
+               diff_table, struct diff_opts, diff_defaults)
 
 // Usage and input errors exit 2 (1 means "the runs differ").
 #define DIFF_ERR(...) (tg_cli_err(__VA_ARGS__), 2)
@@ -221,29 +241,15 @@ static void print_text(const struct tg_diff_result * r, const char * a, const ch
         printf("result: %s\n", r->differs ? "DIFFERENT" : "equivalent");
 }
 
-static bool parse_double(const char * s, double * out) {
-    char * end;
-    *out = strtod(s, &end);
-    return end != s && *end == '\0' && *out >= 0;
-}
-
 static int cmd_diff(int argc, char ** argv) {
-    const char * pa = NULL, * pb = NULL;
-    bool all = false, json = false;
-    struct tg_diff_options o = tg_diff_default_options();
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--all")) all = true;
-        else if (!strcmp(argv[i], "--json")) json = true;
-        else if (!strcmp(argv[i], "--rtol") || !strcmp(argv[i], "--atol")) {
-            double v;
-            if (i + 1 >= argc || !parse_double(argv[i + 1], &v)) return DIFF_ERR("diff: %s needs a number >= 0", argv[i]);
-            if (argv[i][2] == 'r') o.rtol = v; else o.atol = v;
-            i++;
-        } else if (argv[i][0] == '-' && argv[i][1]) return DIFF_ERR("diff: unknown option '%s' (see 'tgdb help diff')", argv[i]);
-        else if (!pa) pa = argv[i];
-        else if (!pb) pb = argv[i];
-        else return DIFF_ERR("diff: unexpected argument '%s'", argv[i]);
-    }
+    struct diff_opts opts;
+    diff_defaults(&opts);
+    const char * pos[2];
+    int np = 0;
+    if (tg_cli_parse_opts("diff", diff_table, &opts, argc, argv, pos, 2, &np)) return TG_CLI_ERROR;
+    const char * pa = np > 0 ? pos[0] : NULL, * pb = np > 1 ? pos[1] : NULL;
+    bool all = opts.all, json = opts.json;
+    struct tg_diff_options o = opts.d;
     if (!pa || !pb) return (tg_cli_usage("diff"), 2);
     struct tg_trace * ta = tg_trace_open(pa);
     if (!ta) return DIFF_ERR("%s", tg_last_error());

@@ -5,17 +5,50 @@
 #include "tg/live.h"
 #include "tg/trace.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-TG_CLI_COMMAND(dot, "dot TRACE|--live -m MODEL -p PROMPT -o OUT.{dot,svg,png,pdf} [--graph G] [--around NODE [--depth K]] [--layer N] [--collapse] [--no-leafs] [--diff B.tgt|B.tsv]",
+struct dot_opts {
+    struct tg_dot_trace_options d;
+    const char * out, * diff, * model, * prompt;
+    bool live, no_leafs;
+};
+
+#define DTO(f) offsetof(struct dot_opts, f)
+static const struct tg_cli_opt dot_table[] = {
+    { .name = "--output", .short_name = "-o", .value = "OUT", .kind = TG_CLI_STR, .off = DTO(out),
+      .help = "the output: .dot, .svg, .png or .pdf (required; replaced only when written whole)" },
+    { .name = "--graph", .value = "G", .kind = TG_CLI_INT, .off = DTO(d.graph), .lo = 0, .hi = INT32_MAX,
+      .help = "the graph id `trace info` prints (default: the last)" },
+    { .name = "--around", .value = "NODE", .kind = TG_CLI_STR, .off = DTO(d.around),
+      .help = "only the neighbourhood of NODE" },
+    { .name = "--depth", .value = "K", .kind = TG_CLI_INT, .off = DTO(d.depth), .lo = 0, .hi = 1 << 20,
+      .help = "--around: radius in edges" },
+    { .name = "--layer", .value = "N", .kind = TG_CLI_INT, .off = DTO(d.layer), .lo = 0, .hi = 1 << 20,
+      .help = "only layer N with the views, reshapes and permutes feeding it (an error if the graph has no layer N)" },
+    { .name = "--collapse", .kind = TG_CLI_FLAG, .off = DTO(d.collapse), .help = "fold the middle layers into one node per kind" },
+    { .name = "--no-leafs", .kind = TG_CLI_FLAG, .off = DTO(no_leafs), .help = "do not draw leafs (weights, inputs)" },
+    { .name = "--diff", .value = "B", .kind = TG_CLI_STR, .off = DTO(diff),
+      .help = "highlight the nodes that differ from trace B (.tgt) or a per-node TSV dump (.tsv)" },
+    { .name = "--live", .kind = TG_CLI_FLAG, .off = DTO(live),
+      .help = "draw a model's graph without a trace file (needs -m and -p)" },
+    { .name = "--model", .short_name = "-m", .value = "MODEL", .kind = TG_CLI_STR, .off = DTO(model), .help = "--live: the model" },
+    { .name = "--prompt", .short_name = "-p", .value = "TEXT", .kind = TG_CLI_STR, .off = DTO(prompt), .help = "--live: the prompt" },
+    { 0 },
+};
+
+static void dot_defaults(struct dot_opts * o) { *o = (struct dot_opts) { .d = tg_dot_trace_default_options() }; }
+
+TG_CLI_COMMAND_OPTS(dot, "dot TRACE|--live -m MODEL -p PROMPT -o OUT.{dot,svg,png,pdf} [--graph G] [--around NODE [--depth K]] [--layer N] [--collapse] [--no-leafs] [--diff B.tgt|B.tsv]",
                "render a traced graph (splits as clusters, highlights for diffs, NaN and stale reads); --live: a model's graph without a "
                "trace file; --graph G: the graph id `trace info` prints (default: the last); --layer N: layer N with its views; "
                "the output is replaced only when written whole; exit 0 written, 1 could not write or render the output, "
-               "2 usage or input error (no such graph, layer or node)")
+               "2 usage or input error (no such graph, layer or node)",
+               dot_table, struct dot_opts, dot_defaults)
 
 // Usage and input errors exit 2; 1 is left for "the output could not be written".
 #define DOT_ERR(...) (tg_cli_err(__VA_ARGS__), 2)
@@ -47,36 +80,16 @@ static char * live_trace(const char * model, const char * prompt) {
     return path;
 }
 
-static bool parse_int(const char * s, int * out) {
-    char * end;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end || v < 0 || v > 1 << 30) return false;
-    *out = (int) v;
-    return true;
-}
-
 static int cmd_dot(int argc, char ** argv) {
-    const char * path = NULL, * out = NULL, * diff = NULL, * model = NULL, * prompt = NULL;
-    bool live = false;
-    struct tg_dot_trace_options o = tg_dot_trace_default_options();
-    for (int i = 1; i < argc; i++) {
-        const char * a = argv[i];
-        bool has_val = i + 1 < argc;
-        if (!strcmp(a, "-o")) { if (!has_val) return DOT_ERR("dot: -o needs a file"); out = argv[++i]; }
-        else if (!strcmp(a, "--live")) live = true;
-        else if (!strcmp(a, "-m")) { if (!has_val) return DOT_ERR("dot: -m needs a model file"); model = argv[++i]; }
-        else if (!strcmp(a, "-p")) { if (!has_val) return DOT_ERR("dot: -p needs a prompt"); prompt = argv[++i]; }
-        else if (!strcmp(a, "--graph")) { if (!has_val || !parse_int(argv[++i], &o.graph)) return DOT_ERR("dot: --graph needs a graph number"); }
-        else if (!strcmp(a, "--around")) { if (!has_val) return DOT_ERR("dot: --around needs a node name"); o.around = argv[++i]; }
-        else if (!strcmp(a, "--depth")) { if (!has_val || !parse_int(argv[++i], &o.depth)) return DOT_ERR("dot: --depth needs a number"); }
-        else if (!strcmp(a, "--layer")) { if (!has_val || !parse_int(argv[++i], &o.layer)) return DOT_ERR("dot: --layer needs a layer number"); }
-        else if (!strcmp(a, "--collapse")) o.collapse = true;
-        else if (!strcmp(a, "--no-leafs")) o.leafs = false;
-        else if (!strcmp(a, "--diff")) { if (!has_val) return DOT_ERR("dot: --diff needs a trace or TSV"); diff = argv[++i]; }
-        else if (a[0] == '-') return DOT_ERR("dot: unknown option '%s' (see 'tgdb help dot')", a);
-        else if (!path) path = a;
-        else return DOT_ERR("dot: unexpected argument '%s'", a);
-    }
+    struct dot_opts opts;
+    dot_defaults(&opts);
+    const char * pos[1];
+    int np = 0;
+    if (tg_cli_parse_opts("dot", dot_table, &opts, argc, argv, pos, 1, &np)) return 2;
+    const char * path = np ? pos[0] : NULL, * out = opts.out, * diff = opts.diff, * model = opts.model, * prompt = opts.prompt;
+    bool live = opts.live;
+    struct tg_dot_trace_options o = opts.d;
+    if (opts.no_leafs) o.leafs = false;
     if (live) {
         if (path) return DOT_ERR("dot: give a trace or --live -m MODEL -p PROMPT, not both");
         if (!model || !prompt) return DOT_ERR("dot: --live needs -m MODEL and -p PROMPT");

@@ -3,6 +3,7 @@
 // and decode one token at a time; print the text, or JSON, and optionally the
 // last prompt position's logits and a graph summary with timings.
 #include "cli.h"
+#include "runopts.h"
 #include "json.h"
 #include "tg/gguf.h"
 #include "tg/llama.h"
@@ -11,70 +12,51 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-TG_CLI_COMMAND(generate,
-    "generate -m MODEL -p PROMPT [-n N] [-t THREADS] [-c N_CTX] [--temp T] [--top-k K] [--top-p P] [--min-p P] "
-    "[--seed S] [--json] [--logits-out FILE] [--graph] [--ctk f16|f32] [--device LIST] [--trace FILE] [--trace-dump PATTERN] [--trace-hash all|computed|none] [--poison]",
-    "generate text from a llama GGUF model (greedy with --temp 0)")
-
 struct gen_opts {
-    const char * model, * prompt, * logits_out, * trace, * trace_dump, * trace_hash, * devices;
-    int n_predict, n_threads, n_ctx;
+    struct tg_cli_run_opts run;
     struct tg_llama_sampler_params sp;
-    bool json, graph, kv_f32, poison;
+    const char * prompt, * logits_out;
+    int n_predict;
+    bool json, graph;
 };
 
-static bool parse_f(const char * s, float * out) {
-    char * end;
-    errno = 0;
-    float v = strtof(s, &end);
-    if (errno || *end || end == s || isnan(v)) return false;
-    *out = v;
-    return true;
+#define GEN(f) offsetof(struct gen_opts, f)
+static const struct tg_cli_opt gen_table[] = {
+    { .name = "--prompt", .short_name = "-p", .value = "TEXT", .kind = TG_CLI_STR, .off = GEN(prompt),
+      .help = "the prompt (required; BOS is added as the vocabulary says)" },
+    { .name = "--n-predict", .short_name = "-n", .value = "N", .kind = TG_CLI_INT, .off = GEN(n_predict), .lo = 0, .hi = 1 << 20,
+      .help = "tokens to generate (fewer when the model emits end-of-sequence)" },
+    { .name = "--json", .kind = TG_CLI_FLAG, .off = GEN(json),
+      .help = "print {prompt_ids, generated_ids, text} as JSON instead of the text" },
+    { .name = "--logits-out", .value = "FILE", .kind = TG_CLI_STR, .off = GEN(logits_out),
+      .help = "write the last prompt position's logits (n_vocab little-endian float32)" },
+    { .name = "--graph", .kind = TG_CLI_FLAG, .off = GEN(graph),
+      .help = "print the last decode step's graph and the time per op" },
+    { .name = "run options", .kind = TG_CLI_TABLE, .off = GEN(run), .table = tg_cli_run_table },
+    { .name = "sampling", .kind = TG_CLI_TABLE, .off = GEN(sp), .table = tg_cli_sampling_table },
+    { 0 },
+};
+
+static void gen_defaults(struct gen_opts * o) {
+    *o = (struct gen_opts) { .n_predict = 16, .sp = tg_llama_sampler_default_params() };
+    tg_cli_run_defaults(&o->run);
 }
 
+TG_CLI_COMMAND_OPTS(generate, "generate -m MODEL -p PROMPT [OPTIONS]",
+    "generate text from a llama GGUF model (greedy with --temp 0); -c 0 (default) = prompt + -n tokens",
+    gen_table, struct gen_opts, gen_defaults)
+
 static int parse_gen(int argc, char ** argv, struct gen_opts * o) {
-    memset(o, 0, sizeof *o);
-    o->n_predict = 16; o->n_threads = 4;
-    o->sp = tg_llama_sampler_default_params();
-    for (int i = 1; i < argc; i++) {
-        const char * a = argv[i];
-        if (!strcmp(a, "--json")) { o->json = true; continue; }
-        if (!strcmp(a, "--graph")) { o->graph = true; continue; }
-        if (!strcmp(a, "--poison")) { o->poison = true; continue; }
-        if (i + 1 >= argc) return tg_cli_err("generate: option %s needs a value (see 'tgdb help generate')", a);
-        const char * v = argv[++i];
-        bool ok = true;
-        if (!strcmp(a, "-m") || !strcmp(a, "--model")) o->model = v;
-        else if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) o->prompt = v;
-        else if (!strcmp(a, "-n") || !strcmp(a, "--n-predict")) ok = tg_cli_parse_int(v, 0, 1 << 20, &o->n_predict);
-        else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) ok = tg_cli_parse_int(v, 1, 512, &o->n_threads);
-        else if (!strcmp(a, "-c") || !strcmp(a, "--ctx-size")) ok = tg_cli_parse_int(v, 0, 1 << 20, &o->n_ctx);
-        else if (!strcmp(a, "--temp")) ok = parse_f(v, &o->sp.temp);
-        else if (!strcmp(a, "--top-k")) ok = tg_cli_parse_int(v, 0, 1 << 30, &o->sp.top_k);
-        else if (!strcmp(a, "--top-p")) ok = parse_f(v, &o->sp.top_p);
-        else if (!strcmp(a, "--min-p")) ok = parse_f(v, &o->sp.min_p);
-        else if (!strcmp(a, "--seed")) { char * e; errno = 0; o->sp.seed = strtoull(v, &e, 0); ok = !errno && !*e && e != v; }
-        else if (!strcmp(a, "--logits-out")) o->logits_out = v;
-        else if (!strcmp(a, "--ctk")) { o->kv_f32 = !strcmp(v, "f32"); ok = o->kv_f32 || !strcmp(v, "f16"); }
-        else if (!strcmp(a, "-dev") || !strcmp(a, "--device")) o->devices = v;
-        else if (!strcmp(a, "--trace")) o->trace = v;
-        else if (!strcmp(a, "--trace-dump")) o->trace_dump = v;
-        else if (!strcmp(a, "--trace-hash")) o->trace_hash = v;
-        else return tg_cli_err("generate: unknown option '%s' (see 'tgdb help generate')", a);
-        if (!ok) return tg_cli_err("generate: bad value '%s' for %s", v, a);
-    }
-    if (!o->model) return tg_cli_err("generate: no model (-m MODEL)");
+    gen_defaults(o);
+    if (tg_cli_parse_opts("generate", gen_table, o, argc, argv, NULL, 0, NULL)) return TG_CLI_ERROR;
+    if (tg_cli_run_validate("generate", &o->run)) return TG_CLI_ERROR;
     if (!o->prompt) return tg_cli_err("generate: no prompt (-p PROMPT)");
-    if (o->trace_dump && !o->trace) return tg_cli_err("generate: --trace-dump needs --trace FILE");
-    if (o->trace_hash && !o->trace) return tg_cli_err("generate: --trace-hash needs --trace FILE");
-    struct tg_trace_options probe = tg_trace_default_options();
-    if (o->trace_hash && !tg_trace_set_hash_mode(&probe, o->trace_hash))
-        return tg_cli_err("generate: --trace-hash '%s': expected all, computed or none", o->trace_hash);
     return 0;
 }
 
@@ -125,7 +107,7 @@ static int tokenize_prompt(const struct tg_vocab * v, const char * text, int32_t
 }
 
 struct run {
-    struct tg_trace_recorder * rec;
+    struct tg_cli_run cr;   // model, context, trace recorder
     struct tg_llama_model * model;
     struct tg_llama_context * ctx;
     const struct tg_vocab * vocab;
@@ -146,6 +128,7 @@ static int generate(const struct gen_opts * o, struct run * r) {
         int32_t tok = tg_llama_sample(r->smp, logits, n_vocab);
         if (tok < 0) return tg_cli_err("generate: sampling failed: %s", tg_last_error());
         r->ids[r->n_prompt + r->n_gen++] = tok;
+        tg_llama_sampler_accept(r->smp, tok);
         if (!o->json) {
             char piece[256];
             int32_t len = tg_vocab_token_to_piece(r->vocab, tok, piece, sizeof piece, false);
@@ -184,8 +167,8 @@ static int cmd_generate(int argc, char ** argv) {
     if (parse_gen(argc, argv, &o)) return TG_CLI_ERROR;
     struct run r = { 0 };
     int rc = TG_CLI_ERROR;
-    r.model = tg_llama_model_load(o.model, NULL);
-    if (!r.model) return tg_cli_err("generate: %s", tg_last_error());
+    if (tg_cli_run_open(&r.cr, "generate", &o.run)) goto done;
+    r.model = r.cr.model;
     r.vocab = tg_llama_model_vocab(r.model);
     if (!r.vocab) { tg_cli_err("generate: %s", tg_last_error()); goto done; }
     r.n_prompt = tokenize_prompt(r.vocab, o.prompt, &r.ids);
@@ -194,30 +177,18 @@ static int cmd_generate(int argc, char ** argv) {
     int32_t * grown = realloc(r.ids, sizeof(int32_t) * (size_t) (r.n_prompt + o.n_predict + 1));
     if (!grown) { tg_cli_err("generate: out of memory"); goto done; }
     r.ids = grown;
-    struct tg_llama_context_params cp = tg_llama_context_default_params();
-    cp.n_ctx = o.n_ctx ? o.n_ctx : r.n_prompt + o.n_predict;
+    struct tg_llama_context_params cp = tg_cli_run_params(&o.run);
+    cp.n_ctx = o.run.n_ctx ? o.run.n_ctx : r.n_prompt + o.n_predict;
     if (cp.n_ctx < r.n_prompt + o.n_predict) {
         tg_cli_err("generate: prompt (%d tokens) + %d tokens exceed the context size %d", r.n_prompt, o.n_predict, cp.n_ctx);
         goto done;
     }
-    cp.n_batch = cp.n_ctx;
-    cp.n_threads = o.n_threads;
-    cp.devices = o.devices;
-    if (o.kv_f32) cp.type_k = cp.type_v = TG_TYPE_F32;
-    // --poison (TGDB_POISON=1): freed and reused compute ranges are filled with
-    // NaN as the allocator gives them up, so a stale read shows in the output
-    if (o.poison && tg_trace_set_poison(true) != TG_OK) { tg_cli_err("generate: --poison: %s", tg_last_error()); goto done; }
-    if (o.trace) {  // global recorder attached before the context: its scheduler is recorded from birth
-        struct tg_trace_options topt = tg_trace_default_options();
-        topt.contents = o.trace_dump;
-        if (o.trace_hash) tg_trace_set_hash_mode(&topt, o.trace_hash);
-        topt.note = "tgdb generate";
-        r.rec = tg_trace_attach(NULL, o.trace, &topt);
-        if (!r.rec) { tg_cli_err("generate: %s", tg_last_error()); goto done; }
-    }
-    r.ctx = tg_llama_context_new(r.model, &cp);
-    r.smp = r.ctx ? tg_llama_sampler_new(&o.sp) : NULL;
+    if (!o.run.n_batch) cp.n_batch = cp.n_ctx;
+    if (tg_cli_run_context(&r.cr, &cp, "tgdb generate")) goto done;
+    r.ctx = r.cr.ctx;
+    r.smp = tg_llama_sampler_new(&o.sp);
     if (!r.smp) { tg_cli_err("generate: %s", tg_last_error()); goto done; }
+    for (int i = 0; i < r.n_prompt; i++) tg_llama_sampler_accept(r.smp, r.ids[i]);
     tg_llama_set_profile(r.ctx, o.graph);
     if (!o.json) { fputs(o.prompt, stdout); fflush(stdout); }
     if (generate(&o, &r)) goto done;
@@ -225,11 +196,7 @@ static int cmd_generate(int argc, char ** argv) {
     else { putchar('\n'); rc = 0; }
     if (rc == 0 && o.graph) print_graph(r.ctx);
 done:
-    if (r.rec && tg_trace_detach(r.rec) != TG_OK && rc == 0) rc = tg_cli_err("generate: trace %s: %s", o.trace, tg_last_error());
-    else if (r.rec && rc == 0) fprintf(stderr, "trace written to %s\n", o.trace);
     tg_llama_sampler_free(r.smp);
-    tg_llama_context_free(r.ctx);
-    tg_llama_model_free(r.model);
     free(r.ids);
-    return rc;
+    return tg_cli_run_close(&r.cr, rc);
 }

@@ -7,12 +7,28 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-TG_CLI_COMMAND(gguf, "gguf FILE [--json] [--items N]",
-               "show a GGUF file's header, key/values and tensors (arrays elided after N items, default 8)")
+struct gguf_opts {
+    bool json;
+    int items;
+};
+
+static const struct tg_cli_opt gguf_table[] = {
+    { .name = "--json", .kind = TG_CLI_FLAG, .off = offsetof(struct gguf_opts, json), .help = "print one JSON object" },
+    { .name = "--items", .value = "N", .kind = TG_CLI_INT, .off = offsetof(struct gguf_opts, items), .lo = 0, .hi = INT32_MAX,
+      .help = "array items shown per key (the rest elided)" },
+    { 0 },
+};
+
+static void gguf_defaults(struct gguf_opts * o) { *o = (struct gguf_opts) { .items = 8 }; }
+
+TG_CLI_COMMAND_OPTS(gguf, "gguf FILE [--json] [--items N]",
+               "show a GGUF file's header, key/values and tensors (arrays elided after N items)",
+               gguf_table, struct gguf_opts, gguf_defaults)
 
 // ---- JSON ----------------------------------------------------------------------
 
@@ -136,23 +152,14 @@ static void print_text(const struct tg_gguf * g, const char * path, int64_t item
 }
 
 static int cmd_gguf(int argc, char ** argv) {
-    const char * path = NULL;
-    bool json = false;
-    int64_t items = 8;
-    for (int a = 1; a < argc; a++) {
-        if (!strcmp(argv[a], "--json")) json = true;
-        else if (!strcmp(argv[a], "--items") && a + 1 < argc) {
-            char * end;
-            long long v = strtoll(argv[++a], &end, 10);
-            if (*end || v < 0) return tg_cli_err("gguf: --items wants a count >= 0, got '%s'", argv[a]);
-            items = v;
-        } else if (!strcmp(argv[a], "-h") || !strcmp(argv[a], "--help")) {
-            printf("usage: tgdb gguf FILE [--json] [--items N]\n");
-            return 0;
-        } else if (argv[a][0] == '-' && argv[a][1]) return tg_cli_err("gguf: unknown option '%s'", argv[a]);
-        else if (path) return tg_cli_usage("gguf");
-        else path = argv[a];
-    }
+    struct gguf_opts o;
+    gguf_defaults(&o);
+    const char * pos[1], * path = NULL;
+    int np = 0;
+    if (tg_cli_parse_opts("gguf", gguf_table, &o, argc, argv, pos, 1, &np)) return TG_CLI_ERROR;
+    if (np) path = pos[0];
+    bool json = o.json;
+    int64_t items = o.items;
     if (!path) return tg_cli_usage("gguf");
     struct tg_gguf * g = tg_gguf_open(path);
     if (!g) return tg_cli_err("%s: %s", path, tg_last_error());

@@ -13,13 +13,10 @@
 #include "tg/gguf.h"
 #include "tg/vocab.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-TG_CLI_COMMAND(tokenize,
-               "tokenize -m MODEL (-p TEXT | -f FILE | --jsonl FILE [-o OUT]) [--bos] [--pieces] [--parse-special]",
-               "tokenize text with a model's vocabulary")
 
 struct tok_opts {
     const char * model;
@@ -29,6 +26,29 @@ struct tok_opts {
     const char * out;
     bool bos, pieces, parse_special;
 };
+
+#define TKO(f) offsetof(struct tok_opts, f)
+static const struct tg_cli_opt tok_table[] = {
+    { .name = "--model", .short_name = "-m", .value = "MODEL", .kind = TG_CLI_STR, .off = TKO(model),
+      .help = "the GGUF file whose tokenizer.* keys give the vocabulary (required)" },
+    { .name = "--prompt", .short_name = "-p", .value = "TEXT", .kind = TG_CLI_STR, .off = TKO(prompt), .help = "tokenize TEXT" },
+    { .name = "--file", .short_name = "-f", .value = "FILE", .kind = TG_CLI_STR, .off = TKO(file), .help = "tokenize a file's text" },
+    { .name = "--jsonl", .value = "FILE", .kind = TG_CLI_STR, .off = TKO(jsonl),
+      .help = "tokenize the \"text\" of each JSON line; prints {text, ids} lines" },
+    { .name = "--output", .short_name = "-o", .value = "OUT", .kind = TG_CLI_STR, .off = TKO(out),
+      .help = "--jsonl: write the lines to OUT instead of stdout" },
+    { .name = "--bos", .kind = TG_CLI_FLAG, .off = TKO(bos), .help = "add the BOS token as the vocabulary says" },
+    { .name = "--pieces", .kind = TG_CLI_FLAG, .off = TKO(pieces), .help = "print each token's text beside its id" },
+    { .name = "--parse-special", .kind = TG_CLI_FLAG, .off = TKO(parse_special),
+      .help = "recognise special tokens (<s>, <|im_start|>, ...) written in the text" },
+    { 0 },
+};
+
+static void tok_defaults(struct tok_opts * o) { *o = (struct tok_opts) { 0 }; }
+
+TG_CLI_COMMAND_OPTS(tokenize,
+               "tokenize -m MODEL (-p TEXT | -f FILE | --jsonl FILE [-o OUT]) [--bos] [--pieces] [--parse-special]",
+               "tokenize text with a model's vocabulary", tok_table, struct tok_opts, tok_defaults)
 
 // Tokenizes text into a malloc'd array (*ids, caller frees); returns the
 // count or -1 after printing the error.
@@ -150,21 +170,8 @@ static int tok_jsonl(const struct tg_vocab * v, const struct tok_opts * o) {
 
 // Parses the arguments into *o; returns 0, or 1 after printing the error.
 static int tok_args(int argc, char ** argv, struct tok_opts * o) {
-    for (int i = 1; i < argc; i++) {
-        const char * a = argv[i];
-        const char ** dst = NULL;
-        if (!strcmp(a, "-m") || !strcmp(a, "--model")) dst = &o->model;
-        else if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) dst = &o->prompt;
-        else if (!strcmp(a, "-f") || !strcmp(a, "--file")) dst = &o->file;
-        else if (!strcmp(a, "--jsonl")) dst = &o->jsonl;
-        else if (!strcmp(a, "-o") || !strcmp(a, "--output")) dst = &o->out;
-        else if (!strcmp(a, "--bos")) { o->bos = true; continue; }
-        else if (!strcmp(a, "--pieces")) { o->pieces = true; continue; }
-        else if (!strcmp(a, "--parse-special") || !strcmp(a, "--special")) { o->parse_special = true; continue; }
-        else return tg_cli_err("tokenize: unknown option '%s' (usage: tgdb %s)", a, tg_cli_cmd_tokenize.usage);
-        if (i + 1 >= argc) return tg_cli_err("tokenize: option %s needs a value", a);
-        *dst = argv[++i];
-    }
+    tok_defaults(o);
+    if (tg_cli_parse_opts("tokenize", tok_table, o, argc, argv, NULL, 0, NULL)) return TG_CLI_ERROR;
     if (!o->model) return tg_cli_err("tokenize: missing -m MODEL");
     int inputs = (o->prompt != NULL) + (o->file != NULL) + (o->jsonl != NULL);
     if (inputs != 1) return tg_cli_err("tokenize: give exactly one of -p TEXT, -f FILE, --jsonl FILE");
@@ -173,7 +180,7 @@ static int tok_args(int argc, char ** argv, struct tok_opts * o) {
 }
 
 static int cmd_tokenize(int argc, char ** argv) {
-    struct tok_opts o = {0};
+    struct tok_opts o;
     if (tok_args(argc, argv, &o) != 0) return TG_CLI_ERROR;
     struct tg_gguf * g = tg_gguf_open(o.model);
     if (!g) return tg_cli_err("tokenize: cannot load model %s: %s", o.model, tg_last_error());

@@ -1,11 +1,13 @@
 // cmd_trace.c - `tgdb trace info|nodes|node|dump`: read a trace file.
 #include "cli.h"
 #include "core/text.h"
+#include "json.h"
 #include "tg/trace-check.h"
 #include "tg/trace-read.h"
 #include "tg/types.h"
 
 #include <inttypes.h>
+#include <stddef.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -13,15 +15,41 @@
 #include <string.h>
 #include <time.h>
 
-TG_CLI_COMMAND(trace,
-    "trace info FILE | nodes FILE [--graph G] [--filter PATTERN] [--compute N] | node FILE NODE [--compute N] | "
-    "dump FILE NODE [--compute N] [--npy OUT]\n"
+struct trace_opts {
+    int graph, compute;
+    const char * filter, * npy, * slice;
+    bool json;
+};
+
+#define TRO(f) offsetof(struct trace_opts, f)
+static const struct tg_cli_opt trace_table[] = {
+    { .name = "--graph", .value = "G", .kind = TG_CLI_INT, .off = TRO(graph), .lo = 0, .hi = INT_MAX,
+      .help = "nodes: only graph G (the id `trace info` prints)" },
+    { .name = "--compute", .value = "N", .kind = TG_CLI_INT, .off = TRO(compute), .lo = 0, .hi = INT_MAX,
+      .help = "nodes, node, dump: only computation N (the eval listing's number)" },
+    { .name = "--filter", .value = "PATTERN", .kind = TG_CLI_STR, .off = TRO(filter),
+      .help = "nodes: only nodes matching PATTERN (name glob, op=GLOB, type=GLOB; comma = or)" },
+    { .name = "--slice", .value = "SLICE", .kind = TG_CLI_STR, .off = TRO(slice),
+      .help = "dump: print only a part: a:b (flat), r,: (row r), r,c (one element), : (all); also NODE[SLICE]" },
+    { .name = "--npy", .value = "OUT", .kind = TG_CLI_STR, .off = TRO(npy),
+      .help = "dump: write the contents as a float32 .npy file" },
+    { .name = "--json", .kind = TG_CLI_FLAG, .off = TRO(json),
+      .help = "info, nodes, node: print one JSON object instead of text" },
+    { 0 },
+};
+
+static void trace_defaults(struct trace_opts * o) { *o = (struct trace_opts) { .graph = -1, .compute = -1 }; }
+
+TG_CLI_COMMAND_OPTS(trace,
+    "trace info FILE [--json] | nodes FILE [--graph G] [--filter PATTERN] [--compute N] [--json] | "
+    "node FILE NODE [--compute N] [--json] | dump FILE NODE[SLICE] [--compute N] [--slice SLICE] [--npy OUT]\n"
     "  G: a graph id as `trace info` prints it (\"graph G\"); N: a computation number (eval listing)\n"
     "  NODE: NAME, NAME@G (the name in graph G), G:INDEX (tensor INDEX of graph G) or #EVAL;\n"
     "        a NAME held by several graphs is ambiguous unless --compute N picks one\n"
     "  PATTERN: comma-separated alternatives, each a name glob, op=GLOB or type=GLOB\n"
     "  exit status: 0 success, 2 usage or input error (bad option, unknown node, unreadable file)",
-    "read a trace: summary, evaluated nodes, one node in full, recorded contents")
+    "read a trace: summary, evaluated nodes, one node in full, recorded contents",
+    trace_table, struct trace_opts, trace_defaults)
 
 // Usage and input errors: one line on stderr, exit status 2.
 #define trace_err(...) (tg_cli_err(__VA_ARGS__), 2)
@@ -43,6 +71,16 @@ static const char * human_bytes(uint64_t n, char * buf, size_t cap) {
 
 static const char * usage_name(int usage) {
     return usage == TG_TRACE_USAGE_WEIGHTS ? "weights" : usage == TG_TRACE_USAGE_COMPUTE ? "compute" : "any";
+}
+
+// JSON pieces: a string (NULL as null), a number (non-finite as null).
+static void jstr(const char * s) {
+    if (s) tg_json_write_string(stdout, s, strlen(s));
+    else fputs("null", stdout);
+}
+static void jnum(double v) {
+    if (isfinite(v)) printf("%.9g", v);
+    else fputs("null", stdout);
 }
 
 // ---- info ---------------------------------------------------------------------
@@ -143,13 +181,76 @@ static void info_totals(struct tg_trace * tr) {
     if (more) printf("  ... %d more events\n", more);
 }
 
-static int trace_info(int argc, char ** argv) {
-    if (argc != 3) return tg_cli_usage("trace"), 2;
-    struct tg_trace * tr = open_trace(argv[2]);
+static void info_json(struct tg_trace * tr, const char * path, const struct tg_trace_status * st) {
+    printf("{\"file\": ");
+    jstr(path);
+    printf(", \"format\": \"%u.%u\", \"bytes\": %" PRIu64 ", \"complete\": %s, \"truncated\": %s, \"damaged\": %u, \"status\": ",
+           st->version_major, st->version_minor, st->file_size, st->complete ? "true" : "false", st->truncated ? "true" : "false",
+           st->n_damaged);
+    jstr(st->message);
+    struct tg_trace_run run;
+    if (tg_trace_get_run(tr, &run)) {
+        printf(", \"run\": {\"pid\": %u, \"threads\": %d, \"time_unix_ns\": %" PRIu64 ", \"engine\": ", run.pid, run.n_threads,
+               run.time_unix_ns);
+        jstr(run.engine_version);
+        printf(", \"command\": ");
+        jstr(run.cmdline);
+        printf(", \"backends\": ");
+        jstr(run.backends);
+        printf(", \"note\": ");
+        jstr(run.note);
+        printf("}");
+    } else {
+        printf(", \"run\": null");
+    }
+    printf(", \"graphs\": [");
+    int ng = tg_trace_n_graphs(tr), k = 0;
+    for (int gi = 0; gi < ng; gi++) {
+        struct tg_trace_graph g;
+        struct tg_trace_split_summary ss;
+        if (!tg_trace_get_graph(tr, gi, &g)) continue;
+        tg_trace_split_summary(tr, gi, &ss);
+        printf("%s{\"id\": %u, \"sched\": %d, \"nodes\": %d, \"leafs\": %d, \"splits\": %d, \"copies\": %d, \"copy_bytes\": %" PRIu64 "}",
+               k++ ? ", " : "", g.graph_id, g.sched_id == UINT32_MAX ? -1 : (int) g.sched_id, g.n_nodes, g.n_leafs, ss.n_splits,
+               ss.n_copies, (uint64_t) ss.copy_bytes);
+    }
+    int nc = tg_trace_n_computes(tr), ok = 0, failed = 0, begun = 0;
+    for (int i = 0; i < nc; i++) {
+        struct tg_trace_compute c;
+        if (!tg_trace_get_compute(tr, i, &c)) continue;
+        if (c.phase == TG_TRACE_BEGIN) begun++;
+        else if (c.status == 0) ok++;
+        else failed++;
+    }
+    int ne = tg_trace_n_evals(tr), nhash = 0, nsum = 0, nnan = 0;
+    for (int i = 0; i < ne; i++) {
+        struct tg_trace_eval e;
+        if (!tg_trace_get_eval(tr, i, &e)) continue;
+        nhash += (e.flags & TG_TRACE_EVAL_HASH) != 0;
+        nsum += (e.flags & TG_TRACE_EVAL_SUMMARY) != 0;
+        nnan += (e.flags & TG_TRACE_EVAL_SUMMARY) && (e.sum.n_nan || e.sum.n_inf);
+    }
+    printf("], \"schedulers\": %d, \"computations\": {\"begun\": %d, \"ok\": %d, \"failed\": %d}"
+           ", \"evals\": {\"total\": %d, \"hashed\": %d, \"summarized\": %d, \"nan_inf\": %d}"
+           ", \"contents\": %d, \"markers\": %d, \"events\": %d}\n",
+           tg_trace_n_scheds(tr), begun, ok, failed, ne, nhash, nsum, nnan, tg_trace_n_contents(tr), tg_trace_n_markers(tr),
+           tg_trace_n_events(tr));
+}
+
+static int trace_info(const struct trace_opts * o, const char ** pos, int np) {
+    if (np != 2) return tg_cli_usage("trace"), 2;
+    if (o->graph >= 0 || o->compute >= 0 || o->filter || o->slice || o->npy)
+        return trace_err("trace info: only --json applies (see 'tgdb help trace')");
+    struct tg_trace * tr = open_trace(pos[1]);
     if (!tr) return TG_CLI_ERROR;
     struct tg_trace_status st;
     tg_trace_get_status(tr, &st);
-    printf("trace: %s (format %u.%u, %" PRIu64 " bytes)\n", argv[2], st.version_major, st.version_minor, st.file_size);
+    if (o->json) {
+        info_json(tr, pos[1], &st);
+        tg_trace_close(tr);
+        return 0;
+    }
+    printf("trace: %s (format %u.%u, %" PRIu64 " bytes)\n", pos[1], st.version_major, st.version_minor, st.file_size);
     printf("status: %s\n", st.message);
     if (st.truncated)
         printf("truncated: yes, at offset %" PRIu64 " (record %u): %s\n", st.stop_offset, st.n_records,
@@ -192,36 +293,55 @@ static void print_eval_row(struct tg_trace * tr, int i, const struct tg_trace_ev
     printf("%s\n", e->flags & TG_TRACE_EVAL_CONTENTS ? "  [contents]" : "");
 }
 
-static int trace_nodes(int argc, char ** argv) {
-    if (argc < 3) return tg_cli_usage("trace"), 2;
-    long graph = -1, compute = -1;
-    const char * filter = NULL;
-    for (int i = 3; i < argc; i++) {
-        int v;
-        if (!strcmp(argv[i], "--graph") && i + 1 < argc) {
-            if (!tg_cli_parse_int(argv[++i], 0, INT_MAX, &v))
-                return trace_err("trace nodes: --graph needs a graph id >= 0, not '%s'", argv[i]);
-            graph = v;
-        } else if (!strcmp(argv[i], "--compute") && i + 1 < argc) {
-            if (!tg_cli_parse_int(argv[++i], 0, INT_MAX, &v))
-                return trace_err("trace nodes: --compute needs a computation number >= 0, not '%s'", argv[i]);
-            compute = v;
-        } else if (!strcmp(argv[i], "--filter") && i + 1 < argc) {
-            filter = argv[++i];
-            char why[160];
-            if (!tg_trace_filter_check(filter, why, sizeof(why)))
-                return trace_err("trace nodes: bad --filter '%s': %s", filter, why);
-        }
-        else return trace_err("trace nodes: unknown argument '%s'", argv[i]);
+static void eval_json(struct tg_trace * tr, int i, const struct tg_trace_eval * e, int gi) {
+    struct tg_trace_tensor t;
+    struct tg_trace_graph g;
+    bool have = tg_trace_get_tensor(tr, gi, e->node, &t) && tg_trace_get_graph(tr, gi, &g);
+    printf("{\"eval\": %d, \"graph\": %u, \"node\": %d, \"compute\": %u, \"name\": ", i, e->graph_id, e->node, e->compute_seq);
+    jstr(have ? t.name : NULL);
+    printf(", \"op\": ");
+    jstr(have ? tg_trace_op_name(tr, t.op) : NULL);
+    printf(", \"backend\": ");
+    jstr(have ? tg_trace_backend_name(tr, g.sched_id, e->backend) : NULL);
+    printf(", \"split\": %d, \"buffer\": %" PRIu64 ", \"offset\": %" PRIu64 ", \"time_us\": ", e->split, e->buffer_uid, e->offset);
+    if (e->flags & TG_TRACE_EVAL_TIME) jnum((double) (e->t_end_ns - e->t_begin_ns) / 1e3);
+    else fputs("null", stdout);
+    if (e->flags & TG_TRACE_EVAL_HASH) printf(", \"hash\": \"%016" PRIx64 "\"", e->hash);
+    else printf(", \"hash\": null");
+    if (e->flags & TG_TRACE_EVAL_SUMMARY) {
+        printf(", \"summary\": {\"min\": ");
+        jnum(e->sum.min);
+        printf(", \"max\": ");
+        jnum(e->sum.max);
+        printf(", \"mean\": ");
+        jnum(e->sum.mean);
+        printf(", \"rms\": ");
+        jnum(e->sum.rms);
+        printf(", \"nan\": %" PRIu64 ", \"inf\": %" PRIu64 ", \"zero\": %" PRIu64 "}", e->sum.n_nan, e->sum.n_inf, e->sum.n_zero);
+    } else {
+        printf(", \"summary\": null");
     }
-    struct tg_trace * tr = open_trace(argv[2]);
+    printf(", \"contents\": %s}", e->flags & TG_TRACE_EVAL_CONTENTS ? "true" : "false");
+}
+
+static int trace_nodes(const struct trace_opts * o, const char ** pos, int np) {
+    if (np != 2) return tg_cli_usage("trace"), 2;
+    if (o->slice || o->npy) return trace_err("trace nodes: --slice and --npy apply to 'trace dump' (see 'tgdb help trace')");
+    long graph = o->graph, compute = o->compute;
+    const char * filter = o->filter;
+    char why[160];
+    if (filter && !tg_trace_filter_check(filter, why, sizeof(why)))
+        return trace_err("trace nodes: bad --filter '%s': %s", filter, why);
+    struct tg_trace * tr = open_trace(pos[1]);
     if (!tr) return TG_CLI_ERROR;
     if (graph >= 0 && tg_trace_find_graph(tr, (uint32_t) graph) < 0) {
         tg_trace_close(tr);
-        return trace_err("trace nodes: no graph %ld in %s", graph, argv[2]);
+        return trace_err("trace nodes: no graph %ld in %s", graph, pos[1]);
     }
-    printf("%6s %5s %5s  %-24s %-10s %-6s %3s  %-20s %9s  %-16s  %11s %11s %11s %11s\n", "eval", "graph", "node", "name",
-           "op", "backend", "spl", "buffer@offset", "time_us", "hash", "min", "max", "mean", "rms");
+    if (o->json) printf("{\"file\": "), jstr(pos[1]), printf(", \"evals\": [");
+    else
+        printf("%6s %5s %5s  %-24s %-10s %-6s %3s  %-20s %9s  %-16s  %11s %11s %11s %11s\n", "eval", "graph", "node", "name",
+               "op", "backend", "spl", "buffer@offset", "time_us", "hash", "min", "max", "mean", "rms");
     int ne = tg_trace_n_evals(tr), shown = 0, cached_gid = -1, gi = -1, last_marker = -2;
     for (int i = 0; i < ne; i++) {
         struct tg_trace_eval e;
@@ -235,6 +355,11 @@ static int trace_nodes(int argc, char ** argv) {
                                                                             tg_trace_type_name(tr, t.type)))
                 continue;
         }
+        if (o->json) {
+            if (shown++) fputs(", ", stdout);
+            eval_json(tr, i, &e, gi);
+            continue;
+        }
         int mi = tg_trace_marker_before(tr, e.record);
         struct tg_trace_marker m;
         if (mi != last_marker && mi >= 0 && tg_trace_get_marker(tr, mi, &m)) {
@@ -245,7 +370,8 @@ static int trace_nodes(int argc, char ** argv) {
         print_eval_row(tr, i, &e, gi);
         shown++;
     }
-    printf("%d of %d evaluated nodes\n", shown, ne);
+    if (o->json) printf("], \"shown\": %d, \"total\": %d}\n", shown, ne);
+    else printf("%d of %d evaluated nodes\n", shown, ne);
     tg_trace_close(tr);
     return 0;
 }
@@ -440,29 +566,76 @@ static void node_evals(struct tg_trace * tr, const struct tg_trace_graph * g, in
     if (!shown) printf("  evaluations: none recorded\n");
 }
 
-static int trace_node(int argc, char ** argv) {
-    if (argc < 4) return tg_cli_usage("trace"), 2;
-    long compute = -1;
-    for (int i = 4; i < argc; i++) {
-        int v;
-        if (!strcmp(argv[i], "--compute") && i + 1 < argc) {
-            if (!tg_cli_parse_int(argv[++i], 0, INT_MAX, &v))
-                return trace_err("trace node: --compute needs a computation number >= 0, not '%s'", argv[i]);
-            compute = v;
-        } else return trace_err("trace node: unknown argument '%s'", argv[i]);
+static void node_ref_json(struct tg_trace * tr, int gi, int ti) {
+    char name[TG_TRACE_NAME];
+    tg_trace_tensor_name(tr, gi, ti, name);
+    printf("{\"index\": %d, \"name\": ", ti);
+    jstr(name);
+    printf("}");
+}
+
+static void node_json(struct tg_trace * tr, int gi, int ti, const struct tg_trace_graph * g, const struct tg_trace_tensor * t) {
+    printf("{\"name\": ");
+    jstr(t->name);
+    printf(", \"graph\": %u, \"sched\": %d, \"kind\": \"%s\", \"index\": %d, \"tensor\": %d, \"op\": ", g->graph_id,
+           g->sched_id == UINT32_MAX ? -1 : (int) g->sched_id, ti < g->n_nodes ? "node" : "leaf",
+           ti < g->n_nodes ? ti : ti - g->n_nodes, ti);
+    jstr(tg_trace_op_name(tr, t->op));
+    printf(", \"type\": ");
+    jstr(tg_trace_type_name(tr, t->type));
+    printf(", \"shape\": [%lld, %lld, %lld, %lld], \"strides\": [%" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %" PRIu64 "], \"src\": [",
+           (long long) t->ne[0], (long long) t->ne[1], (long long) t->ne[2], (long long) t->ne[3], t->nb[0], t->nb[1], t->nb[2], t->nb[3]);
+    int k2 = 0;
+    for (int k = 0; k < TG_TRACE_MAX_SRC; k++)
+        if (t->src[k] >= 0) { if (k2++) fputs(", ", stdout); node_ref_json(tr, gi, t->src[k]); }
+    printf("], \"view_of\": ");
+    if (t->view_src >= 0) node_ref_json(tr, gi, t->view_src);
+    else fputs("null", stdout);
+    struct tg_trace_placement p;
+    if (tg_trace_get_placement(tr, gi, ti, &p)) {
+        printf(", \"placement\": {\"backend\": ");
+        jstr(tg_trace_backend_name(tr, g->sched_id, p.backend));
+        printf(", \"cause\": ");
+        jstr(tg_trace_cause_name(tr, p.cause));
+        printf(", \"text\": ");
+        jstr(p.text);
+        printf("}");
+    } else {
+        printf(", \"placement\": null");
     }
-    struct tg_trace * tr = open_trace(argv[2]);
+    printf(", \"evals\": [");
+    int n = tg_trace_n_evals(tr), shown = 0;
+    for (int i = 0; i < n; i++) {
+        struct tg_trace_eval e;
+        if (!tg_trace_get_eval(tr, i, &e) || e.graph_id != g->graph_id || e.node != ti) continue;
+        if (shown++) fputs(", ", stdout);
+        eval_json(tr, i, &e, gi);
+    }
+    printf("]}\n");
+}
+
+static int trace_node(const struct trace_opts * o, const char ** pos, int np) {
+    if (np != 3) return tg_cli_usage("trace"), 2;
+    if (o->graph >= 0 || o->filter || o->slice || o->npy)
+        return trace_err("trace node: only --compute and --json apply (name the graph with NAME@G; see 'tgdb help trace')");
+    long compute = o->compute;
+    struct tg_trace * tr = open_trace(pos[1]);
     if (!tr) return TG_CLI_ERROR;
     int gi, ti, ev;
     char why[768];
-    if (!resolve_node(tr, argv[3], compute, &gi, &ti, &ev, why, sizeof(why))) {
+    if (!resolve_node(tr, pos[2], compute, &gi, &ti, &ev, why, sizeof(why))) {
         tg_trace_close(tr);
-        return trace_err("trace node: %s in %s", why, argv[2]);
+        return trace_err("trace node: %s in %s", why, pos[1]);
     }
     struct tg_trace_graph g;
     struct tg_trace_tensor t;
     tg_trace_get_graph(tr, gi, &g);
     tg_trace_get_tensor(tr, gi, ti, &t);
+    if (o->json) {
+        node_json(tr, gi, ti, &g, &t);
+        tg_trace_close(tr);
+        return 0;
+    }
     printf("'%s': graph %u (sched %d), %s %d, op %s\n", tg_escape_str(t.name), g.graph_id,
            g.sched_id == UINT32_MAX ? -1 : (int) g.sched_id, ti < g.n_nodes ? "node" : "leaf",
            ti < g.n_nodes ? ti : ti - g.n_nodes, tg_escape_str(tg_trace_op_name(tr, t.op)));
@@ -530,20 +703,24 @@ static void print_values(const float * v, const int64_t ne[4]) {
     if (rows > 8) printf("  ... %lld more rows\n", (long long) (rows - 8));
 }
 
-static int trace_dump(int argc, char ** argv) {
-    if (argc < 4) return tg_cli_usage("trace"), 2;
-    long compute = -1;
-    const char * npy = NULL;
-    for (int i = 4; i < argc; i++) {
-        int v;
-        if (!strcmp(argv[i], "--compute") && i + 1 < argc) {
-            if (!tg_cli_parse_int(argv[++i], 0, INT_MAX, &v))
-                return trace_err("trace dump: --compute needs a computation number >= 0, not '%s'", argv[i]);
-            compute = v;
-        } else if (!strcmp(argv[i], "--npy") && i + 1 < argc) npy = argv[++i];
-        else return trace_err("trace dump: unknown argument '%s'", argv[i]);
+static int trace_dump(const struct trace_opts * o, const char ** pos, int np) {
+    if (np != 3) return tg_cli_usage("trace"), 2;
+    if (o->graph >= 0 || o->filter || o->json)
+        return trace_err("trace dump: only --compute, --slice and --npy apply (see 'tgdb help trace')");
+    long compute = o->compute;
+    const char * npy = o->npy;
+    // NODE[SLICE]: the slice written after the name, as in the shell's print
+    char node[512];
+    const char * slice = o->slice;
+    snprintf(node, sizeof node, "%s", pos[2]);
+    char * br = strchr(node, '[');
+    if (br && node[strlen(node) - 1] == ']') {
+        if (slice) return trace_err("trace dump: a slice both after the name and in --slice");
+        slice = pos[2] + (br - node);
+        *br = 0;
     }
-    struct tg_trace * tr = open_trace(argv[2]);
+    if (slice && npy) return trace_err("trace dump: --npy writes the whole tensor; drop the slice");
+    struct tg_trace * tr = open_trace(pos[1]);
     if (!tr) return TG_CLI_ERROR;
     int gi, ti, ev, rc = 2;
     struct tg_trace_graph g;
@@ -551,14 +728,14 @@ static int trace_dump(int argc, char ** argv) {
     float * v = NULL;
     uint8_t * raw = NULL;
     char why[768];
-    if (!resolve_node(tr, argv[3], compute, &gi, &ti, &ev, why, sizeof(why))) {
-        rc = trace_err("trace dump: %s in %s", why, argv[2]);
+    if (!resolve_node(tr, node, compute, &gi, &ti, &ev, why, sizeof(why))) {
+        rc = trace_err("trace dump: %s in %s", why, pos[1]);
         goto done;
     }
     tg_trace_get_graph(tr, gi, &g);
     int ci = tg_trace_find_contents(tr, g.graph_id, ti, compute >= 0 ? (uint32_t) compute : UINT32_MAX);
     if (ci < 0 || !tg_trace_get_contents(tr, ci, &c)) {
-        rc = trace_err("trace dump: no contents recorded for '%s' (record them with TGDB_TRACE_DUMP=PATTERN)", argv[3]);
+        rc = trace_err("trace dump: no contents recorded for '%s' (record them with TGDB_TRACE_DUMP=PATTERN)", node);
         goto done;
     }
     int64_t n = c.ne[0] * c.ne[1] * c.ne[2] * c.ne[3];
@@ -573,6 +750,9 @@ static int trace_dump(int argc, char ** argv) {
         rc = trace_err("trace dump: cannot convert type %s", tg_trace_type_name(tr, c.type));
         goto done;
     }
+    int64_t lo = 0, hi = 0;
+    char err[256];
+    if (slice && !tg_cli_parse_slice(slice, c.ne, &lo, &hi, err, sizeof err)) { rc = trace_err("trace dump: %s", err); goto done; }
     char shape[96];
     char tname[TG_TRACE_NAME];
     printf("'%s' graph %u node %d, computation %u: %s %s, hash %016" PRIx64 "\n", tg_escape_str(tg_trace_tensor_name(tr, gi, ti, tname)),
@@ -581,6 +761,9 @@ static int trace_dump(int argc, char ** argv) {
     if (npy) {
         rc = write_npy(npy, v, c.ne);
         if (rc == 0) printf("wrote %s (float32)\n", npy);
+    } else if (slice) {
+        tg_cli_print_range(v, c.ne, lo, hi);
+        rc = 0;
     } else {
         print_values(v, c.ne);
         rc = 0;
@@ -593,11 +776,16 @@ done:
 }
 
 static int cmd_trace(int argc, char ** argv) {
-    if (argc < 3) return tg_cli_usage("trace"), 2;
-    const char * sub = argv[1];
-    if (!strcmp(sub, "info")) return trace_info(argc, argv);
-    if (!strcmp(sub, "nodes")) return trace_nodes(argc, argv);
-    if (!strcmp(sub, "node")) return trace_node(argc, argv);
-    if (!strcmp(sub, "dump")) return trace_dump(argc, argv);
+    struct trace_opts o;
+    trace_defaults(&o);
+    const char * pos[4];
+    int np = 0;
+    if (tg_cli_parse_opts("trace", trace_table, &o, argc, argv, pos, 4, &np)) return TG_CLI_ERROR;
+    if (np < 2) return tg_cli_usage("trace"), 2;
+    const char * sub = pos[0];
+    if (!strcmp(sub, "info")) return trace_info(&o, pos, np);
+    if (!strcmp(sub, "nodes")) return trace_nodes(&o, pos, np);
+    if (!strcmp(sub, "node")) return trace_node(&o, pos, np);
+    if (!strcmp(sub, "dump")) return trace_dump(&o, pos, np);
     return trace_err("trace: unknown subcommand '%s' (info, nodes, node, dump)", sub);
 }

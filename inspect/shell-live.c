@@ -1,5 +1,6 @@
 // shell-live.c - the shell's commands on a model running in-process: run,
 // step, continue, finish, print of the real tensors, where, list.
+#include "cli.h"
 #include "core/text.h"
 #include "shell.h"
 #include "tg/live.h"
@@ -19,8 +20,6 @@ void shell_live_interrupt(void) {
 }
 
 struct shell_live { struct tg_live * lv; struct tg_trace_recorder * rec; char rec_path[512]; };
-
-bool shell_parse_slice(const char * s, const int64_t ne[4], int64_t * lo, int64_t * hi, char * err, size_t n_err);
 
 struct shell_live * shell_live_open(const char * model, int n_threads, char * err, size_t n) {
     struct shell_live * sl = calloc(1, sizeof(*sl));
@@ -97,7 +96,11 @@ int shell_cmd_run(struct shell * sh, int argc, char ** argv) {
     int n_predict = 0;
     size_t len = 0;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-n") && i + 1 < argc) { n_predict = atoi(argv[++i]); continue; }
+        if (!strcmp(argv[i], "-n") && i + 1 < argc) {
+            if (!tg_cli_parse_int(argv[++i], 0, 1 << 20, &n_predict))
+                return shell_err(sh, "run: -n '%s' is not a token count in 0..1048576", argv[i]);
+            continue;
+        }
         len += (size_t) snprintf(prompt + len, sizeof(prompt) - len, "%s%s", len ? " " : "", argv[i]);
         if (len >= sizeof(prompt)) return shell_err(sh, "run: prompt too long");
     }
@@ -153,7 +156,7 @@ int shell_live_print(struct shell * sh, int argc, char ** argv) {
            index >= 0 && !tg_live_node_done(lv, index) ? "  WARNING: not computed yet: stale memory" : "");
     int64_t lo = 0, hi = tg_nelements(t) < 16 ? tg_nelements(t) : 16;
     char err[160];
-    if (slice && !shell_parse_slice(slice, t->ne, &lo, &hi, err, sizeof(err))) return shell_err(sh, "%s", err);
+    if (slice && !tg_cli_parse_slice(slice, t->ne, &lo, &hi, err, sizeof(err))) return shell_err(sh, "%s", err);
     float * v = malloc(sizeof(float) * (size_t) (hi - lo));
     if (!v) return shell_err(sh, "out of memory");
     int64_t got = tg_live_read(lv, t, lo, hi - lo, v);

@@ -10,6 +10,7 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,10 +122,7 @@ int shell_cmd_where(struct shell * sh, int argc, char ** argv) {
 static int parse_count(struct shell * sh, int argc, char ** argv, int * n) {
     *n = 1;
     if (argc > 1) {
-        char * end;
-        long v = strtol(argv[1], &end, 10);
-        if (end == argv[1] || *end || v < 1 || v > 1000000) return shell_err(sh, "%s: '%s' is not a count >= 1", argv[0], argv[1]);
-        *n = (int) v;
+        if (!tg_cli_parse_int(argv[1], 1, 1000000, n)) return shell_err(sh, "%s: '%s' is not a count >= 1 (at most 1000000)", argv[0], argv[1]);
     }
     return 0;
 }
@@ -159,13 +157,12 @@ int shell_cmd_prev(struct shell * sh, int argc, char ** argv) { return move(sh, 
 
 // Node index in graph gi from a number or a name; -1 + error.
 static int resolve_node(struct shell * sh, int gi, const char * arg) {
-    char * end;
-    long v = strtol(arg, &end, 10);
+    int v;
     struct tg_trace_graph gr;
     if (!tg_trace_get_graph(sh->tr, gi, &gr)) return -1;
-    if (end != arg && *end == '\0') {
-        if (v < 0 || v >= gr.n_nodes + gr.n_leafs) { shell_err(sh, "no node %ld in graph %d (0..%d)", v, gi, gr.n_nodes + gr.n_leafs - 1); return -1; }
-        return (int) v;
+    if (tg_cli_parse_int(arg, INT_MIN, INT_MAX, &v)) {
+        if (v < 0 || v >= gr.n_nodes + gr.n_leafs) { shell_err(sh, "no node %d in graph %d (0..%d)", v, gi, gr.n_nodes + gr.n_leafs - 1); return -1; }
+        return v;
     }
     int ti = tg_trace_find_tensor(sh->tr, gi, arg);
     if (ti < 0) shell_err(sh, "no node named '%s' in graph %d (tab completes names)", arg, gi);
@@ -201,15 +198,14 @@ int shell_cmd_goto(struct shell * sh, int argc, char ** argv) {
 int shell_cmd_graph(struct shell * sh, int argc, char ** argv) {
     if (argc != 2) return shell_err(sh, "usage: graph G");
     if (!need_trace(sh)) return 1;
-    char * end;
-    long g = strtol(argv[1], &end, 10);
+    int g;
     struct tg_trace_graph gr;
-    if (end == argv[1] || *end || !tg_trace_get_graph(sh->tr, (int) g, &gr))
+    if (!tg_cli_parse_int(argv[1], 0, INT_MAX, &g) || !tg_trace_get_graph(sh->tr, g, &gr))
         return shell_err(sh, "no graph '%s' (the trace has %d: 0..%d)", argv[1], tg_trace_n_graphs(sh->tr), tg_trace_n_graphs(sh->tr) - 1);
     struct tg_trace_eval e;
     for (int i = 0; i < tg_trace_n_evals(sh->tr); i++)
         if (tg_trace_get_eval(sh->tr, i, &e) && e.graph_id == gr.graph_id) { sh->eval = i; print_position(sh); return 0; }
-    return shell_err(sh, "graph %ld has no evaluated node", g);
+    return shell_err(sh, "graph %d has no evaluated node", g);
 }
 
 // Edit distance of two short words (case-insensitive), for "did you mean".
@@ -278,12 +274,11 @@ int shell_cmd_break(struct shell * sh, int argc, char ** argv) {
 
 int shell_cmd_delete(struct shell * sh, int argc, char ** argv) {
     if (argc == 1) { printf("deleted %d breakpoint%s\n", sh->n_breaks, sh->n_breaks == 1 ? "" : "s"); sh->n_breaks = 0; return 0; }
-    char * end;
-    long k = strtol(argv[1], &end, 10);
-    if (end == argv[1] || *end || k < 1 || k > sh->n_breaks) return shell_err(sh, "no breakpoint '%s' (have %d)", argv[1], sh->n_breaks);
+    int k;
+    if (!tg_cli_parse_int(argv[1], 1, sh->n_breaks, &k)) return shell_err(sh, "no breakpoint '%s' (have %d)", argv[1], sh->n_breaks);
     memmove(&sh->breaks[k - 1], &sh->breaks[k], sizeof(sh->breaks[0]) * (size_t) (sh->n_breaks - k));
     sh->n_breaks--;
-    printf("deleted breakpoint %ld\n", k);
+    printf("deleted breakpoint %d\n", k);
     return 0;
 }
 
@@ -353,34 +348,6 @@ int shell_cmd_list(struct shell * sh, int argc, char ** argv) {
     return 0;
 }
 
-// Prints values[lo..hi) of a tensor with shape ne (logical order).
-static void print_values(const float * v, const int64_t ne[4], int64_t lo, int64_t hi) {
-    int64_t n0 = ne[0];
-    for (int64_t i = lo; i < hi; ) {
-        int64_t row = i / n0;
-        int64_t end = (row + 1) * n0 < hi ? (row + 1) * n0 : hi;
-        int64_t i1 = row % ne[1], i2 = (row / ne[1]) % ne[2], i3 = row / (ne[1] * ne[2]);
-        printf("  [%lld,%lld,%lld][%lld:%lld]", (long long) i1, (long long) i2, (long long) i3, (long long) (i % n0), (long long) (end - row * n0));
-        for (int64_t k = i; k < end; k++) printf("%s%.6g", (k - i) % 8 == 0 ? "\n    " : " ", v[k]);
-        printf("\n");
-        i = end;
-    }
-}
-
-// Parses a slice "[a:b]" (flat), "[r,:]" (row r of dim 0), "[r,c]" against n
-// elements with row length n0. Returns false + message on bad syntax.
-bool shell_parse_slice(const char * s, const int64_t ne[4], int64_t * lo, int64_t * hi, char * err, size_t n_err) {
-    int64_t n = ne[0] * ne[1] * ne[2] * ne[3], a, b;
-    char c1, c2;
-    if (sscanf(s, "[%lld:%lld%c", (long long *) &a, (long long *) &b, &c1) == 3 && c1 == ']') { *lo = a; *hi = b; }
-    else if (sscanf(s, "[%lld,:%c", (long long *) &a, &c1) == 2 && c1 == ']') { *lo = a * ne[0]; *hi = *lo + ne[0]; }
-    else if (sscanf(s, "[%lld,%lld%c", (long long *) &a, (long long *) &b, &c2) == 3 && c2 == ']') { *lo = a * ne[0] + b; *hi = *lo + 1; }
-    else if (!strcmp(s, "[:]")) { *lo = 0; *hi = n; }
-    else { snprintf(err, n_err, "bad slice '%s' (use [a:b], [row,:], [row,col] or [:])", s); return false; }
-    if (*lo < 0 || *hi > n || *lo >= *hi) { snprintf(err, n_err, "slice %s out of range: the tensor has %lld elements", s, (long long) n); return false; }
-    return true;
-}
-
 int shell_cmd_print(struct shell * sh, int argc, char ** argv) {
     if (sh->live) return shell_live_print(sh, argc, argv);
     if (!need_trace(sh)) return 1;
@@ -415,10 +382,10 @@ int shell_cmd_print(struct shell * sh, int argc, char ** argv) {
         int64_t lo = 0, hi = n < 16 ? n : 16;
         char err[160];
         int rc = 0;
-        if (slice && !shell_parse_slice(slice, c.ne, &lo, &hi, err, sizeof(err))) rc = shell_err(sh, "%s", err);
+        if (slice && !tg_cli_parse_slice(slice, c.ne, &lo, &hi, err, sizeof(err))) rc = shell_err(sh, "%s", err);
         else {
             printf("  contents (recorded, compute %u):", c.compute_seq);
-            print_values(v, c.ne, lo, hi);
+            tg_cli_print_range(v, c.ne, lo, hi);
             if (!slice && n > hi) printf("  ... %lld more (print %s [a:b])\n", (long long) (n - hi), tg_escape_str(t.name));
         }
         free(v);

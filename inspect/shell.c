@@ -9,6 +9,7 @@
 #include <readline/readline.h>
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -264,23 +265,39 @@ static void run_script(struct shell * sh, FILE * in) {
     free(line);
 }
 
-TG_CLI_COMMAND(shell, "shell [TRACE] [-m MODEL [-t THREADS]] [-x 'CMD; CMD...']",
-               "interactive debugger shell: post-mortem on a trace, or live on a model (-m); -x or stdin for scripts")
+struct shell_opts {
+    const char * model, * script;
+    int n_threads;
+};
+
+#define SHO(f) offsetof(struct shell_opts, f)
+static const struct tg_cli_opt shell_table[] = {
+    { .name = "--model", .short_name = "-m", .value = "MODEL", .kind = TG_CLI_STR, .off = SHO(model),
+      .help = "debug a live run of this llama GGUF model (run PROMPT, step, break, ...)" },
+    { .name = "--threads", .short_name = "-t", .value = "N", .kind = TG_CLI_INT, .off = SHO(n_threads), .lo = 1, .hi = 512,
+      .help = "CPU threads of the live model" },
+    { .name = "--exec", .short_name = "-x", .value = "'CMD; CMD...'", .kind = TG_CLI_STR, .off = SHO(script),
+      .help = "run these commands (echoed) instead of reading a terminal or stdin" },
+    { 0 },
+};
+
+static void shell_defaults(struct shell_opts * o) { *o = (struct shell_opts) { .n_threads = 2 }; }
+
+TG_CLI_COMMAND_OPTS(shell, "shell [TRACE] [-m MODEL [-t THREADS]] [-x 'CMD; CMD...']",
+               "interactive debugger shell: post-mortem on a trace, or live on a model (-m); -x or stdin for scripts",
+               shell_table, struct shell_opts, shell_defaults)
 
 static int cmd_shell(int argc, char ** argv) {
     struct shell sh;
     memset(&sh, 0, sizeof(sh));
     sh.eval = -1;
-    const char * path = NULL, * model = NULL, * script = NULL;
-    int n_threads = 2;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-x")) { if (++i >= argc) return tg_cli_err("shell: -x needs commands"); script = argv[i]; }
-        else if (!strcmp(argv[i], "-m")) { if (++i >= argc) return tg_cli_err("shell: -m needs a model file"); model = argv[i]; }
-        else if (!strcmp(argv[i], "-t")) { if (++i >= argc || atoi(argv[i]) < 1) return tg_cli_err("shell: -t needs a thread count >= 1"); n_threads = atoi(argv[i]); }
-        else if (argv[i][0] == '-') return tg_cli_err("shell: unknown option '%s' (see 'tgdb help shell')", argv[i]);
-        else if (!path) path = argv[i];
-        else return tg_cli_err("shell: unexpected argument '%s'", argv[i]);
-    }
+    struct shell_opts o;
+    shell_defaults(&o);
+    const char * pos[1];
+    int np = 0;
+    if (tg_cli_parse_opts("shell", shell_table, &o, argc, argv, pos, 1, &np)) return TG_CLI_ERROR;
+    const char * path = np ? pos[0] : NULL, * model = o.model, * script = o.script;
+    int n_threads = o.n_threads;
     if (path && !shell_open_trace(&sh, path)) return tg_cli_err("%s", tg_last_error());
     if (model) {
         char err[512];

@@ -73,7 +73,12 @@ static int run(struct tg_backend ** backends, int n_backends, int n_cols, enum t
 }
 
 int main(int argc, char ** argv) {
-    int n_cols = argc > 1 ? atoi(argv[1]) : 16;
+    int n_cols = 16;
+    if (argc > 1) {  // the whole argument, a number in range
+        char * end;
+        long v = strtol(argv[1], &end, 10);
+        n_cols = end != argv[1] && *end == '\0' && v >= 1 && v <= 4096 ? (int) v : 0;
+    }
     if (n_cols < 1 || n_cols > 4096) { fprintf(stderr, "sched-splits: n_cols must be 1..4096\n"); return 1; }
     struct tg_backend * cpu = tg_backend_cpu_init();
     struct tg_backend * blas = tg_backend_blas_init();

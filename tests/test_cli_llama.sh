@@ -34,12 +34,12 @@ check "generate (sampling, q8_0) prints the prompt and more" grep -q '^The capit
 check "same seed, same text" cmp -s "$TMP/gen.txt" "$TMP/gen2.txt"
 
 # bench lines
-"$TGDB" bench -m "$DATA/tiny-f32.gguf" -p 32 -n 8 -t 2 >"$TMP/bench.txt" 2>&1
+"$TGDB" bench -m "$DATA/tiny-f32.gguf" -p 32 -n 8 -t 2 -r 1 >"$TMP/bench.txt" 2>&1
 check "bench prints 'pp32: X tok/s'" grep -Eq '^pp32: [0-9]+(\.[0-9]+)? tok/s$' "$TMP/bench.txt"
 check "bench prints 'tg8: X tok/s'" grep -Eq '^tg8: [0-9]+(\.[0-9]+)? tok/s$' "$TMP/bench.txt"
 
 # perplexity line
-"$TGDB" perplexity -m "$DATA/tiny-f32.gguf" -f "$DATA/apache-2.0.txt" -c 128 -t 2 >"$TMP/ppl.txt" 2>"$TMP/ppl.err"
+"$TGDB" perplexity -m "$DATA/tiny-f32.gguf" -f "$DATA/apache-2.0.txt" -c 128 -t 2 --progress >"$TMP/ppl.txt" 2>"$TMP/ppl.err"
 check "perplexity exits 0" [ $? = 0 ]
 ppl=$(awk '/^perplexity: /{print $2}' "$TMP/ppl.txt")
 check "perplexity line 'perplexity: $ppl' within 0.5% of 236210.206731" \

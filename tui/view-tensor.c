@@ -138,7 +138,7 @@ static bool tensor_request(struct tui_view * v, enum tui_request r) {
         if (tg_tui_prompt(v->tui, "highlight |value| > (0 = off): ", buf, sizeof(buf))) {
             char * end;
             double th = strtod(buf, &end);
-            if (end == buf || th < 0) tg_tui_message(v->tui, true, "'%s' is not a threshold (a number >= 0)", buf);
+            if (end == buf || *end || !(th >= 0) || th == HUGE_VAL) tg_tui_message(v->tui, true, "'%s' is not a threshold (a number >= 0)", buf);
             else p->threshold = th;
         }
         return true;

@@ -44,7 +44,7 @@ struct tg_llama_context_params tg_llama_context_default_params(void) {
     return p;
 }
 
-static enum tg_status check_params(const struct tg_llama_model * m, struct tg_llama_context_params * p) {
+enum tg_status tg_llama_params_resolve(const struct tg_llama_model * m, struct tg_llama_context_params * p) {
     if (p->n_ctx == 0) p->n_ctx = m->hparams.n_ctx_train;
     if (p->n_batch == 0) p->n_batch = p->n_ctx;
     if (p->n_ubatch == 0) p->n_ubatch = p->n_batch;
@@ -87,7 +87,7 @@ struct tg_llama_context * tg_llama_context_new(struct tg_llama_model * model, co
     if (!c) { tg_error(TG_ERR_NOMEM, "out of memory (llama context)"); return NULL; }
     c->model = model;
     c->params = params ? *params : tg_llama_context_default_params();
-    if (check_params(model, &c->params) != TG_OK) { free(c); return NULL; }
+    if (tg_llama_params_resolve(model, &c->params) != TG_OK) { free(c); return NULL; }
     const struct tg_llama_context_params * p = &c->params;
     if (tg_llama_kv_init(&c->kv, model, p->n_ctx, p->type_k, p->type_v) != TG_OK) { free(c); return NULL; }
     c->exec = tg_llama_exec_new(model, p->n_threads, p->devices);

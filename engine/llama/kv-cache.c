@@ -7,6 +7,36 @@
 
 #define TG_LLAMA_KV_PAD 32
 
+uint64_t tg_llama_kv_bytes(const struct tg_llama_hparams * h, int32_t n_ctx, enum tg_type type_k, enum tg_type type_v) {
+    int64_t n_embd_kv = (int64_t) h->n_head_kv * h->head_dim;
+    uint64_t row = (uint64_t) tg_row_size(type_k, n_embd_kv) + (uint64_t) tg_row_size(type_v, n_embd_kv);
+    return (uint64_t) h->n_layer * row * (uint64_t) (n_ctx > 0 ? n_ctx : 0);
+}
+
+enum tg_status tg_llama_context_estimate(const struct tg_llama_model * m, const struct tg_llama_context_params * params,
+                                         struct tg_llama_memory_estimate * out) {
+    if (!m || !out) return tg_error(TG_ERR_INVALID_ARG, "tg_llama_context_estimate: model or out is NULL");
+    struct tg_llama_context_params p = params ? *params : tg_llama_context_default_params();
+    enum tg_status st = tg_llama_params_resolve(m, &p);
+    if (st != TG_OK) return st;
+    const struct tg_llama_hparams * h = &m->hparams;
+    uint64_t T = (uint64_t) p.n_ubatch, C = (uint64_t) p.n_ctx;
+    // The largest graph: n_ubatch tokens over n_ctx cells, every token an
+    // output. The allocator reuses memory, so its peak is the larger of the
+    // attention scores (kq, softmaxed in place) and the logits, plus the
+    // activations live beside them; the mask is a host buffer of its own.
+    uint64_t scores = C * T * (uint64_t) h->n_head;
+    uint64_t logits = T * (uint64_t) h->n_vocab;
+    uint64_t acts = T * (4 * (uint64_t) h->n_embd + 2 * (uint64_t) h->n_ff);
+    uint64_t scratch = T * C + T;                          // the mask and id buffers
+    *out = (struct tg_llama_memory_estimate) {
+        .n_ctx = p.n_ctx, .n_batch = p.n_batch, .n_ubatch = p.n_ubatch,
+        .kv_bytes = tg_llama_kv_bytes(h, p.n_ctx, p.type_k, p.type_v),
+        .compute_bytes = 4 * ((scores > logits ? scores : logits) + acts + scratch),
+    };
+    return TG_OK;
+}
+
 enum tg_status tg_llama_kv_init(struct tg_llama_kv * kv, const struct tg_llama_model * m,
                                 int32_t n_ctx, enum tg_type type_k, enum tg_type type_v) {
     memset(kv, 0, sizeof *kv);
@@ -16,7 +46,7 @@ enum tg_status tg_llama_kv_init(struct tg_llama_kv * kv, const struct tg_llama_m
     const struct tg_llama_hparams * h = &m->hparams;
     int64_t n_embd_kv = (int64_t) h->n_head_kv * h->head_dim;
     int n_layer = h->n_layer;
-    size_t bytes = (size_t) n_layer * (tg_row_size(type_k, n_embd_kv) + tg_row_size(type_v, n_embd_kv)) * (size_t) n_ctx;
+    size_t bytes = (size_t) tg_llama_kv_bytes(h, n_ctx, type_k, type_v);
     struct tg_context_params cp = {
         .mem_size = (size_t) (2 * n_layer + 2) * tg_tensor_overhead(),
         .no_alloc = true,

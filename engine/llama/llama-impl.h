@@ -5,6 +5,9 @@
 #ifndef TG_LLAMA_IMPL_H
 #define TG_LLAMA_IMPL_H
 
+// Most layers a model may declare (llama.block_count); llama.cpp allows 512.
+#define TG_LLAMA_MAX_LAYERS 4096
+
 #include "tg/llama.h"
 #include "tg/cpu.h"
 #include "tg/gguf.h"
@@ -80,6 +83,12 @@ struct tg_llama_kv {
     void * mem;                     // the CPU buffer holding them (struct tg_buffer *)
 };
 
+// Bytes of a KV cache of n_ctx cells (K and V of every layer); the one
+// definition used by tg_llama_kv_init and tg_llama_context_estimate.
+uint64_t tg_llama_kv_bytes(const struct tg_llama_hparams * h, int32_t n_ctx, enum tg_type type_k, enum tg_type type_v);
+// Resolves and checks context parameters in place (n_ctx 0 = n_ctx_train,
+// n_batch <= n_ctx, n_ubatch <= n_batch, ranges); TG_ERR_INVALID_ARG + last error.
+enum tg_status tg_llama_params_resolve(const struct tg_llama_model * m, struct tg_llama_context_params * p);
 enum tg_status tg_llama_kv_init(struct tg_llama_kv * kv, const struct tg_llama_model * m,
                                 int32_t n_ctx, enum tg_type type_k, enum tg_type type_v);
 void tg_llama_kv_free(struct tg_llama_kv * kv);

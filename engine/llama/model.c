@@ -86,6 +86,10 @@ static enum tg_status read_hparams(const struct tg_gguf * g, struct tg_llama_hpa
     if (h->n_embd < 1 || h->n_layer < 1 || h->n_ff < 1 || h->n_head < 1 || h->n_head_kv < 1 || h->n_ctx_train < 1)
         return tg_error(TG_ERR_FORMAT, "hyper-parameters out of range (n_embd %d, n_layer %d, n_ff %d, n_head %d, n_head_kv %d, n_ctx %d)",
                         h->n_embd, h->n_layer, h->n_ff, h->n_head, h->n_head_kv, h->n_ctx_train);
+    // The loader multiplies the layer count (weights per layer): keep it far
+    // from int overflow; a file claiming more layers than this is damaged.
+    if (h->n_layer > TG_LLAMA_MAX_LAYERS)
+        return tg_error(TG_ERR_FORMAT, "%s.block_count %d is more than %d layers", arch, h->n_layer, TG_LLAMA_MAX_LAYERS);
     if (h->n_head % h->n_head_kv != 0)
         return tg_error(TG_ERR_FORMAT, "%s.attention.head_count %d is not a multiple of head_count_kv %d", arch, h->n_head, h->n_head_kv);
     h->head_dim = 0;
@@ -275,7 +279,7 @@ struct tg_llama_model * tg_llama_model_load(const char * path, const struct tg_l
         goto fail;
     }
     m->layers = calloc((size_t) m->hparams.n_layer, sizeof *m->layers);
-    int n_max = 4 + 14 * m->hparams.n_layer;
+    int n_max = 4 + 14 * m->hparams.n_layer;   // n_layer <= TG_LLAMA_MAX_LAYERS: no overflow
     struct tg_context_params cp = { .mem_size = (size_t) (n_max + 8) * tg_tensor_overhead(), .no_alloc = true };
     m->ctx_w = m->layers ? tg_context_new(cp) : NULL;
     if (!m->ctx_w) { tg_error(TG_ERR_NOMEM, "%s: out of memory for %d weights", path, n_max); goto fail; }

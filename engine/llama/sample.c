@@ -14,10 +14,13 @@ struct tg_llama_sampler {
     uint64_t s[4];          // xoshiro256** state
     struct cand * cands;    // [cap]
     size_t cap;
+    int32_t * hist;         // [repeat_last_n] ring of the last accepted tokens
+    int32_t n_hist, head;   // tokens held, next slot
 };
 
 struct tg_llama_sampler_params tg_llama_sampler_default_params(void) {
-    struct tg_llama_sampler_params p = { .temp = 0.8f, .top_k = 40, .top_p = 0.95f, .min_p = 0.05f, .seed = 0x5eed };
+    struct tg_llama_sampler_params p = { .temp = 0.8f, .top_k = 40, .top_p = 0.95f, .min_p = 0.05f, .seed = 0x5eed,
+                                         .repeat_penalty = 1.0f, .repeat_last_n = 64 };
     return p;
 }
 
@@ -50,8 +53,18 @@ struct tg_llama_sampler * tg_llama_sampler_new(const struct tg_llama_sampler_par
         tg_error(TG_ERR_INVALID_ARG, "sampler: temperature, top-p and min-p must be numbers");
         return NULL;
     }
+    if (isnan(p.repeat_penalty) || p.repeat_last_n < 0 || p.repeat_last_n > 65536) {
+        tg_error(TG_ERR_INVALID_ARG, "sampler: repeat penalty %g / repeat_last_n %d out of range (a number; 0..65536)",
+                 (double) p.repeat_penalty, (int) p.repeat_last_n);
+        return NULL;
+    }
     struct tg_llama_sampler * s = calloc(1, sizeof *s);
     if (!s) { tg_error(TG_ERR_NOMEM, "out of memory (sampler)"); return NULL; }
+    if (p.repeat_last_n > 0 && !(s->hist = malloc(sizeof(int32_t) * (size_t) p.repeat_last_n))) {
+        free(s);
+        tg_error(TG_ERR_NOMEM, "out of memory (sampler history)");
+        return NULL;
+    }
     s->params = p;
     uint64_t x = p.seed;
     for (int i = 0; i < 4; i++) s->s[i] = splitmix64(&x);
@@ -60,8 +73,39 @@ struct tg_llama_sampler * tg_llama_sampler_new(const struct tg_llama_sampler_par
 
 void tg_llama_sampler_free(struct tg_llama_sampler * s) {
     if (!s) return;
+    free(s->hist);
     free(s->cands);
     free(s);
+}
+
+void tg_llama_sampler_accept(struct tg_llama_sampler * s, int32_t token) {
+    if (!s || s->params.repeat_last_n <= 0) return;
+    s->hist[s->head] = token;
+    s->head = (s->head + 1) % s->params.repeat_last_n;
+    if (s->n_hist < s->params.repeat_last_n) s->n_hist++;
+}
+
+static bool penalty_on(const struct tg_llama_sampler * s) {
+    float r = s->params.repeat_penalty;
+    return s->n_hist > 0 && r > 0.0f && r != 1.0f;
+}
+
+// Applies the repeat penalty once to each distinct recent token among the
+// candidates c[0..n), which are in ascending id order.
+static void apply_penalty(const struct tg_llama_sampler * s, struct cand * c, int32_t n) {
+    float r = s->params.repeat_penalty;
+    for (int32_t i = 0; i < s->n_hist; i++) {
+        int32_t t = s->hist[i];
+        bool seen = false;
+        for (int32_t j = 0; j < i && !seen; j++) seen = s->hist[j] == t;
+        if (seen) continue;
+        int32_t lo = 0, hi = n;                 // binary search by id
+        while (lo < hi) {
+            int32_t mid = lo + (hi - lo) / 2;
+            if (c[mid].id < t) lo = mid + 1; else hi = mid;
+        }
+        if (lo < n && c[lo].id == t) c[lo].logit = c[lo].logit > 0.0f ? c[lo].logit / r : c[lo].logit * r;
+    }
 }
 
 int32_t tg_llama_argmax(const float * logits, int32_t n) {
@@ -113,7 +157,7 @@ static void softmax(struct cand * c, int32_t n, float temp) {
 int32_t tg_llama_sample(struct tg_llama_sampler * s, const float * logits, int32_t n_vocab) {
     if (!s || !logits || n_vocab < 1) { tg_error(TG_ERR_INVALID_ARG, "sample: no logits"); return -1; }
     const struct tg_llama_sampler_params * p = &s->params;
-    if (p->temp <= 0.0f) {
+    if (p->temp <= 0.0f && !penalty_on(s)) {
         int32_t id = tg_llama_argmax(logits, n_vocab);
         if (id < 0) tg_error(TG_ERR_INVALID_ARG, "sample: every logit is NaN");
         return id;
@@ -124,6 +168,15 @@ int32_t tg_llama_sample(struct tg_llama_sampler * s, const float * logits, int32
     for (int32_t i = 0; i < n_vocab; i++)
         if (!isnan(logits[i])) c[n++] = (struct cand) { i, logits[i], 0.0f };
     if (n == 0) { tg_error(TG_ERR_INVALID_ARG, "sample: every logit is NaN"); return -1; }
+    if (penalty_on(s)) {
+        apply_penalty(s, c, n);
+        if (p->temp <= 0.0f) {                 // greedy over the penalized logits (lowest id on ties)
+            int32_t best = 0;
+            for (int32_t i = 1; i < n; i++)
+                if (c[i].logit > c[best].logit) best = i;
+            return c[best].id;
+        }
+    }
     if (p->top_k > 0 && p->top_k < n) {
         top_k_select(c, n, p->top_k);
         n = p->top_k;

@@ -148,6 +148,23 @@ struct tg_llama_context_params tg_llama_context_default_params(void);
 // model must outlive the context.
 struct tg_llama_context * tg_llama_context_new(struct tg_llama_model * model, const struct tg_llama_context_params * params);
 void tg_llama_context_free(struct tg_llama_context * ctx);
+
+// What a context with `params` on `model` would allocate, computed without
+// allocating anything, so a tool can refuse a request that cannot fit before
+// trying (n_ctx 0 = the model's n_ctx_train, n_batch / n_ubatch resolved as
+// tg_llama_context_new does). kv_bytes is exact (the KV cache of n_ctx
+// cells of type_k / type_v); compute_bytes estimates the largest graph's
+// live tensors (attention scores of n_ubatch tokens over n_ctx cells, the
+// layer activations, the logits) plus the context's host scratch buffers.
+struct tg_llama_memory_estimate {
+    int32_t n_ctx, n_batch, n_ubatch;   // the resolved sizes
+    uint64_t kv_bytes;
+    uint64_t compute_bytes;
+};
+// TG_OK, or TG_ERR_INVALID_ARG (+ last error) for parameters that
+// tg_llama_context_new would refuse (n_ctx out of range, ...).
+enum tg_status tg_llama_context_estimate(const struct tg_llama_model * model, const struct tg_llama_context_params * params,
+                                         struct tg_llama_memory_estimate * out);
 const struct tg_llama_context_params * tg_llama_context_params(const struct tg_llama_context * ctx);
 const struct tg_llama_model * tg_llama_context_model(const struct tg_llama_context * ctx);
 int32_t tg_llama_n_ctx(const struct tg_llama_context * ctx);
@@ -233,12 +250,20 @@ struct tg_llama_sampler_params {
     float    top_p;   // default 0.95; >= 1: off
     float    min_p;   // default 0.05; <= 0: off
     uint64_t seed;    // default 0x5eed
+    float    repeat_penalty; // default 1 (off; <= 0 is off too): the logits of the tokens among the
+                             // last repeat_last_n accepted ones (tg_llama_sampler_accept) are divided
+                             // by it when positive, multiplied when negative (llama.cpp's rule)
+    int32_t  repeat_last_n;  // default 64: how many accepted tokens the penalty looks at (0..65536)
 };
 struct tg_llama_sampler_params tg_llama_sampler_default_params(void);
 
 struct tg_llama_sampler;
-// NULL (TG_ERR_NOMEM / TG_ERR_INVALID_ARG for NaN parameters) on failure.
+// NULL (TG_ERR_NOMEM / TG_ERR_INVALID_ARG for NaN parameters or repeat_last_n
+// out of range) on failure.
 struct tg_llama_sampler * tg_llama_sampler_new(const struct tg_llama_sampler_params * params);
+// Tells the sampler a token was emitted or fed (the prompt's tokens, then
+// each sampled one): the repeat penalty looks at the last repeat_last_n of them.
+void tg_llama_sampler_accept(struct tg_llama_sampler * s, int32_t token);
 void tg_llama_sampler_free(struct tg_llama_sampler * s);
 // Picks a token from n_vocab logits. Deterministic for a seed and a sequence
 // of calls. Returns the token id, or -1 (last error) when every logit is NaN

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# test_cli_runopts.sh - the option tables from the outside: one parser for
+# generate / perplexity / bench (unknown options, missing values, validated
+# sampling and device parameters), strict numbers everywhere, the context
+# limits checked before allocating (training context, memory), --json
+# outputs that parse, trace dump slices, bench -d / -r, help per option.
+set -u
+TGDB="$TG_BUILD_DIR/inspect/tgdb"
+MAKE_MODEL="$TG_BUILD_DIR/samples/make-model"
+DATA="$TG_TEST_DATA"
+M="$DATA/tiny-f32.gguf"
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+pass=0; fail=0
+check() {  # check "what" command...
+    local what=$1; shift
+    if "$@"; then echo "ok   $what"; pass=$((pass+1)); else echo "FAIL $what"; fail=$((fail+1)); fi
+}
+# fails_with "what" REGEX args...: exit status 2, one line on stderr matching REGEX
+fails_with() {
+    local what=$1 re=$2; shift 2
+    "$@" >"$TMP/out" 2>"$TMP/err"; local rc=$?
+    local lines; lines=$(wc -l <"$TMP/err")
+    if [ "$rc" = 2 ] && [ "$lines" = 1 ] && grep -Eq -- "$re" "$TMP/err"; then
+        echo "ok   $what: $(cat "$TMP/err")"; pass=$((pass+1))
+    else
+        echo "FAIL $what (exit $rc, $lines stderr lines, want /$re/: $(head -c 300 "$TMP/err"))"; fail=$((fail+1))
+    fi
+}
+json_ok() { python3 -m json.tool "$1" >/dev/null 2>&1; }
+
+# --- unknown options and missing values, the same for every command ---
+for c in "generate -p hi" "perplexity -f x" "bench -p 8"; do
+    fails_with "${c%% *} --bogus" "^tgdb: ${c%% *}: unknown option --bogus" "$TGDB" $c -m "$M" --bogus
+    fails_with "${c%% *} -t (no value)" "^tgdb: ${c%% *}: --threads needs a value" "$TGDB" $c -m "$M" -t
+done
+fails_with "trace nodes --bogus" "unknown option --bogus" "$TGDB" trace nodes x.tgt --bogus
+fails_with "dot --bogus" "unknown option --bogus" "$TGDB" dot x.tgt -o x.dot --bogus
+fails_with "gguf --bogus" "unknown option --bogus" "$TGDB" gguf "$M" --bogus
+fails_with "tokenize --bogus" "unknown option --bogus" "$TGDB" tokenize -m "$M" --bogus
+fails_with "shell --bogus" "unknown option --bogus" "$TGDB" shell --bogus
+fails_with "tui -n abc" "tui: --n-predict: 'abc' is not an integer" "$TGDB" tui -m "$M" -n abc
+
+# --- sampling and device parameters ---
+G=("$TGDB" generate -m "$M" -p hi -n 2)
+fails_with "--temp -1" "generate: --temp: -1 is out of range \(must be in 0\.\.100\)" "${G[@]}" --temp -1
+fails_with "--top-p 7" "generate: --top-p: 7 is out of range \(must be in 0\.\.1\)" "${G[@]}" --top-p 7
+fails_with "--top-k -3" "generate: --top-k: -3 is out of range" "${G[@]}" --top-k -3
+fails_with "--repeat-penalty 0" "generate: --repeat-penalty: 0 is out of range \(must be > 0\)" "${G[@]}" --repeat-penalty 0
+fails_with "--temp nan" "generate: --temp: 'nan' is not a finite number" "${G[@]}" --temp nan
+fails_with "--seed -1" "generate: --seed: '-1' is not a non-negative integer" "${G[@]}" --seed -1
+fails_with "-t 0" "generate: --threads: 0 is out of range \(must be in 1\.\.512\)" "${G[@]}" -t 0
+fails_with "-t 100000" "generate: --threads: 100000 is out of range" "${G[@]}" -t 100000
+fails_with "-t 2x" "generate: --threads: '2x' is not an integer" "${G[@]}" -t 2x
+fails_with "unknown device" "generate: --device: unknown device 'NOPE' \(this build has: CPU" "${G[@]}" -dev CPU,NOPE
+fails_with "-fa maybe" "generate: --flash-attn: 'maybe' is not one of auto\|on\|off" "${G[@]}" -fa maybe
+fails_with "-ctk q9" "generate: --cache-type-k: 'q9' is not one of f16\|f32" "${G[@]}" -ctk q9
+fails_with "bench -p 32,abc" "bench: --n-prompt: 'abc' is not an integer" "$TGDB" bench -m "$M" -p 32,abc
+fails_with "bench -fa on,x" "bench: --flash-attn: 'x' is not one of" "$TGDB" bench -m "$M" -fa on,x
+"${G[@]}" -t 2 --temp 0.7 --top-p 0.9 --top-k 5 --repeat-penalty 1.3 --seed 0x10 -fa off -ctk f32 -dev CPU >"$TMP/out" 2>&1
+check "generate accepts every valid option (exit $?)" [ $? = 0 ]
+
+# --- the context checked against the model before allocating ---
+fails_with "generate -c 1048576: more than the training context" \
+    "context size 1048576 is more than the 512 tokens .* was trained for \(use -c 512 or less, or --allow-long-ctx\)" \
+    "${G[@]}" -c 1048576
+fails_with "generate -n 600 (no -c): the request is named" \
+    "the request needs a context of 60[0-9] tokens, more than the 512 tokens .* \(ask for fewer tokens, or --allow-long-ctx\)" \
+    "${G[@]}" -n 600
+# a model trained for 1M tokens with many heads: the attention scores alone need far more than any machine has
+"$MAKE_MODEL" --n-embd 256 --n-head 128 --n-head-kv 128 --n-layer 1 --n-ff 64 --n-ctx 1000000 -o "$TMP/long.gguf" >/dev/null 2>&1
+check "make-model writes a model trained for 1000000 tokens" [ -s "$TMP/long.gguf" ]
+fails_with "generate -c 1000000: says the memory it needs and what is available" \
+    "context size 1000000 needs about [0-9.]+ GiB \(KV cache [0-9.]+ GiB \+ compute [0-9.]+ GiB\), only [0-9.]+ GiB of memory is available" \
+    "$TGDB" generate -m "$TMP/long.gguf" -p hi -n 2 -c 1000000 -ub 8192
+"$TGDB" generate -m "$M" -p hi -n 2 -t 2 -c 1024 --allow-long-ctx >"$TMP/out" 2>"$TMP/err"
+check "--allow-long-ctx: a warning, and the run goes on" bash -c "test $? = 0 && grep -q 'warning: generate: context size 1024 is more than the 512' '$TMP/err'"
+
+# --- strict numbers outside the run options ---
+"$TGDB" generate -m "$M" -p "hello world" -n 2 -t 2 --trace "$TMP/t.tgt" --trace-dump 'result_norm' >/dev/null 2>&1
+check "a trace with contents" [ -s "$TMP/t.tgt" ]
+fails_with "trace nodes --graph abc" "trace: --graph: 'abc' is not an integer" "$TGDB" trace nodes "$TMP/t.tgt" --graph abc
+fails_with "trace nodes --graph -5" "trace: --graph: -5 is out of range" "$TGDB" trace nodes "$TMP/t.tgt" --graph -5
+fails_with "trace nodes --graph (no value)" "trace: --graph needs a value" "$TGDB" trace nodes "$TMP/t.tgt" --graph
+fails_with "trace node --graph (not its option)" "trace node: only --compute and --json apply" "$TGDB" trace node "$TMP/t.tgt" result_norm --graph 1
+fails_with "dot --layer 99: says which layers exist" "no layer 99 in graph [0-9]+ \(layers 0\.\.1\)" \
+    "$TGDB" dot "$TMP/t.tgt" -o "$TMP/x.dot" --layer 99
+fails_with "dot --depth x" "dot: --depth: 'x' is not an integer" "$TGDB" dot "$TMP/t.tgt" -o "$TMP/x.dot" --around result_norm --depth x
+fails_with "gguf --items -1" "gguf: --items: -1 is out of range" "$TGDB" gguf "$M" --items -1
+fails_with "diff --rtol x" "diff: --rtol: 'x' is not a number" "$TGDB" diff "$TMP/t.tgt" "$TMP/t.tgt" --rtol x
+"$TGDB" shell "$TMP/t.tgt" -x 'break op NOSUCHOP' >"$TMP/out" 2>&1
+check "shell: break op NOSUCHOP is rejected naming the op" grep -q "no op matches 'NOSUCHOP'" "$TMP/out"
+
+# --- trace dump slices (the shell's syntax) ---
+"$TGDB" trace dump "$TMP/t.tgt" 'result_norm[0:5]' --compute 0 >"$TMP/d1" 2>&1
+check "trace dump NAME[0:5]: exit 0, 5 values" bash -c "test $? = 0 && grep -q '\[0,0,0\]\[0:5\]' '$TMP/d1' && test \$(tail -1 '$TMP/d1' | wc -w) = 5"
+"$TGDB" trace dump "$TMP/t.tgt" result_norm --compute 0 --slice 0,3 >"$TMP/d2" 2>&1
+check "trace dump --slice 0,3: one element, the 4th of row 0" bash -c "grep -q '\[3:4\]' '$TMP/d2' && test \"\$(tail -1 '$TMP/d2' | tr -d ' ')\" = \"\$(tail -1 '$TMP/d1' | awk '{print \$4}')\""
+fails_with "trace dump slice out of range" "trace dump: slice 0:99999 out of range: the tensor has [0-9]+ elements" \
+    "$TGDB" trace dump "$TMP/t.tgt" result_norm --compute 0 --slice 0:99999
+fails_with "trace dump bad slice" "trace dump: bad slice '\\[1:x\\]'" "$TGDB" trace dump "$TMP/t.tgt" 'result_norm[1:x]' --compute 0
+
+# --- JSON outputs parse ---
+"$TGDB" trace info "$TMP/t.tgt" --json >"$TMP/j1"; check "trace info --json parses" json_ok "$TMP/j1"
+"$TGDB" trace nodes "$TMP/t.tgt" --json --filter 'op=MUL_MAT' >"$TMP/j2"; check "trace nodes --json parses" json_ok "$TMP/j2"
+check "trace nodes --json: only MUL_MAT rows" python3 -c "import json,sys; d=json.load(open('$TMP/j2')); sys.exit(not (d['shown'] > 0 and all(e['op']=='MUL_MAT' for e in d['evals'])))"
+"$TGDB" trace node "$TMP/t.tgt" result_norm --compute 0 --json >"$TMP/j3"; check "trace node --json parses" json_ok "$TMP/j3"
+"$TGDB" devices --json >"$TMP/j4"; check "devices --json parses and lists CPU" python3 -c "import json,sys; d=json.load(open('$TMP/j4')); sys.exit(not any(x['name']=='CPU' for x in d))"
+"$TGDB" perplexity -m "$M" -f "$DATA/apache-2.0.txt" -c 128 -b 128 -t 2 --json >"$TMP/j5" 2>"$TMP/ppl.err"
+check "perplexity --json parses (ppl > 0)" python3 -c "import json,sys; d=json.load(open('$TMP/j5')); sys.exit(not (d['ppl'] > 0 and d['chunks'] == 21))"
+check "perplexity: no progress lines when stderr is not a terminal" bash -c "! grep -q '^\[1/' '$TMP/ppl.err'"
+
+# --- bench: depth, repetitions, lists, JSON ---
+"$TGDB" bench -m "$M" -p 16 -n 4 -d 0,32 -r 3 -t 1,2 >"$TMP/b.txt" 2>&1
+check "bench -d 0,32 -r 3 -t 1,2: mean ± sd per test" bash -c "grep -Eq '^pp16 @ d32 t=2: [0-9.]+ ± [0-9.]+ tok/s$' '$TMP/b.txt' && test \$(grep -c 'tok/s' '$TMP/b.txt') = 8"
+"$TGDB" bench -m "$M" -p 16 -n 4 -d 32 -r 2 --json --progress >"$TMP/b.json" 2>"$TMP/b.err"
+check "bench --json parses: 2 tests at depth 32, 2 samples each" python3 -c "
+import json,sys; d=json.load(open('$TMP/b.json')); r=d['results']
+sys.exit(not (len(r)==2 and all(x['n_depth']==32 and len(x['samples_ts'])==2 and x['avg_ts']>0 for x in r)))"
+check "bench --progress: a line per repetition on stderr" bash -c "test \$(grep -c 'repetition' '$TMP/b.err') = 4"
+fails_with "bench -c smaller than depth + test" "bench: -c 16 is smaller than the largest test" "$TGDB" bench -m "$M" -p 16 -n 0 -d 32 -c 16
+
+# --- help says what each option means, its range and its default ---
+"$TGDB" help generate >"$TMP/h" 2>&1
+check "help generate: -t with range and default" grep -Eq '^  -t, --threads N +CPU threads \[1\.\.512\] \(default 4\)$' "$TMP/h"
+check "help generate: sampling defaults" grep -Eq -- '--temp T .*\(default 0\.8\)$' "$TMP/h"
+"$TGDB" help bench >"$TMP/h" 2>&1
+check "help bench: -r default 3, the bench -t (a list) replaces the shared one" \
+    bash -c "grep -Eq -- '-r, --repetitions N .*\(default 3\)' '$TMP/h' && test \$(grep -c -- '--threads' '$TMP/h') = 1"
+for c in generate perplexity bench trace dot gguf tokenize quantize check diff shell tui devices; do
+    "$TGDB" help $c >"$TMP/h" 2>&1
+    check "help $c lists its options" grep -q '^options:' "$TMP/h"
+done
+
+echo "test_cli_runopts: $pass passed, $fail failed"
+[ $fail = 0 ]
