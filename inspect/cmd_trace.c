@@ -1,5 +1,6 @@
 // cmd_trace.c - `tgdb trace info|nodes|node|dump`: read a trace file.
 #include "cli.h"
+#include "fx.h"
 #include "tg/trace-check.h"
 #include "tg/trace-read.h"
 #include "tg/types.h"
@@ -14,11 +15,13 @@
 
 TG_CLI_COMMAND(trace,
     "trace info FILE | nodes FILE [--graph G] [--filter PATTERN] [--compute N] | node FILE NODE [--compute N] | "
-    "dump FILE NODE [--compute N] [--npy OUT]\n"
+    "dump FILE NODE [--compute N] [--npy OUT] | export FILE --format perfetto [-o OUT] [--json]\n"
     "  G: a graph id as `trace info` prints it (\"graph G\"); N: a computation number (eval listing)\n"
     "  NODE: NAME, NAME@G (the name in graph G), G:INDEX (tensor INDEX of graph G) or #EVAL;\n"
     "        a NAME held by several graphs is ambiguous unless --compute N picks one\n"
     "  PATTERN: comma-separated alternatives, each a name glob, op=GLOB or type=GLOB\n"
+    "  export: Chrome trace-event JSON for Perfetto UI / chrome://tracing: a track per backend (node slices coloured\n"
+    "          by op; split input copies), a computations track with decode markers, a live-bytes counter per buffer\n"
     "  exit status: 0 success, 2 usage or input error (bad option, unknown node, unreadable file)",
     "read a trace: summary, evaluated nodes, one node in full, recorded contents")
 
@@ -598,5 +601,6 @@ static int cmd_trace(int argc, char ** argv) {
     if (!strcmp(sub, "nodes")) return trace_nodes(argc, argv);
     if (!strcmp(sub, "node")) return trace_node(argc, argv);
     if (!strcmp(sub, "dump")) return trace_dump(argc, argv);
-    return trace_err("trace: unknown subcommand '%s' (info, nodes, node, dump)", sub);
+    if (!strcmp(sub, "export")) return tg_fx_trace_export(argc, argv);
+    return trace_err("trace: unknown subcommand '%s' (info, nodes, node, dump, export)", sub);
 }
