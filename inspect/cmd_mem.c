@@ -499,11 +499,21 @@ static int cmd_mem(int argc, char ** argv) {
                        br->high_water, as_rec[br->bi] == br->high_water ? ""
                        : " (note: replanning the recorded shape gives a different peak; the estimate is approximate)");
         }
-        if (o.json) printf("]}");
-        if (!ubatch || from == 1) {
-            if (!o.json) printf("  (every dimension equal to %" PRId64 " was resized: check the graph has no other dimension "
-                                "of that size)\n", from);
+        if (o.json) printf("]");
+        // the resize is blind to meaning: a weight dimension of the same size makes it approximate
+        bool clash = false;
+        for (int ti = r.g.n_nodes; ti < r.g.n_nodes + r.g.n_leafs && !clash; ti++) {
+            struct tg_trace_tensor t;
+            struct tg_trace_alloc a;
+            if (!tg_trace_get_tensor(tr, gi, ti, &t) || !tg_trace_get_alloc(tr, gi, ti, &a)) continue;
+            if (!(a.flags & TG_TRACE_ALLOC_EXTERNAL) || (t.flags & TG_FLAG_INPUT)) continue;
+            for (int d = 0; d < 4; d++) clash |= t.ne[d] == from && from > 1;
         }
+        if (o.json) printf(", \"approximate\": %s}", clash || from == 1 ? "true" : "false");
+        else if (clash || from == 1)
+            printf("  approximate: every dimension equal to %" PRId64 " was resized, and some weight has a dimension of that "
+                   "size (trace a run whose %s differs from the model's dimensions for an exact answer)\n", from,
+                   ubatch ? "micro-batch" : "context");
         graph_report_free(&r);
     }
     if (o.json) printf("}\n");
