@@ -115,7 +115,13 @@ static bool analyse_graph(struct tg_trace * tr, int gi, struct graph_report * r)
             if (a.flags & TG_TRACE_ALLOC_INPLACE) br->n_inplace++;
             if (!is_owner(&a)) continue;
             br->n_planned++;
-            br->n_reused += (a.flags & TG_TRACE_ALLOC_REUSED) != 0;
+            // reused: its range overlaps a range handed out before and released before this tensor's first step
+            for (int tj = 0; tj < nt; tj++) {
+                struct tg_trace_alloc p;
+                if (tj == ti || !tg_trace_get_alloc(tr, gi, tj, &p) || p.buffer != bi || !is_owner(&p)) continue;
+                if (r->last[tj] < (a.first_step < 0 ? 0 : a.first_step) && p.offset < a.offset + a.size &&
+                    a.offset < p.offset + p.size) { br->n_reused++; break; }
+            }
             br->no_reuse += a.size;
             if (a.offset + a.size > br->high_water) { br->high_water = a.offset + a.size; br->high_tensor = ti; }
             int s0 = a.first_step < 0 ? 0 : a.first_step, s1 = r->last[ti];
@@ -285,8 +291,6 @@ static int live_at(struct tg_trace * tr, const struct graph_report * r, const st
 static void print_buffer(struct tg_trace * tr, const struct graph_report * r, const struct buf_report * br,
                          const struct mem_opts * o, bool first) {
     char b1[32], b2[32], b3[32], name[TG_TRACE_NAME];
-    struct tg_trace_sched sc;
-    (void) sc;
     if (o->json) {
         printf("%s{\"graph\": %u, \"buffer\": %" PRIu64 ", \"buft\": ", first ? "" : ", ", r->g.graph_id, br->b.uid);
         tg_fx_json_str(stdout, br->b.buft);
@@ -420,33 +424,27 @@ static int cmd_mem(int argc, char ** argv) {
         }
         chosen[gi] = 1;
     } else {
-        // per compute buffer (uid): the graph whose plan needs the most
-        int n_any = 0;
+        // per compute buffer (uid): the graph whose plan needs the most (the first such graph)
+        enum { MAXB = 64 };
+        uint64_t uids[MAXB], hws[MAXB];
+        int best_gi[MAXB], n_uid = 0, n_any = 0;
         for (int gi = 0; gi < ng; gi++) {
             struct graph_report r;
-            if (!analyse_graph(tr, gi, &r)) { graph_report_free(&r); continue; }
-            for (int k = 0; k < r.n_bufs; k++) {
-                int best = -1;
-                uint64_t best_hw = 0;
-                for (int gj = 0; gj < ng; gj++) {
-                    if (!chosen[gj]) continue;
-                    struct graph_report q;
-                    if (analyse_graph(tr, gj, &q))
-                        for (int m = 0; m < q.n_bufs; m++)
-                            if (q.bufs[m].b.uid == r.bufs[k].b.uid && q.bufs[m].high_water >= best_hw) {
-                                best = gj;
-                                best_hw = q.bufs[m].high_water;
-                            }
-                    graph_report_free(&q);
+            if (analyse_graph(tr, gi, &r)) {
+                for (int k = 0; k < r.n_bufs; k++) {
+                    int u = 0;
+                    while (u < n_uid && uids[u] != r.bufs[k].b.uid) u++;
+                    if (u == n_uid) {
+                        if (n_uid == MAXB) continue;
+                        uids[n_uid] = r.bufs[k].b.uid; hws[n_uid] = 0; best_gi[n_uid] = -1; n_uid++;
+                    }
+                    if (best_gi[u] < 0 || r.bufs[k].high_water > hws[u]) { hws[u] = r.bufs[k].high_water; best_gi[u] = gi; }
                 }
-                if (best < 0 || r.bufs[k].high_water > best_hw) {
-                    if (best >= 0) chosen[best] = 0;
-                    chosen[gi] = 1;
-                }
+                n_any += r.n_bufs > 0;
             }
-            n_any += r.n_bufs > 0;
             graph_report_free(&r);
         }
+        for (int u = 0; u < n_uid; u++) if (best_gi[u] >= 0) chosen[best_gi[u]] = 1;
         if (!n_any) {
             rc = tg_cli_err("mem: %s has no compute buffers planned by a graph allocator (trace a run that computes "
                             "graphs through a scheduler: generate, perplexity, or a program using tg_sched)", pos[0]);
