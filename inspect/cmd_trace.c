@@ -2,6 +2,7 @@
 #include "cli.h"
 #include "core/text.h"
 #include "json.h"
+#include "fx.h"
 #include "tg/trace-check.h"
 #include "tg/trace-read.h"
 #include "tg/types.h"
@@ -42,11 +43,14 @@ static void trace_defaults(struct trace_opts * o) { *o = (struct trace_opts) { .
 
 TG_CLI_COMMAND_OPTS(trace,
     "trace info FILE [--json] | nodes FILE [--graph G] [--filter PATTERN] [--compute N] [--json] | "
-    "node FILE NODE [--compute N] [--json] | dump FILE NODE[SLICE] [--compute N] [--slice SLICE] [--npy OUT]\n"
+    "node FILE NODE [--compute N] [--json] | dump FILE NODE[SLICE] [--compute N] [--slice SLICE] [--npy OUT] | "
+    "export FILE --format perfetto [-o OUT] [--json]\n"
     "  G: a graph id as `trace info` prints it (\"graph G\"); N: a computation number (eval listing)\n"
     "  NODE: NAME, NAME@G (the name in graph G), G:INDEX (tensor INDEX of graph G) or #EVAL;\n"
     "        a NAME held by several graphs is ambiguous unless --compute N picks one\n"
     "  PATTERN: comma-separated alternatives, each a name glob, op=GLOB or type=GLOB\n"
+    "  export: Chrome trace-event JSON for Perfetto UI / chrome://tracing: a track per backend (node slices coloured\n"
+    "          by op; split input copies), a computations track with decode markers, a live-bytes counter per buffer\n"
     "  exit status: 0 success, 2 usage or input error (bad option, unknown node, unreadable file)",
     "read a trace: summary, evaluated nodes, one node in full, recorded contents",
     trace_table, struct trace_opts, trace_defaults)
@@ -776,6 +780,8 @@ done:
 }
 
 static int cmd_trace(int argc, char ** argv) {
+    // export has its own options (--format, -o)
+    if (argc >= 2 && !strcmp(argv[1], "export")) return tg_fx_trace_export(argc, argv);
     struct trace_opts o;
     trace_defaults(&o);
     const char * pos[4];
@@ -787,5 +793,5 @@ static int cmd_trace(int argc, char ** argv) {
     if (!strcmp(sub, "nodes")) return trace_nodes(&o, pos, np);
     if (!strcmp(sub, "node")) return trace_node(&o, pos, np);
     if (!strcmp(sub, "dump")) return trace_dump(&o, pos, np);
-    return trace_err("trace: unknown subcommand '%s' (info, nodes, node, dump)", sub);
+    return trace_err("trace: unknown subcommand '%s' (info, nodes, node, dump, export)", sub);
 }

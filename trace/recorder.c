@@ -97,6 +97,8 @@ static void on_graph_alloc(const struct tg_obs_alloc_event * ev, void * user) {
     LOCKED(r, tg_trace_rec_graph_alloc(r, ev));
 }
 
+static void record_leafs(struct tg_trace_recorder * r, struct rec_sched * s);
+
 static void compute_begin(struct tg_trace_recorder * r, const struct tg_obs_compute_event * ev) {
     struct rec_sched * s = tg_trace_rec_sched_state(r, ev->sched, ev->sched_id);
     if (!s) return;
@@ -105,6 +107,7 @@ static void compute_begin(struct tg_trace_recorder * r, const struct tg_obs_comp
     struct tg_trace_compute c = { .graph_id = s->graph_id, .compute_seq = s->compute_seq, .phase = TG_TRACE_BEGIN,
                                   .status = 0, .time_ns = ev->t_ns };
     tg_trace_write_compute(r->w, &c);
+    if (r->contents) record_leafs(r, s);
 }
 
 static void on_compute_begin(const struct tg_obs_compute_event * ev, void * user) {
@@ -179,6 +182,27 @@ static void write_contents(struct tg_trace_recorder * r, const struct tg_trace_e
                                    .raw_size = need, .hash = e->hash };
     tg_trace_write_contents(r->w, &c, buf, r->opt.zstd_level);
     free(buf);
+}
+
+// Leafs matching the contents pattern (inputs, constants: not weights, which
+// the model file holds) are stored at the start of each computation, as
+// CONTENTS records whose node is the leaf's tensor index (>= n_nodes): a node
+// can then be recomputed from its recorded inputs (`tgdb replay`, `tgdb repro`).
+static void record_leafs(struct tg_trace_recorder * r, struct rec_sched * s) {
+    if (!s->graph || !s->tensors) return;
+    for (int k = 0; k < s->n_leafs; k++) {
+        int ti = s->n_nodes + k;
+        if (ti >= s->n_tensors) break;
+        struct tg_tensor * t = s->tensors[ti];
+        if (!t || !t->data || !tg_trace_pattern_match(r->contents, t->name, tg_op_name(t->op))) continue;
+        struct tg_buffer * b = tg_tensor_buffer(t);
+        if (b && tg_buffer_get_usage(b) == TG_BUFFER_USAGE_WEIGHTS) continue;
+        const void * data = host_view(r, t);
+        if (!data) continue;
+        struct tg_trace_eval e = { .graph_id = s->graph_id, .compute_seq = s->compute_seq, .node = ti,
+                                   .hash = tg_trace_hash_data(data, t->type, t->ne, t->nb) };
+        write_contents(r, &e, t, data);
+    }
 }
 
 // One evaluated node on its way into the trace: its EVAL record, where its
