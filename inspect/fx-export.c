@@ -23,7 +23,7 @@
 #include <string.h>
 
 struct export_opts {
-    const char * format;
+    int          format;   // index in "perfetto|chrome" (both: trace-event JSON)
     const char * out;
     bool         json;
 };
@@ -372,7 +372,7 @@ static void export_all(struct exporter * x) {
 }
 
 int tg_fx_trace_export(int argc, char ** argv) {
-    struct export_opts o = { .format = "perfetto" };
+    struct export_opts o = { .format = 0 };
     const char * pos[2];
     int n_pos = 0;
     if (tg_cli_parse_opts("trace export", export_opts_table, &o, argc - 1, argv + 1, pos, 2, &n_pos) != TG_CLI_OK)
