@@ -6,16 +6,10 @@
 # replans that graph offline and its peak equals the buffer size of a real run
 # with micro-batches of N (8 -> 16, 16 -> 8, 16 -> 32); the tensors live at the
 # peak, timeline and errors.
-set -u
-B=${TG_BUILD_DIR:?}
-TGDB=$B/inspect/tgdb
 M=${TG_TEST_DATA:?}/tiny-f32.gguf
 TEXT=$TG_TEST_DATA/apache-2.0.txt
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok()  { echo "ok   $*"; pass=$((pass + 1)); }
-bad() { echo "FAIL $*"; fail=$((fail + 1)); }
+. "$(dirname "$0")/support/check.sh"
+tmp=$work
 err() {
     local name=$1; shift
     "$@" >/dev/null 2>"$tmp/err"; local rc=$?

@@ -7,14 +7,8 @@
 # - nan-origin: `tgdb check` names the first NaN node, `tgdb repro` on it
 #   writes a reproduction that builds (Makefile and CMake, pkg-config tg of
 #   the build tree installed into a temporary prefix) and reproduces the NaN.
-set -u
-B=${TG_BUILD_DIR:?}
-TGDB=$B/inspect/tgdb
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok()  { echo "ok   $*"; pass=$((pass + 1)); }
-bad() { echo "FAIL $*"; fail=$((fail + 1)); }
+. "$(dirname "$0")/support/check.sh"
+tmp=$work
 
 TGDB_TRACE=$tmp/s.tgt TGDB_TRACE_DUMP='h,W,x' "$B/samples/sched-splits" 64 >"$tmp/sample.out" 2>&1 || bad "sched-splits ran"
 out=$("$TGDB" replay "$tmp/s.tgt" h@1 --backend CPU); rc=$?

@@ -3,14 +3,8 @@
 # columns: a matmul on BLAS, adds on CPU) every split is listed with its
 # backend, node range, input copies and the placement cause that opened it,
 # ranked by copy bytes; --json agrees with the SPLITS record; errors.
-set -u
-B=${TG_BUILD_DIR:?}
-TGDB=$B/inspect/tgdb
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok()  { echo "ok   $*"; pass=$((pass + 1)); }
-bad() { echo "FAIL $*"; fail=$((fail + 1)); }
+. "$(dirname "$0")/support/check.sh"
+tmp=$work
 has() { echo "$out" | grep -q -- "$1" && ok "$2" || bad "$2 (missing '$1' in: $(echo "$out" | head -4))"; }
 err() {
     local name=$1; shift

@@ -3,15 +3,9 @@
 # threads are bitwise identical node by node (the engine is deterministic
 # across thread counts: exit 0); adding a q8_0 run makes nodes variant, its
 # first variant node is the embedding lookup (exit 1); --json; errors.
-set -u
-B=${TG_BUILD_DIR:?}
-TGDB=$B/inspect/tgdb
 D=${TG_TEST_DATA:?}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok()  { echo "ok   $*"; pass=$((pass + 1)); }
-bad() { echo "FAIL $*"; fail=$((fail + 1)); }
+. "$(dirname "$0")/support/check.sh"
+tmp=$work
 for x in "f32 1" "f32 2" "q8_0 2"; do
     set -- $x
     "$TGDB" generate -m "$D/tiny-$1.gguf" -p "Once upon a time" -n 2 --temp 0 -t $2 --trace "$tmp/$1-$2.tgt" >/dev/null 2>&1 \

@@ -5,15 +5,9 @@
 # buffer counters, views without times) is valid trace-event JSON (every
 # event has ph/ts/pid/tid, slices nest per track) holding every evaluated
 # node once (tests/tools/check_trace_events.py); clean errors.
-set -u
-B=${TG_BUILD_DIR:?}
-TGDB=$B/inspect/tgdb
 CHECK="python3 ${TG_SOURCE_DIR:?}/tests/tools/check_trace_events.py"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok()  { echo "ok   $*"; pass=$((pass + 1)); }
-bad() { echo "FAIL $*"; fail=$((fail + 1)); }
+. "$(dirname "$0")/support/check.sh"
+tmp=$work
 has() { grep -q -- "$1" "$3" && ok "$2" || bad "$2 (missing '$1')"; }
 err() {
     local name=$1; shift
