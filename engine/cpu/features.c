@@ -1,7 +1,8 @@
 // features.c - CPU feature detection (cpuid + xgetbv) and the SIMD level the
 // kernels dispatch on. Every SIMD path is compiled with target attributes, so
 // one binary carries scalar, AVX(+FMA,F16C) and AVX-512 code and picks at run
-// time; TG_NO_SIMD=1 or tg_cpu_force_scalar(true) selects the scalar paths.
+// time; TG_NO_SIMD=1 or tg_cpu_force_scalar(true) selects the scalar paths,
+// TG_SIMD=scalar|avx|avx2|avx512 (or tg_cpu_set_simd_cap) caps the level.
 #include "cpu/cpu-impl.h"
 
 #include <stdatomic.h>
@@ -68,6 +69,15 @@ static int detected_level(void) {
     lvl = level_from(&g_features);
     const char * env = getenv("TG_NO_SIMD");
     if (env && env[0] && strcmp(env, "0") != 0) atomic_store(&g_force_scalar, true);
+    // TG_SIMD=scalar|avx|avx2|avx512: the highest level to use (never above
+    // what the CPU has); other values are ignored (tg_cpu_simd_name tells).
+    const char * want = getenv("TG_SIMD");
+    if (want && want[0]) {
+        static const char * const names[] = { "scalar", "avx", "avx2", "avx512" };
+        static const int levels[] = { TG_SIMD_SCALAR, TG_SIMD_AVX, TG_SIMD_AVX2, TG_SIMD_AVX512 };
+        for (int k = 0; k < 4; k++)
+            if (!strcmp(want, names[k])) atomic_store(&g_cap, levels[k]);
+    }
     atomic_store_explicit(&g_detected_level, lvl, memory_order_release);
     return lvl;
 }
