@@ -295,8 +295,10 @@ static void test_pool_args(void) {
     CHECK(tg_cpu_graph_compute(NULL, NULL, NULL) == TG_ERR_INVALID_ARG, "NULL pool/graph: TG_ERR_INVALID_ARG");
     const char * name = tg_cpu_simd_name();
     struct tg_cpu_features f = tg_cpu_features();
-    CHECK(strcmp(name, "avx512") == 0 || strcmp(name, "avx2") == 0 || strcmp(name, "avx") == 0 || strcmp(name, "scalar") == 0,
-          "simd level '%s' (sse3 %d avx %d avx2 %d fma %d f16c %d avx512f %d)", name, f.sse3, f.avx, f.avx2, f.fma, f.f16c, f.avx512f);
+    CHECK(strcmp(name, "avx512vnni") == 0 || strcmp(name, "avx512") == 0 || strcmp(name, "avx2") == 0 || strcmp(name, "avx") == 0 || strcmp(name, "scalar") == 0,
+          "simd level '%s' (sse3 %d avx %d avx2 %d fma %d f16c %d avx512f %d bw %d vl %d dq %d vnni %d)", name,
+          f.sse3, f.avx, f.avx2, f.fma, f.f16c, f.avx512f, f.avx512bw, f.avx512vl, f.avx512dq, f.avx512vnni);
+    CHECK(strcmp(name, "avx512vnni") != 0 || f.avx512vnni, "the avx512vnni level only where the CPU has VNNI");
     tg_cpu_force_scalar(true);
     CHECK(strcmp(tg_cpu_simd_name(), "scalar") == 0, "tg_cpu_force_scalar(true) selects scalar");
     tg_cpu_force_scalar(false);

@@ -304,7 +304,7 @@ static void test_levels_and_threads(void) {
         const enum tg_type wt = wtypes[wi];
         struct mm_case c = { wt, TG_TYPE_F32, is_quant(wt) ? 192 : 77, 29, 17, 1, 1, 2, 1, LAYOUT_CONTIG, false };
         const int64_t nout = c.m * c.n * c.r * c.s;
-        float * res[4] = { NULL };
+        float * res[TG_SIMD_AVX512VNNI + 1] = { NULL };
         for (int lv = 0; lv <= top; lv++) {
             tg_cpu_set_simd_cap(lv);
             rng = 12345;   // same data for every level

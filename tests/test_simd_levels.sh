@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # test_simd_levels.sh - TG_SIMD=LEVEL forces each SIMD level this CPU has
-# (scalar, avx, avx2, avx512; `tgdb devices` names the level in use), and the
+# (scalar, avx, avx2, avx512, avx512vnni; `tgdb devices` names the level in use), and the
 # op suite (test_ops), the matrix tests (test_mul_mat) and the determinism
 # test pass at every one of them.
 . "$(dirname "$0")/support/check.sh"
-all="scalar avx avx2 avx512"
+all="scalar avx avx2 avx512 avx512vnni"
 top=$("$TGDB" devices | awk '$1 == "CPU" {print $NF}')
 case " $all " in *" $top "*) ;; *) bad "tgdb devices names no SIMD level ('$top')"; finish; exit;; esac
 for lvl in $all; do

@@ -30,7 +30,8 @@ static inline void tg_cpu_range(int64_t n, int ith, int nth, int64_t * r0, int64
 }
 
 // SIMD level chosen at start (features.c): 0 scalar, 1 avx(+fma,f16c), 2 avx2, 3 avx512.
-enum { TG_SIMD_SCALAR = 0, TG_SIMD_AVX = 1, TG_SIMD_AVX2 = 2, TG_SIMD_AVX512 = 3 };
+enum { TG_SIMD_SCALAR = 0, TG_SIMD_AVX = 1, TG_SIMD_AVX2 = 2, TG_SIMD_AVX512 = 3,
+       TG_SIMD_AVX512VNNI = 4 };
 int tg_cpu_simd_level(void);
 
 // ---- matrix kernels (matmul.c) ----

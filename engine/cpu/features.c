@@ -2,7 +2,8 @@
 // kernels dispatch on. Every SIMD path is compiled with target attributes, so
 // one binary carries scalar, AVX(+FMA,F16C) and AVX-512 code and picks at run
 // time; TG_NO_SIMD=1 or tg_cpu_force_scalar(true) selects the scalar paths,
-// TG_SIMD=scalar|avx|avx2|avx512 (or tg_cpu_set_simd_cap) caps the level.
+// TG_SIMD=scalar|avx|avx2|avx512|avx512vnni (or tg_cpu_set_simd_cap) caps
+// the level. avx512 means F+BW+VL+DQ; avx512vnni adds VNNI (vpdpbusd).
 #include "cpu/cpu-impl.h"
 
 #include <stdatomic.h>
@@ -44,6 +45,10 @@ static struct tg_cpu_features detect(void) {
         __cpuid_count(7, 0, a, b, c, d);
         f.avx2 = ((b >> 5) & 1) && f.avx;
         f.avx512f = ((b >> 16) & 1) && f.avx && zmm_os;
+        f.avx512bw = ((b >> 30) & 1) && f.avx512f;
+        f.avx512vl = ((b >> 31) & 1) && f.avx512f;
+        f.avx512dq = ((b >> 17) & 1) && f.avx512f;
+        f.avx512vnni = ((c >> 11) & 1) && f.avx512f;
     }
 #endif
     return f;
@@ -56,7 +61,8 @@ static atomic_bool g_force_scalar;
 
 static int level_from(const struct tg_cpu_features * f) {
     if (!f->avx || !f->fma || !f->f16c) return TG_SIMD_SCALAR;
-    if (f->avx512f && f->avx2) return TG_SIMD_AVX512;
+    if (f->avx512f && f->avx512bw && f->avx512vl && f->avx512dq && f->avx2)
+        return f->avx512vnni ? TG_SIMD_AVX512VNNI : TG_SIMD_AVX512;
     if (f->avx2) return TG_SIMD_AVX2;
     return TG_SIMD_AVX;
 }
@@ -69,13 +75,14 @@ static int detected_level(void) {
     lvl = level_from(&g_features);
     const char * env = getenv("TG_NO_SIMD");
     if (env && env[0] && strcmp(env, "0") != 0) atomic_store(&g_force_scalar, true);
-    // TG_SIMD=scalar|avx|avx2|avx512: the highest level to use (never above
+    // TG_SIMD=scalar|avx|avx2|avx512|avx512vnni: the highest level to use (never above
     // what the CPU has); other values are ignored (tg_cpu_simd_name tells).
     const char * want = getenv("TG_SIMD");
     if (want && want[0]) {
-        static const char * const names[] = { "scalar", "avx", "avx2", "avx512" };
-        static const int levels[] = { TG_SIMD_SCALAR, TG_SIMD_AVX, TG_SIMD_AVX2, TG_SIMD_AVX512 };
-        for (int k = 0; k < 4; k++)
+        static const char * const names[] = { "scalar", "avx", "avx2", "avx512", "avx512vnni" };
+        static const int levels[] = { TG_SIMD_SCALAR, TG_SIMD_AVX, TG_SIMD_AVX2, TG_SIMD_AVX512,
+                                      TG_SIMD_AVX512VNNI };
+        for (int k = 0; k < 5; k++)
             if (!strcmp(want, names[k])) atomic_store(&g_cap, levels[k]);
     }
     atomic_store_explicit(&g_detected_level, lvl, memory_order_release);
@@ -108,6 +115,7 @@ void tg_cpu_force_scalar(bool on) {
 
 const char * tg_cpu_simd_name(void) {
     switch (tg_cpu_simd_level()) {
+        case TG_SIMD_AVX512VNNI: return "avx512vnni";
         case TG_SIMD_AVX512: return "avx512";
         case TG_SIMD_AVX2:   return "avx2";
         case TG_SIMD_AVX:    return "avx";

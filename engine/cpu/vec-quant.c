@@ -342,19 +342,6 @@ TG_VNNI_INLINE void tile_q4_q8_vnni(const int RI, const int RJ, int64_t nb,
 TG_MM_BLOCK(block_q8_q8_vnni, TG_VNNI, tile_q8_q8_vnni, 4, 4, 4, TG_QK8_0)
 TG_MM_BLOCK(block_q4_q8_vnni, TG_VNNI, tile_q4_q8_vnni, 4, 4, 4, TG_QK8_0)
 
-// True when the CPU has what the vnni path needs (the avx512 level already
-// means AVX512F with OS support).
-static bool have_vnni(void) {
-    static atomic_int cached = -1;
-    int v = atomic_load_explicit(&cached, memory_order_relaxed);
-    if (v < 0) {
-        __builtin_cpu_init();
-        v = __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vnni");
-        atomic_store_explicit(&cached, v, memory_order_relaxed);
-    }
-    return v != 0;
-}
-
 // Quantizes n floats (n multiple of 32) to Q8_0 with the same bytes as
 // tg_quantize_row_q8_0: amax over |x| skipping NaN, d = amax / 127,
 // q = round-half-even(x * (1/d)), NaN -> 0.
@@ -407,7 +394,7 @@ TG_MM_DOT(dot_q4_q8_vnni, TG_VNNI, tile_q4_q8_vnni, tg_block_q4_0, tg_block_q8_0
 tg_mm_block_fn tg_mm_quant_block(enum tg_mm_kind kind, int level) {
     const bool q4 = kind == TG_MM_Q4_Q8;
 #ifdef TG_X86
-    if (level >= TG_SIMD_AVX512 && have_vnni()) return q4 ? block_q4_q8_vnni : block_q8_q8_vnni;
+    if (level >= TG_SIMD_AVX512VNNI) return q4 ? block_q4_q8_vnni : block_q8_q8_vnni;
     if (level >= TG_SIMD_AVX2) return q4 ? block_q4_q8_avx2 : block_q8_q8_avx2;
     if (level >= TG_SIMD_AVX)  return q4 ? block_q4_q8_avx  : block_q8_q8_avx;
 #endif
@@ -427,7 +414,7 @@ float tg_vec_dot_q8_0_q8_0(int64_t n, const tg_block_q8_0 * x, const tg_block_q8
     const int64_t nb = n / TG_QK8_0;
     const int level = tg_cpu_simd_level();
 #ifdef TG_X86
-    if (level >= TG_SIMD_AVX512 && have_vnni()) return dot_q8_q8_vnni(nb, x, y);
+    if (level >= TG_SIMD_AVX512VNNI) return dot_q8_q8_vnni(nb, x, y);
     if (level >= TG_SIMD_AVX2) return dot_q8_q8_avx2(nb, x, y);
     if (level >= TG_SIMD_AVX)  return dot_q8_q8_avx(nb, x, y);
 #endif
@@ -439,7 +426,7 @@ float tg_vec_dot_q4_0_q8_0(int64_t n, const tg_block_q4_0 * x, const tg_block_q8
     const int64_t nb = n / TG_QK8_0;
     const int level = tg_cpu_simd_level();
 #ifdef TG_X86
-    if (level >= TG_SIMD_AVX512 && have_vnni()) return dot_q4_q8_vnni(nb, x, y);
+    if (level >= TG_SIMD_AVX512VNNI) return dot_q4_q8_vnni(nb, x, y);
     if (level >= TG_SIMD_AVX2) return dot_q4_q8_avx2(nb, x, y);
     if (level >= TG_SIMD_AVX)  return dot_q4_q8_avx(nb, x, y);
 #endif

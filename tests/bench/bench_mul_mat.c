@@ -173,7 +173,8 @@ int main(int argc, char ** argv) {
         else if (!strcmp(argv[i], "-l") && i + 1 < argc) {
             const char * l = argv[++i];
             cap = !strcmp(l, "scalar") ? TG_SIMD_SCALAR : !strcmp(l, "avx") ? TG_SIMD_AVX
-                : !strcmp(l, "avx2") ? TG_SIMD_AVX2 : !strcmp(l, "avx512") ? TG_SIMD_AVX512 : -2;
+                : !strcmp(l, "avx2") ? TG_SIMD_AVX2 : !strcmp(l, "avx512") ? TG_SIMD_AVX512
+                : !strcmp(l, "avx512vnni") ? TG_SIMD_AVX512VNNI : -2;
             if (cap == -2) { fprintf(stderr, "bench_mul_mat: unknown level '%s'\n", l); return 1; }
         } else {
             fprintf(stderr, "usage: bench_mul_mat [-t threads] [-r repeats] [-l scalar|avx|avx2|avx512]\n");

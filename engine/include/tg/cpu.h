@@ -14,11 +14,11 @@ extern "C" {
 #endif
 
 struct tg_cpu_features {
-    bool sse3, avx, avx2, fma, f16c, avx512f;
+    bool sse3, avx, avx2, fma, f16c, avx512f, avx512bw, avx512vl, avx512dq, avx512vnni;
 };
 // Features of this CPU (cpuid + OS support), detected once.
 struct tg_cpu_features tg_cpu_features(void);
-// SIMD level in use: "avx512", "avx2", "avx", "scalar".
+// SIMD level in use: "avx512vnni", "avx512", "avx2", "avx", "scalar".
 const char * tg_cpu_simd_name(void);
 // Forces the scalar paths (true) or restores detection (false); for tests
 // comparing the two. Also set by the environment variable TG_NO_SIMD=1.
