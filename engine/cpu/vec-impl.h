@@ -50,6 +50,7 @@ enum tg_mm_kind {
     TG_MM_BF16_F32,   // bf16 weights, f32 activations
     TG_MM_Q8_Q8,      // q8_0 weights, q8_0 activations
     TG_MM_Q4_Q8,      // q4_0 weights, q8_0 activations
+    TG_MM_KQUANT,     // Q2_K..Q6_K, IQ4_XS weights, Q8_K activations (vec-kquant.c)
     TG_MM_GENERIC,    // other quantized weights, their tg_type_vec_dot_type activations (vec-generic.c)
     TG_MM_KIND_COUNT
 };
@@ -64,6 +65,12 @@ tg_mm_block_fn tg_mm_quant_block(enum tg_mm_kind kind, int level);  // vec-quant
 float tg_vec_dot_generic(enum tg_type type, int64_t n, const void * x, const void * y);
 void  tg_mm_block_generic(const struct tg_mm_args * g);
 bool  tg_vec_dot_generic_supported(enum tg_type type);
+
+// vec-kquant.c: the K-quants and IQ4_XS against Q8_K rows, integer sums per
+// super-block; NULL / false for other types.
+bool           tg_mm_kquant_supported(enum tg_type type);
+tg_mm_block_fn tg_mm_kquant_block(enum tg_type type, int level);
+float          tg_vec_dot_kquant(int level, enum tg_type type, int64_t n, const void * x, const void * y);
 
 // tg_quantize_row_q8_0 (same bytes), SIMD at levels >= TG_SIMD_AVX.
 void tg_mm_quantize_row_q8_0(int level, const float * x, tg_block_q8_0 * y, int64_t n);
