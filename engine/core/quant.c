@@ -26,8 +26,12 @@ const int8_t tg_iq4nl_values[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1,
 static inline float h2f(tg_fp16_t h) { return tg_fp16_to_fp32(h); }
 static inline tg_fp16_t f2h(float f) { return tg_fp32_to_fp16(f); }
 
-static inline int nearest(float v) {   // round half away from zero, NaN -> 0
-    return v == v ? (int) lroundf(v) : 0;
+// Round to nearest, ties to even (the reference quantizers' rounding), NaN -> 0;
+// magnitudes are capped far beyond any level so the conversion is defined.
+static inline int nearest(float v) {
+    if (!(v == v)) return 0;
+    v = v > 1e9f ? 1e9f : v < -1e9f ? -1e9f : v;
+    return (int) rintf(v);
 }
 static inline int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
 
