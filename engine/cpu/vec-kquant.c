@@ -4,8 +4,7 @@
 //
 // Two steps per weight super-block (256 weights):
 //  1. unpack: the block's weights become 256 int8 levels q, one int16 scale
-//     per 16 weights (as a 16-lane vector per 32 weights, ready for madd),
-//     one int16 "min" per 16 weights, and the float scales d, dmin. Each
+//     and one int16 "min" per 16 weights, and the float scales d, dmin. Each
 //     type's unpack has a scalar form and an AVX2 form giving the same bytes.
 //  2. dot with a Q8_K block (qs, bsums, d8), in exact integers:
 //       isum = sum over 16-groups g of sc[g] * sum_{e in g} q[e] * a[e]
@@ -28,13 +27,11 @@
 
 #pragma GCC optimize("fp-contract=off")
 
-uint8_t tg_k4_scale_(int j, const uint8_t * q, uint8_t * m);   // core/quant.c
-
 // One unpacked super-block (aligned for 32-byte loads).
 struct kq_sb {
     int8_t  q[256];
-    int16_t sc[8][16];   // per 32 weights: lanes 0..7 scale weights 0..15, lanes 8..15 weights 16..31
-    int16_t mn[16];      // per 16 weights (the Q8_K bsums groups)
+    int16_t sc[16];      // scale per 16 weights
+    int16_t mn[16];      // "min" per 16 weights (the Q8_K bsums groups)
     float   d, dmin;
     float   pad[6];
 } __attribute__((aligned(32)));
@@ -44,23 +41,21 @@ struct kq_kind {
     bool   signed_q;       // levels may be negative (IQ4_XS): products via abs/sign
     bool   two_terms;      // separate dmin term (Q2_K, Q4_K, Q5_K)
     bool   has_mn;         // msum is needed at all
-    void (*scales)(const void * blk, struct kq_sb * u);   // sc, mn, d, dmin (scalar, all levels)
-    void (*q_scalar)(const void * blk, struct kq_sb * u);
+    void (*unpack_scalar)(const void * blk, struct kq_sb * u);
 #ifdef TG_X86
-    void (*q_avx2)(const void * blk, struct kq_sb * u);
+    void (*unpack_avx2)(const void * blk, struct kq_sb * u);
 #endif
 };
 
-static inline void set_sc(struct kq_sb * u, int chunk, int s0, int s1) {
-    for (int l = 0; l < 8; l++) { u->sc[chunk][l] = (int16_t) s0; u->sc[chunk][8 + l] = (int16_t) s1; }
-}
 
 // ---- scales per type (scalar; shared by every level) -----------------------
 
 static void scales_q2_K(const void * blk, struct kq_sb * u) {
     const tg_block_q2_K * x = blk;
-    for (int t = 0; t < 8; t++) set_sc(u, t, x->scales[2 * t] & 0xF, x->scales[2 * t + 1] & 0xF);
-    for (int g = 0; g < 16; g++) u->mn[g] = (int16_t) (x->scales[g] >> 4);
+    for (int g = 0; g < 16; g++) {
+        u->sc[g] = (int16_t) (x->scales[g] & 0xF);
+        u->mn[g] = (int16_t) (x->scales[g] >> 4);
+    }
     u->d = tg_fp16_to_fp32(x->d);
     u->dmin = tg_fp16_to_fp32(x->dmin);
 }
@@ -73,18 +68,31 @@ static void scales_q3_K(const void * blk, struct kq_sb * u) {
         const int hi = (x->scales[8 + j % 4] >> (2 * (j / 4))) & 3;
         sc[j] = (int8_t) ((lo | (hi << 4)) - 32);
     }
-    for (int t = 0; t < 8; t++) set_sc(u, t, sc[2 * t], sc[2 * t + 1]);
-    for (int g = 0; g < 16; g++) u->mn[g] = (int16_t) (4 * sc[g]);   // levels kept as q + 4
+    for (int g = 0; g < 16; g++) {
+        u->sc[g] = sc[g];
+        u->mn[g] = (int16_t) (4 * sc[g]);   // levels kept as q + 4
+    }
     u->d = tg_fp16_to_fp32(x->d);
     u->dmin = 0;
 }
 
+// The 8 six-bit scales and mins of Q4_K/Q5_K (12 bytes) as 8 bytes each.
+static inline void k4_unpack(const uint8_t * q, uint64_t * sc, uint64_t * mn) {
+    uint32_t u0, u1, u2;
+    memcpy(&u0, q, 4); memcpy(&u1, q + 4, 4); memcpy(&u2, q + 8, 4);
+    const uint32_t s_lo = u0 & 0x3F3F3F3Fu, m_lo = u1 & 0x3F3F3F3Fu;
+    const uint32_t s_hi = (u2 & 0x0F0F0F0Fu) | (((u0 >> 6) & 0x03030303u) << 4);
+    const uint32_t m_hi = ((u2 >> 4) & 0x0F0F0F0Fu) | (((u1 >> 6) & 0x03030303u) << 4);
+    *sc = (uint64_t) s_lo | ((uint64_t) s_hi << 32);
+    *mn = (uint64_t) m_lo | ((uint64_t) m_hi << 32);
+}
+
 static void scales_k4(const uint8_t * scales, tg_fp16_t d, tg_fp16_t dmin, struct kq_sb * u) {
-    for (int t = 0; t < 8; t++) {
-        uint8_t m;
-        const uint8_t s = tg_k4_scale_(t, scales, &m);
-        set_sc(u, t, s, s);
-        u->mn[2 * t] = u->mn[2 * t + 1] = m;
+    uint64_t sc, mn;
+    k4_unpack(scales, &sc, &mn);
+    for (int g = 0; g < 16; g++) {
+        u->sc[g] = (int16_t) ((sc >> (8 * (g / 2))) & 0xFF);
+        u->mn[g] = (int16_t) ((mn >> (8 * (g / 2))) & 0xFF);
     }
     u->d = tg_fp16_to_fp32(d);
     u->dmin = tg_fp16_to_fp32(dmin);
@@ -100,8 +108,10 @@ static void scales_q5_K(const void * blk, struct kq_sb * u) {
 
 static void scales_q6_K(const void * blk, struct kq_sb * u) {
     const tg_block_q6_K * x = blk;
-    for (int t = 0; t < 8; t++) set_sc(u, t, x->scales[2 * t], x->scales[2 * t + 1]);
-    for (int g = 0; g < 16; g++) u->mn[g] = (int16_t) (32 * x->scales[g]);   // levels kept as q + 32
+    for (int g = 0; g < 16; g++) {
+        u->sc[g] = x->scales[g];
+        u->mn[g] = (int16_t) (32 * x->scales[g]);   // levels kept as q + 32
+    }
     u->d = tg_fp16_to_fp32(x->d);
     u->dmin = 0;
 }
@@ -110,7 +120,7 @@ static void scales_iq4_xs(const void * blk, struct kq_sb * u) {
     const tg_block_iq4_xs * x = blk;
     for (int t = 0; t < 8; t++) {
         const int ls = ((x->scales_l[t / 2] >> (4 * (t % 2))) & 0xF) | (((x->scales_h >> (2 * t)) & 3) << 4);
-        set_sc(u, t, ls - 32, ls - 32);
+        u->sc[2 * t] = u->sc[2 * t + 1] = (int16_t) (ls - 32);
     }
     memset(u->mn, 0, sizeof(u->mn));
     u->d = tg_fp16_to_fp32(x->d);
@@ -179,6 +189,15 @@ static void q_iq4_xs_scalar(const void * blk, struct kq_sb * u) {
         }
 }
 
+#define KQ_UNPACK_SCALAR(T) \
+static void unpack_##T##_scalar(const void * blk, struct kq_sb * u) { scales_##T(blk, u); q_##T##_scalar(blk, u); }
+KQ_UNPACK_SCALAR(q2_K)
+KQ_UNPACK_SCALAR(q3_K)
+KQ_UNPACK_SCALAR(q4_K)
+KQ_UNPACK_SCALAR(q5_K)
+KQ_UNPACK_SCALAR(q6_K)
+KQ_UNPACK_SCALAR(iq4_xs)
+
 // ---- dot of an unpacked row with up to 4 Q8_K rows, scalar --------------------
 
 static inline float kq_term(const struct kq_kind * kd, const struct kq_sb * u, float d8, float acc,
@@ -192,8 +211,8 @@ static inline float kq_term(const struct kq_kind * kd, const struct kq_sb * u, f
     return acc;
 }
 
-static void kq_dot_scalar(const struct kq_kind * kd, int nsb, const struct kq_sb * u,
-                          const tg_block_q8_K * const * y, int nj, float * acc) {
+static void kq_dot_scalar1(const struct kq_kind * kd, int nsb, const struct kq_sb * u,
+                           const tg_block_q8_K * const * y, int nj, float * acc) {
     for (int j = 0; j < nj; j++) {
         float s = acc[j];
         for (int b = 0; b < nsb; b++) {
@@ -201,13 +220,26 @@ static void kq_dot_scalar(const struct kq_kind * kd, int nsb, const struct kq_sb
             int32_t isum = 0, msum = 0;
             for (int t = 0; t < 8; t++)
                 for (int l = 0; l < 32; l++)
-                    isum += u[b].sc[t][l / 2] * (int32_t) u[b].q[32 * t + l] * (int32_t) yb->qs[32 * t + l];
+                    isum += u[b].sc[2 * t + l / 16] * (int32_t) u[b].q[32 * t + l] * (int32_t) yb->qs[32 * t + l];
             if (kd->has_mn)
                 for (int g = 0; g < 16; g++) msum += (int32_t) u[b].mn[g] * (int32_t) yb->bsums[g];
             s = kq_term(kd, &u[b], yb->d, s, isum, msum);
         }
         acc[j] = s;
     }
+}
+
+// Rows i < ni (<= 2) against columns j < nj: c[j * ldc + i] continues (or,
+// when first, starts) the row sums with nsb more super-blocks.
+static void kq_dot_scalar(const struct kq_kind * kd, int ni, int nsb, const struct kq_sb * const * u,
+                          const char * yb, size_t ldb, int64_t nj, float * c, size_t ldc, bool first) {
+    for (int i = 0; i < ni; i++)
+        for (int64_t j = 0; j < nj; j++) {
+            const tg_block_q8_K * y = (const tg_block_q8_K *) (yb + (size_t) j * ldb);
+            float * o = c + (size_t) j * ldc + i;
+            if (first) *o = 0.0f;
+            kq_dot_scalar1(kd, nsb, u[i], &y, 1, o);
+        }
 }
 
 #ifdef TG_X86
@@ -219,7 +251,7 @@ static void kq_dot_scalar(const struct kq_kind * kd, int nsb, const struct kq_sb
 
 // ---- levels per type, AVX2 (the same bytes as the scalar forms) --------------
 
-TG_KQ_AVX2 static void q_q2_K_avx2(const void * blk, struct kq_sb * u) {
+TG_KQ_AVX2_INLINE void q_q2_K_avx2(const void * blk, struct kq_sb * u) {
     const tg_block_q2_K * x = blk;
     const __m256i m3 = _mm256_set1_epi8(3);
     for (int h = 0; h < 2; h++) {
@@ -229,7 +261,7 @@ TG_KQ_AVX2 static void q_q2_K_avx2(const void * blk, struct kq_sb * u) {
     }
 }
 
-TG_KQ_AVX2 static void q_q3_K_avx2(const void * blk, struct kq_sb * u) {
+TG_KQ_AVX2_INLINE void q_q3_K_avx2(const void * blk, struct kq_sb * u) {
     const tg_block_q3_K * x = blk;
     const __m256i m3 = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1);
     const __m256i hm = _mm256_loadu_si256((const __m256i *) x->hmask);
@@ -243,7 +275,7 @@ TG_KQ_AVX2 static void q_q3_K_avx2(const void * blk, struct kq_sb * u) {
     }
 }
 
-TG_KQ_AVX2 static void q_q4_K_avx2(const void * blk, struct kq_sb * u) {
+TG_KQ_AVX2_INLINE void q_q4_K_avx2(const void * blk, struct kq_sb * u) {
     const tg_block_q4_K * x = blk;
     const __m256i m4 = _mm256_set1_epi8(0xF);
     for (int p = 0; p < 4; p++) {
@@ -253,7 +285,7 @@ TG_KQ_AVX2 static void q_q4_K_avx2(const void * blk, struct kq_sb * u) {
     }
 }
 
-TG_KQ_AVX2 static void q_q5_K_avx2(const void * blk, struct kq_sb * u) {
+TG_KQ_AVX2_INLINE void q_q5_K_avx2(const void * blk, struct kq_sb * u) {
     const tg_block_q5_K * x = blk;
     const __m256i m4 = _mm256_set1_epi8(0xF), one = _mm256_set1_epi8(1);
     const __m256i hb = _mm256_loadu_si256((const __m256i *) x->qh);
@@ -267,7 +299,7 @@ TG_KQ_AVX2 static void q_q5_K_avx2(const void * blk, struct kq_sb * u) {
     }
 }
 
-TG_KQ_AVX2 static void q_q6_K_avx2(const void * blk, struct kq_sb * u) {
+TG_KQ_AVX2_INLINE void q_q6_K_avx2(const void * blk, struct kq_sb * u) {
     const tg_block_q6_K * x = blk;
     const __m256i m4 = _mm256_set1_epi8(0xF), m3 = _mm256_set1_epi8(3);
     for (int c = 0; c < 2; c++) {
@@ -286,7 +318,7 @@ TG_KQ_AVX2 static void q_q6_K_avx2(const void * blk, struct kq_sb * u) {
     }
 }
 
-TG_KQ_AVX2 static void q_iq4_xs_avx2(const void * blk, struct kq_sb * u) {
+TG_KQ_AVX2_INLINE void q_iq4_xs_avx2(const void * blk, struct kq_sb * u) {
     const tg_block_iq4_xs * x = blk;
     const __m128i tab = _mm_loadu_si128((const __m128i *) tg_iq4nl_values);
     const __m128i m4 = _mm_set1_epi8(0xF);
@@ -295,6 +327,55 @@ TG_KQ_AVX2 static void q_iq4_xs_avx2(const void * blk, struct kq_sb * u) {
         _mm_store_si128((__m128i *) (u->q + 32 * t), _mm_shuffle_epi8(tab, _mm_and_si128(v, m4)));
         _mm_store_si128((__m128i *) (u->q + 32 * t + 16), _mm_shuffle_epi8(tab, _mm_and_si128(_mm_srli_epi16(v, 4), m4)));
     }
+}
+
+// ---- scales, AVX2 (the same values as the scalar forms) ----------------------
+
+TG_KQ_AVX2_INLINE void sc_k4_avx2(const uint8_t * scales, tg_fp16_t d, tg_fp16_t dmin, struct kq_sb * u) {
+    uint64_t sc, mn;
+    k4_unpack(scales, &sc, &mn);
+    const __m128i v = _mm_set_epi64x((long long) mn, (long long) sc);
+    _mm256_store_si256((__m256i *) u->sc, _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(v, v)));
+    _mm256_store_si256((__m256i *) u->mn, _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(v, v)));
+    u->d = _cvtsh_ss(d);
+    u->dmin = _cvtsh_ss(dmin);
+}
+
+TG_KQ_AVX2 static void unpack_q2_K_avx2(const void * blk, struct kq_sb * u) {
+    const tg_block_q2_K * x = blk;
+    const __m128i b = _mm_loadu_si128((const __m128i *) x->scales), m4 = _mm_set1_epi8(0xF);
+    _mm256_store_si256((__m256i *) u->sc, _mm256_cvtepu8_epi16(_mm_and_si128(b, m4)));
+    _mm256_store_si256((__m256i *) u->mn, _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(b, 4), m4)));
+    u->d = _cvtsh_ss(x->d);
+    u->dmin = _cvtsh_ss(x->dmin);
+    q_q2_K_avx2(blk, u);
+}
+TG_KQ_AVX2 static void unpack_q3_K_avx2(const void * blk, struct kq_sb * u) {
+    scales_q3_K(blk, u);
+    q_q3_K_avx2(blk, u);
+}
+TG_KQ_AVX2 static void unpack_q4_K_avx2(const void * blk, struct kq_sb * u) {
+    const tg_block_q4_K * x = blk;
+    sc_k4_avx2(x->scales, x->d, x->dmin, u);
+    q_q4_K_avx2(blk, u);
+}
+TG_KQ_AVX2 static void unpack_q5_K_avx2(const void * blk, struct kq_sb * u) {
+    const tg_block_q5_K * x = blk;
+    sc_k4_avx2(x->scales, x->d, x->dmin, u);
+    q_q5_K_avx2(blk, u);
+}
+TG_KQ_AVX2 static void unpack_q6_K_avx2(const void * blk, struct kq_sb * u) {
+    const tg_block_q6_K * x = blk;
+    const __m256i sc = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *) x->scales));
+    _mm256_store_si256((__m256i *) u->sc, sc);
+    _mm256_store_si256((__m256i *) u->mn, _mm256_slli_epi16(sc, 5));
+    u->d = _cvtsh_ss(x->d);
+    u->dmin = 0;
+    q_q6_K_avx2(blk, u);
+}
+TG_KQ_AVX2 static void unpack_iq4_xs_avx2(const void * blk, struct kq_sb * u) {
+    scales_iq4_xs(blk, u);
+    q_iq4_xs_avx2(blk, u);
 }
 
 // ---- dot kernels: RJ (1..4) columns per pass, AVX2 and AVX-512 VNNI ----------
@@ -309,48 +390,102 @@ TG_KQ_AVX2_INLINE int32_t hsum_i32_avx2(__m256i v) {
     return _mm_cvtsi128_si32(s);
 }
 
+// [sum(a), sum(b), sum(c), sum(d)] of four int32 vectors.
+TG_KQ_AVX2_INLINE __m128i reduce4_avx2(__m256i a, __m256i b, __m256i c, __m256i d) {
+    const __m256i abcd = _mm256_hadd_epi32(_mm256_hadd_epi32(a, b), _mm256_hadd_epi32(c, d));
+    return _mm_add_epi32(_mm256_castsi256_si128(abcd), _mm256_extracti128_si256(abcd, 1));
+}
+
 #define TG_KQ_DOT(NAME, ATTR, INL, MACC)                                          \
-INL void NAME##_n(const struct kq_kind * kd, const int RJ, int nsb, const struct kq_sb * u, \
-                  const tg_block_q8_K * const * y, float * acc) {                  \
-    float s[4];                                                                    \
-    TG_UNROLL for (int j = 0; j < RJ; j++) s[j] = acc[j];                           \
+INL void NAME##_t(const struct kq_kind * kd, const int RI, const int RJ, int nsb,  \
+                  const struct kq_sb * const * u, const tg_block_q8_K * const * y,   \
+                  float * c, size_t ldc, bool first) {                              \
+    float s[2][4];                                                                 \
+    __m128 s4[2] = { _mm_setzero_ps(), _mm_setzero_ps() };                          \
+    const __m256i sc_shuf = _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, \
+                                             2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3); \
+    TG_UNROLL for (int i = 0; i < RI; i++) {                                        \
+        TG_UNROLL for (int j = 0; j < RJ; j++) s[i][j] = first ? 0.0f : c[(size_t) j * ldc + i]; \
+        if (RJ == 4 && !first)                                                      \
+            s4[i] = _mm_setr_ps(c[i], c[ldc + i], c[2 * ldc + i], c[3 * ldc + i]);  \
+    }                                                                               \
     for (int b = 0; b < nsb; b++) {                                                \
-        __m256i ai[4];                                                             \
-        TG_UNROLL for (int j = 0; j < RJ; j++) ai[j] = _mm256_setzero_si256();      \
+        __m256i ai[2][4], sv[2];                                                    \
+        TG_UNROLL for (int i = 0; i < RI; i++) {                                    \
+            sv[i] = _mm256_load_si256((const __m256i *) u[i][b].sc);                \
+            TG_UNROLL for (int j = 0; j < RJ; j++) ai[i][j] = _mm256_setzero_si256(); \
+        }                                                                           \
         TG_UNROLL for (int t = 0; t < 8; t++) {                                     \
-            const __m256i w = _mm256_load_si256((const __m256i *) (u[b].q + 32 * t)); \
-            const __m256i sc = _mm256_load_si256((const __m256i *) u[b].sc[t]);       \
-            if (kd->signed_q) {                                                     \
-                const __m256i aw = _mm256_sign_epi8(w, w);                          \
-                TG_UNROLL for (int j = 0; j < RJ; j++) {                            \
-                    const __m256i a = _mm256_loadu_si256((const __m256i *) (y[j][b].qs + 32 * t)); \
-                    ai[j] = MACC(ai[j], _mm256_maddubs_epi16(aw, _mm256_sign_epi8(a, w)), sc); \
-                }                                                                   \
-            } else {                                                                \
-                TG_UNROLL for (int j = 0; j < RJ; j++) {                            \
-                    const __m256i a = _mm256_loadu_si256((const __m256i *) (y[j][b].qs + 32 * t)); \
-                    ai[j] = MACC(ai[j], _mm256_maddubs_epi16(w, a), sc);            \
+            __m256i w[2], aw[2], sc[2];                                             \
+            TG_UNROLL for (int i = 0; i < RI; i++) {                                \
+                w[i] = _mm256_load_si256((const __m256i *) (u[i][b].q + 32 * t));   \
+                aw[i] = kd->signed_q ? _mm256_sign_epi8(w[i], w[i]) : w[i];         \
+                sc[i] = _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(sv[i], _mm256_set1_epi32(t)), sc_shuf); \
+            }                                                                       \
+            TG_UNROLL for (int j = 0; j < RJ; j++) {                                \
+                const __m256i a = _mm256_loadu_si256((const __m256i *) (y[j][b].qs + 32 * t)); \
+                TG_UNROLL for (int i = 0; i < RI; i++) {                            \
+                    const __m256i av = kd->signed_q ? _mm256_sign_epi8(a, w[i]) : a; \
+                    ai[i][j] = MACC(ai[i][j], _mm256_maddubs_epi16(aw[i], av), sc[i]); \
                 }                                                                   \
             }                                                                       \
         }                                                                           \
-        const __m256i mn = _mm256_load_si256((const __m256i *) u[b].mn);            \
-        TG_UNROLL for (int j = 0; j < RJ; j++) {                                    \
-            int32_t msum = 0;                                                       \
-            if (kd->has_mn)                                                         \
-                msum = hsum_i32_avx2(_mm256_madd_epi16(mn, _mm256_loadu_si256((const __m256i *) y[j][b].bsums))); \
-            s[j] = kq_term(kd, &u[b], y[j][b].d, s[j], hsum_i32_avx2(ai[j]), msum);  \
+        __m256i bs[4];                                                              \
+        if (kd->has_mn)                                                             \
+            TG_UNROLL for (int j = 0; j < RJ; j++) bs[j] = _mm256_loadu_si256((const __m256i *) y[j][b].bsums); \
+        __m128 d8 = _mm_setzero_ps();                                               \
+        if (RJ == 4) d8 = _mm_setr_ps(y[0][b].d, y[1][b].d, y[2][b].d, y[3][b].d);  \
+        TG_UNROLL for (int i = 0; i < RI; i++) {                                    \
+            __m256i mi[4] = { _mm256_setzero_si256(), _mm256_setzero_si256(),        \
+                              _mm256_setzero_si256(), _mm256_setzero_si256() };      \
+            if (kd->has_mn) {                                                       \
+                const __m256i mn = _mm256_load_si256((const __m256i *) u[i][b].mn);  \
+                TG_UNROLL for (int j = 0; j < RJ; j++) mi[j] = _mm256_madd_epi16(mn, bs[j]); \
+                if (!kd->two_terms)                                                 \
+                    TG_UNROLL for (int j = 0; j < RJ; j++) ai[i][j] = _mm256_sub_epi32(ai[i][j], mi[j]); \
+            }                                                                       \
+            if (RJ == 4) {                                                          \
+                const __m128i is = reduce4_avx2(ai[i][0], ai[i][1], ai[i][2], ai[i][3]); \
+                s4[i] = _mm_add_ps(s4[i], _mm_mul_ps(_mm_mul_ps(d8, _mm_set1_ps(u[i][b].d)), _mm_cvtepi32_ps(is))); \
+                if (kd->two_terms) {                                                \
+                    const __m128i ms = reduce4_avx2(mi[0], mi[1], mi[2], mi[3]);     \
+                    s4[i] = _mm_sub_ps(s4[i], _mm_mul_ps(_mm_mul_ps(d8, _mm_set1_ps(u[i][b].dmin)), _mm_cvtepi32_ps(ms))); \
+                }                                                                   \
+            } else {                                                                \
+                TG_UNROLL for (int j = 0; j < RJ; j++) {                            \
+                    const int32_t msum = kd->two_terms ? hsum_i32_avx2(mi[j]) : 0;  \
+                    s[i][j] = kq_term(kd, &u[i][b], y[j][b].d, s[i][j], hsum_i32_avx2(ai[i][j]), msum); \
+                }                                                                   \
+            }                                                                       \
         }                                                                           \
     }                                                                               \
-    TG_UNROLL for (int j = 0; j < RJ; j++) acc[j] = s[j];                           \
-}                                                                                   \
-ATTR static void NAME(const struct kq_kind * kd, int nsb, const struct kq_sb * u,   \
-                      const tg_block_q8_K * const * y, int nj, float * acc) {       \
-    switch (nj) {                                                                   \
-    case 4: NAME##_n(kd, 4, nsb, u, y, acc); break;                                 \
-    case 3: NAME##_n(kd, 3, nsb, u, y, acc); break;                                 \
-    case 2: NAME##_n(kd, 2, nsb, u, y, acc); break;                                 \
-    default: NAME##_n(kd, 1, nsb, u, y, acc); break;                                \
+    TG_UNROLL for (int i = 0; i < RI; i++) {                                        \
+        if (RJ == 4) {                                                              \
+            float o[4];                                                             \
+            _mm_storeu_ps(o, s4[i]);                                                \
+            TG_UNROLL for (int j = 0; j < 4; j++) c[(size_t) j * ldc + i] = o[j];  \
+        } else {                                                                    \
+            TG_UNROLL for (int j = 0; j < RJ; j++) c[(size_t) j * ldc + i] = s[i][j]; \
+        }                                                                           \
     }                                                                               \
+}                                                                                   \
+INL void NAME##_r(const struct kq_kind * kd, const int RI, int nsb, const struct kq_sb * const * u, \
+                  const char * yb, size_t ldb, int64_t nj, float * c, size_t ldc, bool first) { \
+    int64_t j = 0;                                                                  \
+    for (; j + 4 <= nj; j += 4) {                                                   \
+        const tg_block_q8_K * y[4];                                                 \
+        for (int t = 0; t < 4; t++) y[t] = (const tg_block_q8_K *) (yb + (size_t) (j + t) * ldb); \
+        NAME##_t(kd, RI, 4, nsb, u, y, c + (size_t) j * ldc, ldc, first);          \
+    }                                                                               \
+    for (; j < nj; j++) {                                                           \
+        const tg_block_q8_K * y[4] = { (const tg_block_q8_K *) (yb + (size_t) j * ldb) }; \
+        NAME##_t(kd, RI, 1, nsb, u, y, c + (size_t) j * ldc, ldc, first);          \
+    }                                                                               \
+}                                                                                   \
+ATTR static void NAME(const struct kq_kind * kd, int ni, int nsb, const struct kq_sb * const * u, \
+                      const char * yb, size_t ldb, int64_t nj, float * c, size_t ldc, bool first) { \
+    if (ni == 2) NAME##_r(kd, 2, nsb, u, yb, ldb, nj, c, ldc, first);               \
+    else         NAME##_r(kd, 1, nsb, u, yb, ldb, nj, c, ldc, first);               \
 }
 
 #define TG_KQ_MACC_AVX2(acc, p, sc) _mm256_add_epi32((acc), _mm256_madd_epi16((p), (sc)))
@@ -364,9 +499,9 @@ TG_KQ_DOT(kq_dot_vnni, TG_KQ_VNNI, TG_KQ_VNNI_INLINE, TG_KQ_MACC_VNNI)
 
 #ifdef TG_X86
 #define KQ_KIND(T, SIGNED, TWO, MN) \
-    { sizeof(tg_block_##T), SIGNED, TWO, MN, scales_##T, q_##T##_scalar, q_##T##_avx2 }
+    { sizeof(tg_block_##T), SIGNED, TWO, MN, unpack_##T##_scalar, unpack_##T##_avx2 }
 #else
-#define KQ_KIND(T, SIGNED, TWO, MN) { sizeof(tg_block_##T), SIGNED, TWO, MN, scales_##T, q_##T##_scalar }
+#define KQ_KIND(T, SIGNED, TWO, MN) { sizeof(tg_block_##T), SIGNED, TWO, MN, unpack_##T##_scalar }
 #endif
 static const struct kq_kind k_q2_K = KQ_KIND(q2_K, false, true, true);
 static const struct kq_kind k_q3_K = KQ_KIND(q3_K, false, false, true);
@@ -389,50 +524,41 @@ static const struct kq_kind * kq_kind_of(enum tg_type t) {
 
 // ---- block kernels ------------------------------------------------------------
 
-typedef void (*kq_dot_fn)(const struct kq_kind * kd, int nsb, const struct kq_sb * u,
-                          const tg_block_q8_K * const * y, int nj, float * acc);
+typedef void (*kq_dot_fn)(const struct kq_kind * kd, int ni, int nsb, const struct kq_sb * const * u,
+                          const char * yb, size_t ldb, int64_t nj, float * c, size_t ldc, bool first);
 typedef void (*kq_unpack_fn)(const void * blk, struct kq_sb * u);
 
-enum { KQ_CHUNK = 24 };   // super-blocks unpacked at a time (13 KiB)
+enum { KQ_CHUNK = 12 };   // super-blocks of a row unpacked at a time (6.6 KiB)
 
-static inline void kq_block(const struct tg_mm_args * g, kq_unpack_fn qfn, kq_dot_fn dot) {
+// Rows two at a time (one for an odd last row), columns four at a time; each
+// output element follows its own fixed sequence, so the tiling never shows.
+static inline void kq_block(const struct tg_mm_args * g, kq_unpack_fn unpack, kq_dot_fn dot) {
     const struct kq_kind * kd = kq_kind_of(g->type);
-    struct kq_sb u[KQ_CHUNK];
+    struct kq_sb ub[2][KQ_CHUNK];
+    const struct kq_sb * u[2] = { ub[0], ub[1] };
     const int64_t nsb = g->k / TG_QK_K;
-    for (int64_t i = 0; i < g->ni; i++) {
-        const char * row = g->a + (size_t) i * g->lda;
-        for (int64_t j = 0; j < g->nj; j++) g->c[(size_t) j * g->ldc + (size_t) i] = 0.0f;
+    for (int64_t i = 0; i < g->ni; i += 2) {
+        const int ni = g->ni - i >= 2 ? 2 : 1;
         for (int64_t b0 = 0; b0 < nsb; b0 += KQ_CHUNK) {
             const int nb = (int) (nsb - b0 < KQ_CHUNK ? nsb - b0 : KQ_CHUNK);
-            for (int b = 0; b < nb; b++) {
-                const char * blk = row + (size_t) (b0 + b) * kd->bytes;
-                kd->scales(blk, &u[b]);
-                qfn(blk, &u[b]);
+            for (int r = 0; r < ni; r++) {
+                const char * row = g->a + (size_t) (i + r) * g->lda;
+                for (int b = 0; b < nb; b++) unpack(row + (size_t) (b0 + b) * kd->bytes, &ub[r][b]);
             }
-            for (int64_t j = 0; j < g->nj; j += 4) {
-                const int nj = (int) (g->nj - j < 4 ? g->nj - j : 4);
-                const tg_block_q8_K * y[4];
-                float acc[4];
-                for (int t = 0; t < nj; t++) {
-                    y[t] = (const tg_block_q8_K *) (g->b + (size_t) (j + t) * g->ldb) + b0;
-                    acc[t] = g->c[(size_t) (j + t) * g->ldc + (size_t) i];
-                }
-                dot(kd, nb, u, y, nj, acc);
-                for (int t = 0; t < nj; t++) g->c[(size_t) (j + t) * g->ldc + (size_t) i] = acc[t];
-            }
+            dot(kd, ni, nb, u, g->b + (size_t) b0 * sizeof(tg_block_q8_K), g->ldb, g->nj, g->c + i, g->ldc, b0 == 0);
         }
     }
 }
 
 static void block_kq_scalar(const struct tg_mm_args * g) {
-    kq_block(g, kq_kind_of(g->type)->q_scalar, kq_dot_scalar);
+    kq_block(g, kq_kind_of(g->type)->unpack_scalar, kq_dot_scalar);
 }
 #ifdef TG_X86
 static void block_kq_avx2(const struct tg_mm_args * g) {
-    kq_block(g, kq_kind_of(g->type)->q_avx2, kq_dot_avx2);
+    kq_block(g, kq_kind_of(g->type)->unpack_avx2, kq_dot_avx2);
 }
 static void block_kq_vnni(const struct tg_mm_args * g) {
-    kq_block(g, kq_kind_of(g->type)->q_avx2, kq_dot_vnni);
+    kq_block(g, kq_kind_of(g->type)->unpack_avx2, kq_dot_vnni);
 }
 #endif
 
