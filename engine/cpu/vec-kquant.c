@@ -413,7 +413,7 @@ INL void NAME##_t(const struct kq_kind * kd, const int RI, const int RJ, int nsb
         __m256i ai[2][4], sv[2];                                                    \
         TG_UNROLL for (int i = 0; i < RI; i++) {                                    \
             sv[i] = _mm256_load_si256((const __m256i *) u[i][b].sc);                \
-            TG_UNROLL for (int j = 0; j < RJ; j++) ai[i][j] = _mm256_setzero_si256(); \
+            TG_UNROLL for (int j = 0; j < 4; j++) ai[i][j] = _mm256_setzero_si256();     \
         }                                                                           \
         TG_UNROLL for (int t = 0; t < 8; t++) {                                     \
             __m256i w[2], aw[2], sc[2];                                             \
@@ -426,15 +426,38 @@ INL void NAME##_t(const struct kq_kind * kd, const int RI, const int RJ, int nsb
                 const __m256i a = _mm256_loadu_si256((const __m256i *) (y[j][b].qs + 32 * t)); \
                 TG_UNROLL for (int i = 0; i < RI; i++) {                            \
                     const __m256i av = kd->signed_q ? _mm256_sign_epi8(a, w[i]) : a; \
-                    ai[i][j] = MACC(ai[i][j], _mm256_maddubs_epi16(aw[i], av), sc[i]); \
+                    /* one column: four partial sums (t % 4) break the dependency chain */ \
+                    const int q = RJ == 1 ? t % 4 : j;                              \
+                    ai[i][q] = MACC(ai[i][q], _mm256_maddubs_epi16(aw[i], av), sc[i]); \
                 }                                                                   \
             }                                                                       \
         }                                                                           \
+        if (RJ == 1)                                                                \
+            TG_UNROLL for (int i = 0; i < RI; i++)                                  \
+                ai[i][0] = _mm256_add_epi32(_mm256_add_epi32(ai[i][0], ai[i][1]),   \
+                                            _mm256_add_epi32(ai[i][2], ai[i][3]));  \
         __m256i bs[4];                                                              \
         if (kd->has_mn)                                                             \
             TG_UNROLL for (int j = 0; j < RJ; j++) bs[j] = _mm256_loadu_si256((const __m256i *) y[j][b].bsums); \
         __m128 d8 = _mm_setzero_ps();                                               \
         if (RJ == 4) d8 = _mm_setr_ps(y[0][b].d, y[1][b].d, y[2][b].d, y[3][b].d);  \
+        if (RJ == 1 && RI == 2) {   /* generation: both rows' sums in one reduction */ \
+            __m256i m0 = _mm256_setzero_si256(), m1 = _mm256_setzero_si256();       \
+            if (kd->has_mn) {                                                       \
+                m0 = _mm256_madd_epi16(_mm256_load_si256((const __m256i *) u[0][b].mn), bs[0]); \
+                m1 = _mm256_madd_epi16(_mm256_load_si256((const __m256i *) u[RI - 1][b].mn), bs[0]); \
+                if (!kd->two_terms) {                                               \
+                    ai[0][0] = _mm256_sub_epi32(ai[0][0], m0);                      \
+                    ai[RI - 1][0] = _mm256_sub_epi32(ai[RI - 1][0], m1);            \
+                }                                                                   \
+            }                                                                       \
+            const __m128i r = reduce4_avx2(ai[0][0], ai[RI - 1][0], m0, m1);         \
+            const bool two = kd->two_terms;                                         \
+            s[0][0] = kq_term(kd, &u[0][b], y[0][b].d, s[0][0], _mm_cvtsi128_si32(r), \
+                              two ? _mm_extract_epi32(r, 2) : 0);                   \
+            s[RI - 1][0] = kq_term(kd, &u[RI - 1][b], y[0][b].d, s[RI - 1][0], _mm_extract_epi32(r, 1), \
+                                   two ? _mm_extract_epi32(r, 3) : 0);              \
+        } else                                                                      \
         TG_UNROLL for (int i = 0; i < RI; i++) {                                    \
             __m256i mi[4] = { _mm256_setzero_si256(), _mm256_setzero_si256(),        \
                               _mm256_setzero_si256(), _mm256_setzero_si256() };      \
