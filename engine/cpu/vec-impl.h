@@ -50,6 +50,7 @@ enum tg_mm_kind {
     TG_MM_BF16_F32,   // bf16 weights, f32 activations
     TG_MM_Q8_Q8,      // q8_0 weights, q8_0 activations
     TG_MM_Q4_Q8,      // q4_0 weights, q8_0 activations
+    TG_MM_IQ4NL_Q8,   // iq4_nl weights, q8_0 activations
     TG_MM_KQUANT,     // Q2_K..Q6_K, IQ4_XS weights, Q8_K activations (vec-kquant.c)
     TG_MM_GENERIC,    // other quantized weights, their tg_type_vec_dot_type activations (vec-generic.c)
     TG_MM_KIND_COUNT

@@ -1,4 +1,4 @@
-// vec-quant.c - dot products of Q8_0 / Q4_0 weight rows against Q8_0
+// vec-quant.c - dot products of Q8_0 / Q4_0 / IQ4_NL weight rows against Q8_0
 // activation rows: the single dots of cpu-impl.h and the register-blocked
 // block kernels used by matmul.c.
 //
@@ -46,6 +46,10 @@ static float NAME(int64_t nb, const BX * x, const tg_block_q8_0 * y) {       \
 }
 TG_SCALAR_QDOT(dot_q8_q8_scalar, tg_block_q8_0, q8_at)
 TG_SCALAR_QDOT(dot_q4_q8_scalar, tg_block_q4_0, q4_at)
+static inline int iq4_at(const tg_block_iq4_nl * b, int e) {
+    return e < 16 ? tg_iq4nl_values[b->qs[e] & 0x0F] : tg_iq4nl_values[b->qs[e - 16] >> 4];
+}
+TG_SCALAR_QDOT(dot_iq4_q8_scalar, tg_block_iq4_nl, iq4_at)
 
 #define TG_SCALAR_QBLOCK(NAME, DOT, BX)                                       \
 static void NAME(const struct tg_mm_args * g) {                               \
@@ -59,6 +63,7 @@ static void NAME(const struct tg_mm_args * g) {                               \
 }
 TG_SCALAR_QBLOCK(block_q8_q8_scalar, dot_q8_q8_scalar, tg_block_q8_0)
 TG_SCALAR_QBLOCK(block_q4_q8_scalar, dot_q4_q8_scalar, tg_block_q4_0)
+TG_SCALAR_QBLOCK(block_iq4_q8_scalar, dot_iq4_q8_scalar, tg_block_iq4_nl)
 
 #ifdef TG_X86
 // Bytes ahead in a weight row that single-column (generation) tiles prefetch.
@@ -234,7 +239,18 @@ TG_AVX2_INLINE void tile_q4_q8_avx2(const int RI, const int RJ, int64_t nb,
     TG_UNROLL for (int i = 0; i < RI; i++)
         c[j * ldc + i] = hsum8(acc[i][j]);
 }
+// IQ4_NL: the nibbles looked up in the 16-entry table (signed), then as Q8_0.
+TG_AVX2_INLINE __m256i iq4_avx2(const tg_block_iq4_nl * b) {
+    const __m128i m4 = _mm_set1_epi8(0x0F);
+    const __m128i tab = _mm_loadu_si128((const __m128i *) tg_iq4nl_values);
+    const __m128i t = _mm_loadu_si128((const __m128i *) b->qs);
+    return _mm256_set_m128i(_mm_shuffle_epi8(tab, _mm_and_si128(_mm_srli_epi16(t, 4), m4)),
+                            _mm_shuffle_epi8(tab, _mm_and_si128(t, m4)));
+}
+TG_AVX2_QTILE(tile_iq4_q8_avx2, tg_block_iq4_nl, iq4_avx2)
+
 TG_MM_BLOCK(block_q8_q8_avx2, TG_AVX2, tile_q8_q8_avx2, 4, 2, 4, TG_QK8_0)
+TG_MM_BLOCK(block_iq4_q8_avx2, TG_AVX2, tile_iq4_q8_avx2, 4, 2, 4, TG_QK8_0)
 TG_MM_BLOCK(block_q4_q8_avx2, TG_AVX2, tile_q4_q8_avx2, 4, 2, 4, TG_QK8_0)
 
 // ---- avx512 with BW and VNNI: two blocks per 512-bit register --------------
@@ -274,38 +290,59 @@ TG_VNNI_INLINE float hsum16_vnni(__m512 v) {
     return hsum8(_mm256_add_ps(lo, hi));
 }
 
-TG_VNNI_INLINE void tile_q8_q8_vnni(const int RI, const int RJ, int64_t nb,
-        const char * a, size_t lda, const char * b, size_t ldb, float * c, size_t ldc) {
-    __m512 acc[4][4];
-    TG_UNROLL for (int i = 0; i < RI; i++)
-    TG_UNROLL for (int j = 0; j < RJ; j++) acc[i][j] = _mm512_setzero_ps();
-    for (int64_t blk = 0; blk < nb; blk += 2) {
-        const bool two = blk + 1 < nb;
-        __m512i y[4];
-        __m512 dy[4];
-        TG_UNROLL for (int j = 0; j < RJ; j++) {
-            const tg_block_q8_0 * by = (const tg_block_q8_0 *) (b + j * ldb) + blk;
-            y[j] = q8x2_vnni(by, two);
-            dy[j] = d2_vnni(by[0].d, two ? by[1].d : 0, two);
-        }
-        TG_UNROLL for (int i = 0; i < RI; i++) {
-            const tg_block_q8_0 * bx = (const tg_block_q8_0 *) (a + i * lda) + blk;
-            if (RJ == 1) _mm_prefetch((const char *) bx + TG_PREFETCH, _MM_HINT_T0);
-            const __m512i x = q8x2_vnni(bx, two);
-            const __mmask64 neg = _mm512_movepi8_mask(x);
-            const __m512i ax = _mm512_abs_epi8(x);
-            const __m512 dx = d2_vnni(bx[0].d, two ? bx[1].d : 0, two);
-            TG_UNROLL for (int j = 0; j < RJ; j++) {
-                const __m512i sy = _mm512_mask_sub_epi8(y[j], neg, _mm512_setzero_si512(), y[j]);
-                const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), ax, sy);
-                acc[i][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_mul_ps(dx, dy[j]), acc[i][j]);
-            }
-        }
+// Signed 8-bit weights (Q8_0, or IQ4_NL through its table) x Q8_0, RI x RJ tile.
+#define TG_VNNI_Q8TILE(NAME, BX, LOADX2) \
+TG_VNNI_INLINE void NAME(const int RI, const int RJ, int64_t nb,                                          \
+        const char * a, size_t lda, const char * b, size_t ldb, float * c, size_t ldc) {                  \
+    __m512 acc[4][4];                                                                                     \
+    TG_UNROLL for (int i = 0; i < RI; i++)                                                                \
+    TG_UNROLL for (int j = 0; j < RJ; j++) acc[i][j] = _mm512_setzero_ps();                               \
+    for (int64_t blk = 0; blk < nb; blk += 2) {                                                           \
+        const bool two = blk + 1 < nb;                                                                    \
+        __m512i y[4];                                                                                     \
+        __m512 dy[4];                                                                                     \
+        TG_UNROLL for (int j = 0; j < RJ; j++) {                                                          \
+            const tg_block_q8_0 * by = (const tg_block_q8_0 *) (b + j * ldb) + blk;                       \
+            y[j] = q8x2_vnni(by, two);                                                                    \
+            dy[j] = d2_vnni(by[0].d, two ? by[1].d : 0, two);                                             \
+        }                                                                                                 \
+        TG_UNROLL for (int i = 0; i < RI; i++) {                                                          \
+            const BX * bx = (const BX *) (a + i * lda) + blk;                                             \
+            if (RJ == 1) _mm_prefetch((const char *) bx + TG_PREFETCH, _MM_HINT_T0);                      \
+            const __m512i x = LOADX2(bx, two);                                                            \
+            const __mmask64 neg = _mm512_movepi8_mask(x);                                                 \
+            const __m512i ax = _mm512_abs_epi8(x);                                                        \
+            const __m512 dx = d2_vnni(bx[0].d, two ? bx[1].d : 0, two);                                   \
+            TG_UNROLL for (int j = 0; j < RJ; j++) {                                                      \
+                const __m512i sy = _mm512_mask_sub_epi8(y[j], neg, _mm512_setzero_si512(), y[j]);         \
+                const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), ax, sy);                    \
+                acc[i][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_mul_ps(dx, dy[j]), acc[i][j]);  \
+            }                                                                                             \
+        }                                                                                                 \
+    }                                                                                                     \
+    TG_UNROLL for (int j = 0; j < RJ; j++)                                                                \
+    TG_UNROLL for (int i = 0; i < RI; i++)                                                                \
+        c[j * ldc + i] = hsum16_vnni(acc[i][j]);                                                          \
+}                                                                                                         \
+
+TG_VNNI_Q8TILE(tile_q8_q8_vnni, tg_block_q8_0, q8x2_vnni)
+
+// The table values of two IQ4_NL blocks, each in element order.
+TG_VNNI_INLINE __m512i iq4x2_vnni(const tg_block_iq4_nl * b, bool two) {
+    const __m128i m4 = _mm_set1_epi8(0x0F);
+    const __m128i tab = _mm_loadu_si128((const __m128i *) tg_iq4nl_values);
+    __m128i t0 = _mm_loadu_si128((const __m128i *) b[0].qs);
+    __m256i v0 = _mm256_set_m128i(_mm_shuffle_epi8(tab, _mm_and_si128(_mm_srli_epi16(t0, 4), m4)),
+                                  _mm_shuffle_epi8(tab, _mm_and_si128(t0, m4)));
+    __m256i v1 = _mm256_setzero_si256();
+    if (two) {
+        __m128i t1 = _mm_loadu_si128((const __m128i *) b[1].qs);
+        v1 = _mm256_set_m128i(_mm_shuffle_epi8(tab, _mm_and_si128(_mm_srli_epi16(t1, 4), m4)),
+                              _mm_shuffle_epi8(tab, _mm_and_si128(t1, m4)));
     }
-    TG_UNROLL for (int j = 0; j < RJ; j++)
-    TG_UNROLL for (int i = 0; i < RI; i++)
-        c[j * ldc + i] = hsum16_vnni(acc[i][j]);
+    return _mm512_inserti64x4(_mm512_castsi256_si512(v0), v1, 1);
 }
+TG_VNNI_Q8TILE(tile_iq4_q8_vnni, tg_block_iq4_nl, iq4x2_vnni)
 
 TG_VNNI_INLINE void tile_q4_q8_vnni(const int RI, const int RJ, int64_t nb,
         const char * a, size_t lda, const char * b, size_t ldb, float * c, size_t ldc) {
@@ -340,6 +377,7 @@ TG_VNNI_INLINE void tile_q4_q8_vnni(const int RI, const int RJ, int64_t nb,
 }
 
 TG_MM_BLOCK(block_q8_q8_vnni, TG_VNNI, tile_q8_q8_vnni, 4, 4, 4, TG_QK8_0)
+TG_MM_BLOCK(block_iq4_q8_vnni, TG_VNNI, tile_iq4_q8_vnni, 4, 4, 4, TG_QK8_0)
 TG_MM_BLOCK(block_q4_q8_vnni, TG_VNNI, tile_q4_q8_vnni, 4, 4, 4, TG_QK8_0)
 
 // Quantizes n floats (n multiple of 32) to Q8_0 with the same bytes as
@@ -393,6 +431,13 @@ TG_MM_DOT(dot_q4_q8_vnni, TG_VNNI, tile_q4_q8_vnni, tg_block_q4_0, tg_block_q8_0
 
 tg_mm_block_fn tg_mm_quant_block(enum tg_mm_kind kind, int level) {
     const bool q4 = kind == TG_MM_Q4_Q8;
+    if (kind == TG_MM_IQ4NL_Q8) {   // no 128-bit path: the avx level takes the scalar one
+#ifdef TG_X86
+        if (level >= TG_SIMD_AVX512VNNI) return block_iq4_q8_vnni;
+        if (level >= TG_SIMD_AVX2) return block_iq4_q8_avx2;
+#endif
+        return block_iq4_q8_scalar;
+    }
 #ifdef TG_X86
     if (level >= TG_SIMD_AVX512VNNI) return q4 ? block_q4_q8_vnni : block_q8_q8_vnni;
     if (level >= TG_SIMD_AVX2) return q4 ? block_q4_q8_avx2 : block_q8_q8_avx2;
