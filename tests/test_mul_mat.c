@@ -423,6 +423,35 @@ static void test_quantize_q8(void) {
               "q8_0 activation quantizer level %d: same bytes as tg_quantize_row_q8_0 (%d blocks)", lv, NB + NR);
     }
     free(xr); free(rr); free(gr);
+
+    // Q8_K (the K-quants' activations): edge blocks then random magnitudes
+    enum { KB = 8, KN = KB * TG_QK_K, KR = 96 };
+    float * xk = malloc((size_t) (KN + KR * TG_QK_K) * sizeof(float));
+    for (int i = 0; i < KN; i++) xk[i] = frand() * 10.0f;
+    for (int i = 0; i < 256; i++) xk[256 + i] = (float) (i % 200 - 100) + 0.5f;   // ties
+    xk[256 + 17] = -127.0f;                                                        // iscale = 1
+    for (int i = 0; i < 256; i++) xk[512 + i] = 0.0f;                              // zero block
+    xk[768 + 3] = NAN; xk[768 + 200] = -55.0f;                                     // NaN skipped
+    xk[1024 + 5] = INFINITY;                                                       // iscale = -0
+    for (int i = 0; i < 256; i++) xk[1280 + i] = (float) (i - 128) * 1e-40f;       // subnormal: iscale overflows
+    xk[1536 + 9] = 60.0f; xk[1536 + 90] = -60.0f;                                   // +-amax: the first wins
+    xk[1792 + 250] = -1e30f;
+    for (int b = 0; b < KR; b++) {
+        const float sc = powf(10.0f, (float) (b % 80 - 40));
+        for (int j = 0; j < TG_QK_K; j++) xk[KN + b * TG_QK_K + j] = frand() * sc;
+    }
+    const int kn = KB + KR;
+    tg_block_q8_K * kr = malloc((size_t) kn * sizeof(tg_block_q8_K)), * kg = malloc((size_t) kn * sizeof(tg_block_q8_K));
+    tg_quantize_row_q8_K(xk, kr, (int64_t) kn * TG_QK_K);
+    for (int lv = 0; lv <= tg_cpu_simd_level(); lv++) {
+        memset(kg, 0x55, (size_t) kn * sizeof(tg_block_q8_K));
+        tg_mm_quantize_row_q8_K(lv, xk, kg, (int64_t) kn * TG_QK_K);
+        int bad = -1;
+        for (int b = 0; b < kn && bad < 0; b++) if (memcmp(&kg[b], &kr[b], sizeof(tg_block_q8_K)) != 0) bad = b;
+        CHECK(bad < 0, "q8_K activation quantizer level %d: same bytes as tg_quantize_row_q8_K (%d blocks; first differing %d)",
+              lv, kn, bad);
+    }
+    free(xk); free(kr); free(kg);
 }
 
 // ---- out_prod ------------------------------------------------------------------------

@@ -140,7 +140,7 @@ static void mm_convert_b(const struct tg_tensor * b, const struct mm_plan * pl, 
             break;
         case TG_TYPE_Q8_K:
             mm_row_to_f32(b, src, k, tmp);
-            tg_quantize_row_q8_K(tmp, (tg_block_q8_K *) out, k);
+            tg_mm_quantize_row_q8_K(level, tmp, (tg_block_q8_K *) out, k);
             break;
         default:  // Q8_0
             mm_row_to_f32(b, src, k, tmp);

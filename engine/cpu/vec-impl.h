@@ -76,6 +76,9 @@ float          tg_vec_dot_kquant(int level, enum tg_type type, int64_t n, const 
 // tg_quantize_row_q8_0 (same bytes), SIMD at levels >= TG_SIMD_AVX.
 void tg_mm_quantize_row_q8_0(int level, const float * x, tg_block_q8_0 * y, int64_t n);
 
+// tg_quantize_row_q8_K (same bytes), SIMD at levels >= TG_SIMD_AVX2.
+void tg_mm_quantize_row_q8_K(int level, const float * x, tg_block_q8_K * y, int64_t n);
+
 // Outer-product sums of nj (1..4) columns: for j < nj, i < m,
 //   out[j][i] = sum over l = 0..k-1, in that order, of a[l*lda + i] * bv[4*l + j]
 // (lda in floats), one multiply-add per term starting from 0, whatever the

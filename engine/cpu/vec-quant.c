@@ -419,6 +419,60 @@ TG_AVX static void quantize_q8_avx(const float * x, tg_block_q8_0 * y, int64_t n
     }
 }
 
+// Quantizes n floats (n multiple of 256) to Q8_K with the same bytes as
+// tg_quantize_row_q8_K: the first element of largest |x| (NaN skipped) sets
+// iscale = -127 / max, q = round-half-even(iscale * x) (NaN -> 0), d = 1 / iscale.
+TG_AVX2 static void quantize_q8K_avx2(const float * x, tg_block_q8_K * y, int64_t n) {
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    for (int64_t b = 0; b < n / TG_QK_K; b++, x += TG_QK_K) {
+        __m256 vmax = _mm256_setzero_ps();
+        for (int t = 0; t < 32; t++) {
+            __m256 a = _mm256_andnot_ps(sign, _mm256_loadu_ps(x + 8 * t));
+            a = _mm256_and_ps(a, _mm256_cmp_ps(a, a, _CMP_ORD_Q));          // NaN -> 0
+            vmax = _mm256_max_ps(vmax, a);
+        }
+        __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(vmax), _mm256_extractf128_ps(vmax, 1));
+        m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+        m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+        const float amax = _mm_cvtss_f32(m4);
+        if (amax == 0.0f) {
+            memset(&y[b], 0, sizeof(y[b]));
+            continue;
+        }
+        float max = 0.0f;   // the first element whose |x| is amax
+        const __m256 va = _mm256_set1_ps(amax);
+        for (int t = 0; t < 32; t++) {
+            const __m256 a = _mm256_andnot_ps(sign, _mm256_loadu_ps(x + 8 * t));
+            const int hit = _mm256_movemask_ps(_mm256_cmp_ps(a, va, _CMP_EQ_OQ));
+            if (hit) { max = x[8 * t + __builtin_ctz((unsigned) hit)]; break; }
+        }
+        const float iscale = -127.0f / max;
+        const __m256 vs = _mm256_set1_ps(iscale);
+        for (int t = 0; t < 8; t++) {
+            __m256i q[4];
+            for (int u = 0; u < 4; u++) {
+                __m256 v = _mm256_mul_ps(_mm256_loadu_ps(x + 32 * t + 8 * u), vs);
+                v = _mm256_and_ps(v, _mm256_cmp_ps(v, v, _CMP_ORD_Q));   // NaN -> 0
+                // clamped like the scalar path (only an overflowing iscale goes past)
+                v = _mm256_min_ps(_mm256_max_ps(v, _mm256_set1_ps(-128.0f)), _mm256_set1_ps(127.0f));
+                q[u] = _mm256_cvtps_epi32(_mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+            }
+            const __m256i p = _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
+            const __m256i o = _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+            _mm256_storeu_si256((__m256i *) (y[b].qs + 32 * t), o);
+        }
+        for (int g = 0; g < 16; g++) {
+            const __m128i v = _mm_loadu_si128((const __m128i *) (y[b].qs + 16 * g));
+            const __m128i s16 = _mm_maddubs_epi16(_mm_set1_epi8(1), v);
+            const __m128i s32 = _mm_madd_epi16(s16, _mm_set1_epi16(1));
+            __m128i t = _mm_add_epi32(s32, _mm_shuffle_epi32(s32, 0x4E));
+            t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 0xB1));
+            y[b].bsums[g] = (int16_t) _mm_cvtsi128_si32(t);
+        }
+        y[b].d = 1.0f / iscale;
+    }
+}
+
 TG_MM_DOT(dot_q8_q8_avx,  TG_AVX,  tile_q8_q8_avx,  tg_block_q8_0, tg_block_q8_0)
 TG_MM_DOT(dot_q4_q8_avx,  TG_AVX,  tile_q4_q8_avx,  tg_block_q4_0, tg_block_q8_0)
 TG_MM_DOT(dot_q8_q8_avx2, TG_AVX2, tile_q8_q8_avx2, tg_block_q8_0, tg_block_q8_0)
@@ -453,6 +507,14 @@ void tg_mm_quantize_row_q8_0(int level, const float * x, tg_block_q8_0 * y, int6
 #endif
     (void) level;
     tg_quantize_row_q8_0(x, y, n);
+}
+
+void tg_mm_quantize_row_q8_K(int level, const float * x, tg_block_q8_K * y, int64_t n) {
+#ifdef TG_X86
+    if (level >= TG_SIMD_AVX2) { quantize_q8K_avx2(x, y, n); return; }
+#endif
+    (void) level;
+    tg_quantize_row_q8_K(x, y, n);
 }
 
 float tg_vec_dot_q8_0_q8_0(int64_t n, const tg_block_q8_0 * x, const tg_block_q8_0 * y) {
