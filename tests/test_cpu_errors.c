@@ -305,6 +305,31 @@ static void test_pool_args(void) {
     CHECK(strcmp(tg_cpu_simd_name(), name) == 0, "tg_cpu_force_scalar(false) restores '%s'", name);
 }
 
+// Every level above avx512 runs the avx512 elementwise kernels (the VNNI
+// level only adds quantized dot products): exp/silu/softmax bits equal the
+// avx512 level's, and differ from the scalar path's somewhere (so a level
+// that fell back to scalar would show).
+static void test_levels_keep_elementwise(void) {
+    const int top = tg_cpu_simd_level();
+    if (top <= TG_SIMD_AVX512) { printf("     skipped: no level above avx512 on this CPU\n"); return; }
+    enum { N = 1000 };
+    float x[N], y0[N], y1[N], y2[N], s0[N], s1[N];
+    uint32_t r = 7;
+    for (int i = 0; i < N; i++) { r = r * 1664525u + 1013904223u; x[i] = (float) (r >> 8) / 16777216.0f * 20.0f - 10.0f; }
+    tg_cpu_set_simd_cap(TG_SIMD_AVX512);
+    double a = tg_cpu_vexp_sum(N, y0, x, 10.0f);
+    tg_cpu_vsilu(N, s0, x);
+    tg_cpu_set_simd_cap(top);
+    double b = tg_cpu_vexp_sum(N, y1, x, 10.0f);
+    tg_cpu_vsilu(N, s1, x);
+    tg_cpu_set_simd_cap(TG_SIMD_SCALAR);
+    double c = tg_cpu_vexp_sum(N, y2, x, 10.0f);
+    tg_cpu_set_simd_cap(-1);
+    CHECK(a == b && memcmp(y0, y1, sizeof y0) == 0 && memcmp(s0, s1, sizeof s0) == 0,
+          "level %s: exp and silu give the avx512 level's bits", tg_cpu_simd_name());
+    CHECK(a != c || memcmp(y0, y2, sizeof y0) != 0, "the avx512 exp differs from the scalar one somewhere (the check above can fail)");
+}
+
 // TG_NO_SIMD=1 is read when the CPU is first probed.
 static void test_env_no_simd(void) {
     setenv("TG_NO_SIMD", "1", 1);
@@ -325,6 +350,7 @@ int main(void) {
     test_bad_rows();
     test_stop_schedule();
     test_pool_args();
+    test_levels_keep_elementwise();
     test_pool_parallel();
     return tg_check_finish("test_cpu_errors");
 }

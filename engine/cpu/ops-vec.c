@@ -373,9 +373,9 @@ TG_AVX512 static void rope_512(int64_t n_dims, int neox, float * y, const float 
 // ---- dispatch -----------------------------------------------------------------------------
 
 #ifdef TG_HAVE_X86_SIMD
-#define PICK(s, a, v) switch (tg_cpu_simd_level()) { case TG_SIMD_AVX512: v; break; \
+#define PICK(s, a, v) switch (tg_cpu_simd_level()) { case TG_SIMD_AVX512VNNI: case TG_SIMD_AVX512: v; break; \
     case TG_SIMD_AVX2: case TG_SIMD_AVX: a; break; default: s; break; }
-#define PICKR(s, a, v) switch (tg_cpu_simd_level()) { case TG_SIMD_AVX512: return v; \
+#define PICKR(s, a, v) switch (tg_cpu_simd_level()) { case TG_SIMD_AVX512VNNI: case TG_SIMD_AVX512: return v; \
     case TG_SIMD_AVX2: case TG_SIMD_AVX: return a; default: return s; }
 #else
 #define PICK(s, a, v) s
