@@ -205,19 +205,14 @@ static int cmd_bench(int argc, char ** argv) {
     cp.n_batch = n_batch;
     if (!o.run.n_ubatch) cp.n_ubatch = n_batch;
     bool progress = tg_cli_run_progress(&o.run);
-    for (int i = 0; i < o.fa.n; i++)
-        if (o.fa.v[i] != TG_CLI_FA_AUTO) {
-            fprintf(stderr, "tgdb: warning: bench: -fa %s is accepted, but this build has only the unfused attention path\n",
-                    fa_name(o.fa.v[i]));
-            break;
-        }
     if (!o.json)
         printf("model: %s, %.1fM params, %s, %.1f MiB; %d threads\n", o.run.model, tg_llama_model_n_params(r.model) / 1e6,
                tg_type_name(tg_llama_model_weight_type(r.model)), tg_llama_model_size(r.model) / 1048576.0, o.threads.v[0]);
     for (int i = 0; i < n_tests; i++) {
         struct test * t = &tests[i];
-        if (!r.ctx || t->threads != (int) cp.n_threads) {    // a context per thread count
+        if (!r.ctx || t->threads != (int) cp.n_threads || t->fa != (int) cp.flash_attn) {   // a context per thread count and -fa
             cp.n_threads = t->threads;
+            cp.flash_attn = (enum tg_llama_flash_attn) t->fa;
             if (!r.ctx) {
                 if (tg_cli_run_context(&r, &cp, "tgdb bench")) goto done;
             } else {

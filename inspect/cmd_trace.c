@@ -132,6 +132,17 @@ static void info_graphs(struct tg_trace * tr) {
     }
 }
 
+// Decodes whose "decode" marker names the attention path (attn=fused|unfused).
+static void attn_paths(const struct tg_trace * tr, int * fused, int * unfused) {
+    *fused = *unfused = 0;
+    for (int i = 0; i < tg_trace_n_markers(tr); i++) {
+        struct tg_trace_marker m;
+        if (!tg_trace_get_marker(tr, i, &m) || !m.text) continue;
+        if (strstr(m.text, "attn=fused")) (*fused)++;
+        else if (strstr(m.text, "attn=unfused")) (*unfused)++;
+    }
+}
+
 static void info_totals(struct tg_trace * tr) {
     int nc = tg_trace_n_computes(tr), ok = 0, failed = 0, begun = 0;
     for (int i = 0; i < nc; i++) {
@@ -171,6 +182,11 @@ static void info_totals(struct tg_trace * tr) {
     }
     printf("host accesses: %d reads, %d writes; markers: %d; events: %d\n", nr, nh - nr, tg_trace_n_markers(tr),
            tg_trace_n_events(tr));
+    int fa_on, fa_off;
+    attn_paths(tr, &fa_on, &fa_off);
+    if (fa_on || fa_off)
+        printf("attention: %s (%d decode%s fused FLASH_ATTN_EXT, %d unfused kq/kq_soft_max/kqv)\n",
+               fa_on && fa_off ? "mixed" : fa_on ? "fused" : "unfused", fa_on, fa_on == 1 ? "" : "s", fa_off);
     // the events worth reading (a new allocation plan is routine): errors, poison mode, ...
     static const char * const sev[] = { "info", "warning", "error" };
     int shown = 0, more = 0;
@@ -236,9 +252,12 @@ static void info_json(struct tg_trace * tr, const char * path, const struct tg_t
     }
     printf("], \"schedulers\": %d, \"computations\": {\"begun\": %d, \"ok\": %d, \"failed\": %d}"
            ", \"evals\": {\"total\": %d, \"hashed\": %d, \"summarized\": %d, \"nan_inf\": %d}"
-           ", \"contents\": %d, \"markers\": %d, \"events\": %d}\n",
+           ", \"contents\": %d, \"markers\": %d, \"events\": %d",
            tg_trace_n_scheds(tr), begun, ok, failed, ne, nhash, nsum, nnan, tg_trace_n_contents(tr), tg_trace_n_markers(tr),
            tg_trace_n_events(tr));
+    int fa_on, fa_off;
+    attn_paths(tr, &fa_on, &fa_off);
+    printf(", \"attention\": {\"fused\": %d, \"unfused\": %d}}\n", fa_on, fa_off);
 }
 
 static int trace_info(const struct trace_opts * o, const char ** pos, int np) {

@@ -32,7 +32,7 @@ const struct tg_cli_opt tg_cli_run_table[] = {
       .help = "KV cache type of V (default: as -ctk)" },
     { .name = "--flash-attn", .short_name = "-fa", .value = "MODE", .kind = TG_CLI_CHOICE, .off = RUN(flash_attn),
       .choices = TG_CLI_FA_CHOICES,
-      .help = "fused attention (llama.cpp's -fa); accepted, the fused path lands with issue 12" },
+      .help = "attention path (llama.cpp's -fa): on = one fused FLASH_ATTN_EXT node per layer, off = the kq / kq_soft_max / kqv nodes, auto = fused unless a trace or callback watches the nodes" },
     { .name = "--device", .short_name = "-dev", .value = "LIST", .kind = TG_CLI_STR, .off = RUN(devices),
       .help = "backends in priority order, comma-separated (see 'tgdb devices'; default CPU)" },
     { .name = "--trace", .value = "FILE", .kind = TG_CLI_STR, .off = RUN(trace),
@@ -127,6 +127,7 @@ struct tg_llama_context_params tg_cli_run_params(const struct tg_cli_run_opts * 
     int tv = o->type_v < 0 ? o->type_k : o->type_v;
     cp.type_v = tv == TG_CLI_KV_F32 ? TG_TYPE_F32 : TG_TYPE_F16;
     cp.devices = o->devices;
+    cp.flash_attn = (enum tg_llama_flash_attn) o->flash_attn;   // the same order: auto, on, off
     return cp;
 }
 

@@ -254,6 +254,51 @@ static void check_sampling(void) {
     tg_llama_sampler_free(s1);
 }
 
+// The fused attention path (-fa on) against the unfused one (-fa off) on the
+// same prompt, F16 and F32 KV cache, one and several micro-batches; the fused
+// path gives the same bits for 1 and 3 threads; auto resolves to fused here
+// (nothing watches) and tg_llama_context_flash_attn says so.
+static void check_flash_attn(struct tg_llama_model * m, const struct row * r) {
+    const int n_vocab = tg_llama_model_hparams(m)->n_vocab;
+    for (int kv = 0; kv < 2; kv++) {
+        for (int ub = 0; ub < 2; ub++) {
+            float * lg[3] = { NULL, NULL, NULL };
+            const enum tg_llama_flash_attn modes[3] = { TG_FLASH_ATTN_OFF, TG_FLASH_ATTN_ON, TG_FLASH_ATTN_ON };
+            for (int i = 0; i < 3; i++) {
+                struct tg_llama_context_params cp = tg_llama_context_default_params();
+                cp.n_ctx = 128; cp.n_batch = 128; cp.n_ubatch = ub ? 3 : 512;
+                cp.n_threads = i == 2 ? 3 : 1;
+                cp.type_k = cp.type_v = kv ? TG_TYPE_F32 : TG_TYPE_F16;
+                cp.flash_attn = modes[i];
+                struct tg_llama_context * c = tg_llama_context_new(m, &cp);
+                if (c && tg_llama_decode(c, r->ids, r->n_ids, 0) == TG_OK) {
+                    lg[i] = malloc((size_t) n_vocab * sizeof(float));
+                    memcpy(lg[i], tg_llama_get_logits(c, -1), (size_t) n_vocab * sizeof(float));
+                }
+                if (i == 1) CHECK(c && tg_llama_context_flash_attn(c), "-fa on: the context uses the fused path");
+                tg_llama_context_free(c);
+            }
+            if (CHECK(lg[0] && lg[1] && lg[2], "fused and unfused decodes (%s KV, ubatch %d)", kv ? "f32" : "f16", ub ? 3 : 512)) {
+                const double e = rel_l2(lg[1], lg[0], n_vocab);
+                CHECK(e < (kv ? 1e-5 : 1e-3), "fused vs unfused attention (%s KV, ubatch %d): relative L2 %.3g < %.0e",
+                      kv ? "f32" : "f16", ub ? 3 : 512, e, kv ? 1e-5 : 1e-3);
+                CHECK(memcmp(lg[1], lg[2], (size_t) n_vocab * sizeof(float)) == 0,
+                      "fused attention: 1 and 3 threads give the same bits (%s KV, ubatch %d)", kv ? "f32" : "f16", ub ? 3 : 512);
+            }
+            for (int i = 0; i < 3; i++) free(lg[i]);
+        }
+    }
+    struct tg_llama_context_params cp = tg_llama_context_default_params();
+    cp.n_ctx = 64;
+    struct tg_llama_context * c = tg_llama_context_new(m, &cp);
+    CHECK(c && tg_llama_context_flash_attn(c), "-fa auto with nothing watching: fused");
+    tg_llama_context_free(c);
+    cp.flash_attn = TG_FLASH_ATTN_OFF;
+    c = tg_llama_context_new(m, &cp);
+    CHECK(c && !tg_llama_context_flash_attn(c), "-fa off: unfused");
+    tg_llama_context_free(c);
+}
+
 int main(void) {
     static struct row rows[32];
     int n = read_logits_rows("logits.tsv", rows, 32);
@@ -282,6 +327,7 @@ int main(void) {
         const struct tg_vocab * v = tg_llama_model_vocab(m);
         CHECK(v && tg_vocab_n_tokens(v) == 32000, "the model's vocabulary has %d tokens", v ? tg_vocab_n_tokens(v) : -1);
         check_consistency(m, &rows[2]);
+        check_flash_attn(m, &rows[2]);
 #ifdef TG_HAVE_BLAS
         check_blas(m, &rows[2]);
 #endif

@@ -790,6 +790,86 @@ static void case_cross_entropy(void) {
     }
 }
 
+// FLASH_ATTN_EXT against softmax(scale * K.q + mask) V in float64: F16 and
+// F32 K/V, grouped-query heads, a permuted q, lengths that are not multiples
+// of the kernel's tiles, an F16 mask with a fully masked row (zeros), and a
+// NaN in q (that row NaN, the others not).
+static void case_flash_attn(void) {
+    const int64_t D = 40, Dv = 24, C = 300, T = 19, H = 6;
+    for (int v = 0; v < 4; v++) {
+        const enum tg_type kvt = v % 2 ? TG_TYPE_F32 : TG_TYPE_F16;
+        const int64_t Hk = v < 2 ? 2 : 6;
+        const enum tg_type mt = v == 3 ? TG_TYPE_F16 : TG_TYPE_F32;
+        struct tg_context * ctx = new_ctx();
+        const int64_t sq[4] = { D, T, H, 1 }, sk[4] = { D, C, Hk, 1 }, sv[4] = { C, Dv, Hk, 1 };
+        struct tg_tensor * q = input(ctx, TG_TYPE_F32, sq, v == 1 ? L_PERM : L_CONTIG, -1, 1);
+        struct tg_tensor * k = input(ctx, kvt, sk, L_CONTIG, -1, 1);
+        struct tg_tensor * vv = input(ctx, kvt, sv, L_CONTIG, -1, 1);
+        struct tg_tensor * m = tg_new_tensor_2d(ctx, mt, C, T + 3);
+        for (int64_t t = 0; t < T + 3; t++)
+            for (int64_t c = 0; c < C; c++) {
+                double x = (c > t + (C - T)) || t == 4 ? -INFINITY : -0.5 * (double) ((c * 7 + t * 3) % 11) / 11.0;
+                setv(m, c, t, 0, 0, x);
+            }
+        const float scale = 0.37f;
+        struct tg_tensor * out = tg_flash_attn_ext(ctx, q, k, vv, m, scale);
+        CHECK(out != NULL, "flash_attn_ext builds: %s", out ? "" : tg_last_error());
+        if (!out) { tg_context_free(ctx); continue; }
+        double * ref = ref_alloc(out);
+        double * sc = malloc((size_t) C * sizeof(double));
+        for (int64_t h = 0; h < H; h++)
+            for (int64_t t = 0; t < T; t++) {
+                const int64_t hk = h / (H / Hk);
+                double mx = -INFINITY, sum = 0;
+                for (int64_t c = 0; c < C; c++) {
+                    double d = 0;
+                    for (int64_t i = 0; i < D; i++) d += getv(q, i, t, h, 0) * getv(k, i, c, hk, 0);
+                    sc[c] = scale * d + getv(m, c, t, 0, 0);
+                    if (sc[c] > mx) mx = sc[c];
+                }
+                if (mx == -INFINITY) continue;   // fully masked: zeros
+                for (int64_t c = 0; c < C; c++) { sc[c] = exp(sc[c] - mx); sum += sc[c]; }
+                for (int64_t d = 0; d < Dv; d++) {
+                    double o = 0;
+                    for (int64_t c = 0; c < C; c++) o += sc[c] * getv(vv, c, d, hk, 0);
+                    ref[(t * H + h) * Dv + d] = o / sum;
+                }
+            }
+        free(sc);
+        char what[200], dq[64];
+        snprintf(what, sizeof(what), "flash_attn_ext q %s k/v %s [%lld,%lld,%lld] heads %lld/%lld mask %s", desc(q, dq, sizeof(dq)),
+                 tg_type_name(kvt), (long long) D, (long long) C, (long long) Dv, (long long) H, (long long) Hk, tg_type_name(mt));
+        if (compute(ctx, out, what)) {
+            check_out(out, ref, kvt == TG_TYPE_F16 ? 1e-5 : 1e-10, what);
+            bool zeros = true;
+            for (int64_t h = 0; h < H; h++) for (int64_t d = 0; d < Dv; d++) zeros &= getv(out, d, h, 4, 0) == 0.0;
+            CHECK(zeros, "[%s] %s: the fully masked token gives zeros", g_level, what);
+        }
+        free(ref);
+        tg_context_free(ctx);
+    }
+    // a NaN in token 7's query of head 3: that row is NaN, the rest finite
+    struct tg_context * ctx = new_ctx();
+    const int64_t sq[4] = { 16, 9, 4, 1 }, sk[4] = { 16, 33, 2, 1 }, sv[4] = { 33, 16, 2, 1 };
+    struct tg_tensor * q = input(ctx, TG_TYPE_F32, sq, L_CONTIG, -1, 1);
+    struct tg_tensor * k = input(ctx, TG_TYPE_F16, sk, L_CONTIG, -1, 1);
+    struct tg_tensor * vv = input(ctx, TG_TYPE_F16, sv, L_CONTIG, -1, 1);
+    setv(q, 5, 7, 3, 0, NAN);
+    struct tg_tensor * out = tg_flash_attn_ext(ctx, q, k, vv, NULL, 0.25f);
+    if (compute(ctx, out, "flash_attn_ext with a NaN")) {
+        bool ok = true;
+        for (int64_t t = 0; t < 9; t++) for (int64_t h = 0; h < 4; h++) for (int64_t d = 0; d < 16; d++) {
+            const double x = getv(out, d, h, t, 0);
+            ok &= (t == 7 && h == 3) ? isnan(x) : isfinite(x);
+        }
+        CHECK(ok, "[%s] flash_attn_ext: a NaN in one query makes exactly its row NaN", g_level);
+    }
+    // shape errors are named
+    CHECK(tg_flash_attn_ext(ctx, q, vv, k, NULL, 0.25f) == NULL && strstr(tg_last_error(), "flash_attn_ext"),
+          "flash_attn_ext with k and v swapped fails: %s", tg_last_error());
+    tg_context_free(ctx);
+}
+
 static void case_set_acc(void) {
     static const int64_t sa[4] = { 10, 6, 3, 1 }, sb[4] = { 4, 3, 2, 1 };
     for (int acc = 0; acc < 2; acc++) {
@@ -893,6 +973,7 @@ static void run_all_cases(void) {
     case_glu();
     case_diag_mask();
     case_cross_entropy();
+    case_flash_attn();
     case_set_acc();
     case_mul_mat();
 }

@@ -322,6 +322,43 @@ struct tg_tensor * tg_soft_max_ext(struct tg_context * ctx, struct tg_tensor * a
     return soft_max_impl(ctx, a, mask, scale, max_bias, false, "soft_max_ext");
 }
 
+struct tg_tensor * tg_flash_attn_ext(struct tg_context * ctx, struct tg_tensor * q, struct tg_tensor * k,
+                                     struct tg_tensor * v, struct tg_tensor * mask, float scale) {
+    const char * name = "flash_attn_ext";
+    NEED_CTX(name); NEED(q, name); NEED(k, name); NEED(v, name);
+    if (q->type != TG_TYPE_F32) return tg__fail2(TG_ERR_TYPE, name, q, k, "q must be f32");
+    if ((k->type != TG_TYPE_F16 && k->type != TG_TYPE_F32) || (v->type != TG_TYPE_F16 && v->type != TG_TYPE_F32))
+        return tg__fail2(TG_ERR_TYPE, name, k, v, "k and v must be f16 or f32");
+    if (!isfinite(scale)) return tg__fail1(TG_ERR_INVALID_ARG, name, q, "scale %g must be finite", (double) scale);
+    if (k->ne[0] != q->ne[0])
+        return tg__fail2(TG_ERR_SHAPE, name, q, k, "k.ne0 (%lld) != q.ne0 (%lld): the head sizes differ",
+                         (long long) k->ne[0], (long long) q->ne[0]);
+    if (v->ne[0] != k->ne[1])
+        return tg__fail2(TG_ERR_SHAPE, name, k, v, "v.ne0 (%lld cells) != k.ne1 (%lld cells)", (long long) v->ne[0],
+                         (long long) k->ne[1]);
+    if (v->ne[2] != k->ne[2] || k->ne[2] <= 0 || q->ne[2] % k->ne[2] != 0)
+        return tg__fail2(TG_ERR_SHAPE, name, q, k, "q heads (%lld) must be a multiple of k heads (%lld), v heads %lld",
+                         (long long) q->ne[2], (long long) k->ne[2], (long long) v->ne[2]);
+    if (q->ne[3] != 1 || k->ne[3] != 1 || v->ne[3] != 1) return tg__fail2(TG_ERR_SHAPE, name, q, k, "dimension 3 must be 1");
+    if (k->nb[0] != tg_type_size(k->type) || v->nb[0] != tg_type_size(v->type))
+        return tg__fail2(TG_ERR_SHAPE, name, k, v, "k rows and v rows must be contiguous");
+    if (mask) {
+        if (mask->type != TG_TYPE_F32 && mask->type != TG_TYPE_F16) return tg__fail2(TG_ERR_TYPE, name, q, mask, "mask must be f32 or f16");
+        if (mask->ne[0] != k->ne[1] || mask->ne[1] < q->ne[1] || mask->ne[2] != 1 || mask->ne[3] != 1)
+            return tg__fail2(TG_ERR_SHAPE, name, q, mask, "mask must be [%lld cells, >= %lld tokens], is [%lld, %lld, %lld, %lld]",
+                             (long long) k->ne[1], (long long) q->ne[1], (long long) mask->ne[0], (long long) mask->ne[1],
+                             (long long) mask->ne[2], (long long) mask->ne[3]);
+        if (!tg_is_contiguous_rows(mask)) return tg__fail2(TG_ERR_SHAPE, name, q, mask, "mask rows must be contiguous");
+    }
+    const int64_t ne[4] = { v->ne[1], q->ne[2], q->ne[1], 1 };
+    struct tg_tensor * t = tg__op_new(ctx, TG_OP_FLASH_ATTN_EXT, TG_TYPE_F32, ne, q, k, name);
+    if (!t) return NULL;
+    t->src[2] = v;
+    t->src[3] = mask;
+    tg__set_param_f32(t, 0, scale);
+    return t;
+}
+
 static struct tg_tensor * rope_impl(struct tg_context * ctx, struct tg_tensor * a, struct tg_tensor * pos,
                                     struct tg_tensor * ff, int n_dims, int mode,
                                     float freq_base, float freq_scale, bool inplace, const char * name) {

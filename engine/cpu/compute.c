@@ -73,6 +73,12 @@ static bool sup_glu(const struct tg_tensor * d) {
 static bool sup_ce(const struct tg_tensor * d) {
     return is_f32(d) && is_float(d->src[0]) && is_float(d->src[1]);
 }
+static bool sup_flash_attn(const struct tg_tensor * d) {
+    const struct tg_tensor * q = d->src[0], * k = d->src[1], * v = d->src[2], * m = d->src[3];
+    return is_f32(d) && tg_is_contiguous(d) && q && k && v && q->type == TG_TYPE_F32 &&
+           (k->type == TG_TYPE_F16 || k->type == TG_TYPE_F32) && (v->type == TG_TYPE_F16 || v->type == TG_TYPE_F32) &&
+           (!m || m->type == TG_TYPE_F16 || m->type == TG_TYPE_F32);
+}
 static bool sup_set_acc(const struct tg_tensor * d) {
     return is_f32(d) && is_f32(d->src[0]) && is_float(d->src[1]);
 }
@@ -104,6 +110,10 @@ static int64_t tasks_matmul(const struct tg_tensor * d) {
     double t = work / (double) atomic_load(&g_grain);
     return t > 1e9 ? 1000000000 : (int64_t) t + 1;
 }
+
+// Fused attention: one task per (head, tile of 16 tokens), each a whole pass
+// over the cells.
+static int64_t tasks_attn(const struct tg_tensor * d) { return d->ne[1] * ((d->ne[2] + 15) / 16); }
 
 // Per-thread scratch: 4 f32 rows of the widest row of the node, + 64 slack each.
 int64_t tg_cpu_row_stride(const struct tg_tensor * dst) {
@@ -176,6 +186,7 @@ static const struct op_desc g_ops[TG_OP_COUNT] = {
     [TG_OP_CROSS_ENTROPY_LOSS] = { tg_cpu_op_cross_entropy, sup_ce, tasks_src0_rows, ws_partials },
     [TG_OP_SET]      = { tg_cpu_op_set_acc,  sup_set_acc,    tasks_elems, ws_rows },
     [TG_OP_ACC]      = { tg_cpu_op_set_acc,  sup_set_acc,    tasks_elems, ws_rows },
+    [TG_OP_FLASH_ATTN_EXT] = { tg_cpu_op_flash_attn, sup_flash_attn, tasks_attn, tg_cpu_flash_attn_work_size },
 };
 
 static bool is_noop(enum tg_op op) {

@@ -197,5 +197,7 @@ void tg_cpu_op_rope(const struct tg_cpu_params * p, struct tg_tensor * dst);
 void tg_cpu_op_diag_mask_inf(const struct tg_cpu_params * p, struct tg_tensor * dst);
 void tg_cpu_op_cross_entropy(const struct tg_cpu_params * p, struct tg_tensor * dst);
 void tg_cpu_op_set_acc(const struct tg_cpu_params * p, struct tg_tensor * dst);    // SET, ACC
+void tg_cpu_op_flash_attn(const struct tg_cpu_params * p, struct tg_tensor * dst);  // ops-attn.c
+size_t tg_cpu_flash_attn_work_size(const struct tg_tensor * dst, int nth);
 
 #endif

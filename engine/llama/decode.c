@@ -2,6 +2,7 @@
 // logits of the requested tokens.
 #include "core/grow.h"
 #include "llama-impl.h"
+#include "tg/observe.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -39,7 +40,7 @@ struct tg_llama_context_params tg_llama_context_default_params(void) {
     struct tg_llama_context_params p = {
         .n_ctx = 512, .n_batch = 512, .n_ubatch = 512, .n_threads = 4,
         .type_k = TG_TYPE_F16, .type_v = TG_TYPE_F16,
-        .logits_all = false, .devices = NULL, .eval_cb = NULL, .eval_cb_user = NULL,
+        .logits_all = false, .flash_attn = TG_FLASH_ATTN_AUTO, .devices = NULL, .eval_cb = NULL, .eval_cb_user = NULL,
     };
     return p;
 }
@@ -72,7 +73,7 @@ static enum tg_status reserve(struct tg_llama_context * c) {
         if (!gctx) return tg_last_status();
         struct tg_llama_ubatch_graph ug;
         enum tg_status st = tg_llama_build_graph(gctx, c->model, &c->kv, shapes[i][0], c->params.n_ctx - shapes[i][0],
-                                                 shapes[i][1], shapes[i][2], &ug);
+                                                 shapes[i][1], shapes[i][2], tg_llama_context_flash_attn(c), &ug);
         if (!st) st = tg_llama_exec_reserve(c->exec, ug.graph);
         tg_llama_exec_reset(c->exec);
         tg_context_free(gctx);
@@ -204,6 +205,15 @@ static enum tg_status read_logits(struct tg_llama_context * c, int32_t u0) {
     return TG_OK;
 }
 
+bool tg_llama_context_flash_attn(const struct tg_llama_context * c) {
+    if (!c) return false;
+    switch (c->params.flash_attn) {
+    case TG_FLASH_ATTN_ON:  return true;
+    case TG_FLASH_ATTN_OFF: return false;
+    default:                return !c->params.eval_cb && tg_observe_n_global() == 0 && !tg_llama_exec_observed(c->exec);
+    }
+}
+
 // Builds, allocates, fills and computes the graph of tokens [u0, u0+T).
 static enum tg_status decode_ubatch(struct tg_llama_context * c, const struct tg_llama_batch * b, int32_t u0, int32_t T) {
     int32_t n_out = 0;
@@ -218,11 +228,13 @@ static enum tg_status decode_ubatch(struct tg_llama_context * c, const struct tg
     c->gctx = tg_context_new(cp);
     if (!c->gctx) return tg_last_status();
     struct tg_llama_ubatch_graph ug;
-    enum tg_status st = tg_llama_build_graph(c->gctx, c->model, &c->kv, T, p0, tg_llama_kv_n_cells(&c->kv, p0 + T), n_out, &ug);
+    const bool fa = tg_llama_context_flash_attn(c);
+    enum tg_status st = tg_llama_build_graph(c->gctx, c->model, &c->kv, T, p0, tg_llama_kv_n_cells(&c->kv, p0 + T), n_out,
+                                             fa, &ug);
     if (st) return st;
     c->ug = ug;
     double t1 = tg_llama_time_ms();
-    tg_llama_exec_marker(c->exec, T, p0, u0 / c->params.n_ubatch, b->n_tokens, b->pos0);
+    tg_llama_exec_marker(c->exec, T, p0, u0 / c->params.n_ubatch, b->n_tokens, b->pos0, fa);
     if ((st = tg_llama_exec_alloc(c->exec, ug.graph))) return st;
     if ((st = set_inputs(c, b, u0))) return st;
     double t2 = tg_llama_time_ms();

@@ -24,6 +24,7 @@ struct builder {
     struct tg_graph * gf;
     struct tg_llama_ubatch_graph * out;
     int32_t n_tokens, pos0, n_kv, n_outputs;
+    bool flash_attn;
 };
 
 #define CHK(x) do { if (!(x)) return NULL; } while (0)
@@ -127,14 +128,21 @@ static struct tg_tensor * build_attn(struct builder * b, struct tg_tensor * q, i
     struct tg_tensor * k = tg_view_3d(ctx, kc, h->head_dim, C, h->n_head_kv,           // [Hd,C,Hk]
                                       kc->nb[1], tg_row_size(kc->type, h->head_dim), 0);
     CHK(k); tg_format_name(k, "k-%d", il);
-    struct tg_tensor * kq = named(tg_mul_mat(ctx, k, qp), "kq", il);                   // [C,T,H]
-    CHK(kq);
     float scale = 1.0f / sqrtf((float) h->head_dim);
-    kq = named(tg_soft_max_ext(ctx, kq, b->out->kq_mask, scale, 0.0f), "kq_soft_max", il);
-    CHK(kq);
     struct tg_tensor * v = tg_view_3d(ctx, vc, C, h->head_dim, h->n_head_kv,           // [C,Hd,Hk]
                                       vc->nb[1], vc->nb[1] * (size_t) h->head_dim, 0);
     CHK(v); tg_format_name(v, "v-%d", il);
+    if (b->flash_attn) {   // fused: softmax(k.q * scale + mask) v in one node -> [Hd,H,T]
+        struct tg_tensor * fa = named(tg_flash_attn_ext(ctx, qp, k, v, b->out->kq_mask, scale), "__fattn__", il);
+        CHK(fa);
+        struct tg_tensor * cur = named(tg_reshape_2d(ctx, fa, (int64_t) h->head_dim * h->n_head, T), "kqv_out", il);
+        CHK(cur);
+        return named(tg_mul_mat(ctx, L->wo, cur), "attn_out", il);
+    }
+    struct tg_tensor * kq = named(tg_mul_mat(ctx, k, qp), "kq", il);                   // [C,T,H]
+    CHK(kq);
+    kq = named(tg_soft_max_ext(ctx, kq, b->out->kq_mask, scale, 0.0f), "kq_soft_max", il);
+    CHK(kq);
     struct tg_tensor * kqv = named(tg_mul_mat(ctx, v, kq), "kqv", il);                 // [Hd,T,H]
     CHK(kqv);
     struct tg_tensor * merged = tg_permute(ctx, kqv, 0, 2, 1, 3);                      // [Hd,H,T]
@@ -207,9 +215,10 @@ int tg_llama_graph_size(const struct tg_llama_model * m) {
 
 enum tg_status tg_llama_build_graph(struct tg_context * ctx, const struct tg_llama_model * m,
                                     const struct tg_llama_kv * kv, int32_t n_tokens, int32_t pos0,
-                                    int32_t n_kv, int32_t n_outputs, struct tg_llama_ubatch_graph * out) {
+                                    int32_t n_kv, int32_t n_outputs, bool flash_attn,
+                                    struct tg_llama_ubatch_graph * out) {
     memset(out, 0, sizeof *out);
-    struct builder b = { ctx, m, kv, NULL, out, n_tokens, pos0, n_kv, n_outputs };
+    struct builder b = { ctx, m, kv, NULL, out, n_tokens, pos0, n_kv, n_outputs, flash_attn };
     out->n_tokens = n_tokens; out->pos0 = pos0; out->n_kv = n_kv; out->n_outputs = n_outputs;
     if (n_tokens < 1 || n_outputs < 1 || n_outputs > n_tokens || pos0 < 0 || pos0 + n_tokens > n_kv || n_kv > kv->n_ctx)
         return tg_error(TG_ERR_INVALID_ARG, "llama graph: bad micro-batch (tokens %d, outputs %d, pos0 %d, cells %d of %d)",

@@ -111,10 +111,13 @@ struct tg_llama_ubatch_graph {
 // Builds the llama graph of n_tokens tokens at positions pos0.. over n_kv
 // cache cells, with n_outputs output rows (n_outputs == n_tokens: every
 // token; otherwise out_ids selects them before the last layer's FFN).
-// Tensors go into ctx (no_alloc). Returns TG_OK or the constructor's error.
+// Tensors go into ctx (no_alloc). flash_attn: one FLASH_ATTN_EXT node per
+// layer (__fattn__-N) instead of kq / kq_soft_max / kqv. Returns TG_OK or the
+// constructor's error.
 enum tg_status tg_llama_build_graph(struct tg_context * ctx, const struct tg_llama_model * m,
                                     const struct tg_llama_kv * kv, int32_t n_tokens, int32_t pos0,
-                                    int32_t n_kv, int32_t n_outputs, struct tg_llama_ubatch_graph * out);
+                                    int32_t n_kv, int32_t n_outputs, bool flash_attn,
+                                    struct tg_llama_ubatch_graph * out);
 // Nodes (upper bound) the graph of a model takes.
 int tg_llama_graph_size(const struct tg_llama_model * m);
 
@@ -155,7 +158,9 @@ void tg_llama_exec_reset(struct tg_llama_exec * e);
 // "n_tokens=T pos=P seq=0 ubatch=U batch_tokens=N batch_pos=P0" (T tokens at
 // positions P.., micro-batch U of a decode call of N tokens from P0).
 void tg_llama_exec_marker(struct tg_llama_exec * e, int32_t n_tokens, int32_t pos, int32_t ubatch,
-                          int32_t batch_tokens, int32_t batch_pos);
+                          int32_t batch_tokens, int32_t batch_pos, bool flash_attn);
+// True when the executor's scheduler has observers of its own.
+bool tg_llama_exec_observed(const struct tg_llama_exec * e);
 
 // Small helpers.
 double tg_llama_time_ms(void);

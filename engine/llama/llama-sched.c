@@ -192,7 +192,11 @@ enum tg_status tg_llama_exec_compute(struct tg_llama_exec * e, struct tg_graph *
 }
 
 void tg_llama_exec_marker(struct tg_llama_exec * e, int32_t n_tokens, int32_t pos, int32_t ubatch,
-                          int32_t batch_tokens, int32_t batch_pos) {
-    tg_observe_marker(e->sched, "decode", "n_tokens=%d pos=%d seq=0 ubatch=%d batch_tokens=%d batch_pos=%d",
-                      n_tokens, pos, ubatch, batch_tokens, batch_pos);
+                          int32_t batch_tokens, int32_t batch_pos, bool flash_attn) {
+    tg_observe_marker(e->sched, "decode", "n_tokens=%d pos=%d seq=0 ubatch=%d batch_tokens=%d batch_pos=%d attn=%s",
+                      n_tokens, pos, ubatch, batch_tokens, batch_pos, flash_attn ? "fused" : "unfused");
+}
+
+bool tg_llama_exec_observed(const struct tg_llama_exec * e) {
+    return e && e->sched && tg_sched_n_observers(e->sched) > 0;
 }

@@ -107,3 +107,5 @@ void tg_sched_remove_observer(struct tg_sched * sched, const struct tg_observer 
         return;
     }
 }
+
+int tg_sched_n_observers(const struct tg_sched * sched) { return sched ? sched->n_obs : 0; }

@@ -231,6 +231,19 @@ struct tg_tensor * tg_soft_max(struct tg_context * ctx, struct tg_tensor * a);
 struct tg_tensor * tg_soft_max_inplace(struct tg_context * ctx, struct tg_tensor * a);
 struct tg_tensor * tg_soft_max_ext(struct tg_context * ctx, struct tg_tensor * a, struct tg_tensor * mask, float scale, float max_bias);
 
+// Fused attention: out[:, h, t] = sum_c softmax_c(scale * k[:, c, h'] . q[:, t, h]
+// + mask[c, t]) * v[c, :, h'], h' = h / (H / Hk) (grouped-query heads), computed
+// with an online softmax over blocks of cells (the scores are never stored).
+// q F32 [D, T, H] (any strides, e.g. a permuted view); k F16/F32 [D, C, Hk]
+// with contiguous rows; v F16/F32 [C, Dv, Hk] given transposed (cells along
+// ne0, contiguous), as the llama KV cache keeps it; mask NULL or F32/F16
+// [C, T'] (T' >= T, contiguous rows), shared by the heads. Result F32
+// [Dv, H, T] (contiguous), i.e. the heads of a token side by side.
+// op_params[0] = scale (f32 bits). A row whose scores are all -inf gives
+// zeros; a NaN score makes the row NaN.
+struct tg_tensor * tg_flash_attn_ext(struct tg_context * ctx, struct tg_tensor * q, struct tg_tensor * k,
+                                     struct tg_tensor * v, struct tg_tensor * mask, float scale);
+
 // Rotary embedding. a F32 [d,h,n,1] (head dim, heads, tokens), pos I32 [n].
 // Rotates the first n_dims (even, <= d) of each row; mode TG_ROPE_NORMAL
 // pairs (2i, 2i+1), TG_ROPE_NEOX pairs (i, i + n_dims/2).

@@ -122,6 +122,13 @@ enum tg_status tg_llama_quantize_file(const char * in, const char * out, const c
 // (decode returns TG_ERR_ABORTED).
 typedef bool (*tg_llama_eval_cb)(struct tg_tensor * t, bool ask, void * user);
 
+// Attention path (llama.cpp's -fa): AUTO = the fused FLASH_ATTN_EXT node
+// unless something watches the nodes (an eval callback, or an observer such
+// as a trace recorder is attached when a graph is built): then the unfused
+// kq / kq_soft_max / kqv nodes stay, so they can be inspected. ON / OFF force
+// one path. The path a decode took is in its "decode" marker (attn=...).
+enum tg_llama_flash_attn { TG_FLASH_ATTN_AUTO = 0, TG_FLASH_ATTN_ON = 1, TG_FLASH_ATTN_OFF = 2 };
+
 struct tg_llama_context_params {
     int32_t      n_ctx;      // KV cache cells (max positions); 0 = the model's n_ctx_train. Default 512.
     int32_t      n_batch;    // max tokens per tg_llama_decode call (logical batch); 0 = n_ctx. Default 512.
@@ -130,6 +137,7 @@ struct tg_llama_context_params {
     enum tg_type type_k;     // KV cache types: TG_TYPE_F16 (default) or TG_TYPE_F32
     enum tg_type type_v;
     bool         logits_all; // tg_llama_decode keeps the logits of every token (perplexity); default false
+    enum tg_llama_flash_attn flash_attn; // attention path; default AUTO (see above)
     const char * devices;    // backends in priority order, comma-separated device names (tg/backend.h
                              // registry, e.g. "BLAS,CPU"); the CPU is appended as the fallback when
                              // missing. NULL or "" = "CPU". Weights live in a host buffer of usage
@@ -140,6 +148,9 @@ struct tg_llama_context_params {
 
 // Defaults: see the field comments.
 struct tg_llama_context_params tg_llama_context_default_params(void);
+// Whether the next graph of c uses the fused attention node (the flash_attn
+// setting resolved now). False for NULL.
+bool tg_llama_context_flash_attn(const struct tg_llama_context * c);
 
 // Creates a context on a loaded model: allocates and zeroes the KV cache
 // (n_layer x n_ctx x n_embd_kv of type_k and type_v), the thread pool and

@@ -155,6 +155,8 @@ bool tg_sched_get_poison(const struct tg_sched * sched);
 enum tg_status tg_sched_add_observer(struct tg_sched * sched, const struct tg_observer * obs);
 // Detaches the observer added with this user pointer and callbacks. No-op if absent.
 void tg_sched_remove_observer(struct tg_sched * sched, const struct tg_observer * obs);
+// Observers attached to this scheduler (not counting the global ones); 0 for NULL.
+int tg_sched_n_observers(const struct tg_sched * sched);
 
 #ifdef __cplusplus
 }
