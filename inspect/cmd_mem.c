@@ -150,98 +150,34 @@ static bool analyse_graph(struct tg_trace * tr, int gi, struct graph_report * r)
 
 struct resize { int64_t from, to; };
 
-static int engine_op(struct tg_trace * tr, int op) {
-    const char * n = tg_trace_op_name(tr, op);
-    for (int i = 0; i < TG_OP_COUNT; i++)
-        if (!strcmp(tg_op_name((enum tg_op) i), n)) return i;
-    return -1;
-}
-
-static int engine_type(struct tg_trace * tr, int type) {
-    const char * n = tg_trace_type_name(tr, type);
-    for (int i = 0; i < TG_TYPE_COUNT; i++) {
-        const char * e = tg_type_name((enum tg_type) i);
-        if (e && !strcmp(e, n)) return i;
-    }
-    return -1;
-}
-
 // Peak (high-water mark) per recorded compute buffer of graph gi when every
 // dimension equal to rs->from is rs->to (rs NULL: as recorded). Buffers are
 // identified by the recorded buffer index of the tensors placed in them.
 // Returns false with why[] on failure.
 static bool replan(struct tg_trace * tr, int gi, const struct resize * rs, uint64_t * peak, int n_peak,
                    char * why, size_t cap) {
-    struct tg_trace_graph g;
-    if (!tg_trace_get_graph(tr, gi, &g)) { snprintf(why, cap, "graph unreadable"); return false; }
-    int nt = g.n_nodes + g.n_leafs;
-    struct tg_context_params cp = { .mem_size = (size_t) (nt + 16) * tg_tensor_overhead() + tg_graph_overhead(nt + 16) + 4096,
-                                    .no_alloc = true };
-    struct tg_context * ctx = tg_context_new(cp);
-    struct tg_tensor ** ts = calloc((size_t) (nt ? nt : 1), sizeof(*ts));
-    int * bufid = calloc((size_t) (nt ? nt : 1), sizeof(int));
+    struct tg_fx_graph * fg = tg_fx_rebuild(tr, gi, rs ? rs->from : 0, rs ? rs->to : 0, why, cap);
+    if (!fg) return false;
+    const int n_nodes = fg->graph->n_nodes, n_leafs = fg->graph->n_leafs;
     bool ok = false;
-    struct tg_gallocr * ga = NULL;
-    if (!ctx || !ts || !bufid) { snprintf(why, cap, "out of memory"); goto done; }
-    // tensors: leafs first (sources), then nodes in order; views after their source
-    for (int pass = 0; pass < 2; pass++) {
-        for (int k = 0; k < nt; k++) {
-            int ti = pass == 0 ? g.n_nodes + k : k;
-            if (pass == 0 && k >= g.n_leafs) break;
-            if (pass == 1 && k >= g.n_nodes) break;
-            struct tg_trace_tensor t;
-            struct tg_trace_alloc a;
-            if (!tg_trace_get_tensor(tr, gi, ti, &t) || !tg_trace_get_alloc(tr, gi, ti, &a)) {
-                snprintf(why, cap, "tensor %d of graph %u unreadable", ti, g.graph_id);
-                goto done;
-            }
-            int type = engine_type(tr, t.type), op = engine_op(tr, t.op);
-            if (type < 0 || op < 0) {
-                snprintf(why, cap, "'%s': type %s or op %s unknown to this engine", t.name, tg_trace_type_name(tr, t.type),
-                         tg_trace_op_name(tr, t.op));
-                goto done;
-            }
-            int64_t ne[4];
-            for (int d = 0; d < 4; d++) ne[d] = rs && t.ne[d] == rs->from ? rs->to : t.ne[d];
-            struct tg_tensor * x = tg_new_tensor(ctx, (enum tg_type) type, 4, ne);
-            if (!x) { snprintf(why, cap, "'%s': %s", t.name, tg_last_error()); goto done; }
-            snprintf(x->name, sizeof(x->name), "%s", t.name);
-            x->op = (enum tg_op) op;
-            memcpy(x->op_params, t.op_params, sizeof(x->op_params));
-            x->flags = t.flags;
-            for (int s = 0; s < TG_TRACE_MAX_SRC && s < TG_MAX_SRC; s++)
-                x->src[s] = t.src[s] >= 0 && t.src[s] < nt ? ts[t.src[s]] : NULL;
-            if (t.view_src >= 0 && t.view_src < nt && ts[t.view_src]) {
-                x->view_src = ts[t.view_src];
-                x->view_offs = (size_t) t.view_offs;
-            }
-            // memory the graph did not plan (weights, KV cache, inputs set before): somewhere else
-            if (!x->view_src && (a.flags & (TG_TRACE_ALLOC_EXTERNAL | TG_TRACE_ALLOC_NONE))) x->data = (void *) (uintptr_t) 64;
-            bufid[ti] = a.buffer;
-            ts[ti] = x;
-        }
-    }
-    for (int k = 0; k < nt; k++)
-        if (!ts[k]) { snprintf(why, cap, "tensor %d of graph %u has a source after it", k, g.graph_id); goto done; }
-    struct tg_graph * gr = tg_graph_new(ctx, nt + 16);
-    if (!gr) { snprintf(why, cap, "%s", tg_last_error()); goto done; }
-    for (int k = 0; k < g.n_nodes; k++) gr->nodes[gr->n_nodes++] = ts[k];
-    for (int k = 0; k < g.n_leafs; k++) gr->leafs[gr->n_leafs++] = ts[g.n_nodes + k];
     // one buffer type per recorded buffer index: copies of the CPU buffer type (the same sizes and
     // alignment; distinct, so the allocator keeps one buffer per recorded buffer)
     int nb = tg_trace_n_buffers(tr, gi);
     if (nb <= 0) nb = 1;
     struct tg_buffer_type * bt = malloc((size_t) nb * sizeof(*bt));
     struct tg_buffer_type ** bufts = malloc((size_t) nb * sizeof(*bufts));
-    int * node_ids = malloc((size_t) (g.n_nodes ? g.n_nodes : 1) * sizeof(int));
-    int * leaf_ids = malloc((size_t) (g.n_leafs ? g.n_leafs : 1) * sizeof(int));
+    int * node_ids = malloc((size_t) (n_nodes ? n_nodes : 1) * sizeof(int));
+    int * leaf_ids = malloc((size_t) (n_leafs ? n_leafs : 1) * sizeof(int));
     if (bt && bufts && node_ids && leaf_ids) {
         for (int b = 0; b < nb; b++) { bt[b] = *tg_cpu_buffer_type(); bufts[b] = &bt[b]; }
-        for (int k = 0; k < g.n_nodes; k++) node_ids[k] = bufid[k] >= 0 && bufid[k] < nb ? bufid[k] : 0;
-        for (int k = 0; k < g.n_leafs; k++) leaf_ids[k] = bufid[g.n_nodes + k] >= 0 && bufid[g.n_nodes + k] < nb ? bufid[g.n_nodes + k] : 0;
-        ga = tg_gallocr_new_n(bufts, nb);
+        for (int k = 0; k < n_nodes; k++) node_ids[k] = fg->bufid[k] >= 0 && fg->bufid[k] < nb ? fg->bufid[k] : 0;
+        for (int k = 0; k < n_leafs; k++) {
+            const int id = fg->bufid[n_nodes + k];
+            leaf_ids[k] = id >= 0 && id < nb ? id : 0;
+        }
+        struct tg_gallocr * ga = tg_gallocr_new_n(bufts, nb);
         if (!ga) snprintf(why, cap, "%s", tg_last_error());
-        else if (tg_gallocr_reserve_n(ga, gr, node_ids, leaf_ids) != TG_OK)
+        else if (tg_gallocr_reserve_n(ga, fg->graph, node_ids, leaf_ids) != TG_OK)
             snprintf(why, cap, "the allocator failed: %s", tg_last_error());
         else {
             for (int b = 0; b < n_peak; b++) {
@@ -257,10 +193,7 @@ static bool replan(struct tg_trace * tr, int gi, const struct resize * rs, uint6
     free(bufts);
     free(node_ids);
     free(leaf_ids);
-done:
-    free(ts);
-    free(bufid);
-    tg_context_free(ctx);
+    tg_fx_graph_free(fg);
     return ok;
 }
 

@@ -8,29 +8,39 @@
 // separate copy times).
 #include "cli.h"
 #include "fx.h"
+#include "tg/backend.h"
+#include "tg/core.h"
+#include "tg/sched.h"
+#include "tg/status.h"
 #include "tg/trace-read.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 struct splits_opts {
-    int  graph;
-    bool json;
+    int          graph;
+    bool         json;
+    const char * what_if;
 };
 
 static const struct tg_cli_opt splits_opts_table[] = {
     { "--graph", "-g", "G", "the graph (an id as `trace info` prints it; default: the graph with the most copy bytes, "
       "then the most splits)", TG_CLI_INT, offsetof(struct splits_opts, graph), 0, 2147483647.0, false, NULL, NULL },
+    { "--what-if", NULL, "NODE=BACKEND", "re-run the scheduler's placement passes on the recorded graph with NODE "
+      "forced onto BACKEND and print the splits and copy bytes it would save (without it: each split's opening node "
+      "moved to the previous split's backend)", TG_CLI_STR, offsetof(struct splits_opts, what_if), 0, 0, false, NULL, NULL },
     { "--json", NULL, NULL, "the same as JSON", TG_CLI_FLAG, offsetof(struct splits_opts, json), 0, 0, false, NULL, NULL },
     { 0 },
 };
 
 static void splits_defaults(struct splits_opts * o) { *o = (struct splits_opts) { .graph = -1 }; }
 
-TG_CLI_COMMAND_OPTS(splits, "splits FILE [--graph G] [--json]",
+TG_CLI_COMMAND_OPTS(splits, "splits FILE [--graph G] [--what-if NODE=BACKEND] [--json]",
     "a graph's splits: backend, node range, input copies (bytes, time), the placement cause that opened each split, "
-    "ranked by cost", splits_opts_table, struct splits_opts, splits_defaults)
+    "ranked by cost, and what moving a node to another backend would save (the placement re-run offline)",
+    splits_opts_table, struct splits_opts, splits_defaults)
 
 struct split_row {
     int      si;
@@ -82,6 +92,110 @@ static void split_times(struct tg_trace * tr, int gi, struct split_row * rows, i
     }
     for (int s = 0; s < ns; s++)
         if (rows[s].n_computes) { rows[s].node_us /= rows[s].n_computes; rows[s].copy_us /= rows[s].n_computes; }
+}
+
+// ---- what-if: the scheduler's placement re-run on the rebuilt graph ------------------------
+
+struct replace_result { int n_splits; uint64_t copy_bytes; };
+
+// Re-runs the placement of graph gi on the recorded scheduler's backends (the
+// real ones of this build, weights and other pre-allocated tensors in small
+// stand-in buffers of the recorded backend and usage), with node `pin` (-1:
+// none) forced onto backend `pin_backend`. False with why[] on failure.
+static bool replace_graph(struct tg_trace * tr, int gi, int pin, int pin_backend, struct replace_result * out,
+                          char * why, size_t cap) {
+    struct tg_trace_graph g;
+    struct tg_trace_sched sc;
+    if (!tg_trace_get_graph(tr, gi, &g)) { snprintf(why, cap, "graph unreadable"); return false; }
+    int si = -1;
+    for (int i = 0; i < tg_trace_n_scheds(tr); i++)
+        if (tg_trace_get_sched(tr, i, &sc) && sc.sched_id == g.sched_id) { si = i; break; }
+    if (si < 0) { snprintf(why, cap, "graph %u was computed without a scheduler", g.graph_id); return false; }
+    struct tg_fx_graph * fg = tg_fx_rebuild(tr, gi, 0, 0, why, cap);
+    if (!fg) return false;
+    struct tg_backend * be[TG_TRACE_MAX_BACKENDS] = { NULL };
+    enum { MAXB = 64 };
+    struct tg_buffer * bufs[MAXB] = { NULL };
+    struct tg_sched * sched = NULL;
+    bool ok = false;
+    for (int b = 0; b < sc.n_backends; b++) {
+        be[b] = tg_backend_init_by_name(sc.backend[b], NULL);
+        if (!be[b]) { snprintf(why, cap, "backend %s of the trace is not available here: %s", sc.backend[b], tg_last_error()); goto done; }
+    }
+    // pre-allocated memory: a stand-in buffer per recorded buffer (the placement reads only where it lives)
+    const int nb = tg_trace_n_buffers(tr, gi);
+    for (int i = 0; i < fg->n; i++) {
+        struct tg_tensor * x = fg->ts[i];
+        struct tg_trace_alloc a;
+        if (x->view_src || !tg_trace_get_alloc(tr, gi, i, &a) || !(a.flags & TG_TRACE_ALLOC_EXTERNAL)) continue;
+        x->data = NULL;
+        struct tg_trace_buffer tb;
+        if (a.buffer < 0 || a.buffer >= nb || a.buffer >= MAXB || !tg_trace_get_buffer(tr, gi, a.buffer, &tb)) continue;
+        if (!bufs[a.buffer]) {
+            const int owner = tb.backend >= 0 && tb.backend < sc.n_backends ? tb.backend : sc.n_backends - 1;
+            bufs[a.buffer] = tg_backend_alloc_buffer(be[owner], 64);
+            if (!bufs[a.buffer]) { snprintf(why, cap, "%s", tg_last_error()); goto done; }
+            tg_buffer_set_usage(bufs[a.buffer], tb.usage == TG_TRACE_USAGE_WEIGHTS ? TG_BUFFER_USAGE_WEIGHTS
+                                                : tb.usage == TG_TRACE_USAGE_COMPUTE ? TG_BUFFER_USAGE_COMPUTE
+                                                                                     : TG_BUFFER_USAGE_ANY);
+        }
+        x->buffer = bufs[a.buffer];
+        x->data = tg_buffer_get_base(bufs[a.buffer]);
+    }
+    for (int i = 0; i < fg->n; i++) {   // views of pre-allocated tensors share their buffer
+        struct tg_tensor * x = fg->ts[i];
+        if (x->view_src && x->view_src->buffer) { x->buffer = x->view_src->buffer; x->data = x->view_src->data; }
+        else if (x->view_src) x->data = NULL;
+    }
+    sched = tg_sched_new(be, sc.n_backends, fg->graph->n_nodes + 16);
+    if (!sched) { snprintf(why, cap, "%s", tg_last_error()); goto done; }
+    if (pin >= 0 && tg_sched_set_tensor_backend(sched, fg->ts[pin], be[pin_backend]) != TG_OK) {
+        snprintf(why, cap, "%s", tg_last_error());
+        goto done;
+    }
+    if (tg_sched_alloc_graph(sched, fg->graph) != TG_OK) { snprintf(why, cap, "%s", tg_last_error()); goto done; }
+    out->n_splits = tg_sched_get_n_splits(sched);
+    out->copy_bytes = 0;
+    for (int s = 0; s < out->n_splits; s++) {   // the bytes of each split's inputs, as the trace records them
+        const struct tg_sched_split * sp = tg_sched_get_split(sched, s);
+        for (int k = 0; k < sp->n_inputs; k++) out->copy_bytes += tg_nbytes(sp->inputs[k]);
+    }
+    ok = true;
+done:
+    tg_sched_free(sched);
+    for (int i = 0; i < MAXB; i++) tg_buffer_free(bufs[i]);
+    for (int b = 0; b < sc.n_backends; b++) tg_backend_free(be[b]);
+    tg_fx_graph_free(fg);
+    return ok;
+}
+
+// One what-if line (or JSON object): node ti of graph gi on backend b.
+static void print_what_if(struct tg_trace * tr, int gi, const struct tg_trace_graph * g, int ti, int b,
+                          const struct replace_result * base, bool json, bool first) {
+    char name[TG_TRACE_NAME], why[512], b1[32], b2[32];
+    tg_trace_tensor_name(tr, gi, ti, name);
+    const char * be = tg_trace_backend_name(tr, g->sched_id, b);
+    struct replace_result r;
+    const bool ok = replace_graph(tr, gi, ti, b, &r, why, sizeof(why));
+    if (json) {
+        printf("%s{\"node\": ", first ? "" : ", ");
+        tg_fx_json_str(stdout, name);
+        printf(", \"backend\": ");
+        tg_fx_json_str(stdout, be);
+        if (ok) printf(", \"n_splits\": %d, \"copy_bytes\": %" PRIu64 ", \"splits_saved\": %d, \"copy_bytes_saved\": %" PRId64 "}",
+                       r.n_splits, r.copy_bytes, base->n_splits - r.n_splits, (int64_t) base->copy_bytes - (int64_t) r.copy_bytes);
+        else {
+            printf(", \"error\": ");
+            tg_fx_json_str(stdout, why);
+            printf("}");
+        }
+        return;
+    }
+    if (!ok) { printf("  if '%s' ran on %s: not possible (%s)\n", name, be, why); return; }
+    const int64_t saved = (int64_t) base->copy_bytes - (int64_t) r.copy_bytes;
+    printf("  if '%s' ran on %s: %d split%s, %s copied (saves %d split%s and %s%s)\n", name, be, r.n_splits,
+           r.n_splits == 1 ? "" : "s", tg_fx_bytes(r.copy_bytes, b1, sizeof(b1)), base->n_splits - r.n_splits,
+           base->n_splits - r.n_splits == 1 ? "" : "s", saved < 0 ? "-" : "", tg_fx_bytes((uint64_t) (saved < 0 ? -saved : saved), b2, sizeof(b2)));
 }
 
 static int pick_graph(struct tg_trace * tr) {
@@ -197,9 +311,49 @@ static int cmd_splits(int argc, char ** argv) {
         if (o.json) printf("]}");
     }
     qsort(rows, (size_t) ns, sizeof(*rows), by_cost);
+    // what-if: the asked node, else each split's opening node on the previous split's backend
+    int wi_node = -1, wi_backend = -1;
+    if (o.what_if) {
+        const char * eq = strrchr(o.what_if, '=');
+        char node[TG_TRACE_NAME];
+        snprintf(node, sizeof(node), "%.*s", eq ? (int) (eq - o.what_if) : 0, o.what_if);
+        wi_node = eq && node[0] ? tg_trace_find_tensor(tr, gi, node) : -1;
+        if (!eq || !node[0] || !eq[1]) { rc = tg_cli_err("splits: --what-if '%s': expected NODE=BACKEND", o.what_if); goto done; }
+        if (wi_node < 0 || wi_node >= g.n_nodes) {
+            rc = tg_cli_err("splits: --what-if: graph %u has no node '%s' (see `tgdb trace nodes %s --graph %u`)", g.graph_id,
+                            node, pos[0], g.graph_id);
+            goto done;
+        }
+        struct tg_trace_sched sc = { 0 };
+        for (int i = 0; i < tg_trace_n_scheds(tr); i++)
+            if (tg_trace_get_sched(tr, i, &sc) && sc.sched_id == g.sched_id) break;
+        for (int b = 0; b < sc.n_backends; b++)
+            if (!strcasecmp(sc.backend[b], eq + 1)) wi_backend = b;
+        if (wi_backend < 0) {
+            char list[256] = "";
+            for (int b = 0; b < sc.n_backends; b++) snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", b ? ", " : "", sc.backend[b]);
+            rc = tg_cli_err("splits: --what-if: '%s' is not a backend of graph %u's scheduler (%s)", eq + 1, g.graph_id, list);
+            goto done;
+        }
+    }
+    struct replace_result base = { ns, total };
+    char why[512];
+    struct replace_result rerun;
+    const bool rerun_ok = replace_graph(tr, gi, -1, -1, &rerun, why, sizeof(why));
     if (o.json) {
         printf("], \"ranked\": [");
         for (int s = 0; s < ns; s++) printf("%s%d", s ? ", " : "", rows[s].si);
+        printf("], \"replanned\": ");
+        if (rerun_ok) printf("{\"n_splits\": %d, \"copy_bytes\": %" PRIu64 "}", rerun.n_splits, rerun.copy_bytes);
+        else tg_fx_json_str(stdout, why);
+        printf(", \"what_if\": [");
+        if (o.what_if) print_what_if(tr, gi, &g, wi_node, wi_backend, &base, true, true);
+        else for (int k = 0, n = 0; k < ns && n < 8; k++) {
+            if (rows[k].si == 0) continue;
+            struct tg_trace_split prev;
+            tg_trace_get_split(tr, gi, rows[k].si - 1, &prev);
+            print_what_if(tr, gi, &g, rows[k].sp.node_begin, prev.backend, &base, true, n++ == 0);
+        }
         printf("]}\n");
     } else {
         printf("ranked by cost (copy bytes, then copy time):\n");
@@ -208,6 +362,23 @@ static int cmd_splits(int argc, char ** argv) {
                    tg_trace_backend_name(tr, g.sched_id, rows[s].sp.backend), tg_fx_bytes(rows[s].copy_bytes, b1, sizeof(b1)),
                    rows[s].copy_us);
         if (!rows[0].copy_bytes) printf("  no copies between splits\n");
+        if (!rerun_ok) printf("what if: the placement cannot be re-run offline: %s\n", why);
+        else {
+            printf("what if (the placement passes re-run on the recorded graph: %d split%s, %s copied%s):\n", rerun.n_splits,
+                   rerun.n_splits == 1 ? "" : "s", tg_fx_bytes(rerun.copy_bytes, b1, sizeof(b1)),
+                   rerun.n_splits == ns && rerun.copy_bytes == total ? ", as recorded" : "; differs from the recording");
+            if (o.what_if) print_what_if(tr, gi, &g, wi_node, wi_backend, &base, false, true);
+            else {
+                int n = 0;
+                for (int k = 0; k < ns && n < 8; k++) {
+                    if (rows[k].si == 0) continue;
+                    struct tg_trace_split prev;
+                    tg_trace_get_split(tr, gi, rows[k].si - 1, &prev);
+                    print_what_if(tr, gi, &g, rows[k].sp.node_begin, prev.backend, &base, false, n++ == 0);
+                }
+                if (!n) printf("  one split: nothing to move\n");
+            }
+        }
     }
 done:
     free(rows);

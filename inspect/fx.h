@@ -24,6 +24,23 @@ const char * tg_fx_bytes(uint64_t n, char * buf, size_t cap);
 // sources. -1 if none (no allocation record, a loop, a damaged trace).
 int tg_fx_alloc_owner(const struct tg_trace * tr, int gi, int ti);
 
+// Graph gi of a trace rebuilt as engine tensors without data (a no_alloc
+// context): ts[i] is tensor i of the record (nodes, then leafs), with the
+// recorded op, op_params, sources and views; every dimension equal to `from`
+// becomes `to` (from 0: as recorded). Tensors whose memory the graph did not
+// plan (weights, caches, inputs) get a placeholder data pointer; bufid[i] is
+// the recorded buffer index of tensor i (TG_TRACE_NONE if none). NULL with
+// why[] on failure.
+struct tg_fx_graph {
+    struct tg_context * ctx;
+    struct tg_graph *   graph;
+    struct tg_tensor ** ts;
+    int *               bufid;
+    int                 n;
+};
+struct tg_fx_graph * tg_fx_rebuild(const struct tg_trace * tr, int gi, int64_t from, int64_t to, char * why, size_t cap);
+void tg_fx_graph_free(struct tg_fx_graph * fg);
+
 // `tgdb trace export FILE --format perfetto -o OUT [--json]` (argv[0] = "trace",
 // argv[1] = "export"). Returns the exit status.
 int tg_fx_trace_export(int argc, char ** argv);
