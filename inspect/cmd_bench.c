@@ -36,7 +36,7 @@ static const struct tg_cli_opt bench_table[] = {
     { .name = "--threads", .short_name = "-t", .value = "N[,N..]", .kind = TG_CLI_INTS, .off = BEN(threads), .lo = 1, .hi = 512,
       .help = "CPU threads" },
     { .name = "--flash-attn", .short_name = "-fa", .value = "MODE[,..]", .kind = TG_CLI_CHOICES, .off = BEN(fa),
-      .choices = TG_CLI_FA_CHOICES, .help = "fused attention; accepted, the fused path lands with issue 12" },
+      .choices = TG_CLI_FA_CHOICES, .help = "attention path per test: on = fused FLASH_ATTN_EXT, off = kq/kq_soft_max/kqv nodes, auto" },
     { .name = "--repetitions", .short_name = "-r", .value = "N", .kind = TG_CLI_INT, .off = BEN(reps), .lo = 1, .hi = 1000,
       .help = "runs of each test (mean and standard deviation over them)" },
     { .name = "--json", .kind = TG_CLI_FLAG, .off = BEN(json),
