@@ -56,6 +56,10 @@ static bool run_once(struct tg_llama_model * model, const struct cfg * c, int n_
     struct tg_llama_context_params cp = tg_llama_context_default_params();
     cp.n_ctx = n_pp + n_tg + 8;
     cp.n_threads = n_threads;
+    // the same graph in every configuration: -fa auto would fuse attention in
+    // the untraced run only (a trace keeps the kq nodes), mixing a graph change
+    // into the tracing overhead
+    cp.flash_attn = TG_FLASH_ATTN_OFF;
     struct tg_llama_context * ctx = tg_llama_context_new(model, &cp);
     if (!ctx) { fprintf(stderr, "bench_trace: %s\n", tg_last_error()); return false; }
     const char * path = "/tmp/tgdb-bench-trace.tgt";
