@@ -234,7 +234,36 @@ static void test_graph(void) {
     tg_context_free(ctx);
 }
 
+// tg_format_name writes what snprintf writes (its fast path for %s/%d/%%
+// formats, and the fallback), truncated to TG_MAX_NAME - 1 characters.
+static void test_format_name(void) {
+    struct tg_context * ctx = tg_context_new((struct tg_context_params) { .mem_size = 1 << 16 });
+    struct tg_tensor * t = ctx ? tg_new_tensor_1d(ctx, TG_TYPE_F32, 4) : NULL;
+    if (!CHECK(t != NULL, "a tensor to name")) { tg_context_free(ctx); return; }
+    char longs[150], want[TG_MAX_NAME];
+    memset(longs, 'y', sizeof(longs) - 1); longs[149] = 0;
+    bool same = true;
+    const int ints[] = { 0, 7, -3, 12345, -2147483647 - 1, 2147483647 };
+    const char * strs[] = { "attn_norm", "", "50%", longs };
+    for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++)
+        for (size_t j = 0; j < sizeof(strs) / sizeof(strs[0]); j++) {
+#define ONE(FMT, ...) do { tg_format_name(t, FMT, __VA_ARGS__); snprintf(want, sizeof(want), FMT, __VA_ARGS__); \
+                           if (strcmp(t->name, want)) { same = false; printf("     '%s' != '%s'\n", t->name, want); } } while (0)
+            ONE("%s-%d", strs[j], ints[i]);
+            ONE("%s (view)", strs[j]);
+            ONE("%d%%%s%d", ints[i], strs[j], ints[i]);
+            ONE("%s (copy of %s)", strs[j], strs[j]);
+            ONE("cache_k_l%d (view)", ints[i]);
+            ONE("%5d|%-4s|", ints[i], strs[j]);     // not the fast path
+            ONE("%x %s", (unsigned) ints[i], strs[j]);
+#undef ONE
+        }
+    CHECK(same, "tg_format_name matches snprintf for %%s/%%d/%%%% formats and the others, truncation included");
+    tg_context_free(ctx);
+}
+
 int main(void) {
+    test_format_name();
     test_context();
     test_tensor_access();
     test_views();

@@ -102,12 +102,51 @@ struct tg_tensor * tg_set_name(struct tg_tensor * t, const char * name) {
     return t;
 }
 
+// The names the graph builders write ("%s-%d", "%s (view)") take most of a
+// token's graph-building time through vsnprintf: formats made only of %s, %d
+// and %% are written here (the same output, truncated the same way), the
+// others go to vsnprintf.
+static bool format_simple(char * out, size_t cap, const char * fmt, va_list ap) {
+    for (const char * f = fmt; *f; f++)
+        if (*f == '%' && f[1] != 's' && f[1] != 'd' && f[1] != '%') return false;
+    size_t n = 0;
+    for (const char * f = fmt; *f; f++) {
+        char num[16];
+        const char * piece;
+        size_t len;
+        if (*f != '%') { piece = f; len = 1; }
+        else if (*++f == '%') { piece = f; len = 1; }
+        else if (*f == 's') { piece = va_arg(ap, const char *); if (!piece) piece = "(null)"; len = strlen(piece); }
+        else {
+            int v = va_arg(ap, int);
+            unsigned u = v < 0 ? 0u - (unsigned) v : (unsigned) v;
+            char * e = num + sizeof(num), * q = e;
+            do { *--q = (char) ('0' + u % 10); u /= 10; } while (u);
+            if (v < 0) *--q = '-';
+            piece = q;
+            len = (size_t) (e - q);
+        }
+        if (n + 1 < cap) {
+            size_t c = len < cap - 1 - n ? len : cap - 1 - n;
+            memcpy(out + n, piece, c);
+        }
+        n += len;
+    }
+    if (cap) out[n < cap ? n : cap - 1] = 0;
+    return true;
+}
+
 struct tg_tensor * tg_format_name(struct tg_tensor * t, const char * fmt, ...) {
     if (!t) return NULL;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(t->name, sizeof(t->name), fmt, ap);
+    bool done = format_simple(t->name, sizeof(t->name), fmt, ap);
     va_end(ap);
+    if (!done) {
+        va_start(ap, fmt);
+        vsnprintf(t->name, sizeof(t->name), fmt, ap);
+        va_end(ap);
+    }
     return t;
 }
 
