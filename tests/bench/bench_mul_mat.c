@@ -6,9 +6,15 @@
 //
 // A call is one MUL_MAT node; graphs of 8 such nodes are timed (the thread
 // pool wakes once per graph, as for a model's graph) and divided by 8.
+// Prompt shapes (n = 256) print GFLOP/s next to this machine's peak measured
+// here with the same threads: f32 FMA throughput for the float types, int8
+// multiply-accumulate throughput (AVX-512 VNNI vpdpbusd, else AVX2 maddubs)
+// for the quantized ones. A last table runs generation (n = 1) over distinct
+// weight matrices totalling 256 MiB, so the weights come from DRAM as in a
+// model's token, next to the DRAM read bandwidth.
 //
 // usage: bench_mul_mat [-t threads (2)] [-r repeats (scaled to ~0.2 s)]
-//                      [-l scalar|avx|avx2|avx512 (cap the SIMD level)]
+//                      [-l scalar|avx|avx2|avx512|avx512vnni (cap the SIMD level)]
 #include "cpu/vec-impl.h"
 #include "tg/cpu.h"
 
@@ -108,28 +114,132 @@ static double read_bandwidth(size_t bytes, int nth, int reps) {
     return (double) (per * (size_t) nth * 8) / med;
 }
 
+// ---- peak arithmetic throughput: register-only loops on every thread -----------------
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+static volatile double g_sink;   // the loops' results land here (so they are computed)
+__attribute__((target("avx512f"))) static double fma_loop_512(long iters) {
+    __m512 a[16];
+    for (int i = 0; i < 16; i++) a[i] = _mm512_set1_ps(1.0f + (float) i * 1e-3f);
+    const __m512 m = _mm512_set1_ps(0.999999f), c = _mm512_set1_ps(1e-7f);
+    for (long it = 0; it < iters; it++)
+        _Pragma("GCC unroll 16") for (int i = 0; i < 16; i++) { a[i] = _mm512_fmadd_ps(a[i], m, c); __asm__ volatile("" : : "v"(a[i])); }
+    __m512 s = a[0];
+    for (int i = 1; i < 16; i++) s = _mm512_add_ps(s, a[i]);
+    g_sink = (double) _mm512_reduce_add_ps(s);
+    return 2.0 * 16 * 16 * (double) iters;   // flops
+}
+__attribute__((target("avx2,fma"))) static double fma_loop_256(long iters) {
+    __m256 a[16];
+    for (int i = 0; i < 16; i++) a[i] = _mm256_set1_ps(1.0f + (float) i * 1e-3f);
+    const __m256 m = _mm256_set1_ps(0.999999f), c = _mm256_set1_ps(1e-7f);
+    for (long it = 0; it < iters; it++)
+        _Pragma("GCC unroll 16") for (int i = 0; i < 16; i++) { a[i] = _mm256_fmadd_ps(a[i], m, c); __asm__ volatile("" : : "v"(a[i])); }
+    __m256 s = a[0];
+    for (int i = 1; i < 16; i++) s = _mm256_add_ps(s, a[i]);
+    float o[8];
+    _mm256_storeu_ps(o, s);
+    g_sink = (double) o[0];
+    return 2.0 * 8 * 16 * (double) iters;
+}
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) static double vnni_loop(long iters) {
+    __m512i a[16];
+    for (int i = 0; i < 16; i++) a[i] = _mm512_set1_epi32(i);
+    const __m512i x = _mm512_set1_epi8(3), y = _mm512_set1_epi8(-2);
+    for (long it = 0; it < iters; it++)
+        _Pragma("GCC unroll 16") for (int i = 0; i < 16; i++) { a[i] = _mm512_dpbusd_epi32(a[i], x, y); __asm__ volatile("" : : "v"(a[i])); }
+    __m512i s = a[0];
+    for (int i = 1; i < 16; i++) s = _mm512_add_epi32(s, a[i]);
+    g_sink = (double) _mm512_reduce_add_epi32(s);
+    return 2.0 * 16 * 4 * 16 * (double) iters;   // int8 ops: 16 lanes x 4 products x 2
+}
+__attribute__((target("avx2"))) static double maddubs_loop(long iters) {
+    __m256i a[16];
+    for (int i = 0; i < 16; i++) a[i] = _mm256_set1_epi32(i);
+    const __m256i x = _mm256_set1_epi8(3), y = _mm256_set1_epi8(-2), one = _mm256_set1_epi16(1);
+    for (long it = 0; it < iters; it++)
+        _Pragma("GCC unroll 16") for (int i = 0; i < 16; i++) {
+            __m256i p = _mm256_maddubs_epi16(x, y);
+            __asm__ volatile("" : "+v"(p));   // one maddubs per step, as a kernel does
+            a[i] = _mm256_add_epi32(a[i], _mm256_madd_epi16(p, one));
+            __asm__ volatile("" : : "v"(a[i]));
+        }
+    __m256i s = a[0];
+    for (int i = 1; i < 16; i++) s = _mm256_add_epi32(s, a[i]);
+    g_sink = (double) _mm256_extract_epi32(s, 0);
+    return 2.0 * 32 * 16 * (double) iters;
+}
+#endif
+
+struct peak_job { int kind; long iters; double ops; pthread_barrier_t * bar; };
+static void * peak_worker(void * arg) {
+    struct peak_job * j = arg;
+    pthread_barrier_wait(j->bar);
+#if defined(__x86_64__)
+    switch (j->kind) {
+    case 0: j->ops = fma_loop_512(j->iters); break;
+    case 1: j->ops = fma_loop_256(j->iters); break;
+    case 2: j->ops = vnni_loop(j->iters); break;
+    default: j->ops = maddubs_loop(j->iters); break;
+    }
+#endif
+    pthread_barrier_wait(j->bar);
+    return NULL;
+}
+
+// Operations per second of loop `kind` on nth threads (best of 3).
+static double peak_ops(int kind, int nth) {
+    double best = 0;
+    for (int rep = 0; rep < 3; rep++) {
+        pthread_barrier_t bar;
+        pthread_barrier_init(&bar, NULL, (unsigned) nth + 1);
+        pthread_t th[64];
+        struct peak_job jobs[64];
+        for (int t = 0; t < nth; t++) {
+            jobs[t] = (struct peak_job) { kind, 20000000, 0, &bar };
+            pthread_create(&th[t], NULL, peak_worker, &jobs[t]);
+        }
+        pthread_barrier_wait(&bar);
+        double t0 = now_s();
+        pthread_barrier_wait(&bar);
+        double dt = now_s() - t0, ops = 0;
+        for (int t = 0; t < nth; t++) { pthread_join(th[t], NULL); ops += jobs[t].ops; }
+        pthread_barrier_destroy(&bar);
+        if (dt > 0 && ops / dt > best) best = ops / dt;
+    }
+    return best;
+}
+
 // ---- mul_mat ----------------------------------------------------------------------------
 
 enum { BENCH_NODES = 8 };   // mul_mat nodes per graph
 
 struct result { double t_med, t_min, gflops, wbytes_s; };
 
-static bool bench_one(struct tg_cpu_pool * pool, enum tg_type wt, int64_t k, int64_t m, int64_t n,
-                      int reps_arg, struct result * res, size_t * wbytes) {
-    struct tg_context_params cp = { (size_t) (k * m * 4 + k * n * 4 + BENCH_NODES * m * n * 4) + (8u << 20), NULL, false };
+// n_w distinct weight matrices (1: every node reads the same one, from
+// cache when it fits; more: each node its own, as a model's layers), nodes
+// mul_mat nodes per graph.
+static bool bench_one_w(struct tg_cpu_pool * pool, enum tg_type wt, int64_t k, int64_t m, int64_t n, int n_w, int nodes,
+                        int reps_arg, struct result * res, size_t * wbytes) {
+    const size_t wsz = tg_row_size(wt, k) * (size_t) m;
+    struct tg_context_params cp = { wsz * (size_t) n_w + (size_t) (k * n * 4 + nodes * m * n * 4) + (8u << 20), NULL, false };
     struct tg_context * ctx = tg_context_new(cp);
     if (!ctx) return false;
-    struct tg_tensor * a = tg_new_tensor_2d(ctx, wt, k, m);
+    struct tg_tensor * w[256];
+    bool ok = n_w >= 1 && n_w <= 256;
+    for (int i = 0; ok && i < n_w; i++) ok = (w[i] = tg_new_tensor_2d(ctx, wt, k, m)) != NULL;
+    struct tg_tensor * a = ok ? w[0] : NULL;
     struct tg_tensor * b = tg_new_tensor_2d(ctx, TG_TYPE_F32, k, n);
-    // BENCH_NODES independent products in one graph, as in a model: the
-    // pool's wake-up per graph is shared, the time per call is graph / nodes
-    struct tg_graph * g = a && b ? tg_graph_new(ctx, 2 * BENCH_NODES + 8) : NULL;
-    for (int i = 0; g && i < BENCH_NODES; i++) {
-        struct tg_tensor * d = tg_mul_mat(ctx, a, b);
+    // independent products in one graph, as in a model: the pool's wake-up
+    // per graph is shared, the time per call is graph / nodes
+    struct tg_graph * g = a && b ? tg_graph_new(ctx, 2 * nodes + n_w + 8) : NULL;
+    for (int i = 0; g && i < nodes; i++) {
+        struct tg_tensor * d = tg_mul_mat(ctx, w[i % n_w], b);
         if (!d || tg_graph_build_forward(g, d) != TG_OK) g = NULL;
     }
     if (!g) { tg_context_free(ctx); return false; }
-    // random weights (via f32 rows), random activations
+    // random weights (via f32 rows; the other matrices copy the first), random activations
     float * row = malloc((size_t) k * sizeof(float));
     uint32_t x = 12345;
     for (int64_t i = 0; i < m; i++) {
@@ -138,6 +248,7 @@ static bool bench_one(struct tg_cpu_pool * pool, enum tg_type wt, int64_t k, int
         if (wt == TG_TYPE_F32) memcpy(dst, row, (size_t) k * sizeof(float));
         else tg_type_traits(wt)->from_float(row, dst, k);
     }
+    for (int i = 1; i < n_w; i++) memcpy(w[i]->data, a->data, wsz);
     for (int64_t t = 0; t < k * n; t++) { x = x * 1664525u + 1013904223u; ((float *) b->data)[t] = (float) (x >> 8) / 16777216.0f - 0.5f; }
     free(row);
     *wbytes = tg_nbytes(a);
@@ -145,15 +256,15 @@ static bool bench_one(struct tg_cpu_pool * pool, enum tg_type wt, int64_t k, int
     // repeats: ~0.2 s in total unless given
     double t0 = now_s();
     if (tg_cpu_graph_compute(pool, g, NULL) != TG_OK) { tg_context_free(ctx); return false; }
-    double one = (now_s() - t0) / BENCH_NODES;
-    int reps = reps_arg > 0 ? reps_arg : (int) (0.2 / BENCH_NODES / (one > 1e-6 ? one : 1e-6));
+    double one = (now_s() - t0) / nodes;
+    int reps = reps_arg > 0 ? reps_arg : (int) (0.2 / nodes / (one > 1e-6 ? one : 1e-6));
     if (reps < 5) reps = 5;
     if (reps > 5000) reps = 5000;
     double * ts = malloc(sizeof(double) * (size_t) reps);
     for (int r = 0; r < reps; r++) {
         t0 = now_s();
         tg_cpu_graph_compute(pool, g, NULL);
-        ts[r] = (now_s() - t0) / BENCH_NODES;
+        ts[r] = (now_s() - t0) / nodes;
     }
     qsort(ts, (size_t) reps, sizeof(double), cmp_double);
     res->t_med = ts[reps / 2];
@@ -163,6 +274,11 @@ static bool bench_one(struct tg_cpu_pool * pool, enum tg_type wt, int64_t k, int
     free(ts);
     tg_context_free(ctx);
     return true;
+}
+
+static bool bench_one(struct tg_cpu_pool * pool, enum tg_type wt, int64_t k, int64_t m, int64_t n,
+                      int reps_arg, struct result * res, size_t * wbytes) {
+    return bench_one_w(pool, wt, k, m, n, 1, BENCH_NODES, reps_arg, res, wbytes);
 }
 
 int main(int argc, char ** argv) {
@@ -177,26 +293,40 @@ int main(int argc, char ** argv) {
                 : !strcmp(l, "avx512vnni") ? TG_SIMD_AVX512VNNI : -2;
             if (cap == -2) { fprintf(stderr, "bench_mul_mat: unknown level '%s'\n", l); return 1; }
         } else {
-            fprintf(stderr, "usage: bench_mul_mat [-t threads] [-r repeats] [-l scalar|avx|avx2|avx512]\n");
+            fprintf(stderr, "usage: bench_mul_mat [-t threads] [-r repeats] [-l scalar|avx|avx2|avx512|avx512vnni]\n");
             return 1;
         }
     }
     if (nth < 1 || nth > 64) { fprintf(stderr, "bench_mul_mat: threads must be 1..64\n"); return 1; }
     tg_cpu_set_simd_cap(cap);
-    static const char * level_names[] = { "scalar", "avx", "avx2", "avx512" };
+    static const char * level_names[] = { "scalar", "avx", "avx2", "avx512", "avx512vnni" };
     struct tg_cpu_pool * pool = tg_cpu_pool_new(nth);
     if (!pool) { fprintf(stderr, "bench_mul_mat: cannot create a pool of %d threads\n", nth); return 1; }
 
+    const struct tg_cpu_features f = tg_cpu_features();
+    const int lvl = tg_cpu_simd_level();
+    double peak_f = 0, peak_q = 0;
+    const char * peak_f_name = "none", * peak_q_name = "none";
+#if defined(__x86_64__)
+    if (lvl >= TG_SIMD_AVX512) { peak_f = peak_ops(0, nth); peak_f_name = "AVX-512 FMA"; }
+    else if (lvl >= TG_SIMD_AVX2 && f.fma) { peak_f = peak_ops(1, nth); peak_f_name = "AVX2 FMA"; }
+    if (lvl >= TG_SIMD_AVX512VNNI && f.avx512vnni) { peak_q = peak_ops(2, nth); peak_q_name = "AVX-512 VNNI vpdpbusd"; }
+    else if (lvl >= TG_SIMD_AVX2) { peak_q = peak_ops(3, nth); peak_q_name = "AVX2 maddubs+madd"; }
+#endif
     const double bw_dram = read_bandwidth(256u << 20, nth, 5);
     printf("MUL_MAT benchmark: %d thread(s), SIMD level %s (cpu: %s), k = 768\n",
-           nth, level_names[tg_cpu_simd_level()], tg_cpu_simd_name());
-    printf("read bandwidth, %d thread(s): %.1f GB/s (256 MiB buffer)\n\n", nth, bw_dram * 1e-9);
-    printf("%-5s %-10s %4s %11s %11s %9s %11s %14s %6s\n", "type", "weights", "n", "time/call", "(min)", "GFLOP/s",
-           "weights/s", "read bw (same", "ratio");
-    printf("%-5s %-10s %4s %11s %11s %9s %11s %14s %6s\n", "", "m x k", "", "(median)", "", "(median)", "(n=1)", "size buffer)", "");
-    const enum tg_type types[] = { TG_TYPE_F32, TG_TYPE_F16, TG_TYPE_Q8_0, TG_TYPE_Q4_0 };
-    const int64_t ms[] = { 768, 2048 }, ns[] = { 1, 256 };
-    for (int ti = 0; ti < 4; ti++)
+           nth, level_names[lvl], tg_cpu_simd_name());
+    printf("peak, %d thread(s): f32 %.1f GFLOP/s (%s), int8 %.1f GOP/s (%s); DRAM read bandwidth %.1f GB/s (256 MiB buffer)\n\n",
+           nth, peak_f * 1e-9, peak_f_name, peak_q * 1e-9, peak_q_name, bw_dram * 1e-9);
+    printf("%-6s %-10s %4s %11s %11s %9s %7s %11s %14s %6s\n", "type", "weights", "n", "time/call", "(min)", "GFLOP/s",
+           "of peak", "weights/s", "read bw (same", "ratio");
+    printf("%-6s %-10s %4s %11s %11s %9s %7s %11s %14s %6s\n", "", "m x k", "", "(median)", "", "(median)", "", "(n=1)",
+           "size buffer)", "");
+    const enum tg_type types[] = { TG_TYPE_F32, TG_TYPE_F16, TG_TYPE_BF16, TG_TYPE_Q8_0, TG_TYPE_Q4_0, TG_TYPE_IQ4_NL,
+                                   TG_TYPE_Q4_K, TG_TYPE_Q5_K, TG_TYPE_Q6_K, TG_TYPE_IQ4_XS };
+    const int n_types = (int) (sizeof(types) / sizeof(types[0]));
+    const int64_t ms[] = { 768, 3072 }, ns[] = { 1, 256 };
+    for (int ti = 0; ti < n_types; ti++)
     for (int mi = 0; mi < 2; mi++)
     for (int ni = 0; ni < 2; ni++) {
         struct result r;
@@ -204,18 +334,39 @@ int main(int argc, char ** argv) {
         char shape[32];
         snprintf(shape, sizeof shape, "%lldx768", (long long) ms[mi]);
         if (!bench_one(pool, types[ti], 768, ms[mi], ns[ni], reps, &r, &wbytes)) {
-            printf("%-5s %-10s %4lld   failed: %s\n", tg_type_name(types[ti]), shape, (long long) ns[ni], tg_last_error());
+            printf("%-6s %-10s %4lld   failed: %s\n", tg_type_name(types[ti]), shape, (long long) ns[ni], tg_last_error());
             continue;
         }
+        const bool quant = tg_type_traits(types[ti])->is_quantized;
+        const double peak = quant ? peak_q : peak_f;
         if (ns[ni] == 1) {
             const double bw = read_bandwidth(wbytes, nth, 200);
-            printf("%-5s %-10s %4lld %8.1f us %8.1f us %9.1f %6.1f GB/s %9.1f GB/s %5.0f%%\n", tg_type_name(types[ti]), shape,
-                   (long long) ns[ni], r.t_med * 1e6, r.t_min * 1e6, r.gflops, r.wbytes_s * 1e-9, bw * 1e-9,
+            printf("%-6s %-10s %4lld %8.1f us %8.1f us %9.1f %7s %6.1f GB/s %9.1f GB/s %5.0f%%\n", tg_type_name(types[ti]), shape,
+                   (long long) ns[ni], r.t_med * 1e6, r.t_min * 1e6, r.gflops, "", r.wbytes_s * 1e-9, bw * 1e-9,
                    100.0 * r.wbytes_s / bw);
         } else {
-            printf("%-5s %-10s %4lld %8.1f us %8.1f us %9.1f\n", tg_type_name(types[ti]), shape, (long long) ns[ni],
-                   r.t_med * 1e6, r.t_min * 1e6, r.gflops);
+            printf("%-6s %-10s %4lld %8.1f us %8.1f us %9.1f %6.0f%%\n", tg_type_name(types[ti]), shape, (long long) ns[ni],
+                   r.t_med * 1e6, r.t_min * 1e6, r.gflops, peak > 0 ? 100.0 * r.gflops * 1e9 / peak : 0.0);
         }
+        fflush(stdout);
+    }
+    // generation from DRAM: distinct 3072x768 matrices, 256 MiB of weights in all per graph
+    printf("\ngeneration (n = 1) over distinct 3072x768 weight matrices, 256 MiB per graph (from DRAM), "
+           "next to the DRAM read bandwidth %.1f GB/s:\n", bw_dram * 1e-9);
+    printf("%-6s %9s %11s %11s %6s\n", "type", "matrices", "time/call", "weights/s", "of bw");
+    for (int ti = 0; ti < n_types; ti++) {
+        const size_t one = tg_row_size(types[ti], 768) * 3072;
+        int nw = (int) ((256u << 20) / one);
+        if (nw > 256) nw = 256;
+        if (nw < 2) nw = 2;
+        struct result r;
+        size_t wbytes = 0;
+        if (!bench_one_w(pool, types[ti], 768, 3072, 1, nw, nw, reps > 0 ? reps : 20, &r, &wbytes)) {
+            printf("%-6s   failed: %s\n", tg_type_name(types[ti]), tg_last_error());
+            continue;
+        }
+        printf("%-6s %9d %8.1f us %6.1f GB/s %5.0f%%\n", tg_type_name(types[ti]), nw, r.t_med * 1e6, r.wbytes_s * 1e-9,
+               100.0 * r.wbytes_s / bw_dram);
         fflush(stdout);
     }
     tg_cpu_pool_free(pool);
