@@ -569,10 +569,11 @@ static void test_other_quant_types(void) {
                     R[(i2 * n + j) * m + i] = acc;
                 }
             }
-            // IQ4_NL runs on the Q8_0 kernels: bitwise the same for any thread
-            // count within a level, levels within float rounding (like Q8_0);
-            // the other types are bitwise the same at every level too.
-            const bool per_level = wt == TG_TYPE_IQ4_NL;
+            // IQ4_NL, Q5_0, Q4_1, Q5_1 run on Q8_0-style kernels (per block f32
+            // multiply-adds): bitwise the same for any thread count within a
+            // level, levels within float rounding (like Q8_0); the K-quants and
+            // IQ4_XS are bitwise the same at every level too.
+            const bool per_level = wt == TG_TYPE_IQ4_NL || wt == TG_TYPE_Q5_0 || wt == TG_TYPE_Q4_1 || wt == TG_TYPE_Q5_1;
             float * first = NULL, * level_first = NULL;
             bool same = true;
             double level_err = 0;
@@ -594,9 +595,12 @@ static void test_other_quant_types(void) {
                 }
                 if (!first) {
                     const double e = nmse(out, R, m * n * r);
-                    CHECK(e <= 1e-9, "MUL_MAT w=%s (activations %s) a[%lld,%lld,%lld] b[%lld,%lld,%lld]: nmse %.3g <= 1e-9",
+                    // Q8_1's offset term s is stored in f16 (as the reference runtime
+                    // has it): the float64 product of dequantized rows differs by that
+                    const double thr = vt == TG_TYPE_Q8_1 ? 1e-6 : 1e-9;
+                    CHECK(e <= thr, "MUL_MAT w=%s (activations %s) a[%lld,%lld,%lld] b[%lld,%lld,%lld]: nmse %.3g <= %.0e",
                           tg_type_name(wt), tg_type_name(vt), (long long) k, (long long) m, (long long) p, (long long) k,
-                          (long long) n, (long long) r, e);
+                          (long long) n, (long long) r, e, thr);
                     first = out;
                 } else {
                     same = same && memcmp(first, out, sizeof(float) * (size_t) (m * n * r)) == 0;

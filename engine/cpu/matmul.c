@@ -57,6 +57,11 @@ static bool mm_make_plan(const struct tg_tensor * dst, int nth, struct mm_plan *
             pl->vec_type = TG_TYPE_Q8_K;
             break;
         }
+        if (tg_mm_legacy_supported(a->type)) {
+            pl->kind = TG_MM_LEGACY;
+            pl->vec_type = tg_type_vec_dot_type(a->type);
+            break;
+        }
         if (!tg_vec_dot_generic_supported(a->type)) return false;
         pl->kind = TG_MM_GENERIC;
         pl->vec_type = tg_type_vec_dot_type(a->type);
@@ -173,6 +178,7 @@ void tg_cpu_mul_mat(const struct tg_cpu_params * p, struct tg_tensor * dst) {
     const int level = tg_cpu_simd_level();
     const tg_mm_block_fn fn = pl.kind == TG_MM_GENERIC ? tg_mm_block_generic
                             : pl.kind == TG_MM_KQUANT ? tg_mm_kquant_block(a->type, level)
+                            : pl.kind == TG_MM_LEGACY ? tg_mm_legacy_block(a->type, level)
                             : pl.kind >= TG_MM_Q8_Q8 ? tg_mm_quant_block(pl.kind, level)
                                                      : tg_mm_float_block(pl.kind, level);
     const int64_t m = dst->ne[0], n = dst->ne[1], r = dst->ne[2], s = dst->ne[3];

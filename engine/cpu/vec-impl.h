@@ -52,6 +52,7 @@ enum tg_mm_kind {
     TG_MM_Q4_Q8,      // q4_0 weights, q8_0 activations
     TG_MM_IQ4NL_Q8,   // iq4_nl weights, q8_0 activations
     TG_MM_KQUANT,     // Q2_K..Q6_K, IQ4_XS weights, Q8_K activations (vec-kquant.c)
+    TG_MM_LEGACY,     // Q5_0 (Q8_0 activations), Q4_1, Q5_1 (Q8_1 activations) (vec-legacy.c)
     TG_MM_GENERIC,    // other quantized weights, their tg_type_vec_dot_type activations (vec-generic.c)
     TG_MM_KIND_COUNT
 };
@@ -72,6 +73,10 @@ bool  tg_vec_dot_generic_supported(enum tg_type type);
 bool           tg_mm_kquant_supported(enum tg_type type);
 tg_mm_block_fn tg_mm_kquant_block(enum tg_type type, int level);
 float          tg_vec_dot_kquant(int level, enum tg_type type, int64_t n, const void * x, const void * y);
+
+// vec-legacy.c: Q5_0, Q4_1, Q5_1; NULL / false for other types.
+bool           tg_mm_legacy_supported(enum tg_type type);
+tg_mm_block_fn tg_mm_legacy_block(enum tg_type type, int level);
 
 // tg_quantize_row_q8_0 (same bytes), SIMD at levels >= TG_SIMD_AVX.
 void tg_mm_quantize_row_q8_0(int level, const float * x, tg_block_q8_0 * y, int64_t n);

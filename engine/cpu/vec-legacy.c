@@ -1,0 +1,214 @@
+// vec-legacy.c - dot products of the older 32-weight block types: Q5_0
+// against Q8_0 activations, Q4_1 and Q5_1 against Q8_1 (whose s = d * sum(q)
+// carries the weights' offset m).
+//
+// Reduction order (every level): per block of 32, the exact int32 sums of the
+// 8 groups of 4 consecutive products (lane u = elements 4u..4u+3) are
+// converted to f32 and multiply-added with dx * dy into 8 f32 lane
+// accumulators, like vec-quant.c; for Q4_1 / Q5_1 the block's offset term
+// m_x * s_y is added to one f32 accumulator in block order. At the end the
+// lanes are summed with the 8-lane tree and the offset sum is added. The AVX2
+// and VNNI paths give the same bits (vpdpbusd forms the same int32 lane sums
+// as maddubs + madd); the scalar path differs only where the compiler fuses a
+// multiply-add.
+#include "vec-impl.h"
+
+#include <stddef.h>
+#include <string.h>
+
+static inline uint32_t qh_bits(const uint8_t qh[4]) {
+    uint32_t v;
+    memcpy(&v, qh, 4);
+    return v;
+}
+
+// Element e (0..31) of a block as an integer level.
+static inline int q4_1_at(const void * b, int e) {
+    const tg_block_q4_1 * x = b;
+    return e < 16 ? (x->qs[e] & 0x0F) : (x->qs[e - 16] >> 4);
+}
+static inline int q5_at(const uint8_t * qs, const uint8_t * qh, int e) {
+    const int nib = e < 16 ? (qs[e] & 0x0F) : (qs[e - 16] >> 4);
+    return nib | (int) (((qh_bits(qh) >> e) & 1) << 4);
+}
+static inline int q5_0_at(const void * b, int e) { const tg_block_q5_0 * x = b; return q5_at(x->qs, x->qh, e) - 16; }
+static inline int q5_1_at(const void * b, int e) { const tg_block_q5_1 * x = b; return q5_at(x->qs, x->qh, e); }
+
+// ---- scalar ---------------------------------------------------------------
+
+static float dot_q5_0_scalar(int64_t nb, const char * x, const char * y) {
+    float s[8] = {0};
+    const tg_block_q5_0 * bx = (const tg_block_q5_0 *) x;
+    const tg_block_q8_0 * by = (const tg_block_q8_0 *) y;
+    for (int64_t b = 0; b < nb; b++) {
+        const float d = tg_fp16_to_fp32(bx[b].d) * tg_fp16_to_fp32(by[b].d);
+        for (int u = 0; u < 8; u++) {
+            int p = 0;
+            for (int t = 4 * u; t < 4 * u + 4; t++) p += q5_0_at(&bx[b], t) * by[b].qs[t];
+            s[u] += (float) p * d;
+        }
+    }
+    return tree8(s);
+}
+
+#define TG_DOT_1_SCALAR(NAME, BX, AT)                                          \
+static float NAME(int64_t nb, const char * x, const char * y) {               \
+    float s[8] = {0}, m = 0.0f;                                               \
+    const BX * bx = (const BX *) x;                                           \
+    const tg_block_q8_1 * by = (const tg_block_q8_1 *) y;                     \
+    for (int64_t b = 0; b < nb; b++) {                                        \
+        const float d = tg_fp16_to_fp32(bx[b].d) * tg_fp16_to_fp32(by[b].d);  \
+        for (int u = 0; u < 8; u++) {                                         \
+            int p = 0;                                                        \
+            for (int t = 4 * u; t < 4 * u + 4; t++) p += AT(&bx[b], t) * by[b].qs[t]; \
+            s[u] += (float) p * d;                                            \
+        }                                                                     \
+        m += tg_fp16_to_fp32(bx[b].m) * tg_fp16_to_fp32(by[b].s);             \
+    }                                                                         \
+    return tree8(s) + m;                                                      \
+}
+TG_DOT_1_SCALAR(dot_q4_1_scalar, tg_block_q4_1, q4_1_at)
+TG_DOT_1_SCALAR(dot_q5_1_scalar, tg_block_q5_1, q5_1_at)
+
+typedef float (*legacy_dot_fn)(int64_t nb, const char * x, const char * y);
+
+static inline void block_with(const struct tg_mm_args * g, legacy_dot_fn dot) {
+    const int64_t nb = g->k / 32;
+    for (int64_t i = 0; i < g->ni; i++)
+        for (int64_t j = 0; j < g->nj; j++)
+            g->c[j * g->ldc + i] = dot(nb, g->a + i * g->lda, g->b + j * g->ldb);
+}
+static void block_q5_0_scalar(const struct tg_mm_args * g) { block_with(g, dot_q5_0_scalar); }
+static void block_q4_1_scalar(const struct tg_mm_args * g) { block_with(g, dot_q4_1_scalar); }
+static void block_q5_1_scalar(const struct tg_mm_args * g) { block_with(g, dot_q5_1_scalar); }
+
+#ifdef TG_X86
+// ---- avx2, and avx512vl + vnni: RI x RJ tiles --------------------------------
+#define TG_LG_AVX2 "avx2,avx,fma,f16c"
+#define TG_LG_VNNI "avx512f,avx512bw,avx512vl,avx512vnni,avx2,avx,fma,f16c"
+
+static inline __attribute__((always_inline, target(TG_LG_AVX2))) float hsum8_lg(__m256 v) {
+    float l[8];
+    _mm256_storeu_ps(l, v);
+    return tree8(l);
+}
+
+// The 32 nibbles of a block in element order (low nibbles 0..15, high 16..31).
+static inline __attribute__((always_inline, target(TG_LG_AVX2))) __m256i nibbles(const uint8_t * qs) {
+    const __m128i t = _mm_loadu_si128((const __m128i *) qs), m4 = _mm_set1_epi8(0x0F);
+    return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(t, 4), m4), _mm_and_si128(t, m4));
+}
+// 0x10 in byte e where bit e of the block's qh is set.
+static inline __attribute__((always_inline, target(TG_LG_AVX2))) __m256i high_bits(const uint8_t * qh) {
+    const __m256i v = _mm256_set1_epi32((int) qh_bits(qh));
+    const __m256i shuf = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+                                          2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+    const __m256i bit = _mm256_set1_epi64x((long long) 0x8040201008040201ull);
+    const __m256i sel = _mm256_and_si256(_mm256_shuffle_epi8(v, shuf), bit);
+    return _mm256_and_si256(_mm256_cmpeq_epi8(sel, bit), _mm256_set1_epi8(0x10));
+}
+
+// Exact int32 lanes of sum(x * y) over each 4 elements: x unsigned (0..31)
+// or, when SIGNED, any int8 (through |x| and sign(y, x)); y int8 (-127..127).
+#define LG_PROD_AVX2(x, y, SIGNED) (SIGNED \
+    ? _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x)), _mm256_set1_epi16(1)) \
+    : _mm256_madd_epi16(_mm256_maddubs_epi16(x, y), _mm256_set1_epi16(1)))
+#define LG_PROD_VNNI(x, y, SIGNED) (SIGNED \
+    ? _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x)) \
+    : _mm256_dpbusd_epi32(_mm256_setzero_si256(), x, y))
+
+// A tile kernel: BX weights, BY activations, LOADX(block) -> 32 int8 levels,
+// HAS_M: the Q8_1 offset term.
+#define LG_TILE(NAME, TGT, PROD, BX, BY, LOADX, SIGNED, HAS_M)                   \
+static inline __attribute__((always_inline, target(TGT)))                        \
+void NAME(const int RI, const int RJ, int64_t nb, const char * a, size_t lda,     \
+          const char * b, size_t ldb, float * c, size_t ldc) {                   \
+    __m256 acc[4][4];                                                            \
+    float m[4][4];                                                               \
+    TG_UNROLL for (int i = 0; i < RI; i++)                                       \
+    TG_UNROLL for (int j = 0; j < RJ; j++) { acc[i][j] = _mm256_setzero_ps(); m[i][j] = 0.0f; } \
+    for (int64_t blk = 0; blk < nb; blk++) {                                     \
+        __m256i y[4];                                                            \
+        __m256 dy[4];                                                            \
+        float sy[4];                                                             \
+        TG_UNROLL for (int j = 0; j < RJ; j++) {                                 \
+            const BY * by = (const BY *) (b + j * ldb) + blk;                    \
+            y[j] = _mm256_loadu_si256((const __m256i *) by->qs);                 \
+            dy[j] = _mm256_set1_ps(_cvtsh_ss(by->d));                            \
+            sy[j] = HAS_M ? _cvtsh_ss(((const tg_block_q8_1 *) by)->s) : 0.0f;   \
+        }                                                                        \
+        TG_UNROLL for (int i = 0; i < RI; i++) {                                 \
+            const BX * bx = (const BX *) (a + i * lda) + blk;                    \
+            const __m256i x = LOADX(bx);                                         \
+            const __m256 dx = _mm256_set1_ps(_cvtsh_ss(bx->d));                  \
+            TG_UNROLL for (int j = 0; j < RJ; j++) {                             \
+                const __m256 p = _mm256_cvtepi32_ps(PROD(x, y[j], SIGNED));      \
+                acc[i][j] = _mm256_fmadd_ps(p, _mm256_mul_ps(dx, dy[j]), acc[i][j]); \
+                if (HAS_M) m[i][j] += _cvtsh_ss(((const tg_block_q4_1 *) bx)->m) * sy[j]; \
+            }                                                                    \
+        }                                                                        \
+    }                                                                            \
+    TG_UNROLL for (int j = 0; j < RJ; j++)                                       \
+    TG_UNROLL for (int i = 0; i < RI; i++)                                       \
+        c[j * ldc + i] = HAS_M ? hsum8_lg(acc[i][j]) + m[i][j] : hsum8_lg(acc[i][j]); \
+}
+
+// d and m are the first two fields of Q4_1 and Q5_1 alike.
+_Static_assert(offsetof(tg_block_q4_1, m) == offsetof(tg_block_q5_1, m), "m at the same offset");
+
+static inline __attribute__((always_inline, target(TG_LG_AVX2))) __m256i load_q4_1(const tg_block_q4_1 * b) {
+    return nibbles(b->qs);
+}
+static inline __attribute__((always_inline, target(TG_LG_AVX2))) __m256i load_q5_0(const tg_block_q5_0 * b) {
+    return _mm256_sub_epi8(_mm256_or_si256(nibbles(b->qs), high_bits(b->qh)), _mm256_set1_epi8(16));
+}
+static inline __attribute__((always_inline, target(TG_LG_AVX2))) __m256i load_q5_1(const tg_block_q5_1 * b) {
+    return _mm256_or_si256(nibbles(b->qs), high_bits(b->qh));
+}
+
+LG_TILE(tile_q5_0_avx2, TG_LG_AVX2, LG_PROD_AVX2, tg_block_q5_0, tg_block_q8_0, load_q5_0, 1, 0)
+LG_TILE(tile_q4_1_avx2, TG_LG_AVX2, LG_PROD_AVX2, tg_block_q4_1, tg_block_q8_1, load_q4_1, 0, 1)
+LG_TILE(tile_q5_1_avx2, TG_LG_AVX2, LG_PROD_AVX2, tg_block_q5_1, tg_block_q8_1, load_q5_1, 0, 1)
+LG_TILE(tile_q5_0_vnni, TG_LG_VNNI, LG_PROD_VNNI, tg_block_q5_0, tg_block_q8_0, load_q5_0, 1, 0)
+LG_TILE(tile_q4_1_vnni, TG_LG_VNNI, LG_PROD_VNNI, tg_block_q4_1, tg_block_q8_1, load_q4_1, 0, 1)
+LG_TILE(tile_q5_1_vnni, TG_LG_VNNI, LG_PROD_VNNI, tg_block_q5_1, tg_block_q8_1, load_q5_1, 0, 1)
+
+TG_MM_BLOCK(block_q5_0_avx2, __attribute__((target(TG_LG_AVX2))), tile_q5_0_avx2, 4, 2, 4, 32)
+TG_MM_BLOCK(block_q4_1_avx2, __attribute__((target(TG_LG_AVX2))), tile_q4_1_avx2, 4, 2, 4, 32)
+TG_MM_BLOCK(block_q5_1_avx2, __attribute__((target(TG_LG_AVX2))), tile_q5_1_avx2, 4, 2, 4, 32)
+TG_MM_BLOCK(block_q5_0_vnni, __attribute__((target(TG_LG_VNNI))), tile_q5_0_vnni, 4, 2, 4, 32)
+TG_MM_BLOCK(block_q4_1_vnni, __attribute__((target(TG_LG_VNNI))), tile_q4_1_vnni, 4, 2, 4, 32)
+TG_MM_BLOCK(block_q5_1_vnni, __attribute__((target(TG_LG_VNNI))), tile_q5_1_vnni, 4, 2, 4, 32)
+#endif
+
+bool tg_mm_legacy_supported(enum tg_type type) {
+    return type == TG_TYPE_Q5_0 || type == TG_TYPE_Q4_1 || type == TG_TYPE_Q5_1;
+}
+
+tg_mm_block_fn tg_mm_legacy_block(enum tg_type type, int level) {
+#ifdef TG_X86
+    if (level >= TG_SIMD_AVX512VNNI) {
+        switch (type) {
+        case TG_TYPE_Q5_0: return block_q5_0_vnni;
+        case TG_TYPE_Q4_1: return block_q4_1_vnni;
+        case TG_TYPE_Q5_1: return block_q5_1_vnni;
+        default: return NULL;
+        }
+    }
+    if (level >= TG_SIMD_AVX2) {
+        switch (type) {
+        case TG_TYPE_Q5_0: return block_q5_0_avx2;
+        case TG_TYPE_Q4_1: return block_q4_1_avx2;
+        case TG_TYPE_Q5_1: return block_q5_1_avx2;
+        default: return NULL;
+        }
+    }
+#endif
+    (void) level;
+    switch (type) {
+    case TG_TYPE_Q5_0: return block_q5_0_scalar;
+    case TG_TYPE_Q4_1: return block_q4_1_scalar;
+    case TG_TYPE_Q5_1: return block_q5_1_scalar;
+    default: return NULL;
+    }
+}
