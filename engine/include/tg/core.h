@@ -74,6 +74,8 @@ struct tg_tensor {
     void *       user;              // free for the application
     struct tg_context * ctx;        // owning context
     int32_t      id;                // creation index within the context
+    struct tg_tensor * grad;        // its gradient, once tg_graph_build_backward made one
+    struct tg_tensor * grad_of;     // for a gradient: the tensor it is the gradient of
 };
 
 // ---- contexts -------------------------------------------------------------
@@ -330,6 +332,26 @@ struct tg_graph * tg_graph_new(struct tg_context * ctx, int size);
 // TG_ERR_NOMEM (graph full, message says the capacity) on failure; the graph
 // is then incomplete (tg_graph_reset_visited and rebuild in a larger one).
 enum tg_status tg_graph_build_forward(struct tg_graph * g, struct tg_tensor * t);
+
+// ---- backward (automatic differentiation) ------------------------------------
+struct tg_backward_options {
+    bool second_order;   // also differentiate the gradient nodes (not supported yet: TG_ERR_UNSUPPORTED)
+};
+// Builds into gb (empty, or holding gf's nodes) gf's nodes followed by the
+// backward pass for the scalar loss (a node of gf, F32, one element): every
+// tensor flagged TG_FLAG_PARAM that the loss depends on, and every node
+// between, gets t->grad, a node named "grad of NAME" with grad->grad_of = t;
+// uses add up. The seed is a leaf "grad of LOSS" flagged input, set to 1 when
+// the context allocates data (else the caller sets it). Gradient nodes never
+// get gradients themselves. An op without a gradient gives
+// TG_ERR_UNSUPPORTED naming the op and the tensor that needed it.
+// Differentiable ops: ADD, SUB, MUL, DIV (b broadcast along whole
+// dimensions), SCALE, SQR, SQRT, LOG, NEG, SUM, SUM_ROWS, MEAN, REPEAT (whole
+// dimensions), MUL_MAT (2-D F32), OUT_PROD-free views (RESHAPE, PERMUTE,
+// TRANSPOSE), CONT, CPY, SOFT_MAX (scale, constant mask), CROSS_ENTROPY_LOSS
+// (w.r.t. the logits).
+enum tg_status tg_graph_build_backward(struct tg_context * ctx, struct tg_graph * gf, struct tg_graph * gb,
+                                       struct tg_tensor * loss, const struct tg_backward_options * opt);
 // A graph over nodes [i0, i1) of g sharing its arrays (no leafs, no hash).
 struct tg_graph tg_graph_view(struct tg_graph * g, int i0, int i1);
 // Empties g (no nodes, no leafs, visited set cleared; capacity kept) for a rebuild.
