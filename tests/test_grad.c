@@ -99,14 +99,63 @@ static bool eval_node(struct interp * I, const struct tg_tensor * n, double * ou
         }
         return true;
     }
-    case TG_OP_MUL_MAT:   // 2-D: out[i, c] = sum_l a[l, i] b[l, c]
+    case TG_OP_MUL_MAT:   // per matrix q: out[i, c] = sum_l a[l, i] b[l, c]
+        for (int64_t q = 0; q < n->ne[2] * n->ne[3]; q++)
         for (int64_t c = 0; c < n->ne[1]; c++)
             for (int64_t i = 0; i < n->ne[0]; i++) {
                 double s = 0;
-                for (int64_t l = 0; l < a->ne[0]; l++) s += A[i * a->ne[0] + l] * B[c * b->ne[0] + l];
-                out[c * n->ne[0] + i] = s;
+                for (int64_t l = 0; l < a->ne[0]; l++)
+                    s += A[(q * a->ne[1] + i) * a->ne[0] + l] * B[(q * b->ne[1] + c) * b->ne[0] + l];
+                out[(q * n->ne[1] + c) * n->ne[0] + i] = s;
             }
         return true;
+    case TG_OP_SILU: for (int64_t k = 0; k < N; k++) out[k] = A[k] / (1 + exp(-A[k])); return true;
+    case TG_OP_RMS_NORM: {
+        const double eps = tg_get_op_param_f32(n, 0);
+        const int64_t C = n->ne[0];
+        for (int64_t r = 0; r < N / C; r++) {
+            double ss = 0;
+            for (int64_t c = 0; c < C; c++) ss += A[r * C + c] * A[r * C + c];
+            const double sc = 1 / sqrt(ss / (double) C + eps);
+            for (int64_t c = 0; c < C; c++) out[r * C + c] = A[r * C + c] * sc;
+        }
+        return true;
+    }
+    case TG_OP_GET_ROWS:   // b: ids (I32, from the tensor's own data)
+        for (int64_t r = 0; r < n->ne[1]; r++) {
+            const int32_t id = ((const int32_t *) b->data)[r];
+            for (int64_t c = 0; c < n->ne[0]; c++) out[r * n->ne[0] + c] = A[id * a->ne[0] + c];
+        }
+        return true;
+    case TG_OP_ROPE: {   // a [d, h, t], positions b (I32 [t])
+        const int nd = n->op_params[0], mode = n->op_params[1];
+        const double base = tg_get_op_param_f32(n, 3), fs = tg_get_op_param_f32(n, 4);
+        memcpy(out, A, (size_t) N * sizeof(double));
+        for (int64_t t = 0; t < n->ne[2]; t++)
+            for (int64_t hh = 0; hh < n->ne[1]; hh++) {
+                const double * x = A + (t * n->ne[1] + hh) * n->ne[0];
+                double * y = out + (t * n->ne[1] + hh) * n->ne[0];
+                for (int i = 0; i < nd / 2; i++) {
+                    const double th = ((const int32_t *) b->data)[t] * fs * pow(base, -2.0 * i / nd);
+                    const int i0 = mode == TG_ROPE_NEOX ? i : 2 * i, i1 = mode == TG_ROPE_NEOX ? i + nd / 2 : 2 * i + 1;
+                    y[i0] = x[i0] * cos(th) - x[i1] * sin(th);
+                    y[i1] = x[i0] * sin(th) + x[i1] * cos(th);
+                }
+            }
+        return true;
+    }
+    case TG_OP_GLU: {   // swiglu: silu(x) * gate
+        const bool sw = n->op_params[1] != 0;
+        const int64_t C = n->ne[0];
+        for (int64_t r = 0; r < N / C; r++)
+            for (int64_t c = 0; c < C; c++) {
+                double x, gt;
+                if (b) { x = A[r * C + c]; gt = B[r * C + c]; }
+                else { x = A[r * 2 * C + (sw ? C : 0) + c]; gt = A[r * 2 * C + (sw ? 0 : C) + c]; }
+                out[r * C + c] = x / (1 + exp(-x)) * gt;
+            }
+        return true;
+    }
     case TG_OP_SOFT_MAX: {
         const double sc = tg_get_op_param_f32(n, 0);
         const int64_t R = N / n->ne[0], C = n->ne[0];
@@ -204,9 +253,8 @@ static void run_case(const struct gcase * c) {
     for (int l = 0; l < gf->n_leafs; l++) {
         const struct tg_tensor * t = gf->leafs[l];
         lv[l] = malloc((size_t) nel(t) * sizeof(double));
-        for (int64_t k = 0; k < nel(t); k++) {   // leafs are contiguous F32 here
-            lv[l][k] = ((const float *) t->data)[k];
-        }
+        for (int64_t k = 0; k < nel(t); k++)   // contiguous leafs; I32 ones (ids, positions) are read in place
+            lv[l][k] = t->type == TG_TYPE_F32 ? ((const float *) t->data)[k] : 0.0;
     }
     bool ok = true;
     for (int i = 0; i < c->n_params; i++) {
@@ -282,7 +330,43 @@ static struct tg_tensor * b_mlp(struct tg_context * x, struct tg_tensor ** p) { 
     return tg_soft_max(x, y);
 }
 
+static struct tg_tensor * b_silu(struct tg_context * x, struct tg_tensor ** p) { return tg_silu(x, p[0]); }
+static struct tg_tensor * b_rms_norm(struct tg_context * x, struct tg_tensor ** p) { return tg_rms_norm(x, p[0], 1e-5f); }
+static struct tg_tensor * b_get_rows(struct tg_context * x, struct tg_tensor ** p) {
+    struct tg_tensor * ids = tg_new_tensor_1d(x, TG_TYPE_I32, 5);
+    const int32_t v[5] = { 3, 0, 3, 6, 1 };   // a repeated row: its gradient adds up
+    memcpy(ids->data, v, sizeof(v));
+    return tg_get_rows(x, p[0], ids);
+}
+static struct tg_tensor * pos_of(struct tg_context * x, int n) {
+    struct tg_tensor * pos = tg_new_tensor_1d(x, TG_TYPE_I32, n);
+    for (int i = 0; i < n; i++) ((int32_t *) pos->data)[i] = 3 + 5 * i;
+    return pos;
+}
+static struct tg_tensor * b_rope(struct tg_context * x, struct tg_tensor ** p) {
+    return tg_rope(x, p[0], pos_of(x, 3), 8, TG_ROPE_NORMAL, 10000.0f, 1.0f);
+}
+static struct tg_tensor * b_rope_neox(struct tg_context * x, struct tg_tensor ** p) {   // partial rotation
+    return tg_rope(x, p[0], pos_of(x, 3), 6, TG_ROPE_NEOX, 500.0f, 0.5f);
+}
+static struct tg_tensor * b_swiglu(struct tg_context * x, struct tg_tensor ** p) { return tg_swiglu_split(x, p[0], p[1]); }
+static struct tg_tensor * b_swiglu_halves(struct tg_context * x, struct tg_tensor ** p) { return tg_swiglu(x, p[0]); }
+static struct tg_tensor * b_attn(struct tg_context * x, struct tg_tensor ** p) {   // batched products, softmax, as attention
+    struct tg_tensor * kq = tg_mul_mat(x, p[1], p[0]);                       // k [4,5,2] . q [4,3,2] -> [5,3,2]
+    struct tg_tensor * sm = tg_soft_max_ext(x, kq, NULL, 0.5f, 0.0f);
+    struct tg_tensor * vt = tg_cont(x, tg_transpose(x, p[2]));               // v [4,5,2] -> [5,4,2]
+    return tg_mul_mat(x, vt, sm);                                            // [4,3,2]
+}
+
 static const struct gcase cases[] = {
+    { "silu [6,3]",                   1, { { 6, 3 } }, -3, 3, b_silu },
+    { "rms_norm [8,3]",               1, { { 8, 3 } }, -1, 1, b_rms_norm },
+    { "get_rows [4,7] by 5 ids (one twice)", 1, { { 4, 7 } }, -1, 1, b_get_rows },
+    { "rope [8,2,3] normal",          1, { { 8, 2, 3 } }, -1, 1, b_rope },
+    { "rope [8,2,3] neox, 6 of 8 dims", 1, { { 8, 2, 3 } }, -1, 1, b_rope_neox },
+    { "swiglu split [5,3]",           2, { { 5, 3 }, { 5, 3 } }, -2, 2, b_swiglu },
+    { "swiglu halves [10,3]",         1, { { 10, 3 } }, -2, 2, b_swiglu_halves },
+    { "attention: batched mul_mat, soft_max, mul_mat", 3, { { 4, 3, 2 }, { 4, 5, 2 }, { 4, 5, 2 } }, -1, 1, b_attn },
     { "add [5,3] + [5,3]",            2, { { 5, 3 }, { 5, 3 } }, -1, 1, b_add },
     { "add [5,3] + [5,1] (broadcast)", 2, { { 5, 3 }, { 5, 1 } }, -1, 1, b_add_bc },
     { "add [5,3] + [1,3] (broadcast)", 2, { { 5, 3 }, { 1, 3 } }, -1, 1, b_add_bc },
@@ -310,13 +394,13 @@ static void test_errors(void) {
     struct tg_tensor * a = tg_new_tensor_1d(ctx, TG_TYPE_F32, 4);
     tg_set_name(a, "a");
     tg_set_param(a);
-    struct tg_tensor * s = tg_silu(ctx, a);
+    struct tg_tensor * s = tg_gelu(ctx, a);
     tg_set_name(s, "act");
     struct tg_tensor * loss = tg_sum(ctx, s);
     struct tg_graph * gf = tg_graph_new(ctx, 16), * gb = tg_graph_new(ctx, 32);
     tg_graph_build_forward(gf, loss);
     enum tg_status st = tg_graph_build_backward(ctx, gf, gb, loss, NULL);
-    CHECK(st == TG_ERR_UNSUPPORTED && strstr(tg_last_error(), "op SILU of 'act'") && strstr(tg_last_error(), "gradient of 'a'"),
+    CHECK(st == TG_ERR_UNSUPPORTED && strstr(tg_last_error(), "op GELU of 'act'") && strstr(tg_last_error(), "gradient of 'a'"),
           "an op without a gradient is named with the tensor that needed it: %s", tg_last_error());
     struct tg_tensor * b = tg_new_tensor_1d(ctx, TG_TYPE_F32, 4);   // no parameter
     struct tg_tensor * l2 = tg_sum(ctx, tg_sqr(ctx, b));

@@ -132,9 +132,9 @@ static enum tg_status backward_node(struct bw * w, struct tg_tensor * n) {
         for (int i = 0; i < 4; i++) inv[n->op_params[i]] = i;
         return accumulate(w, a, tg_permute(ctx, g, inv[0], inv[1], inv[2], inv[3]));
     }
-    case TG_OP_MUL_MAT: {   // c [m,n] = a [k,m]^T b [k,n]
-        if (a->ne[2] != 1 || a->ne[3] != 1 || b->ne[2] != 1 || b->ne[3] != 1 || a->type != TG_TYPE_F32)
-            return fail_unsupported(n, na ? a : b, "only 2-D F32 matrix products so far");
+    case TG_OP_MUL_MAT: {   // c [m,n] = a [k,m]^T b [k,n], per matrix of dims 2, 3
+        if (a->ne[2] != b->ne[2] || a->ne[3] != b->ne[3] || a->type != TG_TYPE_F32)
+            return fail_unsupported(n, na ? a : b, "only F32 matrix products without broadcast so far");
         struct tg_tensor * gc = tg_is_contiguous(g) ? g : tg_cont(ctx, g);
         if (na) st = accumulate(w, a, tg_out_prod(ctx, b, gc));                                   // [k,m]
         if (!st && nb) st = accumulate(w, b, tg_out_prod(ctx, a, tg_cont(ctx, tg_transpose(ctx, gc))));   // [k,n]
@@ -155,6 +155,40 @@ static enum tg_status backward_node(struct bw * w, struct tg_tensor * n) {
         struct tg_tensor * p = tg_mul(ctx, tg_soft_max(ctx, a), tg_repeat(ctx, tg_sum_rows(ctx, b), a));
         struct tg_tensor * d = tg_mul(ctx, tg_sub(ctx, p, b), tg_repeat(ctx, g, a));
         return accumulate(w, a, tg_scale(ctx, d, 1.0f / (float) rows));
+    }
+    case TG_OP_SILU:
+        return na ? accumulate(w, a, tg_silu_back(ctx, tg_is_contiguous(a) ? a : tg_cont(ctx, a), tg_is_contiguous(g) ? g : tg_cont(ctx, g))) : TG_OK;
+    case TG_OP_RMS_NORM:
+        return na ? accumulate(w, a, tg_rms_norm_back(ctx, a, tg_is_contiguous(g) ? g : tg_cont(ctx, g), tg_get_op_param_f32(n, 0))) : TG_OK;
+    case TG_OP_GET_ROWS:   // rows of a (F32 [n,r]) picked by ids b
+        if (!na) return TG_OK;
+        if (a->type != TG_TYPE_F32 || a->ne[2] != 1 || a->ne[3] != 1)
+            return fail_unsupported(n, a, "only 2-D F32 tables so far");
+        return accumulate(w, a, tg_get_rows_back(ctx, tg_is_contiguous(g) ? g : tg_cont(ctx, g), b, a));
+    case TG_OP_ROPE: {   // a rotation: its transpose is the rotation by the opposite angle
+        if (!na) return TG_OK;
+        if (needs(w, n->src[2])) return fail_unsupported(n, n->src[2], "no gradient w.r.t. the frequency factors");
+        return accumulate(w, a, tg_rope_ext(ctx, tg_is_contiguous(g) ? g : tg_cont(ctx, g), b, n->src[2], n->op_params[0],
+                                            n->op_params[1], tg_get_op_param_f32(n, 3), -tg_get_op_param_f32(n, 4)));
+    }
+    case TG_OP_GLU: {   // swiglu: act(x) * gate, act = silu
+        if (n->op_params[0] != TG_GLU_SWIGLU) return fail_unsupported(n, a, "only SWIGLU so far");
+        struct tg_tensor * gc = tg_is_contiguous(g) ? g : tg_cont(ctx, g);
+        if (b) {   // x = a, gate = b
+            if (na) st = accumulate(w, a, tg_silu_back(ctx, tg_is_contiguous(a) ? a : tg_cont(ctx, a), tg_mul(ctx, gc, b)));
+            if (!st && nb) st = accumulate(w, b, tg_mul(ctx, gc, tg_silu(ctx, a)));
+            return st;
+        }
+        if (!na) return TG_OK;
+        const int64_t h = a->ne[0] / 2;
+        const bool swapped = n->op_params[1] != 0;
+        struct tg_tensor * x = tg_cont(ctx, tg_view_4d(ctx, a, h, a->ne[1], a->ne[2], a->ne[3], a->nb[1], a->nb[2], a->nb[3],
+                                                       swapped ? (size_t) h * a->nb[0] : 0));
+        struct tg_tensor * gate = tg_cont(ctx, tg_view_4d(ctx, a, h, a->ne[1], a->ne[2], a->ne[3], a->nb[1], a->nb[2], a->nb[3],
+                                                          swapped ? 0 : (size_t) h * a->nb[0]));
+        struct tg_tensor * dx = tg_silu_back(ctx, x, tg_mul(ctx, gc, gate));
+        struct tg_tensor * dg = tg_mul(ctx, gc, tg_silu(ctx, x));
+        return accumulate(w, a, swapped ? tg_concat(ctx, dg, dx, 0) : tg_concat(ctx, dx, dg, 0));
     }
     default:
         return fail_unsupported(n, na ? a : b, NULL);

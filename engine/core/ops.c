@@ -359,6 +359,36 @@ struct tg_tensor * tg_flash_attn_ext(struct tg_context * ctx, struct tg_tensor *
     return t;
 }
 
+struct tg_tensor * tg_silu_back(struct tg_context * ctx, struct tg_tensor * x, struct tg_tensor * g) {
+    NEED_CTX("silu_back"); NEED(x, "silu_back"); NEED(g, "silu_back");
+    if (x->type != TG_TYPE_F32 || g->type != TG_TYPE_F32) return tg__fail2(TG_ERR_TYPE, "silu_back", x, g, "x and g must be f32");
+    if (!tg_are_same_shape(x, g)) return tg__fail2(TG_ERR_SHAPE, "silu_back", x, g, "x and g must have one shape");
+    return tg__op_new(ctx, TG_OP_SILU_BACK, TG_TYPE_F32, x->ne, x, g, "silu_back");
+}
+
+struct tg_tensor * tg_rms_norm_back(struct tg_context * ctx, struct tg_tensor * x, struct tg_tensor * g, float eps) {
+    NEED_CTX("rms_norm_back"); NEED(x, "rms_norm_back"); NEED(g, "rms_norm_back");
+    if (x->type != TG_TYPE_F32 || g->type != TG_TYPE_F32) return tg__fail2(TG_ERR_TYPE, "rms_norm_back", x, g, "x and g must be f32");
+    if (!tg_are_same_shape(x, g)) return tg__fail2(TG_ERR_SHAPE, "rms_norm_back", x, g, "x and g must have one shape");
+    if (!(eps >= 0.0f) || isinf(eps)) return tg__fail1(TG_ERR_INVALID_ARG, "rms_norm_back", x, "eps %g must be finite and >= 0", (double) eps);
+    struct tg_tensor * t = tg__op_new(ctx, TG_OP_RMS_NORM_BACK, TG_TYPE_F32, x->ne, x, g, "rms_norm_back");
+    if (t) tg__set_param_f32(t, 0, eps);
+    return t;
+}
+
+struct tg_tensor * tg_get_rows_back(struct tg_context * ctx, struct tg_tensor * g, struct tg_tensor * ids,
+                                    struct tg_tensor * like) {
+    NEED_CTX("get_rows_back"); NEED(g, "get_rows_back"); NEED(ids, "get_rows_back"); NEED(like, "get_rows_back");
+    if (g->type != TG_TYPE_F32 || ids->type != TG_TYPE_I32) return tg__fail2(TG_ERR_TYPE, "get_rows_back", g, ids, "g must be f32, ids i32");
+    if (g->ne[2] != 1 || g->ne[3] != 1 || ids->ne[1] != 1 || ids->ne[2] != 1 || ids->ne[0] != g->ne[1] || like->ne[0] != g->ne[0] ||
+        like->ne[2] != 1 || like->ne[3] != 1)
+        return tg__fail2(TG_ERR_SHAPE, "get_rows_back", g, ids, "expected g [n,m], ids [m], like [n,r] (2-D)");
+    const int64_t ne[4] = { g->ne[0], like->ne[1], 1, 1 };
+    struct tg_tensor * t = tg__op_new(ctx, TG_OP_GET_ROWS_BACK, TG_TYPE_F32, ne, g, ids, "get_rows_back");
+    if (t) t->src[2] = like;   // the shape only
+    return t;
+}
+
 static struct tg_tensor * rope_impl(struct tg_context * ctx, struct tg_tensor * a, struct tg_tensor * pos,
                                     struct tg_tensor * ff, int n_dims, int mode,
                                     float freq_base, float freq_scale, bool inplace, const char * name) {

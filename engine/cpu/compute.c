@@ -79,6 +79,12 @@ static bool sup_flash_attn(const struct tg_tensor * d) {
            (k->type == TG_TYPE_F16 || k->type == TG_TYPE_F32) && (v->type == TG_TYPE_F16 || v->type == TG_TYPE_F32) &&
            (!m || m->type == TG_TYPE_F16 || m->type == TG_TYPE_F32);
 }
+static bool sup_back2(const struct tg_tensor * d) {
+    return is_f32(d) && is_f32(d->src[0]) && is_f32(d->src[1]);
+}
+static bool sup_get_rows_back(const struct tg_tensor * d) {
+    return is_f32(d) && tg_is_contiguous(d) && is_f32(d->src[0]) && d->src[1] && d->src[1]->type == TG_TYPE_I32;
+}
 static bool sup_set_acc(const struct tg_tensor * d) {
     return is_f32(d) && is_f32(d->src[0]) && is_float(d->src[1]);
 }
@@ -187,6 +193,9 @@ static const struct op_desc g_ops[TG_OP_COUNT] = {
     [TG_OP_SET]      = { tg_cpu_op_set_acc,  sup_set_acc,    tasks_elems, ws_rows },
     [TG_OP_ACC]      = { tg_cpu_op_set_acc,  sup_set_acc,    tasks_elems, ws_rows },
     [TG_OP_FLASH_ATTN_EXT] = { tg_cpu_op_flash_attn, sup_flash_attn, tasks_attn, tg_cpu_flash_attn_work_size },
+    [TG_OP_SILU_BACK]     = { tg_cpu_op_silu_back,     sup_back2,    tasks_rows, ws_rows },
+    [TG_OP_RMS_NORM_BACK] = { tg_cpu_op_rms_norm_back, sup_back2,    tasks_rows, ws_rows },
+    [TG_OP_GET_ROWS_BACK] = { tg_cpu_op_get_rows_back, sup_get_rows_back, tasks_rows, ws_rows },
 };
 
 static bool is_noop(enum tg_op op) {

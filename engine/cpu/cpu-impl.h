@@ -198,6 +198,9 @@ void tg_cpu_op_diag_mask_inf(const struct tg_cpu_params * p, struct tg_tensor * 
 void tg_cpu_op_cross_entropy(const struct tg_cpu_params * p, struct tg_tensor * dst);
 void tg_cpu_op_set_acc(const struct tg_cpu_params * p, struct tg_tensor * dst);    // SET, ACC
 void tg_cpu_op_flash_attn(const struct tg_cpu_params * p, struct tg_tensor * dst);  // ops-attn.c
+void tg_cpu_op_silu_back(const struct tg_cpu_params * p, struct tg_tensor * dst);      // ops-back.c
+void tg_cpu_op_rms_norm_back(const struct tg_cpu_params * p, struct tg_tensor * dst);
+void tg_cpu_op_get_rows_back(const struct tg_cpu_params * p, struct tg_tensor * dst);
 size_t tg_cpu_flash_attn_work_size(const struct tg_tensor * dst, int nth);
 
 #endif

@@ -333,6 +333,17 @@ struct tg_graph * tg_graph_new(struct tg_context * ctx, int size);
 // is then incomplete (tg_graph_reset_visited and rebuild in a larger one).
 enum tg_status tg_graph_build_forward(struct tg_graph * g, struct tg_tensor * t);
 
+// Backward ops (what tg_graph_build_backward uses; usable directly):
+// silu_back: g * silu'(x), x and g F32 of one shape.
+struct tg_tensor * tg_silu_back(struct tg_context * ctx, struct tg_tensor * x, struct tg_tensor * g);
+// rms_norm_back: the gradient w.r.t. x of rms_norm(x, eps) (rows over ne0)
+// given the gradient g of its result; x, g F32 of one shape. op_params[0] = eps.
+struct tg_tensor * tg_rms_norm_back(struct tg_context * ctx, struct tg_tensor * x, struct tg_tensor * g, float eps);
+// get_rows_back: rows of g (F32 [n,m]) added into a zero [n, like.ne1] at
+// rows ids (I32 [m]): the gradient of get_rows(like, ids). F32 [n, like.ne1].
+struct tg_tensor * tg_get_rows_back(struct tg_context * ctx, struct tg_tensor * g, struct tg_tensor * ids,
+                                    struct tg_tensor * like);
+
 // ---- backward (automatic differentiation) ------------------------------------
 struct tg_backward_options {
     bool second_order;   // also differentiate the gradient nodes (not supported yet: TG_ERR_UNSUPPORTED)
@@ -347,9 +358,10 @@ struct tg_backward_options {
 // TG_ERR_UNSUPPORTED naming the op and the tensor that needed it.
 // Differentiable ops: ADD, SUB, MUL, DIV (b broadcast along whole
 // dimensions), SCALE, SQR, SQRT, LOG, NEG, SUM, SUM_ROWS, MEAN, REPEAT (whole
-// dimensions), MUL_MAT (2-D F32), OUT_PROD-free views (RESHAPE, PERMUTE,
-// TRANSPOSE), CONT, CPY, SOFT_MAX (scale, constant mask), CROSS_ENTROPY_LOSS
-// (w.r.t. the logits).
+// dimensions), MUL_MAT (F32, batched, no broadcast), RESHAPE, PERMUTE,
+// TRANSPOSE, CONT, CPY, SOFT_MAX (scale, constant mask), CROSS_ENTROPY_LOSS
+// (w.r.t. the logits), SILU, RMS_NORM, GET_ROWS (2-D F32 table), ROPE,
+// GLU (SWIGLU, split or halves).
 enum tg_status tg_graph_build_backward(struct tg_context * ctx, struct tg_graph * gf, struct tg_graph * gb,
                                        struct tg_tensor * loss, const struct tg_backward_options * opt);
 // A graph over nodes [i0, i1) of g sharing its arrays (no leafs, no hash).
