@@ -416,8 +416,77 @@ static void test_errors(void) {
     tg_context_free(ctx);
 }
 
+// The optimizer steps: one SGD and one AdamW step against their formulas in
+// float64, then AdamW fitting p to a target through the backward graph.
+static void test_optimizers(void) {
+    struct tg_context * ctx = tg_context_new((struct tg_context_params) { .mem_size = 8u << 20 });
+    enum { N = 37 };
+    struct tg_tensor * p = tg_new_tensor_1d(ctx, TG_TYPE_F32, N), * g = tg_new_tensor_1d(ctx, TG_TYPE_F32, N);
+    struct tg_tensor * m = tg_new_tensor_1d(ctx, TG_TYPE_F32, N), * v = tg_new_tensor_1d(ctx, TG_TYPE_F32, N);
+    struct tg_tensor * hs = tg_new_tensor_1d(ctx, TG_TYPE_F32, 2), * ha = tg_new_tensor_1d(ctx, TG_TYPE_F32, 7);
+    double P[N], G[N], M[N], V[N];
+    for (int i = 0; i < N; i++) {
+        P[i] = ((float *) p->data)[i] = (float) (urand() * 2 - 1);
+        G[i] = ((float *) g->data)[i] = (float) (urand() * 2 - 1);
+        M[i] = ((float *) m->data)[i] = (float) (urand() * 0.1);
+        V[i] = ((float *) v->data)[i] = (float) (urand() * 0.01);
+    }
+    const float lr = 0.05f, wd = 0.01f, b1 = 0.9f, b2 = 0.999f, eps = 1e-8f;
+    const int t = 3;
+    const float c1 = 1.0f / (1.0f - powf(b1, t)), c2 = 1.0f / (1.0f - powf(b2, t));
+    memcpy(hs->data, (float[]) { lr, wd }, 2 * sizeof(float));
+    memcpy(ha->data, (float[]) { lr, b1, b2, eps, wd, c1, c2 }, 7 * sizeof(float));
+    struct tg_graph * gs = tg_graph_new(ctx, 8);
+    tg_graph_build_forward(gs, tg_opt_step_sgd(ctx, p, g, hs));
+    bool ok = tg_cpu_graph_compute(g_pool, gs, NULL) == TG_OK;
+    double err = 0;
+    for (int i = 0; i < N; i++) {
+        const double want = P[i] - lr * (G[i] + wd * P[i]);
+        err = fmax(err, fabs(((float *) p->data)[i] - want));
+        P[i] = ((float *) p->data)[i];
+    }
+    CHECK(ok && err < 1e-6, "SGD step: p -= lr (g + wd p), max error %.3g", err);
+    struct tg_graph * ga = tg_graph_new(ctx, 8);
+    tg_graph_build_forward(ga, tg_opt_step_adamw(ctx, p, g, m, v, ha));
+    ok = tg_cpu_graph_compute(g_pool, ga, NULL) == TG_OK;
+    err = 0;
+    for (int i = 0; i < N; i++) {
+        const double mm = b1 * M[i] + (1 - b1) * G[i], vv = b2 * V[i] + (1 - b2) * G[i] * G[i];
+        const double want = P[i] - lr * (mm * c1 / (sqrt(vv * c2) + eps) + wd * P[i]);
+        err = fmax(err, fabs(((float *) p->data)[i] - want) + fabs(((float *) m->data)[i] - mm) + fabs(((float *) v->data)[i] - vv));
+    }
+    CHECK(ok && err < 1e-5, "AdamW step (m, v, bias correction, decoupled weight decay): max error %.3g", err);
+    CHECK(tg_opt_step_adamw(ctx, p, g, m, v, hs) == NULL && strstr(tg_last_error(), "7"), "AdamW with 2 hyper-parameters: %s",
+          tg_last_error());
+
+    // fit: loss = sum((q - target)^2), 300 AdamW steps
+    struct tg_tensor * q = tg_new_tensor_1d(ctx, TG_TYPE_F32, N), * tgt = tg_new_tensor_1d(ctx, TG_TYPE_F32, N);
+    tg_set_name(q, "q");
+    tg_set_param(q);
+    memset(m->data, 0, N * sizeof(float));
+    memset(v->data, 0, N * sizeof(float));
+    for (int i = 0; i < N; i++) { ((float *) q->data)[i] = 0.0f; ((float *) tgt->data)[i] = (float) (urand() * 4 - 2); }
+    struct tg_tensor * loss = tg_sum(ctx, tg_sqr(ctx, tg_sub(ctx, q, tgt)));
+    tg_set_name(loss, "loss");
+    struct tg_graph * gf = tg_graph_new(ctx, 16), * gb = tg_graph_new(ctx, 64), * go = tg_graph_new(ctx, 8);
+    tg_graph_build_forward(gf, loss);
+    ok = tg_graph_build_backward(ctx, gf, gb, loss, NULL) == TG_OK && q->grad;
+    if (ok) tg_graph_build_forward(go, tg_opt_step_adamw(ctx, q, q->grad, m, v, ha));
+    double first = NAN, last = NAN;
+    for (int step = 1; ok && step <= 300; step++) {
+        memcpy(ha->data, (float[]) { 0.05f, b1, b2, eps, 0.0f, 1.0f / (1.0f - powf(b1, step)), 1.0f / (1.0f - powf(b2, step)) },
+               7 * sizeof(float));
+        ok = tg_cpu_graph_compute(g_pool, gb, NULL) == TG_OK && tg_cpu_graph_compute(g_pool, go, NULL) == TG_OK;
+        if (step == 1) first = *(float *) loss->data;
+        last = *(float *) loss->data;
+    }
+    CHECK(ok && last < 1e-3 * first, "AdamW through the backward graph: loss %.4g -> %.3g in 300 steps", first, last);
+    tg_context_free(ctx);
+}
+
 int main(void) {
     g_pool = tg_cpu_pool_new(2);
+    test_optimizers();
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) run_case(&cases[i]);
     test_errors();
     tg_cpu_pool_free(g_pool);

@@ -389,6 +389,41 @@ struct tg_tensor * tg_get_rows_back(struct tg_context * ctx, struct tg_tensor * 
     return t;
 }
 
+static struct tg_tensor * opt_check(struct tg_context * ctx, struct tg_tensor * p, struct tg_tensor * g,
+                                    struct tg_tensor * hp, int64_t n_hp, const char * name) {
+    NEED_CTX(name); NEED(p, name); NEED(g, name); NEED(hp, name);
+    if (p->type != TG_TYPE_F32 || g->type != TG_TYPE_F32 || hp->type != TG_TYPE_F32)
+        return tg__fail2(TG_ERR_TYPE, name, p, g, "p, g and the hyper-parameters must be f32");
+    if (!tg_are_same_shape(p, g) || !tg_is_contiguous(p) || !tg_is_contiguous(g))
+        return tg__fail2(TG_ERR_SHAPE, name, p, g, "p and g must be contiguous, of one shape");
+    if (tg_nelements(hp) != n_hp || !tg_is_contiguous(hp))
+        return tg__fail2(TG_ERR_SHAPE, name, p, hp, "the hyper-parameters must be %lld contiguous f32 values", (long long) n_hp);
+    return p;
+}
+
+struct tg_tensor * tg_opt_step_sgd(struct tg_context * ctx, struct tg_tensor * p, struct tg_tensor * g, struct tg_tensor * hp) {
+    if (!opt_check(ctx, p, g, hp, 2, "opt_step_sgd")) return NULL;
+    struct tg_tensor * t = tg__view_of(ctx, p, "opt_step_sgd");
+    if (!t) return NULL;
+    t->op = TG_OP_OPT_STEP_SGD;
+    t->src[0] = p; t->src[1] = g; t->src[2] = hp;
+    return t;
+}
+
+struct tg_tensor * tg_opt_step_adamw(struct tg_context * ctx, struct tg_tensor * p, struct tg_tensor * g,
+                                     struct tg_tensor * m, struct tg_tensor * v, struct tg_tensor * hp) {
+    if (!opt_check(ctx, p, g, hp, 7, "opt_step_adamw")) return NULL;
+    NEED(m, "opt_step_adamw"); NEED(v, "opt_step_adamw");
+    if (m->type != TG_TYPE_F32 || v->type != TG_TYPE_F32 || !tg_are_same_shape(m, p) || !tg_are_same_shape(v, p) ||
+        !tg_is_contiguous(m) || !tg_is_contiguous(v))
+        return tg__fail2(TG_ERR_SHAPE, "opt_step_adamw", m, v, "the moments m and v must be contiguous f32 of p's shape");
+    struct tg_tensor * t = tg__view_of(ctx, p, "opt_step_adamw");
+    if (!t) return NULL;
+    t->op = TG_OP_OPT_STEP_ADAMW;
+    t->src[0] = p; t->src[1] = g; t->src[2] = m; t->src[3] = v; t->src[4] = hp;
+    return t;
+}
+
 static struct tg_tensor * rope_impl(struct tg_context * ctx, struct tg_tensor * a, struct tg_tensor * pos,
                                     struct tg_tensor * ff, int n_dims, int mode,
                                     float freq_base, float freq_scale, bool inplace, const char * name) {

@@ -85,6 +85,11 @@ static bool sup_back2(const struct tg_tensor * d) {
 static bool sup_get_rows_back(const struct tg_tensor * d) {
     return is_f32(d) && tg_is_contiguous(d) && is_f32(d->src[0]) && d->src[1] && d->src[1]->type == TG_TYPE_I32;
 }
+static bool sup_opt(const struct tg_tensor * d) {
+    for (int i = 0; i < (d->op == TG_OP_OPT_STEP_ADAMW ? 5 : 3); i++)
+        if (!is_f32(d->src[i]) || !tg_is_contiguous(d->src[i])) return false;
+    return true;
+}
 static bool sup_set_acc(const struct tg_tensor * d) {
     return is_f32(d) && is_f32(d->src[0]) && is_float(d->src[1]);
 }
@@ -196,6 +201,8 @@ static const struct op_desc g_ops[TG_OP_COUNT] = {
     [TG_OP_SILU_BACK]     = { tg_cpu_op_silu_back,     sup_back2,    tasks_rows, ws_rows },
     [TG_OP_RMS_NORM_BACK] = { tg_cpu_op_rms_norm_back, sup_back2,    tasks_rows, ws_rows },
     [TG_OP_GET_ROWS_BACK] = { tg_cpu_op_get_rows_back, sup_get_rows_back, tasks_rows, ws_rows },
+    [TG_OP_OPT_STEP_SGD]   = { tg_cpu_op_opt_step, sup_opt, tasks_elems, ws_rows },
+    [TG_OP_OPT_STEP_ADAMW] = { tg_cpu_op_opt_step, sup_opt, tasks_elems, ws_rows },
 };
 
 static bool is_noop(enum tg_op op) {

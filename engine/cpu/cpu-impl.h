@@ -201,6 +201,7 @@ void tg_cpu_op_flash_attn(const struct tg_cpu_params * p, struct tg_tensor * dst
 void tg_cpu_op_silu_back(const struct tg_cpu_params * p, struct tg_tensor * dst);      // ops-back.c
 void tg_cpu_op_rms_norm_back(const struct tg_cpu_params * p, struct tg_tensor * dst);
 void tg_cpu_op_get_rows_back(const struct tg_cpu_params * p, struct tg_tensor * dst);
+void tg_cpu_op_opt_step(const struct tg_cpu_params * p, struct tg_tensor * dst);       // SGD, ADAMW
 size_t tg_cpu_flash_attn_work_size(const struct tg_tensor * dst, int nth);
 
 #endif

@@ -1,5 +1,6 @@
 // ops-back.c - the backward ops automatic differentiation adds (SILU_BACK,
-// RMS_NORM_BACK, GET_ROWS_BACK). Rows are split over threads like the
+// RMS_NORM_BACK, GET_ROWS_BACK) and the optimizer steps (OPT_STEP_SGD,
+// OPT_STEP_ADAMW, elementwise in fixed chunks). Rows are split over threads like the
 // forward row kernels; every output element has one fixed order of
 // operations, so results do not depend on the thread count.
 #include "cpu-impl.h"
@@ -57,5 +58,28 @@ void tg_cpu_op_get_rows_back(const struct tg_cpu_params * p, struct tg_tensor * 
         if (id < r0 || id >= r1) continue;
         float * out = (float *) ((char *) dst->data + id * dst->nb[1]);
         for (int64_t i = 0; i < n; i++) out[i] += tg_cpu_get_elem(g, i, j, 0, 0);
+    }
+}
+
+void tg_cpu_op_opt_step(const struct tg_cpu_params * p, struct tg_tensor * dst) {
+    const bool adam = dst->op == TG_OP_OPT_STEP_ADAMW;
+    float * w = (float *) dst->src[0]->data;
+    const float * g = (const float *) dst->src[1]->data;
+    float * m = adam ? (float *) dst->src[2]->data : NULL, * v = adam ? (float *) dst->src[3]->data : NULL;
+    const float * hp = (const float *) dst->src[adam ? 4 : 2]->data;
+    const float lr = hp[0];
+    for (struct tg_cpu_chunk_it it = tg_cpu_chunks_of(p, tg_nelements(dst), TG_CPU_CHUNK); tg_cpu_chunk_next(&it);) {
+        if (!adam) {
+            const float wd = hp[1];
+            for (int64_t i = it.off; i < it.off + it.len; i++) w[i] -= lr * (g[i] + wd * w[i]);
+            continue;
+        }
+        const float b1 = hp[1], b2 = hp[2], eps = hp[3], wd = hp[4], c1 = hp[5], c2 = hp[6];
+        for (int64_t i = it.off; i < it.off + it.len; i++) {
+            m[i] = b1 * m[i] + (1.0f - b1) * g[i];
+            v[i] = b2 * v[i] + (1.0f - b2) * g[i] * g[i];
+            const float mh = m[i] * c1, vh = v[i] * c2;
+            w[i] -= lr * (mh / (sqrtf(vh) + eps) + wd * w[i]);
+        }
     }
 }

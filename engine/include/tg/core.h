@@ -344,6 +344,19 @@ struct tg_tensor * tg_rms_norm_back(struct tg_context * ctx, struct tg_tensor * 
 struct tg_tensor * tg_get_rows_back(struct tg_context * ctx, struct tg_tensor * g, struct tg_tensor * ids,
                                     struct tg_tensor * like);
 
+// Optimizer steps as graph ops: each updates the parameter p (F32,
+// contiguous) in place from its gradient g (same shape) and returns a view of
+// p; the hyper-parameters are a small F32 tensor set before each step, so one
+// graph serves every step.
+// SGD: hp = [lr, wd]:  p -= lr * (g + wd * p).
+struct tg_tensor * tg_opt_step_sgd(struct tg_context * ctx, struct tg_tensor * p, struct tg_tensor * g, struct tg_tensor * hp);
+// AdamW: hp = [lr, beta1, beta2, eps, wd, 1 / (1 - beta1^t), 1 / (1 - beta2^t)] for step t (1, 2, ...);
+// m, v (F32, p's shape, zero before the first step) are updated in place:
+//   m = beta1 m + (1 - beta1) g;  v = beta2 v + (1 - beta2) g^2
+//   p -= lr * (m / (1 - beta1^t) / (sqrt(v / (1 - beta2^t)) + eps) + wd * p)
+struct tg_tensor * tg_opt_step_adamw(struct tg_context * ctx, struct tg_tensor * p, struct tg_tensor * g,
+                                     struct tg_tensor * m, struct tg_tensor * v, struct tg_tensor * hp);
+
 // ---- backward (automatic differentiation) ------------------------------------
 struct tg_backward_options {
     bool second_order;   // also differentiate the gradient nodes (not supported yet: TG_ERR_UNSUPPORTED)
