@@ -305,9 +305,36 @@ static void record_range(struct tg_trace_recorder * r, struct rec_sched * s, int
             n++;
             if (it->data && it->data == r->scratch) break;   // a device copy: written before the scratch is reused
         }
+        // a view with the same bytes in the same order as an earlier item of
+        // the batch (a reshape of a contiguous node): the same hash, summary
+        // and sketch, copied instead of computed again
+        int same_as[REC_BATCH];
+        for (int i = 0; i < n; i++) {
+            same_as[i] = -1;
+            const struct rec_item * x = &items[i];
+            if (x->done || !x->data || x->contents || !tg_is_contiguous(x->t)) continue;
+            for (int k = 0; k < i && same_as[i] < 0; k++) {
+                const struct rec_item * y = &items[k];
+                if (same_as[k] < 0 && !y->done && !y->contents && y->data == x->data && y->t->type == x->t->type &&
+                    y->e.nbytes == x->e.nbytes && tg_is_contiguous(y->t))
+                    same_as[i] = k;
+            }
+            if (same_as[i] >= 0) { items[i].done = true; bytes -= x->e.nbytes; }
+        }
         struct hash_job job = { &r->opt, items };
         if (ev && ev->parallel && n > 1 && bytes >= (64u << 10)) ev->parallel(ev, n, hash_task, &job);
         else for (int i = 0; i < n; i++) item_hash(&r->opt, &items[i]);
+        for (int i = 0; i < n; i++) {
+            if (same_as[i] < 0) continue;
+            const struct rec_item * y = &items[same_as[i]];
+            struct rec_item * x = &items[i];
+            const uint32_t keep = TG_TRACE_EVAL_TIME;
+            x->e.flags = (x->e.flags & keep) | (y->e.flags & ~keep);
+            x->e.hash = y->e.hash;
+            x->e.sum = y->e.sum;
+            x->sketched = y->sketched;
+            memcpy(x->sketch, y->sketch, sizeof(x->sketch));
+        }
         for (int i = 0; i < n; i++) item_write(r, &items[i]);
         j0 += n;
     }
