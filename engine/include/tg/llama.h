@@ -310,6 +310,27 @@ enum tg_status tg_llama_perplexity(struct tg_llama_context * ctx, const int32_t 
                                    tg_llama_ppl_progress progress, void * user,
                                    struct tg_llama_ppl_result * out);
 
+// ---- training (first cut) ---------------------------------------------------
+// F32 copies of the model's weights are trained with next-token cross-entropy
+// over sequences of n_ctx tokens and AdamW (one step per call). The model's
+// own weights are not changed.
+struct tg_llama_train_params {
+    int32_t n_ctx;          // tokens per sequence (a step reads n_ctx + 1: the last is only a target); default 64
+    float   lr, beta1, beta2, eps, weight_decay;   // AdamW; defaults 1e-3, 0.9, 0.999, 1e-8, 0
+    int32_t n_threads;      // default 2
+};
+struct tg_llama_train_params tg_llama_train_default_params(void);
+struct tg_llama_trainer;
+// NULL with tg_last_error() on failure (bad parameters, a weight type with no
+// f32 conversion, an op without a gradient, out of memory).
+struct tg_llama_trainer * tg_llama_trainer_new(struct tg_llama_model * m, const struct tg_llama_train_params * p);
+void tg_llama_trainer_free(struct tg_llama_trainer * t);
+// One step on tokens[0..n_ctx] (inputs 0..n_ctx-1, targets 1..n_ctx): the
+// loss before the update and the gradient's L2 norm (either may be NULL).
+enum tg_status tg_llama_train_step(struct tg_llama_trainer * t, const int32_t * tokens, float * loss, float * grad_norm);
+int tg_llama_trainer_n_params(const struct tg_llama_trainer * t);
+const struct tg_graph * tg_llama_trainer_backward_graph(const struct tg_llama_trainer * t);
+
 #ifdef __cplusplus
 }
 #endif
