@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # samples/demo.sh - the README's first command: builds tgdb (installing missing
 # Debian packages when run as root), makes a small random llama model from the
-# bundled vocabulary (no download), generates text from it and prints the
+# bundled vocabulary (no download), trains it on the shipped corpus
+# (samples/corpus/apache-2.0.txt, ~15 s), generates text from it and prints the
 # graph of a decode step (nodes, shapes) with timings per op, then records a
 # traced generation, summarises and checks the trace, draws its graph, and
 # ends with the command that opens the trace in the TUI.
@@ -19,10 +20,23 @@ TGDB=build/inspect/tgdb
 PRESET=${TG_DEMO_PRESET:-tiny}
 MODEL=build/sample-$PRESET.gguf
 THREADS=${TG_DEMO_THREADS:-2}
-PROMPT="Once upon a time, there was a little robot"
+PROMPT="Licensed under the Apache License"
+CORPUS=samples/corpus/apache-2.0.txt
 
 echo "== sample model ($PRESET, random weights, Llama 2 vocabulary) -> $MODEL"
 [ -s "$MODEL" ] || build/samples/make-model --preset "$PRESET" --type f32 --seed 42 -o "$MODEL"
+
+if [ "$PRESET" = tiny ]; then
+    TRAINED=build/sample-$PRESET-trained.gguf
+    echo "== train it on $CORPUS: 250 AdamW steps of 64 tokens, every 25th step shown -> $TRAINED"
+    if [ ! -s "$TRAINED" ]; then
+        "$TGDB" train -m "$MODEL" -f "$CORPUS" --steps 250 --ctx 64 --lr 0.003 --seed 1 -t "$THREADS" -o "$TRAINED" \
+            | awk 'NR == 1 || /^step [0-9]*(25|50|75|00)\// || /^loss/'
+    fi
+    MODEL=$TRAINED
+else
+    echo "== (training is shown with the tiny preset; this model keeps its random weights)"
+fi
 
 echo "== generate: greedy, 16 tokens"
 "$TGDB" generate -m "$MODEL" -p "$PROMPT" -n 16 --temp 0 -t "$THREADS" --graph

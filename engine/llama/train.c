@@ -186,3 +186,25 @@ enum tg_status tg_llama_train_step(struct tg_llama_trainer * t, const int32_t * 
 
 int tg_llama_trainer_n_params(const struct tg_llama_trainer * t) { return t ? t->n_params : 0; }
 const struct tg_graph * tg_llama_trainer_backward_graph(const struct tg_llama_trainer * t) { return t ? t->gb : NULL; }
+
+enum tg_status tg_llama_trainer_save(const struct tg_llama_trainer * t, const char * path) {
+    if (!t || !path) return tg_error(TG_ERR_INVALID_ARG, "train: NULL trainer or path");
+    const struct tg_gguf * src = t->m->gguf;
+    struct tg_gguf_writer * w = tg_gguf_writer_new();
+    if (!w) return tg_error(TG_ERR_NOMEM, "train: out of memory");
+    enum tg_status st = tg_gguf_set_kv_from(w, src);
+    if (!st) st = tg_gguf_set_u32(w, "general.file_type", 0);   // all F32
+    for (int64_t i = 0; i < tg_gguf_n_tensors(src) && !st; i++) {
+        const struct tg_gguf_tensor_info * ti = tg_gguf_tensor(src, i);
+        const struct tg_tensor * p = NULL;
+        for (int k = 0; k < t->n_params && !p; k++) if (!strcmp(t->src_w[k]->name, ti->name)) p = t->params[k];
+        if (p) st = tg_gguf_add_tensor(w, ti->name, TG_TYPE_F32, ti->n_dims, ti->ne, p->data);
+        else {
+            const void * data = tg_gguf_tensor_data(src, i);
+            st = data ? tg_gguf_add_tensor(w, ti->name, ti->type, ti->n_dims, ti->ne, data) : tg_last_status();
+        }
+    }
+    if (!st) st = tg_gguf_write(w, path);
+    tg_gguf_writer_free(w);
+    return st;
+}

@@ -329,6 +329,10 @@ void tg_llama_trainer_free(struct tg_llama_trainer * t);
 // loss before the update and the gradient's L2 norm (either may be NULL).
 enum tg_status tg_llama_train_step(struct tg_llama_trainer * t, const int32_t * tokens, float * loss, float * grad_norm);
 int tg_llama_trainer_n_params(const struct tg_llama_trainer * t);
+// Writes the model as GGUF: the source file's key/values (general.file_type
+// set to all-F32) and tensors, the trained ones as F32. TG_ERR_IO naming the
+// path on failure.
+enum tg_status tg_llama_trainer_save(const struct tg_llama_trainer * t, const char * path);
 const struct tg_graph * tg_llama_trainer_backward_graph(const struct tg_llama_trainer * t);
 
 #ifdef __cplusplus
