@@ -109,6 +109,33 @@ static bool eval_node(struct interp * I, const struct tg_tensor * n, double * ou
                 out[(q * n->ne[1] + c) * n->ne[0] + i] = s;
             }
         return true;
+    case TG_OP_CONCAT: {
+        const int dim = n->op_params[0];
+        for (int64_t k = 0; k < N; k++) {
+            unlin(n, k, idx);
+            if (idx[dim] < a->ne[dim]) out[k] = A[lin(a, idx)];
+            else { memcpy(j, idx, sizeof(j)); j[dim] -= a->ne[dim]; out[k] = B[lin(b, j)]; }
+        }
+        return true;
+    }
+    case TG_OP_OUT_PROD:   // 2-D: out[i, c] = sum_l a[i, l] b[c, l]
+        for (int64_t c = 0; c < n->ne[1]; c++)
+            for (int64_t i = 0; i < n->ne[0]; i++) {
+                double s = 0;
+                for (int64_t l = 0; l < a->ne[1]; l++) s += A[l * a->ne[0] + i] * B[l * b->ne[0] + c];
+                out[c * n->ne[0] + i] = s;
+            }
+        return true;
+    case TG_OP_VIEW: {   // of a contiguous source: element (i0..i3) at byte offset + sum i * nb
+        const size_t es = sizeof(float);
+        for (int64_t k = 0; k < N; k++) {
+            unlin(n, k, idx);
+            const size_t off = n->view_offs + (size_t) idx[0] * n->nb[0] + (size_t) idx[1] * n->nb[1] +
+                               (size_t) idx[2] * n->nb[2] + (size_t) idx[3] * n->nb[3];
+            out[k] = A[off / es];
+        }
+        return true;
+    }
     case TG_OP_SILU: for (int64_t k = 0; k < N; k++) out[k] = A[k] / (1 + exp(-A[k])); return true;
     case TG_OP_RMS_NORM: {
         const double eps = tg_get_op_param_f32(n, 0);
@@ -358,7 +385,16 @@ static struct tg_tensor * b_attn(struct tg_context * x, struct tg_tensor ** p) {
     return tg_mul_mat(x, vt, sm);                                            // [4,3,2]
 }
 
+static struct tg_tensor * b_concat(struct tg_context * x, struct tg_tensor ** p) { return tg_concat(x, p[0], p[1], 1); }
+static struct tg_tensor * b_out_prod(struct tg_context * x, struct tg_tensor ** p) { return tg_out_prod(x, p[0], p[1]); }
+static struct tg_tensor * b_view(struct tg_context * x, struct tg_tensor ** p) {   // a 3x2 window from row 1, col 2
+    return tg_view_2d(x, p[0], 3, 2, p[0]->nb[1], p[0]->nb[1] + 2 * sizeof(float));
+}
+
 static const struct gcase cases[] = {
+    { "concat [4,2] + [4,3] along dim 1", 2, { { 4, 2 }, { 4, 3 } }, -1, 1, b_concat },
+    { "out_prod [5,3] x [4,3]",        2, { { 5, 3 }, { 4, 3 } }, -1, 1, b_out_prod },
+    { "view 3x2 window of [6,4]",      1, { { 6, 4 } }, -1, 1, b_view },
     { "silu [6,3]",                   1, { { 6, 3 } }, -3, 3, b_silu },
     { "rms_norm [8,3]",               1, { { 8, 3 } }, -1, 1, b_rms_norm },
     { "get_rows [4,7] by 5 ids (one twice)", 1, { { 4, 7 } }, -1, 1, b_get_rows },
@@ -394,7 +430,7 @@ static void test_errors(void) {
     struct tg_tensor * a = tg_new_tensor_1d(ctx, TG_TYPE_F32, 4);
     tg_set_name(a, "a");
     tg_set_param(a);
-    struct tg_tensor * s = tg_gelu(ctx, a);
+    struct tg_tensor * s = tg_gelu(ctx, a);   // no gradient yet
     tg_set_name(s, "act");
     struct tg_tensor * loss = tg_sum(ctx, s);
     struct tg_graph * gf = tg_graph_new(ctx, 16), * gb = tg_graph_new(ctx, 32);

@@ -190,6 +190,23 @@ static enum tg_status backward_node(struct bw * w, struct tg_tensor * n) {
         struct tg_tensor * dg = tg_mul(ctx, gc, tg_silu(ctx, x));
         return accumulate(w, a, swapped ? tg_concat(ctx, dg, dx, 0) : tg_concat(ctx, dx, dg, 0));
     }
+    case TG_OP_CONCAT: {   // each source gets its slice of g along dim
+        const int dim = n->op_params[0];
+        struct tg_tensor * gc = tg_is_contiguous(g) ? g : tg_cont(ctx, g);
+        if (na) st = accumulate(w, a, tg_cont(ctx, tg_view_4d(ctx, gc, a->ne[0], a->ne[1], a->ne[2], a->ne[3],
+                                                             gc->nb[1], gc->nb[2], gc->nb[3], 0)));
+        if (!st && nb) st = accumulate(w, b, tg_cont(ctx, tg_view_4d(ctx, gc, b->ne[0], b->ne[1], b->ne[2], b->ne[3],
+                                                                   gc->nb[1], gc->nb[2], gc->nb[3],
+                                                                   (size_t) a->ne[dim] * gc->nb[dim])));
+        return st;
+    }
+    case TG_OP_OUT_PROD: {   // c [m,n] = sum_l a[i,l] b[j,l]: da = g b (over j), db = g^T a (over i)
+        if (a->ne[2] != b->ne[2] || a->ne[3] != b->ne[3]) return fail_unsupported(n, na ? a : b, "only without broadcast so far");
+        struct tg_tensor * gc = tg_is_contiguous(g) ? g : tg_cont(ctx, g);
+        if (na) st = accumulate(w, a, tg_mul_mat(ctx, tg_cont(ctx, tg_transpose(ctx, gc)), b));   // [m,k]
+        if (!st && nb) st = accumulate(w, b, tg_mul_mat(ctx, gc, a));                              // [n,k]
+        return st;
+    }
     default:
         return fail_unsupported(n, na ? a : b, NULL);
     }
@@ -239,9 +256,14 @@ enum tg_status tg_graph_build_backward(struct tg_context * ctx, struct tg_graph 
     for (int i = gf->n_nodes - 1; i >= 0 && !st; i--) {
         struct tg_tensor * n = gf->nodes[i];
         if (!n->grad || !needs(&w, n)) continue;
-        if (n->op == TG_OP_VIEW && n->view_src && needs(&w, n->view_src)) {
-            st = fail_unsupported(n, n->view_src, "VIEW (a window into another tensor) is not differentiated yet");
-            break;
+        if (n->op == TG_OP_VIEW) {   // g placed at the window into zeros of the source's shape
+            struct tg_tensor * src = n->src[0] ? n->src[0] : n->view_src;
+            if (!src || !needs(&w, src)) continue;
+            if (!tg_is_contiguous(src)) { st = fail_unsupported(n, src, "a view of a non-contiguous tensor"); break; }
+            struct tg_tensor * zeros = tg_scale(ctx, src, 0.0f);
+            struct tg_tensor * gc = n->grad && !tg_is_contiguous(n->grad) ? tg_cont(ctx, n->grad) : n->grad;
+            st = accumulate(&w, src, tg_acc(ctx, zeros, gc, n->nb[1], n->nb[2], n->nb[3], n->view_offs));
+            continue;
         }
         st = backward_node(&w, n);
     }

@@ -374,7 +374,8 @@ struct tg_backward_options {
 // dimensions), MUL_MAT (F32, batched, no broadcast), RESHAPE, PERMUTE,
 // TRANSPOSE, CONT, CPY, SOFT_MAX (scale, constant mask), CROSS_ENTROPY_LOSS
 // (w.r.t. the logits), SILU, RMS_NORM, GET_ROWS (2-D F32 table), ROPE,
-// GLU (SWIGLU, split or halves).
+// GLU (SWIGLU, split or halves), CONCAT, OUT_PROD (no broadcast), VIEW (of a
+// contiguous tensor). Not yet: GELU, RELU, NORM, DIAG_MASK_INF.
 enum tg_status tg_graph_build_backward(struct tg_context * ctx, struct tg_graph * gf, struct tg_graph * gb,
                                        struct tg_tensor * loss, const struct tg_backward_options * opt);
 // A graph over nodes [i0, i1) of g sharing its arrays (no leafs, no hash).
