@@ -136,6 +136,27 @@ static bool eval_node(struct interp * I, const struct tg_tensor * n, double * ou
         }
         return true;
     }
+    case TG_OP_RELU: for (int64_t k = 0; k < N; k++) out[k] = A[k] > 0 ? A[k] : 0; return true;
+    case TG_OP_GELU: for (int64_t k = 0; k < N; k++) {
+        const double x = A[k];
+        out[k] = 0.5 * x * (1 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+    } return true;
+    case TG_OP_DIAG_MASK_INF:
+        for (int64_t k = 0; k < N; k++) { unlin(n, k, idx); out[k] = idx[0] > n->op_params[0] + idx[1] ? -INFINITY : A[k]; }
+        return true;
+    case TG_OP_NORM: {
+        const double eps = tg_get_op_param_f32(n, 0);
+        const int64_t C = n->ne[0];
+        for (int64_t r = 0; r < N / C; r++) {
+            double mu = 0, var = 0;
+            for (int64_t c = 0; c < C; c++) mu += A[r * C + c];
+            mu /= (double) C;
+            for (int64_t c = 0; c < C; c++) var += (A[r * C + c] - mu) * (A[r * C + c] - mu);
+            const double sc = 1 / sqrt(var / (double) C + eps);
+            for (int64_t c = 0; c < C; c++) out[r * C + c] = (A[r * C + c] - mu) * sc;
+        }
+        return true;
+    }
     case TG_OP_SILU: for (int64_t k = 0; k < N; k++) out[k] = A[k] / (1 + exp(-A[k])); return true;
     case TG_OP_RMS_NORM: {
         const double eps = tg_get_op_param_f32(n, 0);
@@ -391,7 +412,18 @@ static struct tg_tensor * b_view(struct tg_context * x, struct tg_tensor ** p) {
     return tg_view_2d(x, p[0], 3, 2, p[0]->nb[1], p[0]->nb[1] + 2 * sizeof(float));
 }
 
+static struct tg_tensor * b_relu(struct tg_context * x, struct tg_tensor ** p) { return tg_relu(x, p[0]); }
+static struct tg_tensor * b_gelu(struct tg_context * x, struct tg_tensor ** p) { return tg_gelu(x, p[0]); }
+static struct tg_tensor * b_norm(struct tg_context * x, struct tg_tensor ** p) { return tg_norm(x, p[0], 1e-5f); }
+static struct tg_tensor * b_diag(struct tg_context * x, struct tg_tensor ** p) {   // masked, then a softmax
+    return tg_soft_max(x, tg_diag_mask_inf(x, p[0], 1));
+}
+
 static const struct gcase cases[] = {
+    { "relu [7,3] (no value at 0)",    1, { { 7, 3 } }, -1, 1, b_relu },
+    { "gelu [7,3]",                    1, { { 7, 3 } }, -3, 3, b_gelu },
+    { "norm [8,3]",                    1, { { 8, 3 } }, -1, 1, b_norm },
+    { "diag_mask_inf [5,4] n_past 1, soft_max", 1, { { 5, 4 } }, -1, 1, b_diag },
     { "concat [4,2] + [4,3] along dim 1", 2, { { 4, 2 }, { 4, 3 } }, -1, 1, b_concat },
     { "out_prod [5,3] x [4,3]",        2, { { 5, 3 }, { 4, 3 } }, -1, 1, b_out_prod },
     { "view 3x2 window of [6,4]",      1, { { 6, 4 } }, -1, 1, b_view },
@@ -430,13 +462,13 @@ static void test_errors(void) {
     struct tg_tensor * a = tg_new_tensor_1d(ctx, TG_TYPE_F32, 4);
     tg_set_name(a, "a");
     tg_set_param(a);
-    struct tg_tensor * s = tg_gelu(ctx, a);   // no gradient yet
+    struct tg_tensor * s = tg_abs(ctx, a);   // no gradient (not differentiable at 0)
     tg_set_name(s, "act");
     struct tg_tensor * loss = tg_sum(ctx, s);
     struct tg_graph * gf = tg_graph_new(ctx, 16), * gb = tg_graph_new(ctx, 32);
     tg_graph_build_forward(gf, loss);
     enum tg_status st = tg_graph_build_backward(ctx, gf, gb, loss, NULL);
-    CHECK(st == TG_ERR_UNSUPPORTED && strstr(tg_last_error(), "op GELU of 'act'") && strstr(tg_last_error(), "gradient of 'a'"),
+    CHECK(st == TG_ERR_UNSUPPORTED && strstr(tg_last_error(), "op ABS of 'act'") && strstr(tg_last_error(), "gradient of 'a'"),
           "an op without a gradient is named with the tensor that needed it: %s", tg_last_error());
     struct tg_tensor * b = tg_new_tensor_1d(ctx, TG_TYPE_F32, 4);   // no parameter
     struct tg_tensor * l2 = tg_sum(ctx, tg_sqr(ctx, b));

@@ -190,6 +190,17 @@ static enum tg_status backward_node(struct bw * w, struct tg_tensor * n) {
         struct tg_tensor * dg = tg_mul(ctx, gc, tg_silu(ctx, x));
         return accumulate(w, a, swapped ? tg_concat(ctx, dg, dx, 0) : tg_concat(ctx, dx, dg, 0));
     }
+    case TG_OP_RELU:
+    case TG_OP_GELU:
+        return na ? accumulate(w, a, tg_unary_back(ctx, tg_is_contiguous(a) ? a : tg_cont(ctx, a), tg_is_contiguous(g) ? g : tg_cont(ctx, g),
+                                                   n->op == TG_OP_RELU ? TG_UNARY_BACK_RELU : TG_UNARY_BACK_GELU, 0)) : TG_OK;
+    case TG_OP_DIAG_MASK_INF: {
+        if (!na) return TG_OK;
+        struct tg_tensor * gc = tg_is_contiguous(g) ? g : tg_cont(ctx, g);
+        return accumulate(w, a, tg_unary_back(ctx, gc, gc, TG_UNARY_BACK_DIAG_MASK, n->op_params[0]));
+    }
+    case TG_OP_NORM:
+        return na ? accumulate(w, a, tg_norm_back(ctx, a, tg_is_contiguous(g) ? g : tg_cont(ctx, g), tg_get_op_param_f32(n, 0))) : TG_OK;
     case TG_OP_CONCAT: {   // each source gets its slice of g along dim
         const int dim = n->op_params[0];
         struct tg_tensor * gc = tg_is_contiguous(g) ? g : tg_cont(ctx, g);

@@ -376,6 +376,26 @@ struct tg_tensor * tg_rms_norm_back(struct tg_context * ctx, struct tg_tensor * 
     return t;
 }
 
+struct tg_tensor * tg_unary_back(struct tg_context * ctx, struct tg_tensor * x, struct tg_tensor * g,
+                                 enum tg_unary_back kind, int n_past) {
+    NEED_CTX("unary_back"); NEED(x, "unary_back"); NEED(g, "unary_back");
+    if (x->type != TG_TYPE_F32 || g->type != TG_TYPE_F32) return tg__fail2(TG_ERR_TYPE, "unary_back", x, g, "x and g must be f32");
+    if (!tg_are_same_shape(x, g)) return tg__fail2(TG_ERR_SHAPE, "unary_back", x, g, "x and g must have one shape");
+    if ((int) kind < 0 || kind > TG_UNARY_BACK_DIAG_MASK) return tg__fail2(TG_ERR_INVALID_ARG, "unary_back", x, g, "unknown kind %d", (int) kind);
+    struct tg_tensor * t = tg__op_new(ctx, TG_OP_UNARY_BACK, TG_TYPE_F32, x->ne, x, g, "unary_back");
+    if (t) { t->op_params[0] = (int32_t) kind; t->op_params[1] = n_past; }
+    return t;
+}
+
+struct tg_tensor * tg_norm_back(struct tg_context * ctx, struct tg_tensor * x, struct tg_tensor * g, float eps) {
+    NEED_CTX("norm_back"); NEED(x, "norm_back"); NEED(g, "norm_back");
+    if (x->type != TG_TYPE_F32 || g->type != TG_TYPE_F32) return tg__fail2(TG_ERR_TYPE, "norm_back", x, g, "x and g must be f32");
+    if (!tg_are_same_shape(x, g)) return tg__fail2(TG_ERR_SHAPE, "norm_back", x, g, "x and g must have one shape");
+    struct tg_tensor * t = tg__op_new(ctx, TG_OP_NORM_BACK, TG_TYPE_F32, x->ne, x, g, "norm_back");
+    if (t) tg__set_param_f32(t, 0, eps);
+    return t;
+}
+
 struct tg_tensor * tg_get_rows_back(struct tg_context * ctx, struct tg_tensor * g, struct tg_tensor * ids,
                                     struct tg_tensor * like) {
     NEED_CTX("get_rows_back"); NEED(g, "get_rows_back"); NEED(ids, "get_rows_back"); NEED(like, "get_rows_back");

@@ -203,6 +203,8 @@ static const struct op_desc g_ops[TG_OP_COUNT] = {
     [TG_OP_GET_ROWS_BACK] = { tg_cpu_op_get_rows_back, sup_get_rows_back, tasks_rows, ws_rows },
     [TG_OP_OPT_STEP_SGD]   = { tg_cpu_op_opt_step, sup_opt, tasks_elems, ws_rows },
     [TG_OP_OPT_STEP_ADAMW] = { tg_cpu_op_opt_step, sup_opt, tasks_elems, ws_rows },
+    [TG_OP_UNARY_BACK]    = { tg_cpu_op_unary_back,    sup_back2,    tasks_rows, ws_rows },
+    [TG_OP_NORM_BACK]     = { tg_cpu_op_norm_back,     sup_back2,    tasks_rows, ws_rows },
 };
 
 static bool is_noop(enum tg_op op) {

@@ -202,6 +202,8 @@ void tg_cpu_op_silu_back(const struct tg_cpu_params * p, struct tg_tensor * dst)
 void tg_cpu_op_rms_norm_back(const struct tg_cpu_params * p, struct tg_tensor * dst);
 void tg_cpu_op_get_rows_back(const struct tg_cpu_params * p, struct tg_tensor * dst);
 void tg_cpu_op_opt_step(const struct tg_cpu_params * p, struct tg_tensor * dst);       // SGD, ADAMW
+void tg_cpu_op_unary_back(const struct tg_cpu_params * p, struct tg_tensor * dst);
+void tg_cpu_op_norm_back(const struct tg_cpu_params * p, struct tg_tensor * dst);
 size_t tg_cpu_flash_attn_work_size(const struct tg_tensor * dst, int nth);
 
 #endif

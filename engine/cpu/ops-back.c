@@ -83,3 +83,52 @@ void tg_cpu_op_opt_step(const struct tg_cpu_params * p, struct tg_tensor * dst) 
         }
     }
 }
+
+// g * f'(x) (RELU: x > 0; GELU: d/dx of x * s(u), u = 2k (x + c x^3)), or g
+// masked like DIAG_MASK_INF with zeros.
+void tg_cpu_op_unary_back(const struct tg_cpu_params * p, struct tg_tensor * dst) {
+    const struct tg_tensor * x = dst->src[0], * g = dst->src[1];
+    const int kind = dst->op_params[0];
+    const int64_t n_past = dst->op_params[1];
+    const int64_t n = dst->ne[0], stride = tg_cpu_row_stride(dst);
+    float * tmp = tg_cpu_rows(p, dst);
+    const float k = 0.7978845608028654f, c = 0.044715f;
+    for (struct tg_cpu_row_it it = tg_cpu_rows_of(p, dst); tg_cpu_row_next(&it);) {
+        const float * xr = tg_cpu_load_row(x, it.i1, it.i2, it.i3, tmp);
+        const float * gr = tg_cpu_load_row(g, it.i1, it.i2, it.i3, tmp + stride);
+        float * y = tg_cpu_dst_row(dst, it.i1, it.i2, it.i3, tmp + 2 * stride);
+        for (int64_t i = 0; i < n; i++) {
+            if (kind == TG_UNARY_BACK_RELU) y[i] = xr[i] > 0.0f ? gr[i] : 0.0f;
+            else if (kind == TG_UNARY_BACK_DIAG_MASK) y[i] = i > n_past + it.i1 ? 0.0f : gr[i];
+            else {
+                const float v = xr[i], u = 2.0f * k * (v + c * v * v * v);
+                const float s = 1.0f / (1.0f + expf(-u));
+                y[i] = gr[i] * (s + v * s * (1.0f - s) * 2.0f * k * (1.0f + 3.0f * c * v * v));
+            }
+        }
+        tg_cpu_store_row(dst, it.i1, it.i2, it.i3, y);
+    }
+}
+
+// y = (x - mean) * r, r = 1 / sqrt(var + eps): dx = r * (g - mean(g) - y * mean(g * y)) (sums in double).
+void tg_cpu_op_norm_back(const struct tg_cpu_params * p, struct tg_tensor * dst) {
+    const struct tg_tensor * x = dst->src[0], * g = dst->src[1];
+    const double eps = tg_get_op_param_f32(dst, 0);
+    const int64_t n = dst->ne[0], stride = tg_cpu_row_stride(dst);
+    float * tmp = tg_cpu_rows(p, dst);
+    for (struct tg_cpu_row_it it = tg_cpu_rows_of(p, dst); tg_cpu_row_next(&it);) {
+        const float * xr = tg_cpu_load_row(x, it.i1, it.i2, it.i3, tmp);
+        const float * gr = tg_cpu_load_row(g, it.i1, it.i2, it.i3, tmp + stride);
+        float * out = tg_cpu_dst_row(dst, it.i1, it.i2, it.i3, tmp + 2 * stride);
+        double mean = 0, var = 0, gm = 0, gy = 0;
+        for (int64_t i = 0; i < n; i++) mean += xr[i];
+        mean /= (double) n;
+        for (int64_t i = 0; i < n; i++) var += ((double) xr[i] - mean) * ((double) xr[i] - mean);
+        const double r = 1.0 / sqrt(var / (double) n + eps);
+        for (int64_t i = 0; i < n; i++) { gm += gr[i]; gy += gr[i] * ((double) xr[i] - mean) * r; }
+        gm /= (double) n;
+        gy /= (double) n;
+        for (int64_t i = 0; i < n; i++) out[i] = (float) (r * (gr[i] - gm - ((double) xr[i] - mean) * r * gy));
+        tg_cpu_store_row(dst, it.i1, it.i2, it.i3, out);
+    }
+}

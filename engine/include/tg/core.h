@@ -343,6 +343,14 @@ struct tg_tensor * tg_rms_norm_back(struct tg_context * ctx, struct tg_tensor * 
 // rows ids (I32 [m]): the gradient of get_rows(like, ids). F32 [n, like.ne1].
 struct tg_tensor * tg_get_rows_back(struct tg_context * ctx, struct tg_tensor * g, struct tg_tensor * ids,
                                     struct tg_tensor * like);
+// unary_back: g * f'(x) for f = RELU or GELU (tanh form), or, for
+// DIAG_MASK, g with the elements diag_mask_inf(., n_past) masks set to 0
+// (x is then ignored). x, g F32 of one shape. op_params[0] = kind, [1] = n_past.
+enum tg_unary_back { TG_UNARY_BACK_RELU = 0, TG_UNARY_BACK_GELU = 1, TG_UNARY_BACK_DIAG_MASK = 2 };
+struct tg_tensor * tg_unary_back(struct tg_context * ctx, struct tg_tensor * x, struct tg_tensor * g,
+                                 enum tg_unary_back kind, int n_past);
+// norm_back: the gradient w.r.t. x of norm(x, eps) given g. op_params[0] = eps.
+struct tg_tensor * tg_norm_back(struct tg_context * ctx, struct tg_tensor * x, struct tg_tensor * g, float eps);
 
 // Optimizer steps as graph ops: each updates the parameter p (F32,
 // contiguous) in place from its gradient g (same shape) and returns a view of
@@ -375,7 +383,7 @@ struct tg_backward_options {
 // TRANSPOSE, CONT, CPY, SOFT_MAX (scale, constant mask), CROSS_ENTROPY_LOSS
 // (w.r.t. the logits), SILU, RMS_NORM, GET_ROWS (2-D F32 table), ROPE,
 // GLU (SWIGLU, split or halves), CONCAT, OUT_PROD (no broadcast), VIEW (of a
-// contiguous tensor). Not yet: GELU, RELU, NORM, DIAG_MASK_INF.
+// contiguous tensor), RELU, GELU, NORM, DIAG_MASK_INF.
 enum tg_status tg_graph_build_backward(struct tg_context * ctx, struct tg_graph * gf, struct tg_graph * gb,
                                        struct tg_tensor * loss, const struct tg_backward_options * opt);
 // A graph over nodes [i0, i1) of g sharing its arrays (no leafs, no hash).
