@@ -15,8 +15,10 @@
 // -128 (never produced by tg_quantize_row_q8_0 or ggml's quantizer). Q4_0 x
 // Q8_0 multiplies the unsigned nibbles and subtracts 8 * sum(y): exact for
 // all inputs. Levels: scalar; avx (128-bit integer halves); avx2; at the
-// avx512 level a 512-bit VNNI path (two blocks per register, its own lane
-// order, below) when the CPU has AVX512-BW and VNNI, else the avx2 path.
+// avx512vnni level a 512-bit VNNI path (two blocks per register, its own lane
+// order, below) whose vpdpbusd starts from the correction term (-8 * sum(y)
+// for Q4_0, -128 * sum(x) with unsigned y + 128 for Q8_0: exact for all
+// inputs), so a product costs one vpdpbusd and the f32 update.
 #include "vec-impl.h"
 
 #include <math.h>
@@ -269,53 +271,84 @@ TG_VNNI_INLINE __m512i q8x2_vnni(const tg_block_q8_0 * b, bool two) {
     __m256i hi = two ? _mm256_loadu_si256((const __m256i *) b[1].qs) : _mm256_setzero_si256();
     return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
 }
-// Unsigned nibbles of two Q4_0 blocks, each in element order.
-TG_VNNI_INLINE __m512i q4x2_vnni(const tg_block_q4_0 * b, bool two) {
-    const __m128i m4 = _mm_set1_epi8(0x0F);
-    __m128i t0 = _mm_loadu_si128((const __m128i *) b[0].qs);
-    __m128i t1 = two ? _mm_loadu_si128((const __m128i *) b[1].qs) : _mm_setzero_si128();
-    __m256i v0 = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(t0, 4), m4), _mm_and_si128(t0, m4));
-    __m256i v1 = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(t1, 4), m4), _mm_and_si128(t1, m4));
-    return _mm512_inserti64x4(_mm512_castsi256_si512(v0), v1, 1);
-}
-// [d0 x 8 | d1 x 8] (d1 = 0 when there is no second block).
+// [d0 x 8 | d1 x 8] (d1 = 0 when there is no second block): both halves
+// converted by one vcvtph2ps and spread by one permute.
 TG_VNNI_INLINE __m512 d2_vnni(tg_fp16_t d0, tg_fp16_t d1, bool two) {
-    __m256 a = _mm256_set1_ps(_cvtsh_ss(d0));
-    __m256 b = _mm256_set1_ps(two ? _cvtsh_ss(d1) : 0.0f);
-    return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(a)), _mm256_castps_pd(b), 1));
+    const __m512i idx = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+    const uint32_t h = (uint32_t) d0 | (two ? (uint32_t) d1 << 16 : 0u);
+    const __m128 f = _mm_cvtph_ps(_mm_cvtsi32_si128((int) h));
+    return _mm512_permutexvar_ps(idx, _mm512_zextps128_ps512(f));
+}
+// The Q4_0 tiles use an interleaved lane order so that the nibbles of two
+// blocks unpack with one shift and one mask: bytes [x0 e0-15 | x1 e0-15 |
+// x0 e16-31 | x1 e16-31], i.e. int32 lanes 0-3 and 8-11 hold groups 0-3
+// and 4-7 of the even block, lanes 4-7 and 12-15 those of the odd one.
+// The activations and scales are loaded in the same order, and
+// hsum16i_vnni puts the lanes back in the order above before the same sums.
+TG_VNNI_INLINE __m512i q4x2i_vnni(const tg_block_q4_0 * b, bool two) {
+    const __m128i t0 = _mm_loadu_si128((const __m128i *) b[0].qs);
+    const __m128i t1 = two ? _mm_loadu_si128((const __m128i *) b[1].qs) : _mm_setzero_si128();
+    const __m256i t = _mm256_inserti128_si256(_mm256_castsi128_si256(t0), t1, 1);
+    const __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(t), _mm256_srli_epi16(t, 4), 1);
+    return _mm512_and_si512(v, _mm512_set1_epi8(0x0F));
+}
+TG_VNNI_INLINE __m512i q8x2i_vnni(const tg_block_q8_0 * b, bool two) {
+    const __m128i a0 = _mm_loadu_si128((const __m128i *) b[0].qs);
+    const __m128i a1 = _mm_loadu_si128((const __m128i *) (b[0].qs + 16));
+    const __m128i b0 = two ? _mm_loadu_si128((const __m128i *) b[1].qs) : _mm_setzero_si128();
+    const __m128i b1 = two ? _mm_loadu_si128((const __m128i *) (b[1].qs + 16)) : _mm_setzero_si128();
+    const __m256i lo = _mm256_inserti128_si256(_mm256_castsi128_si256(a0), b0, 1);
+    const __m256i hi = _mm256_inserti128_si256(_mm256_castsi128_si256(a1), b1, 1);
+    return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+}
+// [d0 x 4 | d1 x 4 | d0 x 4 | d1 x 4] (d1 = 0 when there is no second block).
+TG_VNNI_INLINE __m512 d2i_vnni(tg_fp16_t d0, tg_fp16_t d1, bool two) {
+    const __m512i idx = _mm512_set_epi32(1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0);
+    const uint32_t h = (uint32_t) d0 | (two ? (uint32_t) d1 << 16 : 0u);
+    const __m128 f = _mm_cvtph_ps(_mm_cvtsi32_si128((int) h));
+    return _mm512_permutexvar_ps(idx, _mm512_zextps128_ps512(f));
 }
 TG_VNNI_INLINE float hsum16_vnni(__m512 v) {
     __m256 lo = _mm512_castps512_ps256(v);
     __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
     return hsum8(_mm256_add_ps(lo, hi));
 }
+// hsum16_vnni of the interleaved order: lanes permuted to [even | odd] first.
+TG_VNNI_INLINE float hsum16i_vnni(__m512 v) {
+    const __m512i idx = _mm512_set_epi32(15, 14, 13, 12, 7, 6, 5, 4, 11, 10, 9, 8, 3, 2, 1, 0);
+    return hsum16_vnni(_mm512_permutexvar_ps(idx, v));
+}
 
-// Signed 8-bit weights (Q8_0, or IQ4_NL through its table) x Q8_0, RI x RJ tile.
+// Signed 8-bit weights (Q8_0, or IQ4_NL through its table) x Q8_0, RI x RJ
+// tile. The activations are made unsigned (y + 128, one xor per activation
+// block) so vpdpbusd takes them against the signed weights; the accumulator
+// starts at -128 * sum(x) per group of 4 (once per weight block), so each lane
+// is exactly sum(x * y) as above, for all inputs.
 #define TG_VNNI_Q8TILE(NAME, BX, LOADX2) \
 TG_VNNI_INLINE void NAME(const int RI, const int RJ, int64_t nb,                                          \
         const char * a, size_t lda, const char * b, size_t ldb, float * c, size_t ldc) {                  \
     __m512 acc[4][4];                                                                                     \
+    const __m512i c128 = _mm512_set1_epi8((char) 0x80);                                                   \
     TG_UNROLL for (int i = 0; i < RI; i++)                                                                \
     TG_UNROLL for (int j = 0; j < RJ; j++) acc[i][j] = _mm512_setzero_ps();                               \
     for (int64_t blk = 0; blk < nb; blk += 2) {                                                           \
         const bool two = blk + 1 < nb;                                                                    \
-        __m512i y[4];                                                                                     \
+        __m512i yu[4];                                                                                    \
         __m512 dy[4];                                                                                     \
         TG_UNROLL for (int j = 0; j < RJ; j++) {                                                          \
             const tg_block_q8_0 * by = (const tg_block_q8_0 *) (b + j * ldb) + blk;                       \
-            y[j] = q8x2_vnni(by, two);                                                                    \
+            yu[j] = _mm512_xor_si512(q8x2_vnni(by, two), c128);                                           \
             dy[j] = d2_vnni(by[0].d, two ? by[1].d : 0, two);                                             \
         }                                                                                                 \
         TG_UNROLL for (int i = 0; i < RI; i++) {                                                          \
             const BX * bx = (const BX *) (a + i * lda) + blk;                                             \
             if (RJ == 1) _mm_prefetch((const char *) bx + TG_PREFETCH, _MM_HINT_T0);                      \
             const __m512i x = LOADX2(bx, two);                                                            \
-            const __mmask64 neg = _mm512_movepi8_mask(x);                                                 \
-            const __m512i ax = _mm512_abs_epi8(x);                                                        \
+            const __m512i corr = _mm512_sub_epi32(_mm512_setzero_si512(),                                 \
+                                                  _mm512_dpbusd_epi32(_mm512_setzero_si512(), c128, x));  \
             const __m512 dx = d2_vnni(bx[0].d, two ? bx[1].d : 0, two);                                   \
             TG_UNROLL for (int j = 0; j < RJ; j++) {                                                      \
-                const __m512i sy = _mm512_mask_sub_epi8(y[j], neg, _mm512_setzero_si512(), y[j]);         \
-                const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), ax, sy);                    \
+                const __m512i p = _mm512_dpbusd_epi32(corr, yu[j], x);                                    \
                 acc[i][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_mul_ps(dx, dy[j]), acc[i][j]);  \
             }                                                                                             \
         }                                                                                                 \
@@ -346,39 +379,40 @@ TG_VNNI_Q8TILE(tile_iq4_q8_vnni, tg_block_iq4_nl, iq4x2_vnni)
 
 TG_VNNI_INLINE void tile_q4_q8_vnni(const int RI, const int RJ, int64_t nb,
         const char * a, size_t lda, const char * b, size_t ldb, float * c, size_t ldc) {
-    __m512 acc[4][4];
+    __m512 acc[8][4];
     const __m512i ones8 = _mm512_set1_epi8(1);
     TG_UNROLL for (int i = 0; i < RI; i++)
     TG_UNROLL for (int j = 0; j < RJ; j++) acc[i][j] = _mm512_setzero_ps();
     for (int64_t blk = 0; blk < nb; blk += 2) {
         const bool two = blk + 1 < nb;
-        __m512i y[4], ys[4];
+        __m512i y[4], nys[4];   // nys: -8 * sum(y) per group of 4, where vpdpbusd starts
         __m512 dy[4];
         TG_UNROLL for (int j = 0; j < RJ; j++) {
             const tg_block_q8_0 * by = (const tg_block_q8_0 *) (b + j * ldb) + blk;
-            y[j] = q8x2_vnni(by, two);
-            ys[j] = _mm512_slli_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), ones8, y[j]), 3);
-            dy[j] = d2_vnni(by[0].d, two ? by[1].d : 0, two);
+            y[j] = q8x2i_vnni(by, two);
+            nys[j] = _mm512_sub_epi32(_mm512_setzero_si512(),
+                     _mm512_slli_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), ones8, y[j]), 3));
+            dy[j] = d2i_vnni(by[0].d, two ? by[1].d : 0, two);
         }
         TG_UNROLL for (int i = 0; i < RI; i++) {
             const tg_block_q4_0 * bx = (const tg_block_q4_0 *) (a + i * lda) + blk;
             if (RJ == 1) _mm_prefetch((const char *) bx + TG_PREFETCH, _MM_HINT_T0);
-            const __m512i x = q4x2_vnni(bx, two);
-            const __m512 dx = d2_vnni(bx[0].d, two ? bx[1].d : 0, two);
+            const __m512i x = q4x2i_vnni(bx, two);
+            const __m512 dx = d2i_vnni(bx[0].d, two ? bx[1].d : 0, two);
             TG_UNROLL for (int j = 0; j < RJ; j++) {
-                const __m512i p = _mm512_sub_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), x, y[j]), ys[j]);
+                const __m512i p = _mm512_dpbusd_epi32(nys[j], x, y[j]);
                 acc[i][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_mul_ps(dx, dy[j]), acc[i][j]);
             }
         }
     }
     TG_UNROLL for (int j = 0; j < RJ; j++)
     TG_UNROLL for (int i = 0; i < RI; i++)
-        c[j * ldc + i] = hsum16_vnni(acc[i][j]);
+        c[j * ldc + i] = hsum16i_vnni(acc[i][j]);
 }
 
 TG_MM_BLOCK(block_q8_q8_vnni, TG_VNNI, tile_q8_q8_vnni, 4, 4, 4, TG_QK8_0)
 TG_MM_BLOCK(block_iq4_q8_vnni, TG_VNNI, tile_iq4_q8_vnni, 4, 4, 4, TG_QK8_0)
-TG_MM_BLOCK(block_q4_q8_vnni, TG_VNNI, tile_q4_q8_vnni, 4, 4, 4, TG_QK8_0)
+TG_MM_BLOCK(block_q4_q8_vnni, TG_VNNI, tile_q4_q8_vnni, 4, 4, 8, TG_QK8_0)
 
 // Quantizes n floats (n multiple of 32) to Q8_0 with the same bytes as
 // tg_quantize_row_q8_0: amax over |x| skipping NaN, d = amax / 127,
