@@ -31,6 +31,7 @@ static struct tg_llama_context * new_ctx(struct tg_llama_model * m, int n_ctx, e
     cp.n_ubatch = 512;
     cp.n_threads = 2;
     cp.type_k = cp.type_v = kv;
+    cp.flash_attn = TG_FLASH_ATTN_OFF;   // the reference ran the unfused kq / soft_max / kqv graph
     struct tg_llama_context * c = tg_llama_context_new(m, &cp);
     if (!c) printf("context: %s\n", tg_last_error());
     return c;
