@@ -175,16 +175,15 @@ static int check_limits(struct tg_cli_run * r, const struct tg_llama_context_par
     return TG_CLI_OK;
 }
 
-int tg_cli_run_context(struct tg_cli_run * r, struct tg_llama_context_params * cp, const char * note) {
+int tg_cli_run_observe(struct tg_cli_run * r, const char * note) {
     const struct tg_cli_run_opts * o = r->opts;
-    if (check_limits(r, cp)) return TG_CLI_ERROR;
     // --poison (TGDB_POISON=1): freed and reused compute ranges are filled with
     // NaN as the allocator gives them up, so a stale read shows in the output
-    if (o->poison) {
+    if (o->poison && !r->poisoned) {
         if (tg_trace_set_poison(true) != TG_OK) return tg_cli_err("%s: --poison: %s", r->cmd, tg_last_error());
         r->poisoned = true;
     }
-    if (o->trace) {  // global recorder attached before the context: its scheduler is recorded from birth
+    if (o->trace && !r->rec) {  // global recorder attached before the scheduler exists: recorded from birth
         struct tg_trace_options topt = tg_trace_default_options();
         topt.contents = o->trace_dump;
         if (o->trace_hash) tg_trace_set_hash_mode(&topt, o->trace_hash);
@@ -192,6 +191,12 @@ int tg_cli_run_context(struct tg_cli_run * r, struct tg_llama_context_params * c
         r->rec = tg_trace_attach(NULL, o->trace, &topt);
         if (!r->rec) return tg_cli_err("%s: %s", r->cmd, tg_last_error());
     }
+    return TG_CLI_OK;
+}
+
+int tg_cli_run_context(struct tg_cli_run * r, struct tg_llama_context_params * cp, const char * note) {
+    if (check_limits(r, cp)) return TG_CLI_ERROR;
+    if (tg_cli_run_observe(r, note)) return TG_CLI_ERROR;
     r->ctx = tg_llama_context_new(r->model, cp);
     if (!r->ctx) return tg_cli_err("%s: %s", r->cmd, tg_last_error());
     return TG_CLI_OK;

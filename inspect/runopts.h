@@ -77,6 +77,10 @@ struct tg_llama_context_params tg_cli_run_params(const struct tg_cli_run_opts * 
 // numbers; then turns poison on, attaches the trace recorder (note = the
 // trace's note) and creates the context in r->ctx. TG_CLI_OK or TG_CLI_ERROR.
 int tg_cli_run_context(struct tg_cli_run * r, struct tg_llama_context_params * cp, const char * note);
+// The observing half of tg_cli_run_context for commands that make their own
+// scheduler (train): poison on and the trace recorder attached, as the
+// options say. TG_CLI_OK or TG_CLI_ERROR (message printed).
+int tg_cli_run_observe(struct tg_cli_run * r, const char * note);
 // Detaches the recorder (a failure to finish the trace turns rc into
 // TG_CLI_ERROR; success says "trace written to FILE" on stderr), turns poison
 // off again and frees the context and the model. Returns the final status.

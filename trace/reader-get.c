@@ -290,6 +290,40 @@ bool tg_trace_get_split_input(const struct tg_trace * tr, int gi, int ii, struct
     return true;
 }
 
+// ---- gradient links (GRADS, 1.3) ------------------------------------------------
+
+static const uint8_t * grads_payload(const struct tg_trace * tr, int gi, struct trace_grads_head * h) {
+    if (!tr || gi < 0 || gi >= tr->n_graphs || tr->graphs[gi].grads_ord < 0) return NULL;
+    return trace_get_grads_head(trace_payload(tr, (uint32_t) tr->graphs[gi].grads_ord), h);
+}
+
+int tg_trace_n_grads(const struct tg_trace * tr, int gi) {
+    struct trace_grads_head h;
+    return grads_payload(tr, gi, &h) ? (int) h.n : 0;
+}
+
+bool tg_trace_get_grad_link(const struct tg_trace * tr, int gi, int k, int * grad, int * of) {
+    struct trace_grads_head h;
+    const uint8_t * e = grads_payload(tr, gi, &h);
+    if (!e || k < 0 || (uint32_t) k >= h.n) return false;
+    struct trace_grad_entry x;
+    trace_get_grad_entry(e + (size_t) k * h.entry_size, &x);
+    if (grad) *grad = x.grad;
+    if (of) *of = x.of;
+    return true;
+}
+
+// The pair whose `want` side (0: grad, 1: of) is ti; returns the other side.
+static int grad_lookup(const struct tg_trace * tr, int gi, int ti, int want) {
+    int n = tg_trace_n_grads(tr, gi), g, o;
+    for (int k = 0; k < n; k++)
+        if (tg_trace_get_grad_link(tr, gi, k, &g, &o) && (want ? o : g) == ti) return want ? g : o;
+    return -1;
+}
+
+int tg_trace_grad_of(const struct tg_trace * tr, int gi, int ti) { return grad_lookup(tr, gi, ti, 0); }
+int tg_trace_grad(const struct tg_trace * tr, int gi, int ti) { return grad_lookup(tr, gi, ti, 1); }
+
 int tg_trace_split_of_node(const struct tg_trace * tr, int gi, int ti) {
     int n = tg_trace_n_splits(tr, gi);
     struct tg_trace_split s;

@@ -5,7 +5,7 @@
 #include "tg/trace-read.h"
 #include "trace-impl.h"
 
-#define TRACE_N_KINDS 17   // record types 1..16 are listed per kind (deltas in their full kind's list)
+#define TRACE_N_KINDS 18   // record types 1..17 are listed per kind (deltas in their full kind's list)
 
 struct trace_rec {           // one complete record
     uint64_t off;            // file offset of the frame
@@ -26,6 +26,7 @@ struct trace_gmeta {         // one valid GRAPH record
     int32_t  n_nodes, n_leafs;
     uint32_t entry_size;
     int32_t  place_ord, splits_ord, alloc_ord;  // latest records for the graph, -1 if none
+    int32_t  grads_ord;                         // its GRADS record, -1 if none
     // deltas (GRAPH_DELTA, PLACEMENT_DELTA, ALLOC_DELTA): where the entries the
     // delta does not change come from, -1 for a full record
     uint32_t base_id;                           // GRAPH_DELTA's base graph id (0: full GRAPH)

@@ -338,7 +338,7 @@ static bool add_graph(struct tg_trace * tr, uint32_t ord) {
     struct trace_gmeta * g = &tr->graphs[tr->n_graphs++];
     *g = (struct trace_gmeta) { .ord = ord, .graph_id = h.graph_id, .sched_id = h.sched_id, .n_nodes = h.n_nodes,
                                 .n_leafs = h.n_leafs, .entry_size = esz, .place_ord = -1, .splits_ord = -1,
-                                .alloc_ord = -1, .base_id = h.base_graph_id, .base_gi = -1, .place_base_ord = -1,
+                                .alloc_ord = -1, .grads_ord = -1, .base_id = h.base_graph_id, .base_gi = -1, .place_base_ord = -1,
                                 .alloc_base_ord = -1, .n_changed = h.n_changed };
     return true;
 }
@@ -408,8 +408,14 @@ static bool attach_to_graph(struct tg_trace * tr, uint32_t ord, uint32_t type) {
     struct trace_place_head ph = { 0 };
     struct trace_splits_head sh = { 0 };
     struct trace_alloc_head ah = { 0 };
+    struct trace_grads_head gh = { 0 };
     uint32_t graph_id;
     switch (rtype) {
+    case TG_TRACE_REC_GRADS:
+        if (len < TRACE_SIZE(grads_head)) return false;
+        trace_get_grads_head(p, &gh);
+        graph_id = gh.graph_id;
+        break;
     case TG_TRACE_REC_PLACEMENT_DELTA:
         if (len < TRACE_SIZE(pdelta_head)) return false;
         trace_get_pdelta_head(p, &pd);
@@ -483,7 +489,16 @@ static bool attach_to_graph(struct tg_trace * tr, uint32_t ord, uint32_t type) {
         }
         return true;
     }
-    if (type == TG_TRACE_REC_PLACEMENT) {
+    if (type == TG_TRACE_REC_GRADS) {
+        if (gh.entry_size < TRACE_SIZE(grad_entry) || !fits(len, TRACE_SIZE(grads_head), gh.n, gh.entry_size, 0, 1))
+            return false;
+        for (uint32_t i = 0; i < gh.n; i++) {   // every pair names tensors of the graph
+            struct trace_grad_entry e;
+            trace_get_grad_entry(p + TRACE_SIZE(grads_head) + (uint64_t) i * gh.entry_size, &e);
+            if (e.grad < 0 || e.of < 0 || (uint64_t) e.grad >= nt || (uint64_t) e.of >= nt) return false;
+        }
+        g->grads_ord = (int32_t) ord;
+    } else if (type == TG_TRACE_REC_PLACEMENT) {
         if (ph.n != nt || ph.entry_size < TRACE_SIZE(place_entry)) return false;
         if (!fits(len, TRACE_SIZE(place_head), ph.n, ph.entry_size, ph.text_size, 1)) return false;
         g->place_ord = (int32_t) ord;
@@ -538,8 +553,9 @@ static enum tg_status build_lists(struct tg_trace * tr) {
         for (int i = 0; i < tr->n_graphs; i++) tr->graph_by_id[i] = i;
         qsort_r(tr->graph_by_id, (size_t) tr->n_graphs, sizeof(int32_t), cmp_graph_id, tr);
     }
-    static const uint32_t attached[] = { TG_TRACE_REC_PLACEMENT, TG_TRACE_REC_SPLITS, TG_TRACE_REC_ALLOC };
-    for (int a = 0; a < 3; a++) {
+    static const uint32_t attached[] = { TG_TRACE_REC_PLACEMENT, TG_TRACE_REC_SPLITS, TG_TRACE_REC_ALLOC,
+                                         TG_TRACE_REC_GRADS };
+    for (int a = 0; a < 4; a++) {
         struct trace_list * l = &tr->kind[attached[a]];
         int keep = 0;
         for (int i = 0; i < l->n; i++) {

@@ -228,6 +228,23 @@ static void write_graph(struct tg_trace_recorder * r, struct rec_sched * s) {
     s->gbase_id = s->graph_id;
 }
 
+// GRADS: every tensor of the graph that is the gradient of another of its
+// tensors (tg_graph_build_backward's links); nothing for a forward graph.
+static void write_grads(struct tg_trace_recorder * r, struct rec_sched * s) {
+    int n = 0;
+    for (int i = 0; i < s->n_tensors; i++) n += index_of(s, s->tensors[i]->grad_of) != TG_TRACE_NONE;
+    if (n == 0) return;
+    int32_t (*pairs)[2] = malloc(sizeof(*pairs) * (size_t) n);
+    if (!pairs) return;
+    int k = 0;
+    for (int i = 0; i < s->n_tensors; i++) {
+        int32_t of = index_of(s, s->tensors[i]->grad_of);
+        if (of != TG_TRACE_NONE) pairs[k][0] = i, pairs[k++][1] = of;
+    }
+    tg_trace_write_grads(r->w, s->graph_id, (const int32_t (*)[2]) pairs, n);
+    free(pairs);
+}
+
 void tg_trace_rec_graph_split(struct tg_trace_recorder * r, const struct tg_obs_split_event * ev) {
     struct rec_sched * s = tg_trace_rec_sched_state(r, ev->sched, ev->sched_id);
     if (!s || !ev->graph) return;
@@ -239,6 +256,7 @@ void tg_trace_rec_graph_split(struct tg_trace_recorder * r, const struct tg_obs_
     write_graph(r, s);
     write_placement(r, s, ev);
     write_splits(r, s, ev);
+    write_grads(r, s);
     tg_trace_writer_batch_end(r->w);
 }
 

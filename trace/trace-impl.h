@@ -11,7 +11,7 @@
 
 #define TRACE_MAGIC          "TGTRACE"    // 8 bytes with the NUL
 #define TRACE_VERSION_MAJOR  1
-#define TRACE_VERSION_MINOR  2
+#define TRACE_VERSION_MINOR  3
 #define TRACE_HEADER_SIZE    TRACE_SIZE(file_header)
 #define TRACE_SYNC           0xA5434552u  // bytes 'R' 'E' 'C' 0xA5
 #define TRACE_FRAME_HEAD     TRACE_SIZE(frame_head)   // sync, type, fflags, length

@@ -228,6 +228,16 @@ enum tg_status tg_trace_write_splits(struct tg_trace_writer * w, uint32_t graph_
     return tg_trace_rec_commit(w);
 }
 
+enum tg_status tg_trace_write_grads(struct tg_trace_writer * w, uint32_t graph_id, const int32_t (*pairs)[2], int n) {
+    if (n < 0 || (n && !pairs)) return tg_error(TG_ERR_INVALID_ARG, "trace: bad GRADS record");
+    uint8_t * p = tg_trace_rec_begin(w, TG_TRACE_REC_GRADS, TRACE_SIZE(grads_head) + (size_t) n * TRACE_SIZE(grad_entry));
+    if (!p) return tg_last_status();
+    uint8_t * e = trace_put_grads_head(p, &(struct trace_grads_head) {
+        .graph_id = graph_id, .n = (uint32_t) n, .entry_size = TRACE_SIZE(grad_entry) });
+    for (int i = 0; i < n; i++) e = trace_put_grad_entry(e, &(struct trace_grad_entry) { .grad = pairs[i][0], .of = pairs[i][1] });
+    return tg_trace_rec_commit(w);
+}
+
 enum tg_status tg_trace_write_alloc(struct tg_trace_writer * w, uint32_t graph_id, uint32_t sched_id,
                                     const struct tg_trace_buffer * bufs, int n_buffers,
                                     const struct tg_trace_alloc * al, int n) {

@@ -223,6 +223,24 @@ static enum tg_status backward_node(struct bw * w, struct tg_tensor * n) {
     }
 }
 
+// tg_backward_options.debug_grad_of_grad: the bug on purpose. Each gradient
+// node of gb (but the seed) gets a "grad of grad of X" node of zeros.
+static enum tg_status add_grad_of_grad(struct tg_context * ctx, struct tg_graph * gb, const struct tg_tensor * seed) {
+    const int n = gb->n_nodes;
+    for (int i = 0; i < n; i++) {
+        struct tg_tensor * g = gb->nodes[i];
+        if (!g->grad_of || g == seed || g->grad) continue;
+        struct tg_tensor * gg = tg_scale(ctx, g, 0.0f);
+        if (!gg) return tg_last_status();
+        tg_format_name(gg, "grad of %s", g->name);
+        gg->grad_of = g;
+        g->grad = gg;
+        enum tg_status st = tg_graph_build_forward(gb, gg);
+        if (st) return st;
+    }
+    return TG_OK;
+}
+
 enum tg_status tg_graph_build_backward(struct tg_context * ctx, struct tg_graph * gf, struct tg_graph * gb,
                                        struct tg_tensor * loss, const struct tg_backward_options * opt) {
     if (!ctx || !gf || !gb || !loss) return tg_error(TG_ERR_INVALID_ARG, "backward: NULL context, graph or loss");
@@ -283,6 +301,7 @@ enum tg_status tg_graph_build_backward(struct tg_context * ctx, struct tg_graph 
         if (gf->leafs[i]->grad) st = tg_graph_build_forward(gb, gf->leafs[i]->grad);
     for (int i = 0; i < gf->n_nodes && !st; i++)
         if (gf->nodes[i]->grad && gf->nodes[i] != loss) st = tg_graph_build_forward(gb, gf->nodes[i]->grad);
+    if (!st && opt && opt->debug_grad_of_grad) st = add_grad_of_grad(ctx, gb, seed);
     tg_ptrmap_free(&w.needs);
     return st;
 }

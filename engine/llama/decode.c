@@ -91,7 +91,7 @@ struct tg_llama_context * tg_llama_context_new(struct tg_llama_model * model, co
     if (tg_llama_params_resolve(model, &c->params) != TG_OK) { free(c); return NULL; }
     const struct tg_llama_context_params * p = &c->params;
     if (tg_llama_kv_init(&c->kv, model, p->n_ctx, p->type_k, p->type_v) != TG_OK) { free(c); return NULL; }
-    c->exec = tg_llama_exec_new(model, p->n_threads, p->devices);
+    c->exec = tg_llama_exec_new(model, p->n_threads, p->devices, 0);
     int gsize = tg_llama_graph_size(model);
     c->gctx_size = (size_t) gsize * 2 * tg_tensor_overhead() + tg_graph_overhead(gsize) + 4096;
     c->mask_buf = malloc(sizeof(float) * (size_t) p->n_ubatch * (size_t) p->n_ctx);

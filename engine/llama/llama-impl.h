@@ -138,8 +138,11 @@ struct tg_llama_exec_hooks {
     void * eval_cb_user;
     struct tg_llama_op_time * prof;  // [TG_OP_COUNT] or NULL (no profiling)
 };
-// devices: see tg_llama_context_params.devices.
-struct tg_llama_exec * tg_llama_exec_new(const struct tg_llama_model * m, int n_threads, const char * devices);
+// Nodes of the training step graph (train.c).
+int tg_llama_train_graph_size(const struct tg_llama_model * m);
+// devices: see tg_llama_context_params.devices. graph_size: the largest
+// graph (nodes) the scheduler will see; 0 = the model's decode graph.
+struct tg_llama_exec * tg_llama_exec_new(const struct tg_llama_model * m, int n_threads, const char * devices, int graph_size);
 void tg_llama_exec_free(struct tg_llama_exec * e);
 // Plans and assigns memory for every tensor of g (nodes and inputs).
 enum tg_status tg_llama_exec_alloc(struct tg_llama_exec * e, struct tg_graph * g);

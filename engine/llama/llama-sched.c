@@ -110,11 +110,11 @@ static enum tg_status open_backends(struct tg_llama_exec * e, const char * devic
     return TG_OK;
 }
 
-struct tg_llama_exec * tg_llama_exec_new(const struct tg_llama_model * m, int n_threads, const char * devices) {
+struct tg_llama_exec * tg_llama_exec_new(const struct tg_llama_model * m, int n_threads, const char * devices, int graph_size) {
     struct tg_llama_exec * e = calloc(1, sizeof *e);
     if (!e) { tg_error(TG_ERR_NOMEM, "out of memory (llama exec)"); return NULL; }
     if (open_backends(e, devices, n_threads) != TG_OK) goto fail;
-    e->sched = tg_sched_new(e->backends, e->n_backends, tg_llama_graph_size(m));
+    e->sched = tg_sched_new(e->backends, e->n_backends, graph_size > 0 ? graph_size : tg_llama_graph_size(m));
     if (!e->sched) goto fail;
     return e;
 fail:

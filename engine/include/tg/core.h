@@ -368,6 +368,11 @@ struct tg_tensor * tg_opt_step_adamw(struct tg_context * ctx, struct tg_tensor *
 // ---- backward (automatic differentiation) ------------------------------------
 struct tg_backward_options {
     bool second_order;   // also differentiate the gradient nodes (not supported yet: TG_ERR_UNSUPPORTED)
+    // Deliberately builds the classic backward-builder bug, for testing the
+    // tools that must find it: every gradient node G also gets a gradient
+    // "grad of G" (zeros, G scaled by 0, linked with grad/grad_of) that no one
+    // asked for. Never set it to train.
+    bool debug_grad_of_grad;
 };
 // Builds into gb (empty, or holding gf's nodes) gf's nodes followed by the
 // backward pass for the scalar loss (a node of gf, F32, one element): every

@@ -310,30 +310,52 @@ enum tg_status tg_llama_perplexity(struct tg_llama_context * ctx, const int32_t 
                                    tg_llama_ppl_progress progress, void * user,
                                    struct tg_llama_ppl_result * out);
 
-// ---- training (first cut) ---------------------------------------------------
+// ---- training ------------------------------------------------------------------
 // F32 copies of the model's weights are trained with next-token cross-entropy
-// over sequences of n_ctx tokens and AdamW (one step per call). The model's
-// own weights are not changed.
+// over batches of n_batch sequences of n_ctx tokens and AdamW (one step per
+// call). The model's own weights are not changed. One graph per step holds
+// the forward pass, the backward pass (tg_graph_build_backward: gradient
+// nodes "grad of NAME" linked to their forward tensors), the gradient norm
+// ("grad_norm") and the optimizer steps; it runs on the scheduler (devices
+// as for a context), so a trace recorder sees every node, the gradient
+// links and a "train" marker per step. Parameters and AdamW moments live in a
+// persistent buffer (usage weights); the graph allocator keeps each gradient
+// until its optimizer step and reuses the memory of everything else.
+enum tg_llama_lr_schedule { TG_LR_CONSTANT = 0, TG_LR_COSINE = 1 };
 struct tg_llama_train_params {
-    int32_t n_ctx;          // tokens per sequence (a step reads n_ctx + 1: the last is only a target); default 64
+    int32_t n_ctx;          // tokens per sequence (a sequence reads n_ctx + 1: the last is only a target); default 64
+    int32_t n_batch;        // sequences per step (one graph: a block-diagonal causal mask keeps them apart); default 1
     float   lr, beta1, beta2, eps, weight_decay;   // AdamW; defaults 1e-3, 0.9, 0.999, 1e-8, 0
+    enum tg_llama_lr_schedule schedule;            // default constant
+    float   lr_min;         // cosine: the rate reached at n_steps; default 0
+    int32_t n_warmup;       // steps of linear warm-up from 0 to lr; default 0
+    int32_t n_steps;        // cosine: the steps the schedule spans (later steps stay at lr_min); default 0
     int32_t n_threads;      // default 2
+    const char * devices;   // "BLAS,CPU" etc. (see tg_llama_context_params.devices); NULL = CPU
+    bool    debug_grad_of_grad;   // build the graph with the classic gradient-of-gradient bug (tests of the debugger)
 };
 struct tg_llama_train_params tg_llama_train_default_params(void);
 struct tg_llama_trainer;
 // NULL with tg_last_error() on failure (bad parameters, a weight type with no
-// f32 conversion, an op without a gradient, out of memory).
+// f32 conversion, an op without a gradient, an unknown device, out of memory).
 struct tg_llama_trainer * tg_llama_trainer_new(struct tg_llama_model * m, const struct tg_llama_train_params * p);
 void tg_llama_trainer_free(struct tg_llama_trainer * t);
-// One step on tokens[0..n_ctx] (inputs 0..n_ctx-1, targets 1..n_ctx): the
-// loss before the update and the gradient's L2 norm (either may be NULL).
+// One step on n_batch sequences tokens[b * (n_ctx + 1) ..][0..n_ctx] (inputs
+// 0..n_ctx-1, targets 1..n_ctx of each): the mean loss before the update and
+// the gradient's L2 norm over every parameter (either may be NULL).
+// TG_ERR_INVALID_ARG for a token outside the vocabulary (naming it).
 enum tg_status tg_llama_train_step(struct tg_llama_trainer * t, const int32_t * tokens, float * loss, float * grad_norm);
 int tg_llama_trainer_n_params(const struct tg_llama_trainer * t);
+// The learning rate step `step` (1, 2, ...) uses under the schedule.
+float tg_llama_train_lr(const struct tg_llama_train_params * p, int32_t step);
 // Writes the model as GGUF: the source file's key/values (general.file_type
 // set to all-F32) and tensors, the trained ones as F32. TG_ERR_IO naming the
 // path on failure.
 enum tg_status tg_llama_trainer_save(const struct tg_llama_trainer * t, const char * path);
+// The step's graph: forward nodes, then gradients, grad_norm, optimizer steps.
 const struct tg_graph * tg_llama_trainer_backward_graph(const struct tg_llama_trainer * t);
+// The parameter copying the model tensor named name, NULL if none.
+const struct tg_tensor * tg_llama_trainer_param(const struct tg_llama_trainer * t, const char * name);
 
 #ifdef __cplusplus
 }

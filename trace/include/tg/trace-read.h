@@ -143,6 +143,14 @@ int  tg_trace_n_splits(const struct tg_trace * tr, int gi);            // 0 if n
 bool tg_trace_get_split(const struct tg_trace * tr, int gi, int si, struct tg_trace_split * out);
 int  tg_trace_n_split_inputs(const struct tg_trace * tr, int gi);
 bool tg_trace_get_split_input(const struct tg_trace * tr, int gi, int ii, struct tg_trace_split_input * out);
+// Gradient links (GRADS records, format 1.3: graphs built by
+// tg_graph_build_backward): the gradient tensor of ti and the tensor ti is the
+// gradient of, as tensor indices of graph gi, -1 if none (or no links were
+// recorded). tg_trace_get_grad_link reads pair k of n_grads.
+int  tg_trace_n_grads(const struct tg_trace * tr, int gi);
+bool tg_trace_get_grad_link(const struct tg_trace * tr, int gi, int k, int * grad, int * of);
+int  tg_trace_grad(const struct tg_trace * tr, int gi, int ti);
+int  tg_trace_grad_of(const struct tg_trace * tr, int gi, int ti);
 // Split holding node ti of graph gi, -1 if none.
 int  tg_trace_split_of_node(const struct tg_trace * tr, int gi, int ti);
 bool tg_trace_has_alloc(const struct tg_trace * tr, int gi);

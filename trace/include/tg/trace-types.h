@@ -55,6 +55,7 @@ enum tg_trace_rec {
     TG_TRACE_REC_PLACEMENT_DELTA = 14,  // a PLACEMENT as an earlier one with some entries changed (1.1)
     TG_TRACE_REC_ALLOC_DELTA     = 15,  // an ALLOC as an earlier one with some entries changed (1.1)
     TG_TRACE_REC_SKETCH          = 16,  // a fixed-size sketch of one evaluated node's values (1.2)
+    TG_TRACE_REC_GRADS           = 17,  // gradient links of a graph: gradient tensor -> the tensor it differentiates (1.3)
     TG_TRACE_REC_INDEX     = 0x7F00, // offsets of every earlier record (written at close)
     TG_TRACE_REC_FOOTER    = 0x7F01, // last record: where the index is
 };

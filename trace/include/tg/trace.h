@@ -109,6 +109,8 @@ enum tg_status tg_trace_write_graph(struct tg_trace_writer * w, const struct tg_
 // PLACEMENT: p[n_tensors], entry i for tensor index i (text may be NULL).
 enum tg_status tg_trace_write_placement(struct tg_trace_writer * w, uint32_t graph_id,
                                         const struct tg_trace_placement * p, int n_tensors);
+// GRADS (1.3): n pairs {gradient tensor index, the tensor index it differentiates}.
+enum tg_status tg_trace_write_grads(struct tg_trace_writer * w, uint32_t graph_id, const int32_t (*pairs)[2], int n);
 enum tg_status tg_trace_write_splits(struct tg_trace_writer * w, uint32_t graph_id,
                                      const struct tg_trace_split * splits, int n_splits,
                                      const struct tg_trace_split_input * inputs, int n_inputs);
