@@ -56,7 +56,7 @@ static void print_json(struct tg_trace * tr, const char * path, const struct tg_
         json_str(tg_trace_finding_kind_name(f->kind));
         printf(", \"severity\": \"%s\", \"tensor\": ", f->problem ? "problem" : "warning");
         json_tensor(tr, f->graph_t, f->tensor_t);
-        printf(", \"writer\": ");
+        printf(", \"%s\": ", f->kind == TG_TRACE_FIND_GRAD_OF_GRAD ? "gradient" : "writer");   // U: its gradient / the overwriter
         json_tensor(tr, f->graph_u, f->tensor_u);
         if (f->kind == TG_TRACE_FIND_STALE_READ) {
             printf(", \"last_writer\": ");

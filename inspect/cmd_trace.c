@@ -143,6 +143,26 @@ static void attn_paths(const struct tg_trace * tr, int * fused, int * unfused) {
     }
 }
 
+// A training run's steps from its train_result markers and the most gradient
+// links of any graph (0, 0 for an inference trace).
+struct train_info { int steps, links; double loss0, loss1, norm0, norm1; };
+
+static struct train_info training(const struct tg_trace * tr) {
+    struct train_info t = { 0 };
+    for (int i = 0; i < tg_trace_n_markers(tr); i++) {
+        struct tg_trace_marker m;
+        const char * p = tg_trace_get_marker(tr, i, &m) && m.text ? strstr(m.text, "train_result ") : NULL;
+        const char * l = p ? strstr(p, "loss=") : NULL, * g = p ? strstr(p, "grad_norm=") : NULL;
+        if (!l || !g) continue;
+        t.loss1 = strtod(l + 5, NULL);
+        t.norm1 = strtod(g + 10, NULL);
+        if (t.steps++ == 0) t.loss0 = t.loss1, t.norm0 = t.norm1;
+    }
+    for (int gi = 0; gi < tg_trace_n_graphs(tr); gi++)
+        if (tg_trace_n_grads(tr, gi) > t.links) t.links = tg_trace_n_grads(tr, gi);
+    return t;
+}
+
 static void info_totals(struct tg_trace * tr) {
     int nc = tg_trace_n_computes(tr), ok = 0, failed = 0, begun = 0;
     for (int i = 0; i < nc; i++) {
@@ -187,6 +207,11 @@ static void info_totals(struct tg_trace * tr) {
     if (fa_on || fa_off)
         printf("attention: %s (%d decode%s fused FLASH_ATTN_EXT, %d unfused kq/kq_soft_max/kqv)\n",
                fa_on && fa_off ? "mixed" : fa_on ? "fused" : "unfused", fa_on, fa_on == 1 ? "" : "s", fa_off);
+    const struct train_info ti = training(tr);
+    if (ti.steps || ti.links)
+        printf("training: %d step%s, loss %.6g -> %.6g, gradient norm %.6g -> %.6g; %d gradient links (tgdb check looks "
+               "for gradients of gradients, parameters without one, exploding norms)\n", ti.steps, ti.steps == 1 ? "" : "s",
+               ti.loss0, ti.loss1, ti.norm0, ti.norm1, ti.links);
     // the events worth reading (a new allocation plan is routine): errors, poison mode, ...
     static const char * const sev[] = { "info", "warning", "error" };
     int shown = 0, more = 0;
@@ -257,7 +282,12 @@ static void info_json(struct tg_trace * tr, const char * path, const struct tg_t
            tg_trace_n_events(tr));
     int fa_on, fa_off;
     attn_paths(tr, &fa_on, &fa_off);
-    printf(", \"attention\": {\"fused\": %d, \"unfused\": %d}}\n", fa_on, fa_off);
+    const struct train_info ti = training(tr);
+    printf(", \"attention\": {\"fused\": %d, \"unfused\": %d}", fa_on, fa_off);
+    printf(", \"training\": {\"steps\": %d, \"grad_links\": %d", ti.steps, ti.links);
+    if (ti.steps) printf(", \"first_loss\": %.9g, \"last_loss\": %.9g, \"first_grad_norm\": %.9g, \"last_grad_norm\": %.9g",
+                         ti.loss0, ti.loss1, ti.norm0, ti.norm1);
+    printf("}}\n");
 }
 
 static int trace_info(const struct trace_opts * o, const char ** pos, int np) {
@@ -386,7 +416,8 @@ static int trace_nodes(const struct trace_opts * o, const char ** pos, int np) {
         int mi = tg_trace_marker_before(tr, e.record);
         struct tg_trace_marker m;
         if (mi != last_marker && mi >= 0 && tg_trace_get_marker(tr, mi, &m)) {
-            if (strstr(m.text, "n_tokens=")) printf("-- marker %d: %s\n", mi, tg_escape_str(m.text));   // engine markers carry them
+            if (strstr(m.text, "n_tokens=") || m.kind == TG_TRACE_MARK_USER)   // engine markers carry them; user markers have none
+                printf("-- marker %d: %s\n", mi, tg_escape_str(m.text));
             else printf("-- marker %d: %s n_tokens=%d pos=%d\n", mi, tg_escape_str(m.text), m.n_tokens, m.pos);
         }
         last_marker = mi;

@@ -2,7 +2,7 @@
 // NaN/Inf origin, engine errors, split summaries.
 #include "core/grow.h"
 #include "core/text.h"
-#include "tg/trace-check.h"
+#include "check-impl.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,17 +11,17 @@
 
 const char * tg_trace_finding_kind_name(int kind) {
     static const char * const names[TG_TRACE_FIND_KIND_COUNT] = {
-        "stale-read", "unallocated-use", "nan", "engine-error", "truncated",
+        [TG_TRACE_FIND_STALE_READ] = "stale-read", [TG_TRACE_FIND_UNALLOCATED] = "unallocated-use",
+        [TG_TRACE_FIND_NAN] = "nan", [TG_TRACE_FIND_ENGINE_ERROR] = "engine-error",
+        [TG_TRACE_FIND_TRUNCATED] = "truncated", [TG_TRACE_FIND_GRAD_OF_GRAD] = "grad-of-grad",
+        [TG_TRACE_FIND_NO_GRAD] = "param-without-grad", [TG_TRACE_FIND_GRAD_EXPLODE] = "exploding-grad",
     };
     return kind >= 0 && kind < TG_TRACE_FIND_KIND_COUNT ? names[kind] : "unknown";
 }
 
 // ---- small string builder ---------------------------------------------------
 
-struct sbuf { char * s; size_t n, cap; bool oom; };
-
-static void sb_printf(struct sbuf * b, const char * fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(struct sbuf * b, const char * fmt, ...) {
+void tg_trace_sb_printf(struct tg_trace_sbuf * b, const char * fmt, ...) {
     if (b->oom) return;
     for (;;) {
         va_list ap;
@@ -36,7 +36,7 @@ static void sb_printf(struct sbuf * b, const char * fmt, ...) {
 
 // ---- report -------------------------------------------------------------------
 
-static bool add_finding(struct tg_trace_report * rep, const struct tg_trace_finding * f, struct sbuf * text) {
+bool tg_trace_add_finding(struct tg_trace_report * rep, const struct tg_trace_finding * f, struct tg_trace_sbuf * text) {
     if (text->oom) { free(text->s); return false; }
     if (!TG_RESIZE(rep->findings, (size_t) rep->n_findings + 1)) { free(text->s); return false; }
     struct tg_trace_finding * nf = rep->findings;
@@ -54,32 +54,33 @@ void tg_trace_report_free(struct tg_trace_report * rep) {
     memset(rep, 0, sizeof(*rep));
 }
 
-static struct tg_trace_finding finding_init(int kind, bool problem) {
+struct tg_trace_finding tg_trace_finding_init(int kind, bool problem) {
     return (struct tg_trace_finding) {.kind = kind, .problem = problem, .graph_t = -1, .tensor_t = -1, .graph_u = -1,
                                        .tensor_u = -1, .graph_last = -1, .tensor_last = -1, .eval = -1, .host = -1};
 }
 
 // "'name' (graph 3 node 12, MUL_MAT)"
-static void describe_tensor(struct sbuf * b, struct tg_trace * tr, int32_t graph_id, int32_t ti) {
+void tg_trace_describe_tensor(struct tg_trace_sbuf * b, struct tg_trace * tr, int32_t graph_id, int32_t ti) {
     int gi = graph_id >= 0 ? tg_trace_find_graph(tr, (uint32_t) graph_id) : -1;
     struct tg_trace_tensor t;
     struct tg_trace_graph g;
     if (gi < 0 || !tg_trace_get_tensor(tr, gi, ti, &t) || !tg_trace_get_graph(tr, gi, &g)) {
-        sb_printf(b, "(unknown tensor: graph %d tensor %d)", graph_id, ti);
+        tg_trace_sb_printf(b, "(unknown tensor: graph %d tensor %d)", graph_id, ti);
         return;
     }
     if (ti < g.n_nodes)
-        sb_printf(b, "'%s' (graph %d node %d, %s)", tg_escape_str(t.name), graph_id, ti, tg_escape_str(tg_trace_op_name(tr, t.op)));
+        tg_trace_sb_printf(b, "'%s' (graph %d node %d, %s)", tg_escape_str(t.name), graph_id, ti, tg_escape_str(tg_trace_op_name(tr, t.op)));
     else
-        sb_printf(b, "'%s' (graph %d leaf %d)", tg_escape_str(t.name), graph_id, ti - g.n_nodes);
+        tg_trace_sb_printf(b, "'%s' (graph %d leaf %d)", tg_escape_str(t.name), graph_id, ti - g.n_nodes);
 }
 
-static void describe_marker(struct sbuf * b, const struct tg_trace * tr, uint32_t record) {
+void tg_trace_describe_marker(struct tg_trace_sbuf * b, const struct tg_trace * tr, uint32_t record) {
     int mi = tg_trace_marker_before(tr, record);
     struct tg_trace_marker m;
-    if (mi >= 0 && tg_trace_get_marker(tr, mi, &m))
-        sb_printf(b, " [after marker %d (%s): n_tokens=%d pos=%d]", mi, m.kind == TG_TRACE_MARK_DECODE ? "decode" : "user",
-                  m.n_tokens, m.pos);
+    if (mi >= 0 && tg_trace_get_marker(tr, mi, &m) && m.kind == TG_TRACE_MARK_DECODE)
+        tg_trace_sb_printf(b, " [after marker %d (decode): n_tokens=%d pos=%d]", mi, m.n_tokens, m.pos);
+    else if (mi >= 0)
+        tg_trace_sb_printf(b, " [after marker %d: %s]", mi, tg_escape_str(m.text ? m.text : ""));
 }
 
 // ---- stale reads ----------------------------------------------------------------
@@ -125,65 +126,65 @@ static struct write_ev * collect_writes(struct tg_trace * tr, int * n_out) {
     return w;
 }
 
-static void stale_text(struct sbuf * b, struct tg_trace * tr, const struct tg_trace_host * h,
+static void stale_text(struct tg_trace_sbuf * b, struct tg_trace * tr, const struct tg_trace_host * h,
                        const struct write_ev * own, const struct write_ev * bad, struct tg_trace_finding * f) {
     struct tg_trace_eval eu;
     bool have_u = bad->eval >= 0 && tg_trace_get_eval(tr, bad->eval, &eu);
-    sb_printf(b, "stale read: host read of '%s'", tg_escape_str(h->name));
-    if (h->graph_id >= 0) { sb_printf(b, " = "); describe_tensor(b, tr, h->graph_id, h->tensor); }
-    sb_printf(b, " (record %u, after %u computations)\n", h->record, h->compute_seq);
-    sb_printf(b, "  reads bytes [%llu, %llu) of buffer #%llu\n", (unsigned long long) h->offset,
+    tg_trace_sb_printf(b, "stale read: host read of '%s'", tg_escape_str(h->name));
+    if (h->graph_id >= 0) { tg_trace_sb_printf(b, " = "); tg_trace_describe_tensor(b, tr, h->graph_id, h->tensor); }
+    tg_trace_sb_printf(b, " (record %u, after %u computations)\n", h->record, h->compute_seq);
+    tg_trace_sb_printf(b, "  reads bytes [%llu, %llu) of buffer #%llu\n", (unsigned long long) h->offset,
               (unsigned long long) (h->offset + h->size), (unsigned long long) h->buffer_uid);
     if (own && own->eval >= 0) {
         struct tg_trace_eval eo;
         if (tg_trace_get_eval(tr, own->eval, &eo)) {
-            sb_printf(b, "  last written by its node ");
-            describe_tensor(b, tr, (int32_t) eo.graph_id, eo.node);
-            sb_printf(b, " in computation #%u\n", eo.compute_seq);
+            tg_trace_sb_printf(b, "  last written by its node ");
+            tg_trace_describe_tensor(b, tr, (int32_t) eo.graph_id, eo.node);
+            tg_trace_sb_printf(b, " in computation #%u\n", eo.compute_seq);
         }
     } else if (own) {
-        sb_printf(b, "  last written by a host write (record %u)\n", own->record);
+        tg_trace_sb_printf(b, "  last written by a host write (record %u)\n", own->record);
     } else {
-        sb_printf(b, "  (no earlier write of it is in this trace)\n");
+        tg_trace_sb_printf(b, "  (no earlier write of it is in this trace)\n");
     }
-    sb_printf(b, "  but bytes [%llu, %llu) were handed to ", (unsigned long long) f->begin, (unsigned long long) f->end);
+    tg_trace_sb_printf(b, "  but bytes [%llu, %llu) were handed to ", (unsigned long long) f->begin, (unsigned long long) f->end);
     if (have_u) {
-        describe_tensor(b, tr, (int32_t) eu.graph_id, eu.node);
-        sb_printf(b, "\n  and overwritten when that node ran in computation #%u", eu.compute_seq);
-        describe_marker(b, tr, eu.record);
+        tg_trace_describe_tensor(b, tr, (int32_t) eu.graph_id, eu.node);
+        tg_trace_sb_printf(b, "\n  and overwritten when that node ran in computation #%u", eu.compute_seq);
+        tg_trace_describe_marker(b, tr, eu.record);
         int gi = tg_trace_find_graph(tr, eu.graph_id);
         struct tg_trace_alloc al;
         if (gi >= 0 && tg_trace_get_alloc(tr, gi, eu.node, &al) && al.buffer >= 0)
-            sb_printf(b, "\n  (allocator: offset %llu, %llu bytes, live steps %d..%d%s)", (unsigned long long) al.offset,
+            tg_trace_sb_printf(b, "\n  (allocator: offset %llu, %llu bytes, live steps %d..%d%s)", (unsigned long long) al.offset,
                       (unsigned long long) al.size, al.first_step, al.last_step,
                       al.flags & TG_TRACE_ALLOC_INPLACE ? ", in place of its parent" : "");
         f->graph_u = (int32_t) eu.graph_id;
         f->tensor_u = eu.node;
     } else if (bad->host >= 0) {
         struct tg_trace_host hw;
-        if (tg_trace_get_host(tr, bad->host, &hw)) sb_printf(b, "'%s' by a host write (record %u)", tg_escape_str(hw.name), hw.record);
+        if (tg_trace_get_host(tr, bad->host, &hw)) tg_trace_sb_printf(b, "'%s' by a host write (record %u)", tg_escape_str(hw.name), hw.record);
     }
-    sb_printf(b, "\n");
+    tg_trace_sb_printf(b, "\n");
 }
 
-static void fix_hint(struct sbuf * b, const char * name) {
-    sb_printf(b, "  fix: mark '%s' as an output (tg_set_output) and read it before the scheduler allocates "
+static void fix_hint(struct tg_trace_sbuf * b, const char * name) {
+    tg_trace_sb_printf(b, "  fix: mark '%s' as an output (tg_set_output) and read it before the scheduler allocates "
               "another graph, or copy it out\n", name);
 }
 
 // One more writer of the read's bytes: "  then also overwritten by 'x' (graph
 // 2 node 0, SCALE) in computation #1" (or a host write).
-static void later_writer_text(struct sbuf * b, struct tg_trace * tr, const struct write_ev * w, bool last) {
-    sb_printf(b, "  then %soverwritten by ", last ? "last " : "also ");
+static void later_writer_text(struct tg_trace_sbuf * b, struct tg_trace * tr, const struct write_ev * w, bool last) {
+    tg_trace_sb_printf(b, "  then %soverwritten by ", last ? "last " : "also ");
     struct tg_trace_eval el;
     struct tg_trace_host hw;
     if (w->eval >= 0 && tg_trace_get_eval(tr, w->eval, &el)) {
-        describe_tensor(b, tr, (int32_t) el.graph_id, el.node);
-        sb_printf(b, " in computation #%u\n", el.compute_seq);
+        tg_trace_describe_tensor(b, tr, (int32_t) el.graph_id, el.node);
+        tg_trace_sb_printf(b, " in computation #%u\n", el.compute_seq);
     } else if (w->host >= 0 && tg_trace_get_host(tr, w->host, &hw)) {
-        sb_printf(b, "a host write of '%s' (record %u)\n", tg_escape_str(hw.name), hw.record);
+        tg_trace_sb_printf(b, "a host write of '%s' (record %u)\n", tg_escape_str(hw.name), hw.record);
     } else {
-        sb_printf(b, "a write at record %u\n", w->record);
+        tg_trace_sb_printf(b, "a write at record %u\n", w->record);
     }
 }
 
@@ -203,7 +204,7 @@ static bool report_overwrite(struct tg_trace * tr, struct tg_trace_report * rep,
         n_later++;
         k_last = k;
     }
-    struct tg_trace_finding f = finding_init(TG_TRACE_FIND_STALE_READ, true);
+    struct tg_trace_finding f = tg_trace_finding_init(TG_TRACE_FIND_STALE_READ, true);
     f.graph_t = h->graph_id; f.tensor_t = h->tensor;
     f.buffer_uid = h->buffer_uid;
     f.begin = bad->begin > hb ? bad->begin : hb;
@@ -213,7 +214,7 @@ static bool report_overwrite(struct tg_trace * tr, struct tg_trace_report * rep,
     const struct write_ev * last = k_last >= 0 ? &w[k_last] : bad;
     struct tg_trace_eval elast;
     if (last->eval >= 0 && tg_trace_get_eval(tr, last->eval, &elast)) { f.graph_last = (int32_t) elast.graph_id; f.tensor_last = elast.node; }
-    struct sbuf b = {0};
+    struct tg_trace_sbuf b = {0};
     stale_text(&b, tr, h, k_own >= 0 ? &w[k_own] : NULL, bad, &f);
     int shown = 0;
     for (int k = k_own + 1; k < lo; k++) {
@@ -223,12 +224,12 @@ static bool report_overwrite(struct tg_trace * tr, struct tg_trace_report * rep,
         if (k == k_last) later_writer_text(&b, tr, &w[k], n_later > 1);
         else if (shown < MAX_LISTED_WRITERS) later_writer_text(&b, tr, &w[k], false);
         else if (shown == MAX_LISTED_WRITERS)
-            sb_printf(&b, "  ... %d more writers ...\n", n_later - MAX_LISTED_WRITERS);
+            tg_trace_sb_printf(&b, "  ... %d more writers ...\n", n_later - MAX_LISTED_WRITERS);
     }
-    sb_printf(&b, "  %d write%s to these bytes between the tensor's own write and the read\n", f.n_writers,
+    tg_trace_sb_printf(&b, "  %d write%s to these bytes between the tensor's own write and the read\n", f.n_writers,
               f.n_writers == 1 ? "" : "s");
     fix_hint(&b, h->name);
-    return add_finding(rep, &f, &b);
+    return tg_trace_add_finding(rep, &f, &b);
 }
 
 // True when tensor ti of graph gi lives in memory the graph allocator placed
@@ -261,19 +262,19 @@ static bool check_superseded(struct tg_trace * tr, struct tg_trace_report * rep,
     for (int i = 0; i < na; i++) {
         if (!tg_trace_get_alloc_record(tr, i, &gid, &sid, &rec) || rec <= own_rec || rec >= h->record) continue;
         if (sid != g.sched_id || gid == g.graph_id) continue;
-        struct tg_trace_finding f = finding_init(TG_TRACE_FIND_STALE_READ, true);
+        struct tg_trace_finding f = tg_trace_finding_init(TG_TRACE_FIND_STALE_READ, true);
         f.graph_t = h->graph_id; f.tensor_t = h->tensor; f.graph_u = (int32_t) gid;
         f.buffer_uid = h->buffer_uid; f.begin = h->offset; f.end = h->offset + h->size;
         f.host = hi; f.record = h->record;
-        struct sbuf b = {0};
-        sb_printf(&b, "stale read: host read of '%s' = ", tg_escape_str(h->name));
-        describe_tensor(&b, tr, h->graph_id, h->tensor);
-        sb_printf(&b, " (record %u)\n  after graph %u was allocated on the same scheduler %u (record %u):\n"
+        struct tg_trace_sbuf b = {0};
+        tg_trace_sb_printf(&b, "stale read: host read of '%s' = ", tg_escape_str(h->name));
+        tg_trace_describe_tensor(&b, tr, h->graph_id, h->tensor);
+        tg_trace_sb_printf(&b, " (record %u)\n  after graph %u was allocated on the same scheduler %u (record %u):\n"
                   "  graph %u's compute memory, bytes [%llu, %llu) of buffer #%llu included, now belongs to graph %u\n",
                   h->record, gid, sid, rec, g.graph_id, (unsigned long long) h->offset,
                   (unsigned long long) (h->offset + h->size), (unsigned long long) h->buffer_uid, gid);
         fix_hint(&b, h->name);
-        return add_finding(rep, &f, &b);
+        return tg_trace_add_finding(rep, &f, &b);
     }
     return true;
 }
@@ -314,12 +315,12 @@ static bool check_events(struct tg_trace * tr, struct tg_trace_report * rep) {
         int kind = ev.kind == TG_TRACE_EV_UNALLOCATED_USE ? TG_TRACE_FIND_UNALLOCATED
                  : ev.kind == TG_TRACE_EV_ERROR ? TG_TRACE_FIND_ENGINE_ERROR : -1;
         if (kind < 0) continue;
-        struct tg_trace_finding f = finding_init(kind, ev.severity >= TG_TRACE_ERROR);
+        struct tg_trace_finding f = tg_trace_finding_init(kind, ev.severity >= TG_TRACE_ERROR);
         f.graph_t = ev.graph_id; f.tensor_t = ev.tensor; f.record = ev.record;
-        struct sbuf b = {0};
-        sb_printf(&b, "%s: '%s': %s\n", kind == TG_TRACE_FIND_UNALLOCATED ? "unallocated use" : "engine error",
+        struct tg_trace_sbuf b = {0};
+        tg_trace_sb_printf(&b, "%s: '%s': %s\n", kind == TG_TRACE_FIND_UNALLOCATED ? "unallocated use" : "engine error",
                   tg_escape_str(ev.name), tg_escape_str(ev.message));
-        if (!add_finding(rep, &f, &b)) return false;
+        if (!tg_trace_add_finding(rep, &f, &b)) return false;
     }
     int nc = tg_trace_n_computes(tr);
     for (int i = 0; i < nc; i++) {
@@ -328,12 +329,12 @@ static bool check_events(struct tg_trace * tr, struct tg_trace_report * rep) {
         uint32_t next_type = 0;
         if (tg_trace_get_record(tr, c.record + 1, &next_type, NULL, NULL, NULL) && next_type == TG_TRACE_REC_EVENT)
             continue;   // the recorder wrote the engine's explanation as an EVENT (reported above)
-        struct tg_trace_finding f = finding_init(TG_TRACE_FIND_ENGINE_ERROR, c.status != TG_ERR_ABORTED);
+        struct tg_trace_finding f = tg_trace_finding_init(TG_TRACE_FIND_ENGINE_ERROR, c.status != TG_ERR_ABORTED);
         f.record = c.record;
-        struct sbuf b = {0};
-        sb_printf(&b, "computation #%u of graph %u ended with status %d (%s)\n", c.compute_seq, c.graph_id, c.status,
+        struct tg_trace_sbuf b = {0};
+        tg_trace_sb_printf(&b, "computation #%u of graph %u ended with status %d (%s)\n", c.compute_seq, c.graph_id, c.status,
                   tg_status_str((enum tg_status) c.status));
-        if (!add_finding(rep, &f, &b)) return false;
+        if (!tg_trace_add_finding(rep, &f, &b)) return false;
     }
     return true;
 }
@@ -349,7 +350,7 @@ int tg_trace_first_nonfinite(const struct tg_trace * tr) {
     return -1;
 }
 
-static void nan_path(struct sbuf * b, struct tg_trace * tr, const struct tg_trace_eval * e0) {
+static void nan_path(struct tg_trace_sbuf * b, struct tg_trace * tr, const struct tg_trace_eval * e0) {
     int gi = tg_trace_find_graph(tr, e0->graph_id);
     int node = e0->node;
     for (int depth = 0; depth < 12 && gi >= 0; depth++) {
@@ -363,19 +364,19 @@ static void nan_path(struct sbuf * b, struct tg_trace * tr, const struct tg_trac
             tg_trace_get_tensor(tr, gi, t.src[k], &s);
             int ei = tg_trace_find_eval(tr, e0->graph_id, t.src[k], e0->compute_seq);
             struct tg_trace_eval es;
-            sb_printf(b, "  %*s<- src[%d] ", 2 * depth, "", k);
-            describe_tensor(b, tr, (int32_t) e0->graph_id, t.src[k]);
+            tg_trace_sb_printf(b, "  %*s<- src[%d] ", 2 * depth, "", k);
+            tg_trace_describe_tensor(b, tr, (int32_t) e0->graph_id, t.src[k]);
             if (ei >= 0 && tg_trace_get_eval(tr, ei, &es) && (es.flags & TG_TRACE_EVAL_SUMMARY)) {
                 double mag = es.sum.max > -es.sum.min ? es.sum.max : -es.sum.min;
-                sb_printf(b, " min %.6g max %.6g rms %.6g nan %llu inf %llu\n", es.sum.min, es.sum.max, es.sum.rms,
+                tg_trace_sb_printf(b, " min %.6g max %.6g rms %.6g nan %llu inf %llu\n", es.sum.min, es.sum.max, es.sum.rms,
                           (unsigned long long) es.sum.n_nan, (unsigned long long) es.sum.n_inf);
                 if (mag > best) { best = mag; next = t.src[k]; }
             } else {
-                sb_printf(b, " (leaf or not evaluated)\n");
+                tg_trace_sb_printf(b, " (leaf or not evaluated)\n");
             }
         }
         if (next < 0) return;
-        sb_printf(b, "  %*sfollowing the largest magnitude: '%s'\n", 2 * depth, "",
+        tg_trace_sb_printf(b, "  %*sfollowing the largest magnitude: '%s'\n", 2 * depth, "",
                   tg_escape_str(tg_trace_tensor_name(tr, gi, next, t.name)));
         node = next;
     }
@@ -385,17 +386,19 @@ static bool check_nan(struct tg_trace * tr, struct tg_trace_report * rep) {
     int i = tg_trace_first_nonfinite(tr);
     struct tg_trace_eval e;
     if (i < 0 || !tg_trace_get_eval(tr, i, &e)) return true;
-    struct tg_trace_finding f = finding_init(TG_TRACE_FIND_NAN, true);
+    struct tg_trace_finding f = tg_trace_finding_init(TG_TRACE_FIND_NAN, true);
     f.graph_t = (int32_t) e.graph_id; f.tensor_t = e.node; f.eval = i; f.record = e.record;
-    struct sbuf b = {0};
-    sb_printf(&b, "first non-finite result: ");
-    describe_tensor(&b, tr, (int32_t) e.graph_id, e.node);
-    sb_printf(&b, " in computation #%u: %llu NaN, %llu Inf of %llu values", e.compute_seq,
+    struct tg_trace_sbuf b = {0};
+    tg_trace_sb_printf(&b, "first non-finite result: ");
+    tg_trace_describe_tensor(&b, tr, (int32_t) e.graph_id, e.node);
+    tg_trace_sb_printf(&b, " in computation #%u: %llu NaN, %llu Inf of %llu values", e.compute_seq,
               (unsigned long long) e.sum.n_nan, (unsigned long long) e.sum.n_inf, (unsigned long long) e.sum.n_elem);
-    describe_marker(&b, tr, e.record);
-    sb_printf(&b, "\n  path feeding it:\n");
+    tg_trace_describe_marker(&b, tr, e.record);
+    tg_trace_sb_printf(&b, "\n");
+    tg_trace_describe_grad_side(&b, tr, (int32_t) e.graph_id, e.node);
+    tg_trace_sb_printf(&b, "  path feeding it:\n");
     nan_path(&b, tr, &e);
-    return add_finding(rep, &f, &b);
+    return tg_trace_add_finding(rep, &f, &b);
 }
 
 // ---- entry points ---------------------------------------------------------------
@@ -408,13 +411,13 @@ enum tg_status tg_trace_check(struct tg_trace * tr, struct tg_trace_report * rep
     tg_trace_get_status(tr, &st);
     bool ok = true;
     if (st.truncated) {
-        struct tg_trace_finding f = finding_init(TG_TRACE_FIND_TRUNCATED, false);
+        struct tg_trace_finding f = tg_trace_finding_init(TG_TRACE_FIND_TRUNCATED, false);
         f.record = st.n_records;
-        struct sbuf b = {0};
-        sb_printf(&b, "%s\n", st.message);
-        ok = add_finding(rep, &f, &b);
+        struct tg_trace_sbuf b = {0};
+        tg_trace_sb_printf(&b, "%s\n", st.message);
+        ok = tg_trace_add_finding(rep, &f, &b);
     }
-    ok = ok && check_stale(tr, rep) && check_events(tr, rep) && check_nan(tr, rep);
+    ok = ok && check_stale(tr, rep) && check_events(tr, rep) && check_nan(tr, rep) && tg_trace_check_train(tr, rep);
     if (!ok) {
         tg_trace_report_free(rep);
         return tg_error(TG_ERR_NOMEM, "trace check: out of memory");

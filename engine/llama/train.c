@@ -95,7 +95,9 @@ static struct tg_tensor * build_forward(struct tg_llama_trainer * t) {
     if (x) tg_set_name(x, "inp_embd");
     for (int il = 0; il < h->n_layer && x; il++) {
         const struct tg_llama_layer * L = &m->layers[il];
-        struct tg_tensor * cur = tg_mul(ctx, tg_rms_norm(ctx, x, h->rms_eps), param_of(t, L->attn_norm));
+        struct tg_tensor * cur = tg_rms_norm(ctx, x, h->rms_eps);
+        if (cur) tg_format_name(cur, "norm-%d", il);
+        cur = tg_mul(ctx, cur, param_of(t, L->attn_norm));
         if (cur) tg_format_name(cur, "attn_norm-%d", il);
         struct tg_tensor * qkv[3];
         struct tg_tensor * const w[3] = { L->wq, L->wk, L->wv }, * const bias[3] = { L->bq, L->bk, L->bv };
@@ -125,19 +127,25 @@ static struct tg_tensor * build_forward(struct tg_llama_trainer * t) {
         if (ao) tg_format_name(ao, "attn_out-%d", il);
         x = tg_add(ctx, x, ao);
         if (x) tg_format_name(x, "ffn_inp-%d", il);
-        cur = tg_mul(ctx, tg_rms_norm(ctx, x, h->rms_eps), param_of(t, L->ffn_norm));
+        cur = tg_rms_norm(ctx, x, h->rms_eps);
+        if (cur) tg_format_name(cur, "norm-%d", il);
+        cur = tg_mul(ctx, cur, param_of(t, L->ffn_norm));
         if (cur) tg_format_name(cur, "ffn_norm-%d", il);
         struct tg_tensor * gate = tg_mul_mat(ctx, param_of(t, L->ffn_gate), cur);
         struct tg_tensor * up = tg_mul_mat(ctx, param_of(t, L->ffn_up), cur);
         if (gate) tg_format_name(gate, "ffn_gate-%d", il);
         if (up) tg_format_name(up, "ffn_up-%d", il);
-        struct tg_tensor * down = tg_mul_mat(ctx, param_of(t, L->ffn_down), tg_swiglu_split(ctx, gate, up));
+        struct tg_tensor * act = tg_swiglu_split(ctx, gate, up);
+        if (act) tg_format_name(act, "ffn_swiglu-%d", il);
+        struct tg_tensor * down = tg_mul_mat(ctx, param_of(t, L->ffn_down), act);
         if (down) tg_format_name(down, "ffn_out-%d", il);
         x = tg_add(ctx, x, down);
         if (x) tg_format_name(x, "l_out-%d", il);
     }
     if (!x) return NULL;
-    struct tg_tensor * cur = tg_mul(ctx, tg_rms_norm(ctx, x, h->rms_eps), param_of(t, m->output_norm));
+    struct tg_tensor * cur = tg_rms_norm(ctx, x, h->rms_eps);
+    if (cur) tg_set_name(cur, "norm");
+    cur = tg_mul(ctx, cur, param_of(t, m->output_norm));
     if (cur) tg_set_name(cur, "result_norm");
     struct tg_tensor * logits = tg_mul_mat(ctx, param_of(t, m->output), cur);              // [V, N]
     if (logits) tg_set_name(logits, "result_output");

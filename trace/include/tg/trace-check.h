@@ -23,15 +23,21 @@ enum tg_trace_finding_kind {
     TG_TRACE_FIND_NAN,              // first node producing NaN/Inf, with the feeding path
     TG_TRACE_FIND_ENGINE_ERROR,     // an engine error EVENT or a failed computation
     TG_TRACE_FIND_TRUNCATED,        // the trace is incomplete (warning only)
+    TG_TRACE_FIND_GRAD_OF_GRAD,     // a gradient that has a gradient of its own (never asked for: no second order)
+    TG_TRACE_FIND_NO_GRAD,          // a trainable parameter of a backward graph that receives no gradient
+    TG_TRACE_FIND_GRAD_EXPLODE,     // a training step whose gradient norm is non-finite or jumped (train markers)
     TG_TRACE_FIND_KIND_COUNT
 };
-// "stale-read", "unallocated-use", "nan", "engine-error", "truncated".
+// "stale-read", "unallocated-use", "nan", "engine-error", "truncated",
+// "grad-of-grad", "param-without-grad", "exploding-grad".
 const char * tg_trace_finding_kind_name(int kind);
 
 struct tg_trace_finding {
     int      kind;            // enum tg_trace_finding_kind
     bool     problem;         // true: a bug (tgdb check exits 1); false: a warning
-    // who (STALE_READ: T = read tensor, U = overwriting tensor; NAN: T = origin node)
+    // who (STALE_READ: T = read tensor, U = overwriting tensor; NAN: T = origin node;
+    // GRAD_OF_GRAD: T = the first gradient with a gradient, U = that gradient's gradient;
+    // NO_GRAD: T = the first such parameter)
     int32_t  graph_t, tensor_t;   // graph_id and tensor index of T (-1 if unknown)
     int32_t  graph_u, tensor_u;   // graph_id and tensor index of U (-1 if none)
     int32_t  graph_last, tensor_last; // STALE_READ: the last node overwriting the bytes before the read (-1: a host write / none)
