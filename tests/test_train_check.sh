@@ -30,6 +30,26 @@ i_norm = names.index("grad_norm"); i_opt = next(i for i, n in enumerate(names) i
 assert i_fwd < i_grad < i_norm < i_opt, (i_fwd, i_grad, i_norm, i_opt)
 assert "grad of blk.0.attn_q.weight" in names and "loss" in names
 PY
+# memory: the allocator reuses the step graph's intermediates; each parameter's gradient lives until its AdamW step
+"$TGDB" mem "$work/ok.tgt" --graph 1 --json > "$work/mem.json" 2>&1
+"$TGDB" trace nodes "$work/ok.tgt" --graph 1 --json > "$work/n1.json" 2>&1
+python3 - "$work/mem.json" "$work/n1.json" <<'PY' && ok "mem: the step graph's memory is reused, gradients live until their optimizer step" || bad "mem: $(head -c 300 "$work/mem.json")"
+import json, sys
+b = json.load(open(sys.argv[1]))["buffers"][0]
+ev = [e for e in json.load(open(sys.argv[2]))["evals"] if e["compute"] == 0]
+assert b["peak_is_size"] and b["bytes_without_reuse"] > 1.5 * b["size"], b
+print("     compute buffer %.2f MiB, %.2f MiB without reuse" % (b["size"] / 2**20, b["bytes_without_reuse"] / 2**20))
+step = {e["name"]: e["node"] for e in ev}
+assert step["adamw output.weight"] > step["grad of output.weight"], step
+PY
+# with BLAS first, the backward pass's matrix products run on BLAS
+"$TGDB" train "${args[@]}" -dev BLAS,CPU --ctx 32 --steps 1 --trace "$work/blas.tgt" > /dev/null 2>&1
+"$TGDB" trace nodes "$work/blas.tgt" --json 2>/dev/null | python3 -c '
+import json, sys
+ev = json.load(sys.stdin)["evals"]
+b = [e["name"] for e in ev if e["backend"] == "BLAS" and e["op"] in ("MUL_MAT", "OUT_PROD") and e["name"].startswith("grad of")]
+assert b, "no gradient on BLAS"
+print("     %d gradient products on BLAS, e.g. %s" % (len(b), b[0]))' && ok "-dev BLAS,CPU: gradient products placed on BLAS" || bad "BLAS placement"
 # the bug on purpose: every gradient gets a gradient of its own
 "$TGDB" train "${args[@]}" --debug-grad-of-grad --trace "$work/bug.tgt" > /dev/null 2>&1 || bad "train --debug-grad-of-grad"
 "$TGDB" check "$work/bug.tgt" > "$work/check" 2>&1; rc=$?
