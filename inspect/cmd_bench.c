@@ -221,6 +221,7 @@ static int cmd_bench(int argc, char ** argv) {
                 if (!r.ctx) { tg_cli_err("bench: %s", tg_last_error()); goto done; }
             }
             int w = n_max < 8 ? n_max : 8;
+            if (w > n_batch) w = n_batch;   // a generation-only run has batches of one token
             if (tg_llama_decode(r.ctx, toks, w, 0) != TG_OK) { tg_cli_err("bench: %s", tg_last_error()); goto done; } // warm-up
         }
         if (run_test(r.ctx, toks, t, o.reps, n_batch, progress)) goto done;

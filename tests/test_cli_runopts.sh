@@ -118,6 +118,8 @@ check "bench --json parses: 2 tests at depth 32, 2 samples each" python3 -c "
 import json,sys; d=json.load(open('$TMP/b.json')); r=d['results']
 sys.exit(not (len(r)==2 and all(x['n_depth']==32 and len(x['samples_ts'])==2 and x['avg_ts']>0 for x in r)))"
 check "bench --progress: a line per repetition on stderr" bash -c "test \$(grep -c 'repetition' '$TMP/b.err') = 4"
+"$TGDB" bench -m "$M" -p 0 -n 4 -r 1 >"$TMP/b0.txt" 2>&1
+check "bench -p 0: generation only (the warm-up fits batches of one token)" grep -Eq '^tg4: [0-9.]+ tok/s$' "$TMP/b0.txt"
 fails_with "bench -c smaller than depth + test" "bench: -c 16 is smaller than the largest test" "$TGDB" bench -m "$M" -p 16 -n 0 -d 32 -c 16
 
 # --- help says what each option means, its range and its default ---
