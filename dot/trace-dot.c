@@ -308,6 +308,23 @@ static void emit_edges(struct build * b) {
     free(fold_out);
 }
 
+// --layer N names a layer of the graph: else an error naming the range.
+static bool check_layer(const struct build * b) {
+    if (b->o->layer < 0) return true;
+    int lo = -1, hi = -1;
+    bool found = false;
+    for (int i = 0; i < b->n_nodes; i++) {
+        if (b->layer[i] < 0) continue;
+        if (lo < 0 || b->layer[i] < lo) lo = b->layer[i];
+        if (b->layer[i] > hi) hi = b->layer[i];
+        found |= b->layer[i] == b->o->layer;
+    }
+    if (found) return true;
+    if (lo < 0) tg_error(TG_ERR_INVALID_ARG, "no layer %d: graph %u has no layered nodes", b->o->layer, b->gr.graph_id);
+    else tg_error(TG_ERR_INVALID_ARG, "no layer %d in graph %u (layers %d..%d)", b->o->layer, b->gr.graph_id, lo, hi);
+    return false;
+}
+
 // --grad: a dashed "grad" edge from each drawn tensor to its drawn gradient.
 static void emit_grad_edges(struct build * b) {
     if (!b->o->grad || !b->grad) return;
@@ -358,21 +375,7 @@ struct tg_dot * tg_dot_from_trace(struct tg_trace * tr, const struct tg_dot_trac
     if (!load_grads(&b)) { tg_error(TG_ERR_NOMEM, "dot: out of memory"); goto done; }
     if (b.o->grad && !check_grads(&b)) goto done;
     compute_layers(&b);
-    if (b.o->layer >= 0) {
-        int lo = -1, hi = -1;
-        for (int i = 0; i < b.n_nodes; i++) {
-            if (b.layer[i] < 0) continue;
-            if (lo < 0 || b.layer[i] < lo) lo = b.layer[i];
-            if (b.layer[i] > hi) hi = b.layer[i];
-        }
-        bool found = false;
-        for (int i = 0; i < b.n_nodes && !found; i++) found = b.layer[i] == b.o->layer;
-        if (!found) {
-            if (lo < 0) tg_error(TG_ERR_INVALID_ARG, "no layer %d: graph %u has no layered nodes", b.o->layer, b.gr.graph_id);
-            else tg_error(TG_ERR_INVALID_ARG, "no layer %d in graph %u (layers %d..%d)", b.o->layer, b.gr.graph_id, lo, hi);
-            goto done;
-        }
-    }
+    if (!check_layer(&b)) goto done;
     select_nodes(&b);
     if (b.o->around) {
         int c = tg_trace_find_tensor(tr, b.gi, b.o->around);
