@@ -22,6 +22,8 @@ struct build {
     struct tg_trace_tensor * t;
     int * map;          // tensor index -> itself, FOLD or DROP
     int * layer;        // layer of each node (compute_layers), -1 if none
+    int * grad;         // per tensor: its gradient, -1 none (NULL: the graph has no gradient links)
+    int * grad_of;      // per tensor: the tensor it is the gradient of, -1 none (NULL likewise)
     char * flags;       // highlight bits per tensor
     int fold_lo, fold_hi, fold_count;
     struct tg_dot * d;
@@ -29,10 +31,11 @@ struct build {
 
 enum { HL_DIFF = 1, HL_FIRST = 2, HL_NEAR = 4, HL_NAN = 8, HL_NAN_ORIGIN = 16, HL_STALE = 32 };
 
-// Marks the neighbourhood of `center` (radius depth, both edge directions).
-static void select_around(struct build * b, int center) {
+// Marks in keep[] the neighbourhood of `center` (radius depth, both edge
+// directions). False on out of memory.
+static bool mark_around(struct build * b, int center, char * keep) {
     int * dist = malloc(sizeof(int) * (size_t) b->n), * queue = malloc(sizeof(int) * (size_t) b->n);
-    if (!dist || !queue) { free(dist); free(queue); return; }
+    if (!dist || !queue) { free(dist); free(queue); return false; }
     for (int i = 0; i < b->n; i++) dist[i] = -1;
     int head = 0, tail = 0;
     dist[center] = 0;
@@ -47,11 +50,56 @@ static void select_around(struct build * b, int center) {
             if (adj && dist[u] < 0) { dist[u] = dist[v] + 1; queue[tail++] = u; }
         }
     }
-    for (int i = 0; i < b->n; i++)
-        if (dist[i] < 0 || (i >= b->n_nodes && !b->o->leafs)) b->map[i] = DROP;
-        else if (b->map[i] != FOLD) b->map[i] = i;
+    for (int i = 0; i < b->n; i++) if (dist[i] >= 0) keep[i] = 1;
     free(dist);
     free(queue);
+    return true;
+}
+
+// Keeps only the neighbourhood of `center`; with o->grad also the
+// neighbourhood of its gradient and, for a gradient, of its forward tensor.
+static void select_around(struct build * b, int center) {
+    char * keep = calloc((size_t) b->n, 1);
+    if (!keep || !mark_around(b, center, keep)) { free(keep); return; }
+    if (b->o->grad && b->grad) {
+        if (b->grad[center] >= 0) mark_around(b, b->grad[center], keep);
+        if (b->grad_of[center] >= 0) mark_around(b, b->grad_of[center], keep);
+    }
+    for (int i = 0; i < b->n; i++)
+        if (!keep[i] || (i >= b->n_nodes && !b->o->leafs)) b->map[i] = DROP;
+        else if (b->map[i] != FOLD) b->map[i] = i;
+    free(keep);
+}
+
+// Fills b->grad / b->grad_of from the graph's gradient links (one pass over
+// its GRADS record); leaves them NULL when it has none. False on out of memory.
+static bool load_grads(struct build * b) {
+    int nl = tg_trace_n_grads(b->tr, b->gi);
+    if (nl <= 0) return true;
+    b->grad = malloc(sizeof(int) * (size_t) b->n);
+    b->grad_of = malloc(sizeof(int) * (size_t) b->n);
+    if (!b->grad || !b->grad_of) return false;
+    for (int i = 0; i < b->n; i++) b->grad[i] = b->grad_of[i] = -1;
+    for (int k = 0; k < nl; k++) {
+        int g, of;
+        if (!tg_trace_get_grad_link(b->tr, b->gi, k, &g, &of) || g < 0 || g >= b->n || of < 0 || of >= b->n) continue;
+        b->grad[of] = g;
+        b->grad_of[g] = of;
+    }
+    return true;
+}
+
+// --grad needs gradient links: an error naming why when this graph has none.
+static bool check_grads(struct build * b) {
+    if (b->grad) return true;
+    for (int g = 0; g < tg_trace_n_graphs(b->tr); g++)
+        if (tg_trace_n_grads(b->tr, g) > 0) {
+            tg_error(TG_ERR_INVALID_ARG, "graph %u has no gradient links (a forward graph): choose a training step's graph with --graph",
+                     b->gr.graph_id);
+            return false;
+        }
+    tg_error(TG_ERR_INVALID_ARG, "the trace has no gradient links: record a training run (tgdb train --trace)");
+    return false;
 }
 
 static bool is_view_op(const struct build * b, int i) {
@@ -160,8 +208,10 @@ static enum tg_status emit_tensor(struct build * b, int i) {
         snprintf(f3, sizeof(f3), "buf %d @ 0x%llx%s", a.buffer, (unsigned long long) a.offset, a.inplace_parent != TG_TRACE_NONE ? " (in place)" : "");
     else
         snprintf(f3, sizeof(f3), "%s", t->view_src != TG_TRACE_NONE ? "view" : "no buffer");
-    const char * fields[5] = {f1, f2, f3, NULL, NULL};
+    const char * fields[6] = {f1, f2, f3, NULL, NULL, NULL};
     int nf = 3;
+    bool is_grad = b->grad_of && b->grad_of[i] >= 0;
+    if (is_grad) fields[nf++] = "\xe2\x88\x87 gradient";   // U+2207 NABLA
     int ei = i < b->n_nodes ? tg_trace_find_eval(b->tr, b->gr.graph_id, i, UINT32_MAX) : -1;
     struct tg_trace_eval e;
     if (ei >= 0 && tg_trace_get_eval(b->tr, ei, &e) && (e.flags & TG_TRACE_EVAL_HASH)) {
@@ -176,6 +226,7 @@ static enum tg_status emit_tensor(struct build * b, int i) {
     }
     const char * fill = "white", * style = "filled", * extra = NULL;
     if (i >= b->n_nodes) { fill = "#eeeeee"; style = "filled,dashed"; }
+    if (is_grad) { fill = "#ece0ff"; style = "filled,rounded"; }
     if (fl & (HL_DIFF | HL_NAN | HL_STALE)) extra = "color=red, penwidth=2";
     if (fl & (HL_FIRST | HL_NAN_ORIGIN)) extra = "color=red, penwidth=4";
     if ((fl & HL_NEAR) && !extra) extra = "color=orange";
@@ -257,6 +308,38 @@ static void emit_edges(struct build * b) {
     free(fold_out);
 }
 
+// --layer N names a layer of the graph: else an error naming the range.
+static bool check_layer(const struct build * b) {
+    if (b->o->layer < 0) return true;
+    int lo = -1, hi = -1;
+    bool found = false;
+    for (int i = 0; i < b->n_nodes; i++) {
+        if (b->layer[i] < 0) continue;
+        if (lo < 0 || b->layer[i] < lo) lo = b->layer[i];
+        if (b->layer[i] > hi) hi = b->layer[i];
+        found |= b->layer[i] == b->o->layer;
+    }
+    if (found) return true;
+    if (lo < 0) tg_error(TG_ERR_INVALID_ARG, "no layer %d: graph %u has no layered nodes", b->o->layer, b->gr.graph_id);
+    else tg_error(TG_ERR_INVALID_ARG, "no layer %d in graph %u (layers %d..%d)", b->o->layer, b->gr.graph_id, lo, hi);
+    return false;
+}
+
+// --grad: a dashed "grad" edge from each drawn tensor to its drawn gradient.
+static void emit_grad_edges(struct build * b) {
+    if (!b->o->grad || !b->grad) return;
+    for (int i = 0; i < b->n; i++) {
+        int g = b->grad[i];
+        if (g < 0 || b->map[i] != i || b->map[g] != g) continue;
+        char from[32], to[32];
+        snprintf(from, sizeof(from), "t%d", i);
+        snprintf(to, sizeof(to), "t%d", g);
+        // a head label, not a label: see emit_edges; no rank constraint (the
+        // data flow places the gradient)
+        tg_dot_edge(b->d, from, to, NULL, "style=dashed, color=\"#7b3fb5\", fontcolor=\"#7b3fb5\", headlabel=\"grad\", constraint=false");
+    }
+}
+
 struct tg_dot * tg_dot_from_trace(struct tg_trace * tr, const struct tg_dot_trace_options * opt) {
     struct tg_dot_trace_options def = tg_dot_trace_default_options();
     struct build b;
@@ -289,26 +372,19 @@ struct tg_dot * tg_dot_from_trace(struct tg_trace * tr, const struct tg_dot_trac
             memset(&b.t[i], 0, sizeof(b.t[i]));
             for (int k = 0; k < TG_TRACE_MAX_SRC; k++) b.t[i].src[k] = TG_TRACE_NONE;
         }
+    if (!load_grads(&b)) { tg_error(TG_ERR_NOMEM, "dot: out of memory"); goto done; }
+    if (b.o->grad && !check_grads(&b)) goto done;
     compute_layers(&b);
-    if (b.o->layer >= 0) {
-        int lo = -1, hi = -1;
-        for (int i = 0; i < b.n_nodes; i++) {
-            if (b.layer[i] < 0) continue;
-            if (lo < 0 || b.layer[i] < lo) lo = b.layer[i];
-            if (b.layer[i] > hi) hi = b.layer[i];
-        }
-        bool found = false;
-        for (int i = 0; i < b.n_nodes && !found; i++) found = b.layer[i] == b.o->layer;
-        if (!found) {
-            if (lo < 0) tg_error(TG_ERR_INVALID_ARG, "no layer %d: graph %u has no layered nodes", b.o->layer, b.gr.graph_id);
-            else tg_error(TG_ERR_INVALID_ARG, "no layer %d in graph %u (layers %d..%d)", b.o->layer, b.gr.graph_id, lo, hi);
-            goto done;
-        }
-    }
+    if (!check_layer(&b)) goto done;
     select_nodes(&b);
     if (b.o->around) {
         int c = tg_trace_find_tensor(tr, b.gi, b.o->around);
         if (c < 0) { tg_error(TG_ERR_INVALID_ARG, "no node named '%s' in graph %u", b.o->around, b.gr.graph_id); goto done; }
+        if (b.o->grad && b.grad[c] < 0 && b.grad_of[c] < 0) {
+            tg_error(TG_ERR_INVALID_ARG, "no gradient recorded for '%s' in graph %u (it neither has a gradient nor is one)", b.o->around,
+                     b.gr.graph_id);
+            goto done;
+        }
         select_around(&b, c);
     }
     highlights(&b);
@@ -326,6 +402,7 @@ struct tg_dot * tg_dot_from_trace(struct tg_trace * tr, const struct tg_dot_trac
     }
     if (emit_splits(&b) != TG_OK) goto done;
     emit_edges(&b);
+    emit_grad_edges(&b);
     result = b.d;
     b.d = NULL;
 done:
@@ -334,5 +411,7 @@ done:
     free(b.map);
     free(b.flags);
     free(b.layer);
+    free(b.grad);
+    free(b.grad_of);
     return result;
 }

@@ -31,6 +31,9 @@ static const struct tg_cli_opt dot_table[] = {
     { .name = "--layer", .value = "N", .kind = TG_CLI_INT, .off = DTO(d.layer), .lo = 0, .hi = 1 << 20,
       .help = "only layer N with the views, reshapes and permutes feeding it (an error if the graph has no layer N)" },
     { .name = "--collapse", .kind = TG_CLI_FLAG, .off = DTO(d.collapse), .help = "fold the middle layers into one node per kind" },
+    { .name = "--grad", .kind = TG_CLI_FLAG, .off = DTO(d.grad),
+      .help = "training traces: with --around NODE also NODE's gradient (for a gradient: its forward node) and its neighbourhood; "
+              "dashed 'grad' edges from each drawn tensor to its drawn gradient (an error when the trace has no gradient links)" },
     { .name = "--no-leafs", .kind = TG_CLI_FLAG, .off = DTO(no_leafs), .help = "do not draw leafs (weights, inputs)" },
     { .name = "--diff", .value = "B", .kind = TG_CLI_STR, .off = DTO(diff),
       .help = "highlight the nodes that differ from trace B (.tgt) or a per-node TSV dump (.tsv)" },
@@ -43,9 +46,9 @@ static const struct tg_cli_opt dot_table[] = {
 
 static void dot_defaults(struct dot_opts * o) { *o = (struct dot_opts) { .d = tg_dot_trace_default_options() }; }
 
-TG_CLI_COMMAND_OPTS(dot, "dot TRACE|--live -m MODEL -p PROMPT -o OUT.{dot,svg,png,pdf} [--graph G] [--around NODE [--depth K]] [--layer N] [--collapse] [--no-leafs] [--diff B.tgt|B.tsv]",
+TG_CLI_COMMAND_OPTS(dot, "dot TRACE|--live -m MODEL -p PROMPT -o OUT.{dot,svg,png,pdf} [--graph G] [--around NODE [--depth K]] [--grad] [--layer N] [--collapse] [--no-leafs] [--diff B.tgt|B.tsv]",
                "render a traced graph (splits as clusters, highlights for diffs, NaN and stale reads); --live: a model's graph without a "
-               "trace file; --graph G: the graph id `trace info` prints (default: the last); --layer N: layer N with its views; "
+               "trace file; --graph G: the graph id `trace info` prints (default: the last); --layer N: layer N with its views; --grad: gradient links of a training trace; "
                "the output is replaced only when written whole; exit 0 written, 1 could not write or render the output, "
                "2 usage or input error (no such graph, layer or node)",
                dot_table, struct dot_opts, dot_defaults)

@@ -204,6 +204,7 @@ expect_screen "^E +problems +list tgdb check's findings" "help: E lists check's 
 expect_screen "^B +breakpoints +live: list breakpoints" "help: B lists breakpoints"
 expect_screen "^X Del +delete +delete the selected item" "help: X deletes"
 expect_screen "^> +next-token +live: finish this decode" "help: > steps to the next token"
+expect_screen "^v +gradient +jump between a node and its gradient" "help: v jumps between a node and its gradient"
 
 # errors: one line, exit 1
 if "$TGDB" tui "$work/missing.tgt" 2> "$work/err"; then

@@ -41,6 +41,7 @@ static const struct { int key; const char * label; enum tui_request req; } bindi
     {'[', "[", TUI_REQ_PREV_GRAPH},
     {'1', "1", TUI_REQ_VIEW_NODES},
     {'i', "i", TUI_REQ_VIEW_DETAIL},
+    {'v', "v", TUI_REQ_GRAD},          // v: the shape of the nabla (g is "first")
     {'t', "t", TUI_REQ_VIEW_TENSOR},
     {'m', "m", TUI_REQ_VIEW_MEMORY},
     {'s', "s", TUI_REQ_VIEW_SPLITS},

@@ -92,6 +92,8 @@ static bool lsrc_node(void * ctx, int g, int i, struct tg_tui_node * out) {
     out->time_ns = -1;
     out->token = -1;
     out->layer = -1;
+    out->grad = t->grad ? index_of(gr, t->grad) : -1;   // a leaf (a weight) is not addressable live: -1
+    out->grad_of = t->grad_of ? index_of(gr, t->grad_of) : -1;
     for (int k = 0; k < TG_MAX_SRC; k++) {
         if (!t->src[k]) continue;
         int n = out->n_src++;
@@ -115,6 +117,15 @@ static bool lsrc_node(void * ctx, int g, int i, struct tg_tui_node * out) {
     out->has_contents = out->evaluated && t->data != NULL;
     if (out->has_contents) summarize(s, t, out);
     return true;
+}
+
+// A graph built by tg_graph_build_backward links gradients with grad/grad_of.
+static bool lsrc_has_grads(void * ctx, int g) {
+    struct tg_graph * gr = tg_live_graph(((struct live_src *) ctx)->lv);
+    if (!gr || g != 0) return false;
+    for (int i = 0; i < gr->n_nodes; i++)
+        if (gr->nodes[i]->grad || gr->nodes[i]->grad_of) return true;
+    return false;
 }
 
 static int64_t lsrc_read(void * ctx, int g, int i, int64_t first, int64_t n, float * out) {
@@ -204,7 +215,7 @@ static const struct tg_tui_source_ops live_ops = {
     .name = lsrc_name, .n_graphs = lsrc_n_graphs, .graph_label = lsrc_graph_label, .n_nodes = lsrc_n_nodes,
     .node = lsrc_node, .read = lsrc_read, .step = lsrc_step, .cont = lsrc_cont, .set_break = lsrc_break,
     .where = lsrc_where, .next_decode = lsrc_next_decode, .n_breaks = lsrc_n_breaks, .break_info = lsrc_break_info,
-    .del_break = lsrc_del_break, .graph_number = lsrc_graph_number, .close = lsrc_close,
+    .del_break = lsrc_del_break, .graph_number = lsrc_graph_number, .has_grads = lsrc_has_grads, .close = lsrc_close,
 };
 
 bool tg_tui_source_live(const char * model, const char * prompt, int n_predict, int n_threads, struct tg_tui_source * out) {

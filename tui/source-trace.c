@@ -20,6 +20,10 @@ struct trace_src {
     bool checked;
     struct tg_trace_report rep;
     int32_t * find_g, * find_u;   // per finding: graph index of T and of U (-1 unknown)
+    // gradient links of graph grads_gi (built once per graph from its GRADS
+    // record): per tensor, its gradient and what it is the gradient of, -1 none
+    int grads_gi;
+    int32_t * grad, * grad_of;
 };
 
 // Graph index of the graph with this id, -1 if none.
@@ -106,6 +110,33 @@ static void src_graph_label(void * ctx, int g, char * buf, size_t n) {
         snprintf(buf, n, "graph %u: %d nodes, %d leafs", gr.graph_id, gr.n_nodes, gr.n_leafs);
 }
 
+// Makes s->grad / s->grad_of the gradient links of graph g (one pass over the
+// GRADS record instead of a scan per lookup). False when g has none or on
+// out of memory.
+static bool load_grads(struct trace_src * s, int g) {
+    if (s->grad && s->grads_gi == g) return true;
+    struct tg_trace_graph gr;
+    int nl = tg_trace_n_grads(s->tr, g);
+    if (nl <= 0 || !tg_trace_get_graph(s->tr, g, &gr)) return false;
+    int n = gr.n_nodes + gr.n_leafs;
+    free(s->grad);
+    free(s->grad_of);
+    s->grad = malloc(sizeof(int32_t) * (size_t) (n > 0 ? n : 1));
+    s->grad_of = malloc(sizeof(int32_t) * (size_t) (n > 0 ? n : 1));
+    if (!s->grad || !s->grad_of) { free(s->grad); free(s->grad_of); s->grad = s->grad_of = NULL; return false; }
+    for (int i = 0; i < n; i++) s->grad[i] = s->grad_of[i] = -1;
+    for (int k = 0; k < nl; k++) {
+        int gt, of;
+        if (!tg_trace_get_grad_link(s->tr, g, k, &gt, &of) || gt < 0 || gt >= n || of < 0 || of >= n) continue;
+        s->grad[of] = gt;
+        s->grad_of[gt] = of;
+    }
+    s->grads_gi = g;
+    return true;
+}
+
+static bool src_has_grads(void * ctx, int g) { return tg_trace_n_grads(((struct trace_src *) ctx)->tr, g) > 0; }
+
 static void fill_eval(struct trace_src * s, const struct tg_trace_graph * gr, int i, struct tg_tui_node * out) {
     int ei = tg_trace_find_eval(s->tr, gr->graph_id, i, UINT32_MAX);
     struct tg_trace_eval e;
@@ -148,6 +179,8 @@ static bool src_node(void * ctx, int g, int i, struct tg_tui_node * out) {
     out->time_ns = -1;
     out->token = -1;
     out->layer = tg_trace_layer_of_name(t.name);
+    out->grad = out->grad_of = -1;
+    if (load_grads(s, g)) { out->grad = s->grad[i]; out->grad_of = s->grad_of[i]; }
     char nb[TG_TRACE_NAME];
     for (int k = 0; k < TG_TRACE_MAX_SRC; k++) {
         if (t.src[k] == TG_TRACE_NONE) continue;
@@ -308,6 +341,8 @@ static void src_close(void * ctx) {
     tg_trace_report_free(&s->rep);
     free(s->find_g);
     free(s->find_u);
+    free(s->grad);
+    free(s->grad_of);
     free(s);
 }
 
@@ -316,7 +351,7 @@ static const struct tg_tui_source_ops trace_ops = {
     .node = src_node, .n_backends = src_n_backends, .backend_name = src_backend_name,
     .n_splits = src_n_splits, .split = src_split, .n_buffers = src_n_buffers, .buffer = src_buffer,
     .read = src_read, .sharing = src_sharing, .graph_number = src_graph_number,
-    .n_problems = src_n_problems, .problem = src_problem, .close = src_close,
+    .n_problems = src_n_problems, .problem = src_problem, .has_grads = src_has_grads, .close = src_close,
 };
 
 bool tg_tui_source_trace(const char * path, struct tg_tui_source * out) {
@@ -325,7 +360,7 @@ bool tg_tui_source_trace(const char * path, struct tg_tui_source * out) {
     struct trace_src * s = calloc(1, sizeof(*s));
     if (!s) { tg_trace_close(tr); tg_error(TG_ERR_NOMEM, "out of memory"); return false; }
     s->tr = tr;
-    s->cache_gi = s->cache_node = -1;
+    s->cache_gi = s->cache_node = s->grads_gi = -1;
     const char * base = strrchr(path, '/');
     snprintf(s->name, sizeof(s->name), "%s", base ? base + 1 : path);
     struct tg_trace_status st;

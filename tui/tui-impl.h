@@ -165,6 +165,11 @@ struct tui_view * tg_tui_view_splits(struct tui * t, int graph);
 struct tui_view * tg_tui_view_diff(struct tui * t);
 struct tui_view * tg_tui_view_problems(struct tui * t);
 struct tui_view * tg_tui_view_breaks(struct tui * t);
+// The tensor to jump to from node of graph (the gradient key): for a
+// gradient, the tensor it is the gradient of, else its gradient. -1 when
+// there is none (or the source or graph records no gradients); either way
+// the status message says what was found.
+int tg_tui_grad_partner(struct tui * t, int graph, int node);
 // Closes every view but the node list and selects node of graph there.
 void tg_tui_nodes_show(struct tui * t, int graph, int node);
 // The number graph g is shown and typed as (the trace's graph id).

@@ -1,6 +1,7 @@
 // view-detail.c - everything the source knows about one node: op params,
-// sources and users (Enter jumps), strides, placement cause, allocation,
-// memory sharing, timing, hash, numeric summary.
+// gradient links (training graphs), sources and users (Enter jumps),
+// strides, placement cause, allocation, memory sharing, timing, hash,
+// numeric summary. Also the gradient jump the node list shares.
 #include "core/grow.h"
 #include "tui-impl.h"
 
@@ -70,13 +71,63 @@ static void add_findings(struct tui * t, struct detail_priv * p) {
     }
 }
 
+// "NAME (#N)" for tensor i of graph g, "NAME (leaf)" for a leaf.
+static char * tensor_label(struct tui * t, int g, int i, char * buf, size_t n) {
+    struct tg_tui_node nd;
+    char esc[192];
+    if (!t->src->ops->node(t->src->ctx, g, i, &nd)) snprintf(buf, n, "tensor %d (unreadable)", i);
+    else if (nd.index < 0) snprintf(buf, n, "%s (leaf)", tg_tui_escape(nd.name, esc, sizeof(esc)));
+    else snprintf(buf, n, "%s (#%d)", tg_tui_escape(nd.name, esc, sizeof(esc)), nd.index);
+    return buf;
+}
+
+static bool graph_has_grads(struct tui * t, int g) {
+    return t->src->ops->has_grads && t->src->ops->has_grads(t->src->ctx, g);
+}
+
+int tg_tui_grad_partner(struct tui * t, int graph, int node) {
+    struct tg_tui_node nd;
+    char lbl[256], esc[192];
+    if (!t->src->ops->has_grads) { tg_tui_message(t, true, "no gradient information in this source"); return -1; }
+    if (!graph_has_grads(t, graph)) {
+        tg_tui_message(t, true, "no gradients in graph %d: a forward-only graph, or a trace older than format 1.3 "
+                       "(tgdb train --trace records them)", tg_tui_graph_number(t, graph));
+        return -1;
+    }
+    if (!t->src->ops->node(t->src->ctx, graph, node, &nd)) { tg_tui_message(t, true, "node %d is not readable", node); return -1; }
+    tg_tui_escape(nd.name, esc, sizeof(esc));
+    if (nd.grad_of >= 0) {
+        tg_tui_message(t, false, "%s is the gradient of %s", esc, tensor_label(t, graph, nd.grad_of, lbl, sizeof(lbl)));
+        return nd.grad_of;
+    }
+    if (nd.grad >= 0) {
+        tg_tui_message(t, false, "gradient of %s: %s", esc, tensor_label(t, graph, nd.grad, lbl, sizeof(lbl)));
+        return nd.grad;
+    }
+    tg_tui_message(t, true, "no gradient recorded for %s", esc);
+    return -1;
+}
+
+// The gradient links of the node (Enter jumps): its gradient, what it is the
+// gradient of; in a training graph, "none" when it has neither.
+static void add_grads(struct tui * t, struct detail_priv * p, const struct tg_tui_node * nd) {
+    char lbl[256];
+    if (!graph_has_grads(t, p->graph)) return;
+    if (nd->grad >= 0)
+        addl(p, TUI_C_DEFAULT, nd->grad, "  gradient: %s", tensor_label(t, p->graph, nd->grad, lbl, sizeof(lbl)));
+    if (nd->grad_of >= 0)
+        addl(p, TUI_C_DEFAULT, nd->grad_of, "  gradient of: %s", tensor_label(t, p->graph, nd->grad_of, lbl, sizeof(lbl)));
+    if (nd->grad < 0 && nd->grad_of < 0) addl(p, TUI_C_DIM, -1, "  gradient: none recorded");
+}
+
 static void build(struct tui * t, struct detail_priv * p) {
     const struct tg_tui_source_ops * o = t->src->ops;
     struct tg_tui_node nd;
     if (!o->node(t->src->ctx, p->graph, p->node, &nd)) { addl(p, TUI_C_BAD, -1, "node %d is not readable", p->node); return; }
     char shape[64], esc[192];
     tg_tui_format_shape(nd.ne, shape, sizeof(shape));
-    addl(p, TUI_C_HEADER, -1, "node #%d %s", nd.index, tg_tui_escape(nd.name, esc, sizeof(esc)));
+    if (nd.index >= 0) addl(p, TUI_C_HEADER, -1, "node #%d %s", nd.index, tg_tui_escape(nd.name, esc, sizeof(esc)));
+    else addl(p, TUI_C_HEADER, -1, "leaf %s (tensor %d of the graph)", tg_tui_escape(nd.name, esc, sizeof(esc)), p->node);
     add_findings(t, p);
     addl(p, TUI_C_DEFAULT, -1, "  op      %s", nd.op);
     addl(p, TUI_C_DEFAULT, -1, "  type    %s   shape %s", nd.type, shape);
@@ -91,6 +142,7 @@ static void build(struct tui * t, struct detail_priv * p) {
     addl(p, TUI_C_DEFAULT, -1, "  params  [%s]", params);
     if (nd.flags_tensor) addl(p, TUI_C_DEFAULT, -1, "  flags   %s%s%s", nd.flags_tensor & 1 ? "input " : "", nd.flags_tensor & 2 ? "output " : "", nd.flags_tensor & 4 ? "param " : "");
     if (nd.token >= 0 || nd.layer >= 0) addl(p, TUI_C_DEFAULT, -1, "  context token %d, layer %d", nd.token, nd.layer);
+    add_grads(t, p, &nd);
     addl(p, TUI_C_HEADER, -1, "sources (Enter jumps)");
     for (int s = 0; s < nd.n_src; s++)
         addl(p, nd.src_index[s] >= 0 ? TUI_C_DEFAULT : TUI_C_DIM, nd.src_index[s], "  src%d   %s%s", s,
@@ -150,6 +202,15 @@ static bool detail_request(struct tui_view * v, enum tui_request r) {
         int j = p->n ? p->lines[v->cur].jump : -1;
         if (j < 0) { tg_tui_message(v->tui, true, "nothing to jump to on this line"); return true; }
         tg_tui_push(v->tui, tg_tui_view_detail(v->tui, p->graph, j));
+        return true;
+    }
+    if (r == TUI_REQ_GRAD) {  // in place: the view now shows the partner (v again comes back)
+        int j = tg_tui_grad_partner(v->tui, p->graph, p->node);
+        if (j < 0) return true;
+        p->node = j;
+        p->n = 0;
+        build(v->tui, p);
+        v->top = v->cur = v->hscroll = 0;
         return true;
     }
     if (r == TUI_REQ_VIEW_TENSOR) { tg_tui_push(v->tui, tg_tui_view_tensor(v->tui, p->graph, p->node)); return true; }

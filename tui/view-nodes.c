@@ -294,6 +294,16 @@ static void live_action(struct tui_view * v, enum tui_request r) {
     tg_tui_message(t, !ok, "%s", msg);
 }
 
+// The gradient key: selects the partner (gradient or forward node) in this
+// list; a leaf (a weight whose gradient this is) opens in the detail view.
+static void grad_jump(struct tui_view * v, int i) {
+    struct nodes_priv * p = v->priv;
+    int j = i >= 0 ? tg_tui_grad_partner(v->tui, p->graph, i) : -1;
+    if (j < 0) return;
+    if (j < SRC(v)->ops->n_nodes(SRC(v)->ctx, p->graph)) tg_tui_nodes_show(v->tui, p->graph, j);
+    else tg_tui_push(v->tui, tg_tui_view_detail(v->tui, p->graph, j));
+}
+
 static bool nodes_request(struct tui_view * v, enum tui_request r) {
     struct nodes_priv * p = v->priv;
     int i = node_at(v, v->cur);
@@ -304,6 +314,7 @@ static bool nodes_request(struct tui_view * v, enum tui_request r) {
     case TUI_REQ_VIEW_TENSOR:
         if (i >= 0) tg_tui_push(v->tui, tg_tui_view_tensor(v->tui, p->graph, i));
         return true;
+    case TUI_REQ_GRAD: grad_jump(v, i); return true;
     case TUI_REQ_NEXT_GRAPH: set_graph(v, p->graph + 1); return true;
     case TUI_REQ_PREV_GRAPH: set_graph(v, p->graph - 1); return true;
     case TUI_REQ_FILTER: {

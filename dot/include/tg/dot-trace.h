@@ -3,6 +3,8 @@
 // the source slot, one cluster per split coloured by backend with the split's
 // input copies drawn; selections (one graph, a neighbourhood, one layer,
 // repeated layers folded) and highlights (diff result, NaN, stale reads).
+// Gradients (tensors linked by a trace's GRADS records) are drawn in their
+// own style: a lilac, rounded record with a field "<U+2207 NABLA> gradient".
 #ifndef TG_DOT_TRACE_H
 #define TG_DOT_TRACE_H
 
@@ -25,13 +27,20 @@ struct tg_dot_trace_options {
                               // feeding them (-1: all)
     bool         collapse;    // fold layers 1..L-2 into one node each kind
     bool         leafs;       // draw leafs (weights, inputs) (default true)
+    bool         grad;        // gradient links (training graphs): with `around`, also the
+                              // neighbourhood of NODE's gradient (for a gradient: of its
+                              // forward tensor); dashed "grad" edges from every drawn
+                              // tensor to its drawn gradient. An error when the graph has
+                              // no links (or `around` has no gradient)
     const struct tg_diff_result * diff;    // highlight divergent nodes (pairs of this graph)
     const struct tg_trace_report * check;  // highlight stale reads / NaN origin
 };
 struct tg_dot_trace_options tg_dot_trace_default_options(void);
 
-// Builds the DOT graph. NULL + last error (no such graph, layer or node:
-// TG_ERR_INVALID_ARG, the message names the valid range) on failure.
+// Builds the DOT graph (the caller frees it with tg_dot_free). NULL + last
+// error on failure: TG_ERR_INVALID_ARG for no such graph, layer or node (the
+// message names the valid range) and for `grad` without gradient links;
+// TG_ERR_NOMEM.
 struct tg_dot * tg_dot_from_trace(struct tg_trace * tr, const struct tg_dot_trace_options * o);
 
 #ifdef __cplusplus

@@ -65,6 +65,10 @@ struct tg_tui_node {
     uint32_t flags;            // enum tg_tui_node_flag
     int32_t  token;            // decode position context, -1 unknown
     int32_t  layer;            // layer number parsed from the name, -1 none
+    // Gradient links (training graphs, see has_grads): tensor indices as
+    // node() takes them (nodes first, then leafs), -1 none.
+    int32_t  grad;             // its gradient
+    int32_t  grad_of;          // the tensor it is the gradient of
 };
 
 struct tg_tui_split {
@@ -118,6 +122,11 @@ struct tg_tui_source_ops {
     // Tensors whose bytes overlapped node i's before/after it (memory sharing),
     // written as text lines into buf. Optional.
     void (*sharing)(void * ctx, int g, int i, char * buf, size_t n);
+    // True when graph g records which tensor is the gradient of which (a
+    // training graph: trace format 1.3 GRADS records, or a live graph built
+    // by tg_graph_build_backward); then tg_tui_node.grad/grad_of are filled.
+    // Optional (NULL: the source knows no gradients).
+    bool (*has_grads)(void * ctx, int g);
     // Findings of the trace checks (tg/trace-check.h), computed once on first
     // use. Optional (NULL: no checks, e.g. live runs).
     int  (*n_problems)(void * ctx);
