@@ -273,6 +273,31 @@ static void check_full_disk(const char * path, long limit) {
     unlink(path);
 }
 
+// GRADS (1.3): links read back both ways; a record naming a tensor the graph
+// does not have is dropped as invalid.
+static void check_grads(const char * path) {
+    struct tg_trace_writer * w = tg_trace_writer_open(path);
+    struct tg_trace_tensor t[5];
+    struct tg_trace_placement pl[5];
+    if (!w) { CHECK(0, "grads: writer"); return; }
+    sample_graph7(w, t, pl);
+    const int32_t good[2][2] = { { 2, 0 }, { 1, 3 } }, bad[1][2] = { { 1, 99 } };
+    tg_trace_write_grads(w, 7, good, 2);
+    tg_trace_write_grads(w, 7, bad, 1);
+    CHECK(tg_trace_writer_close(w) == TG_OK, "grads: trace written");
+    struct tg_trace * tr = tg_trace_open(path);
+    if (!CHECK(tr != NULL, "grads: opened")) return;
+    struct tg_trace_status st;
+    tg_trace_get_status(tr, &st);
+    const int gi = tg_trace_find_graph(tr, 7);
+    CHECK(st.n_invalid == 1 && tg_trace_n_grads(tr, gi) == 2, "grads: the bad GRADS record dropped (%u invalid), 2 links kept",
+          st.n_invalid);
+    CHECK(tg_trace_grad(tr, gi, 0) == 2 && tg_trace_grad_of(tr, gi, 2) == 0 && tg_trace_grad(tr, gi, 3) == 1 &&
+          tg_trace_grad_of(tr, gi, 1) == 3 && tg_trace_grad(tr, gi, 4) == -1 && tg_trace_grad_of(tr, gi, 4) == -1,
+          "grads: gradient <-> forward tensor both ways, -1 for none");
+    tg_trace_close(tr);
+}
+
 int main(void) {
     char path[256];
     snprintf(path, sizeof(path), "test_trace_format.%d.tgt", (int) getpid());
@@ -332,6 +357,7 @@ int main(void) {
 
     check_reserved_tail(path);
     check_deltas(path);
+    check_grads(path);
     check_full_disk(path, 300 << 10);   // write(2): no room to reserve 1 MiB ahead
     check_full_disk(path, 3 << 20);     // mapped, until the reservation cannot grow
     check_fifo(".");

@@ -34,6 +34,11 @@ static long trace_sweep(struct tg_trace * tr) {
             if (tg_trace_get_alloc(tr, gi, ti, &a)) acc += a.buffer;
             acc += (long) strlen(tg_trace_tensor_name(tr, gi, ti, name));
             acc += tg_trace_split_of_node(tr, gi, ti);
+            acc += tg_trace_grad(tr, gi, ti) + tg_trace_grad_of(tr, gi, ti);
+        }
+        for (int k = -1; k <= tg_trace_n_grads(tr, gi); k++) {
+            int gg = 0, of = 0;
+            if (tg_trace_get_grad_link(tr, gi, k, &gg, &of)) acc += gg + of;
         }
         struct tg_trace_split sp;
         struct tg_trace_split_input in;
