@@ -2,6 +2,9 @@
 // the distance between two runs without their contents:
 //  - a strided view and a transposed view sketch exactly like their
 //    contiguous copies (logical element order); f16 like the same values in f32;
+//  - every SIMD level the engine can run at (scalar, AVX2, AVX-512 paths of
+//    the sketch, chosen at run time) gives the same sketch bit for bit, on
+//    lengths and offsets that are not multiples of 16, NaN and infinities;
 //  - on random vectors the estimate of ||a-b|| / ||b|| is unbiased and within
 //    30% in nearly every trial;
 //  - on the tiny reference model, F32 against Q8_0 and against Q4_0 (the same
@@ -14,6 +17,7 @@
 //    nodes that introduce divergence (the embedding lookup of quantized
 //    weights is one).
 #include "check.h"
+#include "cpu/cpu-impl.h"
 #include "tg/core.h"
 #include "tg/llama.h"
 #include "tg/trace-diff.h"
@@ -260,7 +264,39 @@ static void diff_without_contents(const char * pa, const char * pb) {
     tg_trace_close(tb);
 }
 
+// The sketch's block paths follow the engine's SIMD level: the same bits at
+// every level this CPU has (odd lengths, a start inside a block, NaN, Inf).
+static void test_paths(void) {
+    enum { N = 4099 };
+    static float x[N + 5];
+    for (int i = 0; i < N + 5; i++) x[i] = (float) nrand() * (i % 97 == 0 ? 1e30f : 1.0f);
+    x[17] = NAN; x[300] = INFINITY; x[301] = -INFINITY; x[1000] = -0.0f; x[2001] = 1e-40f;
+    const int top = tg_cpu_simd_level();
+    double ref[3][TG_TRACE_SKETCH_N];
+    bool same = true;
+    for (int lv = 0; lv <= top; lv++) {
+        tg_cpu_set_simd_cap(lv);
+        for (int c = 0; c < 3; c++) {
+            const int64_t n = c == 0 ? N : c == 1 ? 15 : 333;   // c == 2: a view starting at element 3
+            const int64_t ne[4] = { n, 1, 1, 1 };
+            const size_t nb[4] = { 4, 4 * (size_t) n, 4 * (size_t) n, 4 * (size_t) n };
+            const int64_t ne2[4] = { 37, 9, 1, 1 };
+            const size_t nb2[4] = { 4, 4 * 41, 4 * 41 * 9, 4 * 41 * 9 };
+            double sk[TG_TRACE_SKETCH_N];
+            struct tg_trace_summary s;
+            bool ok = c == 2 ? sketch_of(x + 3, TG_TYPE_F32, ne2, nb2, sk, &s) : sketch_of(x, TG_TYPE_F32, ne, nb, sk, &s);
+            if (!ok) { same = false; continue; }
+            if (lv == 0) memcpy(ref[c], sk, sizeof(sk));
+            else same = same && memcmp(ref[c], sk, sizeof(sk)) == 0;
+        }
+    }
+    tg_cpu_set_simd_cap(-1);
+    CHECK(same, "the sketch is the same bit for bit at SIMD levels 0..%d (this CPU's %s at the top)", top,
+          tg_cpu_simd_name());
+}
+
 int main(void) {
+    test_paths();
     test_views();
     test_estimator();
     char f32[64], q8[64], q4[64], f32n[64], q8n[64];

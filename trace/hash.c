@@ -2,9 +2,11 @@
 // summaries and logical-order gathering of strided host data.
 #include "tg/trace.h"
 
+#include "tg/cpu.h"
+
 #include <math.h>
 #include <string.h>
-#if defined(__AVX512F__)
+#if defined(__x86_64__)
 #include <immintrin.h>
 #endif
 // XXH3 compiled here, for this machine's vector unit (the shared library is
@@ -138,8 +140,8 @@ uint64_t tg_trace_hash_tensor(const struct tg_tensor * t) {
 // group g (2 bits), rotation r (4 bits) and the 16 lanes' signs; element i
 // adds +-x to bucket g * 16 + (l + r) % 16. Non-finite values add nothing.
 // A whole block is rotated in registers and added to its group's 16
-// buckets; every bucket gets its terms in block order on every path (AVX-512
-// or scalar), so the sums are the same bit for bit.
+// buckets; every bucket gets its terms in block order on every path (AVX-512,
+// AVX2 or scalar, chosen at run time), so the sums are the same bit for bit.
 
 #define SK_LANES 16
 
@@ -152,10 +154,23 @@ static inline uint64_t sk_hash(uint64_t b) {   // splitmix64's finalizer of a fi
 
 struct sk {
     uint64_t pos;                                  // logical index of the next element
+    int      path;                                 // sk_path(): 0 scalar, 1 AVX2, 2 AVX-512
     double   bucket[4][SK_LANES] __attribute__((aligned(64)));   // [g][m]: bucket g * 16 + m
 };
 
-static void sk_init(struct sk * k) { memset(k, 0, sizeof(*k)); }
+// The block path for the engine's SIMD level (tg_cpu_simd_name, which
+// TG_SIMD / TG_NO_SIMD force): every path adds the same terms in the same
+// order, so the choice changes speed only.
+static int sk_path(void) {
+#if defined(__x86_64__)
+    const char * n = tg_cpu_simd_name();
+    if (!strncmp(n, "avx512", 6)) return 2;
+    if (!strcmp(n, "avx2")) return 1;
+#endif
+    return 0;
+}
+
+static void sk_init(struct sk * k) { memset(k, 0, sizeof(*k)); k->path = sk_path(); }
 
 // One element (block boundaries, tails, non-float types).
 static inline void sk_one(struct sk * k, double v) {
@@ -169,14 +184,84 @@ static inline void sk_one(struct sk * k, double v) {
 
 // One whole block of 16 float bit patterns (loaded first: no aliasing with
 // the buckets). Lanes whose exponent is all ones (NaN, infinity) become +0;
-// the sign bit is flipped where the block's sign bit is set.
-static inline void sk_block(struct sk * k, const uint32_t u[SK_LANES]) {
+// the sign bit is flipped where the block's sign bit is set; lane j goes to
+// bucket (j + r) % 16 of group g: one double addition per bucket.
+static inline void sk_block_scalar(struct sk * k, const uint32_t u[SK_LANES]) {
     uint64_t h = sk_hash(k->pos / SK_LANES);
     k->pos += SK_LANES;
     uint32_t signs = (uint32_t) (h >> 32);
     unsigned r = (unsigned) ((h >> 2) & 15);
     double * restrict dst = k->bucket[h & 3];
-#if defined(__AVX512F__)
+    for (unsigned j = 0; j < SK_LANES; j++) {
+        uint32_t keep = (u[j] & 0x7F800000u) != 0x7F800000u ? 0xFFFFFFFFu : 0u;
+        uint32_t flip = (signs >> j) & 1u ? 0x80000000u : 0u;
+        uint32_t x = (u[j] ^ flip) & keep;
+        float f;
+        memcpy(&f, &x, 4);
+        dst[(j + r) % SK_LANES] += (double) f;
+    }
+}
+
+// n floats (element k of p: LOAD(p, k)) starting at logical index k->pos.
+#define DEFINE_SK(NAME, ATTR, BLOCK, LOAD)                                                        \
+ATTR static void NAME(struct sk * k, const uint8_t * p, size_t n) {                              \
+    size_t i = 0;                                                                                 \
+    for (; i < n && k->pos % SK_LANES; i++) sk_one(k, LOAD(p, i));                                \
+    for (; i + SK_LANES <= n; i += SK_LANES) {                                                    \
+        uint32_t u[SK_LANES];                                                                     \
+        for (int j = 0; j < SK_LANES; j++) { float v = LOAD(p, i + j); memcpy(&u[j], &v, 4); }    \
+        BLOCK(k, u);                                                                              \
+    }                                                                                             \
+    for (; i < n; i++) sk_one(k, LOAD(p, i));                                                     \
+}
+
+static inline float ld_f32(const uint8_t * p, size_t k) { float v; memcpy(&v, p + 4 * k, 4); return v; }
+DEFINE_SK(sk_f32_scalar, , sk_block_scalar, ld_f32)
+
+#if defined(__x86_64__)
+#define SK_AVX2 __attribute__((target("avx2,avx")))
+#define SK_AVX2_INLINE static inline __attribute__((always_inline, target("avx2,avx")))
+// AVX2: the 16 lanes as two halves; out[m] = lane (m - r) % 16 by a
+// permute of each half and a blend on bit 3 of the source index.
+SK_AVX2_INLINE void sk_block_avx2(struct sk * k, const uint32_t u[SK_LANES]) {
+    uint64_t h = sk_hash(k->pos / SK_LANES);
+    k->pos += SK_LANES;
+    const uint32_t signs = (uint32_t) (h >> 32);
+    const int r = (int) ((h >> 2) & 15);
+    double * restrict dst = k->bucket[h & 3];
+    const __m256i expo = _mm256_set1_epi32(0x7F800000), top = _mm256_set1_epi32((int) 0x80000000u);
+    const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+    __m256i w[2];
+    for (int t = 0; t < 2; t++) {
+        __m256i v = _mm256_loadu_si256((const __m256i *) (u + 8 * t));
+        const __m256i nonfin = _mm256_cmpeq_epi32(_mm256_and_si256(v, expo), expo);
+        const __m256i sb = _mm256_set1_epi32((int) ((signs >> (8 * t)) & 0xFF));
+        const __m256i flip = _mm256_and_si256(_mm256_cmpeq_epi32(_mm256_and_si256(sb, bit), bit), top);
+        w[t] = _mm256_andnot_si256(nonfin, _mm256_xor_si256(v, flip));
+    }
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), m15 = _mm256_set1_epi32(15);
+    for (int t = 0; t < 2; t++) {
+        const __m256i idx = _mm256_and_si256(_mm256_sub_epi32(_mm256_add_epi32(lane, _mm256_set1_epi32(8 * t)),
+                                                              _mm256_set1_epi32(r)), m15);
+        const __m256 lo = _mm256_permutevar8x32_ps(_mm256_castsi256_ps(w[0]), idx);
+        const __m256 hi = _mm256_permutevar8x32_ps(_mm256_castsi256_ps(w[1]), idx);
+        const __m256 o = _mm256_blendv_ps(lo, hi, _mm256_castsi256_ps(_mm256_slli_epi32(idx, 28)));
+        double * d = dst + 8 * t;
+        _mm256_store_pd(d, _mm256_add_pd(_mm256_load_pd(d), _mm256_cvtps_pd(_mm256_castps256_ps128(o))));
+        _mm256_store_pd(d + 4, _mm256_add_pd(_mm256_load_pd(d + 4), _mm256_cvtps_pd(_mm256_extractf128_ps(o, 1))));
+    }
+}
+DEFINE_SK(sk_f32_avx2, SK_AVX2, sk_block_avx2, ld_f32)
+
+#define SK_AVX512 __attribute__((target("avx512f,avx2,avx")))
+#define SK_AVX512_INLINE static inline __attribute__((always_inline, target("avx512f,avx2,avx")))
+// AVX-512: one register, a masked sign flip and one lane permute.
+SK_AVX512_INLINE void sk_block_avx512(struct sk * k, const uint32_t u[SK_LANES]) {
+    uint64_t h = sk_hash(k->pos / SK_LANES);
+    k->pos += SK_LANES;
+    const uint32_t signs = (uint32_t) (h >> 32);
+    const unsigned r = (unsigned) ((h >> 2) & 15);
+    double * restrict dst = k->bucket[h & 3];
     const __m512i expo = _mm512_set1_epi32(0x7F800000);
     __m512i w = _mm512_loadu_si512((const void *) u);
     __mmask16 fin = _mm512_cmpneq_epi32_mask(_mm512_and_si512(w, expo), expo);
@@ -188,33 +273,17 @@ static inline void sk_block(struct sk * k, const uint32_t u[SK_LANES]) {
     __m512d hi = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(rot), 1)));
     _mm512_store_pd(dst, _mm512_add_pd(_mm512_load_pd(dst), lo));
     _mm512_store_pd(dst + 8, _mm512_add_pd(_mm512_load_pd(dst + 8), hi));
-#else
-    for (unsigned j = 0; j < SK_LANES; j++) {
-        uint32_t keep = (u[j] & 0x7F800000u) != 0x7F800000u ? 0xFFFFFFFFu : 0u;
-        uint32_t flip = (signs >> j) & 1u ? 0x80000000u : 0u;
-        uint32_t x = (u[j] ^ flip) & keep;
-        float f;
-        memcpy(&f, &x, 4);
-        dst[(j + r) % SK_LANES] += (double) f;
-    }
+}
+DEFINE_SK(sk_f32_avx512, SK_AVX512, sk_block_avx512, ld_f32)
 #endif
-}
 
-// n floats (element k of p: LOAD(p, k)) starting at logical index k->pos.
-#define DEFINE_SK(NAME, LOAD)                                                                     \
-static void NAME(struct sk * k, const uint8_t * p, size_t n) {                                   \
-    size_t i = 0;                                                                                 \
-    for (; i < n && k->pos % SK_LANES; i++) sk_one(k, LOAD(p, i));                                \
-    for (; i + SK_LANES <= n; i += SK_LANES) {                                                    \
-        uint32_t u[SK_LANES];                                                                     \
-        for (int j = 0; j < SK_LANES; j++) { float v = LOAD(p, i + j); memcpy(&u[j], &v, 4); }    \
-        sk_block(k, u);                                                                           \
-    }                                                                                             \
-    for (; i < n; i++) sk_one(k, LOAD(p, i));                                                     \
+static void sk_f32(struct sk * k, const uint8_t * p, size_t n) {
+#if defined(__x86_64__)
+    if (k->path == 2) { sk_f32_avx512(k, p, n); return; }
+    if (k->path == 1) { sk_f32_avx2(k, p, n); return; }
+#endif
+    sk_f32_scalar(k, p, n);
 }
-
-static inline float ld_f32(const uint8_t * p, size_t k) { float v; memcpy(&v, p + 4 * k, 4); return v; }
-DEFINE_SK(sk_f32, ld_f32)
 static void sk_floats(struct sk * k, const float * x, size_t n) { sk_f32(k, (const uint8_t *) x, n); }
 
 static void sk_finish(const struct sk * k, double * out) { memcpy(out, k->bucket, TG_TRACE_SKETCH_N * sizeof(*out)); }
