@@ -637,6 +637,45 @@ static void test_other_quant_types(void) {
     }
 }
 
+// Batch invariance: a column of a prompt-sized product (panels, 4 columns at
+// a time, k in chunks) is bitwise the column computed alone (generation
+// kernels), for every weight type with its own kernels, at every SIMD level.
+static void test_batch_invariance(void) {
+    static const enum tg_type types[] = { TG_TYPE_F32, TG_TYPE_F16, TG_TYPE_Q8_0, TG_TYPE_Q4_0, TG_TYPE_IQ4_NL,
+                                          TG_TYPE_Q5_0, TG_TYPE_Q4_1, TG_TYPE_Q4_K, TG_TYPE_Q6_K, TG_TYPE_IQ4_XS };
+    const int64_t k = 2304, m = 19, n = 70;   // 72 blocks of 32: past one panel's k chunk
+    const int top = tg_cpu_simd_level();
+    for (size_t ti = 0; ti < sizeof(types) / sizeof(types[0]); ti++) {
+        const enum tg_type wt = types[ti];
+        struct tg_context * ctx = new_ctx();
+        double * A = NULL, * B = NULL;
+        struct tg_tensor * a = make_weights(ctx, wt, k, m, 1, 1, false, &A);
+        struct tg_tensor * b = make_acts(ctx, TG_TYPE_F32, k, n, 1, 1, LAYOUT_CONTIG, &B);
+        bool same = a && b;
+        int bad_level = -1;
+        for (int lv = 0; lv <= top && same; lv++) {
+            tg_cpu_set_simd_cap(lv);
+            float * all = compute(ctx, tg_mul_mat(ctx, a, b), 2);
+            static const int64_t cols[] = { 0, 3, 5, 63, 64, 69 };
+            for (size_t c = 0; c < sizeof(cols) / sizeof(cols[0]) && all && same; c++) {
+                struct tg_tensor * bj = tg_view_2d(ctx, b, k, 1, b->nb[1], (size_t) cols[c] * b->nb[1]);
+                float * one = compute(ctx, tg_mul_mat(ctx, a, bj), 2);
+                same = one && memcmp(one, all + cols[c] * m, (size_t) m * sizeof(float)) == 0;
+                if (!same) bad_level = lv;
+                free(one);
+            }
+            same = same && all;
+            free(all);
+        }
+        tg_cpu_set_simd_cap(-1);
+        CHECK(same, "MUL_MAT w=%s k=%lld m=%lld: columns of n=%lld bitwise equal to n=1 at SIMD levels 0..%d%s",
+              tg_type_name(wt), (long long) k, (long long) m, (long long) n, top, bad_level >= 0 ? " (differs at a level)" : "");
+        if (bad_level >= 0) printf("     first differing level: %d\n", bad_level);
+        free(A); free(B);
+        tg_context_free(ctx);
+    }
+}
+
 int main(void) {
     tg_cpu_set_task_grain(1);   // small shapes still use every thread asked for
     test_supported();
@@ -645,6 +684,7 @@ int main(void) {
     test_quant_end_to_end();
     test_levels_and_threads();
     test_dots_match_tiles();
+    test_batch_invariance();
     test_quantize_q8();
     test_out_prod();
     test_other_quant_types();

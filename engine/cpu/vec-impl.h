@@ -3,10 +3,13 @@
 //
 // Reduction contract: within one SIMD level, every output element of every
 // kernel below (any tile shape, the single dot products of cpu-impl.h
-// included) is computed with the same sequence of floating-point operations:
-// one vector accumulator per element over k in chunks of the level's width,
-// a fixed horizontal-sum tree, then the scalar tail in order. So results never
-// depend on how the output was cut into tiles or threads.
+// included) is computed with the same sequence of floating-point operations,
+// so results never depend on how the output was cut into tiles, threads or
+// batches. Float types: one vector accumulator per element over k in chunks
+// of the level's width, a fixed horizontal-sum tree, then the scalar tail in
+// order. Q8_0 / Q4_0 / IQ4_NL weights (vec-quant.c): each block's exact
+// integer sum, scaled and multiply-added block after block (the same bits at
+// the scalar, avx, avx2 and avx512 levels); K-quants: vec-kquant.c.
 #ifndef TG_VEC_IMPL_H
 #define TG_VEC_IMPL_H
 

@@ -2,23 +2,28 @@
 // activation rows: the single dots of cpu-impl.h and the register-blocked
 // block kernels used by matmul.c.
 //
-// Reduction order (every level, see vec-impl.h): per block of 32, the exact
-// int32 sums of the 8 groups of 4 consecutive products (lane u = elements
-// 4u..4u+3) are converted to f32 and multiply-added with d = dx*dy into 8 f32
-// lane accumulators; after the last block the lanes are summed with the tree
-// ((l0+l4)+(l2+l6))+((l1+l5)+(l3+l7)). The avx and avx2 paths therefore give
-// the same bits; the scalar path differs only where the compiler does not
-// fuse the multiply-add.
+// What every element is (scalar, avx, avx2 and avx512 levels, bit for bit):
+// per block of 32, the exact int32 sum s of the 32 products, then
+//   acc = fma((float) s, dx * dy, acc)
+// block after block from acc = 0 (dx, dy the blocks' scales as f32). The
+// integer sums are exact, so kernels are free to form them in any order or
+// layout: the avx2 prompt kernels pack 8 weight rows into an interleaved
+// panel (4 bytes of each row per 32-byte vector: one lane per row, no
+// horizontal sums, the scales of 8 rows in one vector) and run it against 4
+// activation columns at a time; generation reduces 8 rows' lanes at once.
+// Results are therefore the same for any tile, thread count or batch size,
+// and the same at the scalar level (fmaf).
 //
 // Q8_0 x Q8_0 products use maddubs(|x|, sign(y, x)), exact for the values a
 // Q8_0 quantizer produces (-127..127): it saturates only when x and y are both
 // -128 (never produced by tg_quantize_row_q8_0 or ggml's quantizer). Q4_0 x
 // Q8_0 multiplies the unsigned nibbles and subtracts 8 * sum(y): exact for
-// all inputs. Levels: scalar; avx (128-bit integer halves); avx2; at the
-// avx512vnni level a 512-bit VNNI path (two blocks per register, its own lane
-// order, below) whose vpdpbusd starts from the correction term (-8 * sum(y)
-// for Q4_0, -128 * sum(x) with unsigned y + 128 for Q8_0: exact for all
-// inputs), so a product costs one vpdpbusd and the f32 update.
+// all inputs (in the panel the nibble products of a block add up in int16:
+// at most 8 * 2 * 15 * 128 in magnitude). At the avx512vnni level a 512-bit
+// VNNI path (two blocks per register, its own lane order and f32 lane
+// accumulators, below) whose vpdpbusd starts from the correction term
+// (-8 * sum(y) for Q4_0, -128 * sum(x) with unsigned y + 128 for Q8_0: exact
+// for all inputs), so a product costs one vpdpbusd and the f32 update.
 #include "vec-impl.h"
 
 #include <math.h>
@@ -35,16 +40,13 @@ static inline int q4_at(const tg_block_q4_0 * b, int e) {
 
 #define TG_SCALAR_QDOT(NAME, BX, AT)                                          \
 static float NAME(int64_t nb, const BX * x, const tg_block_q8_0 * y) {       \
-    float s[8] = {0};                                                         \
+    float acc = 0.0f;                                                         \
     for (int64_t b = 0; b < nb; b++) {                                        \
-        const float d = tg_fp16_to_fp32(x[b].d) * tg_fp16_to_fp32(y[b].d);    \
-        for (int u = 0; u < 8; u++) {                                         \
-            int p = 0;                                                        \
-            for (int t = 4 * u; t < 4 * u + 4; t++) p += AT(&x[b], t) * y[b].qs[t]; \
-            s[u] += (float) p * d;                                            \
-        }                                                                     \
+        int32_t p = 0;                                                        \
+        for (int t = 0; t < TG_QK8_0; t++) p += AT(&x[b], t) * y[b].qs[t];    \
+        acc = fmaf((float) p, tg_fp16_to_fp32(x[b].d) * tg_fp16_to_fp32(y[b].d), acc); \
     }                                                                         \
-    return tree8(s);                                                          \
+    return acc;                                                               \
 }
 TG_SCALAR_QDOT(dot_q8_q8_scalar, tg_block_q8_0, q8_at)
 TG_SCALAR_QDOT(dot_q4_q8_scalar, tg_block_q4_0, q4_at)
@@ -75,32 +77,36 @@ TG_SCALAR_QBLOCK(block_iq4_q8_scalar, dot_iq4_q8_scalar, tg_block_iq4_nl)
 #define TG_AVX __attribute__((target("avx,fma,f16c")))
 #define TG_AVX_INLINE static inline __attribute__((always_inline, target("avx,fma,f16c")))
 
-TG_AVX_INLINE float hsum8(__m256 v) {
+TG_AVX_INLINE float hsum8(__m256 v) {   // the VNNI path's lane tree
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     s = _mm_add_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
 }
 
-TG_AVX_INLINE __m256 bcast_d_avx(tg_fp16_t d) { return _mm256_set1_ps(_cvtsh_ss(d)); }
+TG_AVX_INLINE int32_t hsum4i_avx(__m128i v) {
+    v = _mm_add_epi32(v, _mm_shuffle_epi32(v, 0x4E));
+    v = _mm_add_epi32(v, _mm_shuffle_epi32(v, 0xB1));
+    return _mm_cvtsi128_si32(v);
+}
 
 // Q8_0 x Q8_0, RI x RJ tile. Per block: the RJ activation blocks are held
 // (two 16-byte halves each), every weight block is loaded once, and each
-// pair takes maddubs(|x|, sign(y, x)) -> madd -> 8 int32 lanes -> f32.
+// pair takes maddubs(|x|, sign(y, x)) -> madd -> the block's int32 sum.
 TG_AVX_INLINE void tile_q8_q8_avx(const int RI, const int RJ, int64_t nb,
         const char * a, size_t lda, const char * b, size_t ldb, float * c, size_t ldc) {
-    __m256 acc[4][4];
+    float acc[4][4];
     const __m128i ones = _mm_set1_epi16(1);
     TG_UNROLL for (int i = 0; i < RI; i++)
-    TG_UNROLL for (int j = 0; j < RJ; j++) acc[i][j] = _mm256_setzero_ps();
+    TG_UNROLL for (int j = 0; j < RJ; j++) acc[i][j] = 0.0f;
     for (int64_t blk = 0; blk < nb; blk++) {
         __m128i yl[4], yh[4];
-        __m256 dy[4];
+        float dy[4];
         TG_UNROLL for (int j = 0; j < RJ; j++) {
             const tg_block_q8_0 * by = (const tg_block_q8_0 *) (b + j * ldb) + blk;
             yl[j] = _mm_loadu_si128((const __m128i *) by->qs);
             yh[j] = _mm_loadu_si128((const __m128i *) (by->qs + 16));
-            dy[j] = bcast_d_avx(by->d);
+            dy[j] = _cvtsh_ss(by->d);
         }
         TG_UNROLL for (int i = 0; i < RI; i++) {
             const tg_block_q8_0 * bx = (const tg_block_q8_0 *) (a + i * lda) + blk;
@@ -108,18 +114,17 @@ TG_AVX_INLINE void tile_q8_q8_avx(const int RI, const int RJ, int64_t nb,
             const __m128i xl = _mm_loadu_si128((const __m128i *) bx->qs);
             const __m128i xh = _mm_loadu_si128((const __m128i *) (bx->qs + 16));
             const __m128i al = _mm_sign_epi8(xl, xl), ah = _mm_sign_epi8(xh, xh);
-            const __m256 dx = bcast_d_avx(bx->d);
+            const float dx = _cvtsh_ss(bx->d);
             TG_UNROLL for (int j = 0; j < RJ; j++) {
                 __m128i pl = _mm_madd_epi16(_mm_maddubs_epi16(al, _mm_sign_epi8(yl[j], xl)), ones);
                 __m128i ph = _mm_madd_epi16(_mm_maddubs_epi16(ah, _mm_sign_epi8(yh[j], xh)), ones);
-                __m256 p = _mm256_cvtepi32_ps(_mm256_set_m128i(ph, pl));
-                acc[i][j] = _mm256_fmadd_ps(p, _mm256_mul_ps(dx, dy[j]), acc[i][j]);
+                acc[i][j] = fmaf((float) hsum4i_avx(_mm_add_epi32(pl, ph)), dx * dy[j], acc[i][j]);
             }
         }
     }
     TG_UNROLL for (int j = 0; j < RJ; j++)
     TG_UNROLL for (int i = 0; i < RI; i++)
-        c[j * ldc + i] = hsum8(acc[i][j]);
+        c[j * ldc + i] = acc[i][j];
 }
 
 // Q4_0 x Q8_0, RI x RJ tile. The nibbles stay unsigned: each lane is
@@ -127,38 +132,37 @@ TG_AVX_INLINE void tile_q8_q8_avx(const int RI, const int RJ, int64_t nb,
 // 8 * sum(y) is taken once per activation block.
 TG_AVX_INLINE void tile_q4_q8_avx(const int RI, const int RJ, int64_t nb,
         const char * a, size_t lda, const char * b, size_t ldb, float * c, size_t ldc) {
-    __m256 acc[4][4];
+    float acc[4][4];
     const __m128i ones = _mm_set1_epi16(1), ones8 = _mm_set1_epi8(1), m4 = _mm_set1_epi8(0x0F);
     TG_UNROLL for (int i = 0; i < RI; i++)
-    TG_UNROLL for (int j = 0; j < RJ; j++) acc[i][j] = _mm256_setzero_ps();
+    TG_UNROLL for (int j = 0; j < RJ; j++) acc[i][j] = 0.0f;
     for (int64_t blk = 0; blk < nb; blk++) {
         __m128i yl[4], yh[4], sl[4], sh[4];
-        __m256 dy[4];
+        float dy[4];
         TG_UNROLL for (int j = 0; j < RJ; j++) {
             const tg_block_q8_0 * by = (const tg_block_q8_0 *) (b + j * ldb) + blk;
             yl[j] = _mm_loadu_si128((const __m128i *) by->qs);
             yh[j] = _mm_loadu_si128((const __m128i *) (by->qs + 16));
             sl[j] = _mm_slli_epi32(_mm_madd_epi16(_mm_maddubs_epi16(ones8, yl[j]), ones), 3);
             sh[j] = _mm_slli_epi32(_mm_madd_epi16(_mm_maddubs_epi16(ones8, yh[j]), ones), 3);
-            dy[j] = bcast_d_avx(by->d);
+            dy[j] = _cvtsh_ss(by->d);
         }
         TG_UNROLL for (int i = 0; i < RI; i++) {
             const tg_block_q4_0 * bx = (const tg_block_q4_0 *) (a + i * lda) + blk;
             if (RJ == 1) _mm_prefetch((const char *) bx + TG_PREFETCH, _MM_HINT_T0);
             const __m128i t = _mm_loadu_si128((const __m128i *) bx->qs);
             const __m128i xl = _mm_and_si128(t, m4), xh = _mm_and_si128(_mm_srli_epi16(t, 4), m4);
-            const __m256 dx = bcast_d_avx(bx->d);
+            const float dx = _cvtsh_ss(bx->d);
             TG_UNROLL for (int j = 0; j < RJ; j++) {
                 __m128i pl = _mm_sub_epi32(_mm_madd_epi16(_mm_maddubs_epi16(xl, yl[j]), ones), sl[j]);
                 __m128i ph = _mm_sub_epi32(_mm_madd_epi16(_mm_maddubs_epi16(xh, yh[j]), ones), sh[j]);
-                __m256 p = _mm256_cvtepi32_ps(_mm256_set_m128i(ph, pl));
-                acc[i][j] = _mm256_fmadd_ps(p, _mm256_mul_ps(dx, dy[j]), acc[i][j]);
+                acc[i][j] = fmaf((float) hsum4i_avx(_mm_add_epi32(pl, ph)), dx * dy[j], acc[i][j]);
             }
         }
     }
     TG_UNROLL for (int j = 0; j < RJ; j++)
     TG_UNROLL for (int i = 0; i < RI; i++)
-        c[j * ldc + i] = hsum8(acc[i][j]);
+        c[j * ldc + i] = acc[i][j];
 }
 
 TG_MM_BLOCK(block_q8_q8_avx, TG_AVX, tile_q8_q8_avx, 2, 2, 4, TG_QK8_0)
@@ -168,80 +172,16 @@ TG_MM_BLOCK(block_q4_q8_avx, TG_AVX, tile_q4_q8_avx, 2, 2, 4, TG_QK8_0)
 #define TG_AVX2 __attribute__((target("avx2,avx,fma,f16c")))
 #define TG_AVX2_INLINE static inline __attribute__((always_inline, target("avx2,avx,fma,f16c")))
 
+// A block's 32 weights as bytes: signed for Q8_0 and IQ4_NL (the table
+// values), the unsigned nibbles 0..15 for Q4_0.
 TG_AVX2_INLINE __m256i q8_avx2(const tg_block_q8_0 * b) {
     return _mm256_loadu_si256((const __m256i *) b->qs);
 }
-#define TG_AVX2_QTILE(NAME, BX, LOADX)                                        \
-TG_AVX2_INLINE void NAME(const int RI, const int RJ, int64_t nb,              \
-        const char * a, size_t lda, const char * b, size_t ldb,              \
-        float * c, size_t ldc) {                                              \
-    __m256 acc[4][4];                                                         \
-    const __m256i ones = _mm256_set1_epi16(1);                                \
-    TG_UNROLL for (int i = 0; i < RI; i++)                      \
-    TG_UNROLL for (int j = 0; j < RJ; j++) acc[i][j] = _mm256_setzero_ps(); \
-    for (int64_t blk = 0; blk < nb; blk++) {                                  \
-        __m256i x[4], ax[4];                                                  \
-        __m256 dx[4];                                                         \
-        TG_UNROLL for (int i = 0; i < RI; i++) {                \
-            const BX * bx = (const BX *) (a + i * lda) + blk;                 \
-            if (RJ == 1) _mm_prefetch((const char *) bx + TG_PREFETCH, _MM_HINT_T0); \
-            x[i] = LOADX(bx);                                                 \
-            ax[i] = _mm256_sign_epi8(x[i], x[i]);                             \
-            dx[i] = _mm256_set1_ps(_cvtsh_ss(bx->d));                         \
-        }                                                                     \
-        TG_UNROLL for (int j = 0; j < RJ; j++) {                \
-            const tg_block_q8_0 * by = (const tg_block_q8_0 *) (b + j * ldb) + blk; \
-            const __m256i y = q8_avx2(by);                                    \
-            const __m256 dy = _mm256_set1_ps(_cvtsh_ss(by->d));               \
-            TG_UNROLL for (int i = 0; i < RI; i++) {            \
-                __m256i p = _mm256_maddubs_epi16(ax[i], _mm256_sign_epi8(y, x[i])); \
-                __m256 s = _mm256_cvtepi32_ps(_mm256_madd_epi16(p, ones));    \
-                acc[i][j] = _mm256_fmadd_ps(s, _mm256_mul_ps(dx[i], dy), acc[i][j]); \
-            }                                                                 \
-        }                                                                     \
-    }                                                                         \
-    TG_UNROLL for (int j = 0; j < RJ; j++)                      \
-    TG_UNROLL for (int i = 0; i < RI; i++)                      \
-        c[j * ldc + i] = hsum8(acc[i][j]);                                    \
-}
-
-TG_AVX2_QTILE(tile_q8_q8_avx2, tg_block_q8_0, q8_avx2)
-
-// Q4_0 x Q8_0 with unsigned nibbles: lane = sum(nib * y) - 8 * sum(y) (see
-// tile_q4_q8_avx); the activation side is held per block.
-TG_AVX2_INLINE void tile_q4_q8_avx2(const int RI, const int RJ, int64_t nb,
-        const char * a, size_t lda, const char * b, size_t ldb, float * c, size_t ldc) {
-    __m256 acc[4][4];
-    const __m256i ones = _mm256_set1_epi16(1), ones8 = _mm256_set1_epi8(1);
+TG_AVX2_INLINE __m256i q4u_avx2(const tg_block_q4_0 * b) {
     const __m128i m4 = _mm_set1_epi8(0x0F);
-    TG_UNROLL for (int i = 0; i < RI; i++)
-    TG_UNROLL for (int j = 0; j < RJ; j++) acc[i][j] = _mm256_setzero_ps();
-    for (int64_t blk = 0; blk < nb; blk++) {
-        __m256i y[4], ys[4];
-        __m256 dy[4];
-        TG_UNROLL for (int j = 0; j < RJ; j++) {
-            const tg_block_q8_0 * by = (const tg_block_q8_0 *) (b + j * ldb) + blk;
-            y[j] = q8_avx2(by);
-            ys[j] = _mm256_slli_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(ones8, y[j]), ones), 3);
-            dy[j] = _mm256_set1_ps(_cvtsh_ss(by->d));
-        }
-        TG_UNROLL for (int i = 0; i < RI; i++) {
-            const tg_block_q4_0 * bx = (const tg_block_q4_0 *) (a + i * lda) + blk;
-            if (RJ == 1) _mm_prefetch((const char *) bx + TG_PREFETCH, _MM_HINT_T0);
-            const __m128i t = _mm_loadu_si128((const __m128i *) bx->qs);
-            const __m256i x = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(t, 4), m4), _mm_and_si128(t, m4));
-            const __m256 dx = _mm256_set1_ps(_cvtsh_ss(bx->d));
-            TG_UNROLL for (int j = 0; j < RJ; j++) {
-                __m256i p = _mm256_sub_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(x, y[j]), ones), ys[j]);
-                acc[i][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_mul_ps(dx, dy[j]), acc[i][j]);
-            }
-        }
-    }
-    TG_UNROLL for (int j = 0; j < RJ; j++)
-    TG_UNROLL for (int i = 0; i < RI; i++)
-        c[j * ldc + i] = hsum8(acc[i][j]);
+    const __m128i t = _mm_loadu_si128((const __m128i *) b->qs);
+    return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(t, 4), m4), _mm_and_si128(t, m4));
 }
-// IQ4_NL: the nibbles looked up in the 16-entry table (signed), then as Q8_0.
 TG_AVX2_INLINE __m256i iq4_avx2(const tg_block_iq4_nl * b) {
     const __m128i m4 = _mm_set1_epi8(0x0F);
     const __m128i tab = _mm_loadu_si128((const __m128i *) tg_iq4nl_values);
@@ -249,11 +189,250 @@ TG_AVX2_INLINE __m256i iq4_avx2(const tg_block_iq4_nl * b) {
     return _mm256_set_m128i(_mm_shuffle_epi8(tab, _mm_and_si128(_mm_srli_epi16(t, 4), m4)),
                             _mm_shuffle_epi8(tab, _mm_and_si128(t, m4)));
 }
-TG_AVX2_QTILE(tile_iq4_q8_avx2, tg_block_iq4_nl, iq4_avx2)
 
-TG_MM_BLOCK(block_q8_q8_avx2, TG_AVX2, tile_q8_q8_avx2, 4, 2, 4, TG_QK8_0)
-TG_MM_BLOCK(block_iq4_q8_avx2, TG_AVX2, tile_iq4_q8_avx2, 4, 2, 4, TG_QK8_0)
-TG_MM_BLOCK(block_q4_q8_avx2, TG_AVX2, tile_q4_q8_avx2, 4, 2, 4, TG_QK8_0)
+// Lane r: the sum of the 8 int32 lanes of p_r.
+TG_AVX2_INLINE __m128i hsum4x8i_avx2(__m256i p0, __m256i p1, __m256i p2, __m256i p3) {
+    const __m256i s = _mm256_hadd_epi32(_mm256_hadd_epi32(p0, p1), _mm256_hadd_epi32(p2, p3));
+    return _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+}
+
+// The 8 int32 partial sums of a weight block against y (their sum is the
+// block's exact sum); ys: 8 * the partial sums of y (Q4_0's offset).
+TG_AVX2_INLINE __m256i part_s_avx2(__m256i x, __m256i y) {
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x)), _mm256_set1_epi16(1));
+}
+TG_AVX2_INLINE __m256i ysum8_avx2(__m256i y) {
+    return _mm256_slli_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), y), _mm256_set1_epi16(1)), 3);
+}
+TG_AVX2_INLINE __m256i part_u_avx2(__m256i x, __m256i y, __m256i ys) {
+    return _mm256_sub_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(x, y), _mm256_set1_epi16(1)), ys);
+}
+
+// Lane r: the sum of the 8 int32 lanes of p[r] (a transpose by unpacks).
+TG_AVX2_INLINE __m256i hsum8x8i_avx2(const __m256i p[8]) {
+    __m256i b[2];
+    TG_UNROLL for (int h = 0; h < 2; h++) {
+        const __m256i * q = p + 4 * h;
+        const __m256i a01 = _mm256_add_epi32(_mm256_unpacklo_epi32(q[0], q[1]), _mm256_unpackhi_epi32(q[0], q[1]));
+        const __m256i a23 = _mm256_add_epi32(_mm256_unpacklo_epi32(q[2], q[3]), _mm256_unpackhi_epi32(q[2], q[3]));
+        b[h] = _mm256_add_epi32(_mm256_unpacklo_epi64(a01, a23), _mm256_unpackhi_epi64(a01, a23));
+    }
+    return _mm256_add_epi32(_mm256_permute2x128_si256(b[0], b[1], 0x20), _mm256_permute2x128_si256(b[0], b[1], 0x31));
+}
+
+// Lane r (r < 4): the sum of the 8 int32 lanes of p[r].
+TG_AVX2_INLINE __m128i hsum4x8u_avx2(const __m256i p[4]) {
+    const __m256i a01 = _mm256_add_epi32(_mm256_unpacklo_epi32(p[0], p[1]), _mm256_unpackhi_epi32(p[0], p[1]));
+    const __m256i a23 = _mm256_add_epi32(_mm256_unpacklo_epi32(p[2], p[3]), _mm256_unpackhi_epi32(p[2], p[3]));
+    const __m256i b = _mm256_add_epi32(_mm256_unpacklo_epi64(a01, a23), _mm256_unpackhi_epi64(a01, a23));
+    return _mm_add_epi32(_mm256_castsi256_si128(b), _mm256_extracti128_si256(b, 1));
+}
+
+// Generation: RI (1..8) weight rows against one activation row, lane r of
+// the accumulator for row r; c[r] for r < RI. Up to 4 rows in 128-bit lanes.
+#define TG_AVX2_GEMV(NAME, BX, LOADX, Q4)                                                         \
+TG_AVX2_INLINE void NAME(const int RI, int64_t nb, const char * a, size_t lda,                   \
+                         const tg_block_q8_0 * y, float * c) {                                    \
+    __m256 acc = _mm256_setzero_ps();                                                             \
+    __m128 acc4 = _mm_setzero_ps();                                                               \
+    for (int64_t blk = 0; blk < nb; blk++) {                                                      \
+        const __m256i yv = q8_avx2(&y[blk]);                                                      \
+        const __m256i ys = Q4 ? ysum8_avx2(yv) : _mm256_setzero_si256();                          \
+        __m256i p[8];                                                                             \
+        short dh[8] = { 0, 0, 0, 0, 0, 0, 0, 0 };                                                 \
+        TG_UNROLL for (int i = 0; i < 8; i++) {                                                   \
+            if (i < RI) {                                                                         \
+                const BX * bx = (const BX *) (a + i * lda) + blk;                                 \
+                _mm_prefetch((const char *) bx + TG_PREFETCH, _MM_HINT_T0);                       \
+                const __m256i x = LOADX(bx);                                                      \
+                p[i] = Q4 ? part_u_avx2(x, yv, ys) : part_s_avx2(x, yv);                          \
+                dh[i] = (short) bx->d;                                                            \
+            } else {                                                                              \
+                p[i] = _mm256_setzero_si256();                                                    \
+            }                                                                                     \
+        }                                                                                         \
+        const float dy = _cvtsh_ss(y[blk].d);                                                     \
+        if (RI <= 4) {                                                                            \
+            const __m128 dx = _mm_cvtph_ps(_mm_setr_epi16(dh[0], dh[1], dh[2], dh[3], 0, 0, 0, 0)); \
+            acc4 = _mm_fmadd_ps(_mm_cvtepi32_ps(hsum4x8u_avx2(p)), _mm_mul_ps(dx, _mm_set1_ps(dy)), acc4); \
+        } else {                                                                                  \
+            const __m256 dx = _mm256_cvtph_ps(_mm_setr_epi16(dh[0], dh[1], dh[2], dh[3], dh[4], dh[5], dh[6], dh[7])); \
+            acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(hsum8x8i_avx2(p)), _mm256_mul_ps(dx, _mm256_set1_ps(dy)), acc); \
+        }                                                                                         \
+    }                                                                                             \
+    float o[8];                                                                                   \
+    if (RI <= 4) _mm_storeu_ps(o, acc4);                                                          \
+    else _mm256_storeu_ps(o, acc);                                                                \
+    TG_UNROLL for (int i = 0; i < RI; i++) c[i] = o[i];                                           \
+}
+TG_AVX2_GEMV(gemv_q8_avx2, tg_block_q8_0, q8_avx2, false)
+TG_AVX2_GEMV(gemv_q4_avx2, tg_block_q4_0, q4u_avx2, true)
+TG_AVX2_GEMV(gemv_iq4_avx2, tg_block_iq4_nl, iq4_avx2, false)
+
+// Prompts: a panel of 8 weight rows over up to TG_PANEL_KC blocks, packed per
+// block as 8 vectors (chunk q: bytes 4q..4q+3 of each row, row r at 4r) and
+// the 8 rows' scales as f32. Packed once per 8 rows and 64 columns.
+enum { TG_PANEL_KC = 64, TG_PANEL_NJ = 64 };
+struct tg_qpanel {
+    int8_t q[TG_PANEL_KC][8][32] __attribute__((aligned(32)));
+    float  d[TG_PANEL_KC][8] __attribute__((aligned(32)));
+};
+
+#define TG_AVX2_PACK(NAME, BX, LOADX)                                                             \
+TG_AVX2 static void NAME(const char * a, size_t lda, int rows, int64_t b0, int nbk,              \
+                         struct tg_qpanel * P) {                                                  \
+    for (int r = 0; r < 8; r++) {                                                                 \
+        const BX * x = (const BX *) (a + (size_t) r * lda) + b0;                                  \
+        for (int b = 0; b < nbk; b++) {                                                           \
+            int32_t v[8];                                                                         \
+            if (r < rows) _mm256_storeu_si256((__m256i *) v, LOADX(&x[b]));                       \
+            else memset(v, 0, sizeof(v));                                                         \
+            for (int q = 0; q < 8; q++) memcpy(&P->q[b][q][4 * r], &v[q], 4);                     \
+            P->d[b][r] = r < rows ? _cvtsh_ss(x[b].d) : 0.0f;                                     \
+        }                                                                                         \
+    }                                                                                             \
+}
+TG_AVX2_PACK(pack_q8_avx2, tg_block_q8_0, q8_avx2)
+TG_AVX2_PACK(pack_q4_avx2, tg_block_q4_0, q4u_avx2)
+TG_AVX2_PACK(pack_iq4_avx2, tg_block_iq4_nl, iq4_avx2)
+
+// The panel against RJ (1..4) activation columns (b: block b0 of the first,
+// ldb apart), acc[j] lane r for row r. Signed weights: maddubs(|w|,
+// sign(y, w)) -> madd per chunk; Q4_0: the chunks' maddubs add up in int16,
+// one madd per block, minus ys[j * TG_PANEL_KC + blk] (8 * sum(y)).
+TG_AVX2_INLINE void panel_avx2(const int RJ, const bool Q4, const struct tg_qpanel * P, int nbk,
+                               const char * b, size_t ldb, const int32_t * ys, __m256 * acc) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256 A[4];
+    TG_UNROLL for (int j = 0; j < RJ; j++) A[j] = acc[j];
+    for (int blk = 0; blk < nbk; blk++) {
+        const tg_block_q8_0 * by[4];
+        __m256i s[4];
+        TG_UNROLL for (int j = 0; j < RJ; j++) {
+            by[j] = (const tg_block_q8_0 *) (b + j * ldb) + blk;
+            s[j] = _mm256_setzero_si256();
+        }
+        TG_UNROLL for (int q = 0; q < 8; q++) {
+            const __m256i w = _mm256_load_si256((const __m256i *) P->q[blk][q]);
+            const __m256i aw = Q4 ? w : _mm256_sign_epi8(w, w);
+            TG_UNROLL for (int j = 0; j < RJ; j++) {
+                int32_t y4;
+                memcpy(&y4, by[j]->qs + 4 * q, 4);
+                const __m256i yb = _mm256_set1_epi32(y4);
+                if (Q4) s[j] = _mm256_add_epi16(s[j], _mm256_maddubs_epi16(w, yb));
+                else    s[j] = _mm256_add_epi32(s[j], _mm256_madd_epi16(_mm256_maddubs_epi16(aw, _mm256_sign_epi8(yb, w)), ones));
+            }
+        }
+        const __m256 dx = _mm256_load_ps(P->d[blk]);
+        TG_UNROLL for (int j = 0; j < RJ; j++) {
+            __m256i si = s[j];
+            if (Q4) si = _mm256_sub_epi32(_mm256_madd_epi16(si, ones), _mm256_set1_epi32(ys[j * TG_PANEL_KC + blk]));
+            A[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(si), _mm256_mul_ps(dx, _mm256_set1_ps(_cvtsh_ss(by[j]->d))), A[j]);
+        }
+    }
+    TG_UNROLL for (int j = 0; j < RJ; j++) acc[j] = A[j];
+}
+
+// 8 * sum(y) of blocks [b0, b0 + nbk) of an activation row, into out.
+TG_AVX2_INLINE void ysums_avx2(const tg_block_q8_0 * y, int64_t b0, int nbk, int32_t * out) {
+    int b = 0;
+    for (; b + 4 <= nbk; b += 4) {
+        const __m128i s = hsum4x8i_avx2(ysum8_avx2(q8_avx2(&y[b0 + b])), ysum8_avx2(q8_avx2(&y[b0 + b + 1])),
+                                        ysum8_avx2(q8_avx2(&y[b0 + b + 2])), ysum8_avx2(q8_avx2(&y[b0 + b + 3])));
+        _mm_storeu_si128((__m128i *) (out + b), s);
+    }
+    for (; b < nbk; b++) {
+        const __m256i z = _mm256_setzero_si256();
+        out[b] = _mm_cvtsi128_si32(hsum4x8i_avx2(ysum8_avx2(q8_avx2(&y[b0 + b])), z, z, z));
+    }
+}
+
+TG_AVX2_INLINE __m256 load_rows_avx2(const float * c, int rows) {
+    if (rows == 8) return _mm256_loadu_ps(c);
+    float t[8] = { 0 };
+    memcpy(t, c, (size_t) rows * sizeof(float));
+    return _mm256_loadu_ps(t);
+}
+TG_AVX2_INLINE void store_rows_avx2(float * c, __m256 v, int rows) {
+    if (rows == 8) { _mm256_storeu_ps(c, v); return; }
+    float t[8];
+    _mm256_storeu_ps(t, v);
+    memcpy(c, t, (size_t) rows * sizeof(float));
+}
+
+// Block of ni x nj: fewer than 4 columns (generation) by GEMV 8 rows at a
+// time; otherwise panels of 8 rows x TG_PANEL_KC blocks against 4 columns at
+// a time, the accumulators kept in c between the k chunks.
+#define TG_AVX2_QBLOCK(NAME, GEMV, PACK, Q4)                                                      \
+TG_AVX2 static void NAME(const struct tg_mm_args * g) {                                          \
+    const int64_t nb = g->k / TG_QK8_0;                                                           \
+    if (g->nj < 4) {                                                                              \
+        for (int64_t j = 0; j < g->nj; j++) {                                                     \
+            const tg_block_q8_0 * y = (const tg_block_q8_0 *) (g->b + j * g->ldb);                \
+            float * c = g->c + j * g->ldc;                                                        \
+            int64_t i = 0;                                                                        \
+            for (; i + 4 <= g->ni; i += 4) GEMV(4, nb, g->a + i * g->lda, g->lda, y, c + i);      \
+            const char * ai = g->a + i * g->lda;                                                  \
+            switch (g->ni - i) {                                                                  \
+            case 7: GEMV(7, nb, ai, g->lda, y, c + i); break;                                     \
+            case 6: GEMV(6, nb, ai, g->lda, y, c + i); break;                                     \
+            case 5: GEMV(5, nb, ai, g->lda, y, c + i); break;                                     \
+            case 4: GEMV(4, nb, ai, g->lda, y, c + i); break;                                     \
+            case 3: GEMV(3, nb, ai, g->lda, y, c + i); break;                                     \
+            case 2: GEMV(2, nb, ai, g->lda, y, c + i); break;                                     \
+            case 1: GEMV(1, nb, ai, g->lda, y, c + i); break;                                     \
+            default: break;                                                                       \
+            }                                                                                     \
+        }                                                                                         \
+        return;                                                                                   \
+    }                                                                                             \
+    struct tg_qpanel P;                                                                           \
+    int32_t ys[Q4 ? TG_PANEL_NJ * TG_PANEL_KC : 1];                                               \
+    for (int64_t jc = 0; jc < g->nj; jc += TG_PANEL_NJ) {                                         \
+        const int64_t njc = g->nj - jc < TG_PANEL_NJ ? g->nj - jc : TG_PANEL_NJ;                  \
+        for (int64_t k0 = 0; k0 < nb; k0 += TG_PANEL_KC) {                                        \
+            const int nbk = (int) (nb - k0 < TG_PANEL_KC ? nb - k0 : TG_PANEL_KC);                \
+            if (Q4)                                                                               \
+                for (int64_t j = 0; j < njc; j++)                                                 \
+                    ysums_avx2((const tg_block_q8_0 *) (g->b + (jc + j) * g->ldb), k0, nbk,       \
+                               ys + j * TG_PANEL_KC);                                             \
+            for (int64_t i0 = 0; i0 < g->ni; i0 += 8) {                                           \
+                const int rows = (int) (g->ni - i0 < 8 ? g->ni - i0 : 8);                         \
+                PACK(g->a + i0 * g->lda, g->lda, rows, k0, nbk, &P);                              \
+                for (int64_t j0 = 0; j0 < njc; j0 += 4) {                                         \
+                    const int rj = (int) (njc - j0 < 4 ? njc - j0 : 4);                           \
+                    float * c = g->c + (jc + j0) * g->ldc + i0;                                   \
+                    const char * bb = g->b + (jc + j0) * g->ldb + k0 * sizeof(tg_block_q8_0);     \
+                    const int32_t * yj = Q4 ? ys + j0 * TG_PANEL_KC : NULL;                       \
+                    __m256 acc[4];                                                                \
+                    for (int j = 0; j < rj; j++)                                                  \
+                        acc[j] = k0 ? load_rows_avx2(c + j * g->ldc, rows) : _mm256_setzero_ps(); \
+                    switch (rj) {                                                                 \
+                    case 4: panel_avx2(4, Q4, &P, nbk, bb, g->ldb, yj, acc); break;               \
+                    case 3: panel_avx2(3, Q4, &P, nbk, bb, g->ldb, yj, acc); break;               \
+                    case 2: panel_avx2(2, Q4, &P, nbk, bb, g->ldb, yj, acc); break;               \
+                    default: panel_avx2(1, Q4, &P, nbk, bb, g->ldb, yj, acc); break;              \
+                    }                                                                             \
+                    for (int j = 0; j < rj; j++) store_rows_avx2(c + j * g->ldc, acc[j], rows);   \
+                }                                                                                 \
+            }                                                                                     \
+        }                                                                                         \
+    }                                                                                             \
+}
+TG_AVX2_QBLOCK(block_q8_q8_avx2, gemv_q8_avx2, pack_q8_avx2, false)
+TG_AVX2_QBLOCK(block_q4_q8_avx2, gemv_q4_avx2, pack_q4_avx2, true)
+TG_AVX2_QBLOCK(block_iq4_q8_avx2, gemv_iq4_avx2, pack_iq4_avx2, false)
+
+TG_AVX2 static float dot_q8_q8_avx2(int64_t nb, const tg_block_q8_0 * x, const tg_block_q8_0 * y) {
+    float r;
+    gemv_q8_avx2(1, nb, (const char *) x, 0, y, &r);
+    return r;
+}
+TG_AVX2 static float dot_q4_q8_avx2(int64_t nb, const tg_block_q4_0 * x, const tg_block_q8_0 * y) {
+    float r;
+    gemv_q4_avx2(1, nb, (const char *) x, 0, y, &r);
+    return r;
+}
 
 // ---- avx512 with BW and VNNI: two blocks per 512-bit register --------------
 // Used at the avx512 level when the CPU also has AVX512-BW and VNNI. Its own
@@ -509,8 +688,6 @@ TG_AVX2 static void quantize_q8K_avx2(const float * x, tg_block_q8_K * y, int64_
 
 TG_MM_DOT(dot_q8_q8_avx,  TG_AVX,  tile_q8_q8_avx,  tg_block_q8_0, tg_block_q8_0)
 TG_MM_DOT(dot_q4_q8_avx,  TG_AVX,  tile_q4_q8_avx,  tg_block_q4_0, tg_block_q8_0)
-TG_MM_DOT(dot_q8_q8_avx2, TG_AVX2, tile_q8_q8_avx2, tg_block_q8_0, tg_block_q8_0)
-TG_MM_DOT(dot_q4_q8_avx2, TG_AVX2, tile_q4_q8_avx2, tg_block_q4_0, tg_block_q8_0)
 TG_MM_DOT(dot_q8_q8_vnni, TG_VNNI, tile_q8_q8_vnni, tg_block_q8_0, tg_block_q8_0)
 TG_MM_DOT(dot_q4_q8_vnni, TG_VNNI, tile_q4_q8_vnni, tg_block_q4_0, tg_block_q8_0)
 #endif // TG_X86
