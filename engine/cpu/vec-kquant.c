@@ -20,7 +20,10 @@
 //
 // A weight row is unpacked once per block of columns (into an L1-sized
 // buffer, a chunk of super-blocks at a time) and used for all of them; the
-// dot kernels take up to 4 activation columns per pass over it.
+// dot kernels take up to 4 activation columns per pass over it. Generation
+// (fewer than 4 columns) of Q4_K, Q5_K and Q6_K at the avx2 level skips the
+// unpacked copy: the levels are decoded in registers, two rows at a time,
+// into the same integer sums.
 #include "vec-impl.h"
 
 #include <string.h>
@@ -516,6 +519,131 @@ ATTR static void NAME(const struct kq_kind * kd, int ni, int nsb, const struct k
 TG_KQ_DOT(kq_dot_avx2, TG_KQ_AVX2, TG_KQ_AVX2_INLINE, TG_KQ_MACC_AVX2)
 
 TG_KQ_DOT(kq_dot_vnni, TG_KQ_VNNI, TG_KQ_VNNI_INLINE, TG_KQ_MACC_VNNI)
+
+// ---- generation without unpacking: Q4_K, Q5_K and Q6_K, AVX2 -------------------------
+// One activation column against RI (1..2) weight rows, the levels decoded in
+// registers. The same exact isum / msum and the same float steps as
+// kq_dot_*_t (kq_term), so the bits do not depend on the path.
+
+// [s_2t x 8 | s_2t+1 x 8] of 16 per-16 scales (int16).
+TG_KQ_AVX2_INLINE __m256i kq_scale_t_avx2(__m256i sv, int t) {
+    const __m256i sc_shuf = _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1,
+                                             2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
+    return _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(sv, _mm256_set1_epi32(t)), sc_shuf);
+}
+
+// The 32 unsigned levels of group t (0..7) of a Q4_K / Q6_K super-block.
+TG_KQ_AVX2_INLINE __m256i kq_lv_q4_K_avx2(const tg_block_q4_K * x, int t) {
+    const __m256i v = _mm256_loadu_si256((const __m256i *) (x->qs + 32 * (t / 2)));
+    return _mm256_and_si256(t % 2 ? _mm256_srli_epi16(v, 4) : v, _mm256_set1_epi8(0xF));
+}
+TG_KQ_AVX2_INLINE __m256i kq_lv_q6_K_avx2(const tg_block_q6_K * x, int t) {
+    const int c = t / 4, s = t % 4;   // q[128c + 32s + l]
+    const __m256i l = _mm256_loadu_si256((const __m256i *) (x->ql + 64 * c + 32 * (s % 2)));
+    const __m256i h = _mm256_loadu_si256((const __m256i *) (x->qh + 32 * c));
+    const __m256i lo = _mm256_and_si256(s / 2 ? _mm256_srli_epi16(l, 4) : l, _mm256_set1_epi8(0xF));
+    const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(h, 2 * s), _mm256_set1_epi8(3));
+    return _mm256_or_si256(lo, _mm256_slli_epi16(hi, 4));
+}
+
+TG_KQ_AVX2_INLINE __m256i kq_lv_q5_K_avx2(const tg_block_q5_K * x, int t) {
+    const __m256i v = _mm256_loadu_si256((const __m256i *) (x->qs + 32 * (t / 2)));
+    const __m256i h = _mm256_loadu_si256((const __m256i *) x->qh);
+    const __m256i lo = _mm256_and_si256(t % 2 ? _mm256_srli_epi16(v, 4) : v, _mm256_set1_epi8(0xF));
+    const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(h, t), _mm256_set1_epi8(1));
+    return _mm256_or_si256(lo, _mm256_slli_epi16(hi, 4));
+}
+
+// Per-16 scales and mins (int16) and d, dmin of a super-block.
+TG_KQ_AVX2_INLINE void kq_sc_k4_avx2(const uint8_t * scales, tg_fp16_t xd, tg_fp16_t xdmin, __m256i * sv, __m256i * mv,
+                                     float * d, float * dmin) {
+    uint64_t sc, mn;
+    k4_unpack(scales, &sc, &mn);
+    const __m128i v = _mm_set_epi64x((long long) mn, (long long) sc);
+    *sv = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(v, v));
+    *mv = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(v, v));
+    *d = _cvtsh_ss(xd);
+    *dmin = _cvtsh_ss(xdmin);
+}
+TG_KQ_AVX2_INLINE void kq_sc_q4_K_avx2(const tg_block_q4_K * x, __m256i * sv, __m256i * mv, float * d, float * dmin) {
+    kq_sc_k4_avx2(x->scales, x->d, x->dmin, sv, mv, d, dmin);
+}
+TG_KQ_AVX2_INLINE void kq_sc_q5_K_avx2(const tg_block_q5_K * x, __m256i * sv, __m256i * mv, float * d, float * dmin) {
+    kq_sc_k4_avx2(x->scales, x->d, x->dmin, sv, mv, d, dmin);
+}
+TG_KQ_AVX2_INLINE void kq_sc_q6_K_avx2(const tg_block_q6_K * x, __m256i * sv, __m256i * mv, float * d, float * dmin) {
+    *sv = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *) x->scales));
+    *mv = _mm256_slli_epi16(*sv, 5);   // levels kept as q + 32
+    *d = _cvtsh_ss(x->d);
+    *dmin = 0.0f;
+}
+
+#define TG_KQ_GEN(NAME, BX, LV, SC, TWO)                                                          \
+TG_KQ_AVX2_INLINE void NAME(const int RI, int64_t nsb, const char * a, size_t lda,               \
+                            const tg_block_q8_K * y, float * c) {                                 \
+    float s[2] = { 0.0f, 0.0f };                                                                  \
+    for (int64_t b = 0; b < nsb; b++) {                                                           \
+        const tg_block_q8_K * yb = y + b;                                                         \
+        __m256i ai[2], mi[2];                                                                     \
+        __m256i sv[2], mv[2];                                                                     \
+        float d[2], dmin[2];                                                                      \
+        const BX * x[2];                                                                          \
+        TG_UNROLL for (int i = 0; i < RI; i++) {                                                  \
+            x[i] = (const BX *) (a + (size_t) i * lda) + b;                                       \
+            _mm_prefetch((const char *) (x[i] + 4), _MM_HINT_T0);                                 \
+            SC(x[i], &sv[i], &mv[i], &d[i], &dmin[i]);                                            \
+            ai[i] = _mm256_setzero_si256();                                                       \
+        }                                                                                         \
+        TG_UNROLL for (int t = 0; t < 8; t++) {                                                   \
+            const __m256i av = _mm256_loadu_si256((const __m256i *) (yb->qs + 32 * t));           \
+            TG_UNROLL for (int i = 0; i < RI; i++)                                                \
+                ai[i] = _mm256_add_epi32(ai[i], _mm256_madd_epi16(_mm256_maddubs_epi16(LV(x[i], t), av), \
+                                                                  kq_scale_t_avx2(sv[i], t)));     \
+        }                                                                                         \
+        const __m256i bs = _mm256_loadu_si256((const __m256i *) yb->bsums);                       \
+        TG_UNROLL for (int i = 0; i < RI; i++) {                                                  \
+            mi[i] = _mm256_madd_epi16(mv[i], bs);                                                 \
+            if (!TWO) ai[i] = _mm256_sub_epi32(ai[i], mi[i]);                                     \
+        }                                                                                         \
+        const __m128i r = reduce4_avx2(ai[0], RI == 2 ? ai[1] : _mm256_setzero_si256(),           \
+                                       mi[0], RI == 2 ? mi[1] : _mm256_setzero_si256());          \
+        TG_UNROLL for (int i = 0; i < RI; i++) {                                                  \
+            const int32_t isum = i ? _mm_extract_epi32(r, 1) : _mm_cvtsi128_si32(r);              \
+            if (TWO) {                                                                            \
+                const int32_t msum = i ? _mm_extract_epi32(r, 3) : _mm_extract_epi32(r, 2);       \
+                s[i] = s[i] + (yb->d * d[i]) * (float) isum;                                      \
+                s[i] = s[i] - (yb->d * dmin[i]) * (float) msum;                                   \
+            } else {                                                                              \
+                s[i] = s[i] + (yb->d * d[i]) * (float) isum;                                      \
+            }                                                                                     \
+        }                                                                                         \
+    }                                                                                             \
+    TG_UNROLL for (int i = 0; i < RI; i++) c[i] = s[i];                                           \
+}
+TG_KQ_GEN(kq_gen_q4_K_t, tg_block_q4_K, kq_lv_q4_K_avx2, kq_sc_q4_K_avx2, true)
+TG_KQ_GEN(kq_gen_q5_K_t, tg_block_q5_K, kq_lv_q5_K_avx2, kq_sc_q5_K_avx2, true)
+TG_KQ_GEN(kq_gen_q6_K_t, tg_block_q6_K, kq_lv_q6_K_avx2, kq_sc_q6_K_avx2, false)
+
+#define KQ_GEN_ROWS(FN, g, y, c, nsb)                                                             \
+    do {                                                                                          \
+        int64_t i_ = 0;                                                                           \
+        for (; i_ + 2 <= (g)->ni; i_ += 2) FN(2, nsb, (g)->a + (size_t) i_ * (g)->lda, (g)->lda, y, (c) + i_); \
+        if (i_ < (g)->ni) FN(1, nsb, (g)->a + (size_t) i_ * (g)->lda, (g)->lda, y, (c) + i_);        \
+    } while (0)
+
+// Columns j < nj (< 4) of a block by the kernels above; false for other types.
+TG_KQ_AVX2 static bool kq_gen_avx2(const struct tg_mm_args * g) {
+    if (g->type != TG_TYPE_Q4_K && g->type != TG_TYPE_Q5_K && g->type != TG_TYPE_Q6_K) return false;
+    const int64_t nsb = g->k / TG_QK_K;
+    for (int64_t j = 0; j < g->nj; j++) {
+        const tg_block_q8_K * y = (const tg_block_q8_K *) (g->b + (size_t) j * g->ldb);
+        float * c = g->c + (size_t) j * g->ldc;
+        if (g->type == TG_TYPE_Q4_K)      KQ_GEN_ROWS(kq_gen_q4_K_t, g, y, c, nsb);
+        else if (g->type == TG_TYPE_Q5_K) KQ_GEN_ROWS(kq_gen_q5_K_t, g, y, c, nsb);
+        else                              KQ_GEN_ROWS(kq_gen_q6_K_t, g, y, c, nsb);
+    }
+    return true;
+}
 #endif
 
 // ---- the kinds --------------------------------------------------------------
@@ -578,6 +706,7 @@ static void block_kq_scalar(const struct tg_mm_args * g) {
 }
 #ifdef TG_X86
 static void block_kq_avx2(const struct tg_mm_args * g) {
+    if (g->nj < 4 && kq_gen_avx2(g)) return;   // generation: Q4_K, Q5_K, Q6_K decoded in registers
     kq_block(g, kq_kind_of(g->type)->unpack_avx2, kq_dot_avx2);
 }
 static void block_kq_vnni(const struct tg_mm_args * g) {
