@@ -20,7 +20,9 @@
 //
 // A weight row is unpacked once per block of columns (into an L1-sized
 // buffer, a chunk of super-blocks at a time) and used for all of them; the
-// dot kernels take up to 4 activation columns per pass over it. Generation
+// dot kernels take up to 4 activation columns per pass over it. At the avx2
+// level prompts (4 or more columns) instead interleave 8 unpacked rows into
+// a panel (kq_panel below) and run it 4 columns at a time. Generation
 // (fewer than 4 columns) of Q4_K, Q5_K and Q6_K at the avx2 level skips the
 // unpacked copy: the levels are decoded in registers, two rows at a time,
 // into the same integer sums.
@@ -673,6 +675,140 @@ static const struct kq_kind * kq_kind_of(enum tg_type t) {
     }
 }
 
+#ifdef TG_X86
+// ---- prompts on panels: 8 rows interleaved, AVX2 -------------------------------
+// 8 weight rows' unpacked super-blocks interleaved 4 levels at a time (one
+// vector lane per row: no horizontal sums), each 16-group's scales as a
+// vector (row r's scale in int16 lanes 2r and 2r + 1) and the mins in pairs
+// for the bsums products; run against 4 activation columns at a time. The
+// chunks of a group add up in int16 before their scale multiply where the
+// levels allow it (levels < 32: 4 chunks; Q6_K: 2; signed IQ4_XS: 1). The
+// same exact isum / msum and float steps as kq_term.
+enum { KP_SB = 4 };   // super-blocks per panel pass (11.6 KiB)
+struct kq_panel {
+    int8_t  q[KP_SB][64][32] __attribute__((aligned(32)));
+    int16_t sc[KP_SB][16][16] __attribute__((aligned(32)));
+    int16_t mn[KP_SB][8][16] __attribute__((aligned(32)));
+    float   d[KP_SB][8] __attribute__((aligned(32)));
+    float   dmin[KP_SB][8] __attribute__((aligned(32)));
+};
+
+TG_KQ_AVX2 static void kq_pack_avx2(const struct kq_kind * kd, const char * a, size_t lda, int rows,
+                                    int64_t sb0, int nsb, struct kq_panel * P) {
+    struct kq_sb u;
+    for (int r = 0; r < 8; r++) {
+        for (int b = 0; b < nsb; b++) {
+            if (r < rows) kd->unpack_avx2(a + (size_t) r * lda + (size_t) (sb0 + b) * kd->bytes, &u);
+            else memset(&u, 0, sizeof(u));
+            for (int c = 0; c < 64; c++) memcpy(&P->q[b][c][4 * r], u.q + 4 * c, 4);
+            for (int g = 0; g < 16; g++) P->sc[b][g][2 * r] = P->sc[b][g][2 * r + 1] = u.sc[g];
+            for (int p = 0; p < 8; p++) {
+                P->mn[b][p][2 * r] = u.mn[2 * p];
+                P->mn[b][p][2 * r + 1] = u.mn[2 * p + 1];
+            }
+            P->d[b][r] = u.d;
+            P->dmin[b][r] = u.dmin;
+        }
+    }
+}
+
+TG_KQ_AVX2_INLINE void kq_panel_avx2(const int RJ, const int NACC, const bool SIGNED, const bool HAS_MN,
+                                     const bool TWO, const struct kq_panel * P, int nsb,
+                                     const tg_block_q8_K * const * y, __m256 * acc) {
+    for (int b = 0; b < nsb; b++) {
+        __m256i is[4], ms[4];
+        TG_UNROLL for (int j = 0; j < RJ; j++) { is[j] = _mm256_setzero_si256(); ms[j] = _mm256_setzero_si256(); }
+        for (int g = 0; g < 16; g++) {
+            const __m256i scv = _mm256_load_si256((const __m256i *) P->sc[b][g]);
+            __m256i s16[4];
+            TG_UNROLL for (int j = 0; j < RJ; j++) s16[j] = _mm256_setzero_si256();
+            TG_UNROLL for (int c4 = 0; c4 < 4; c4++) {
+                const int c = 4 * g + c4;
+                const __m256i w = _mm256_load_si256((const __m256i *) P->q[b][c]);
+                const __m256i aw = SIGNED ? _mm256_sign_epi8(w, w) : w;
+                TG_UNROLL for (int j = 0; j < RJ; j++) {
+                    int32_t y4;
+                    memcpy(&y4, y[j][b].qs + 4 * c, 4);
+                    const __m256i yb = _mm256_set1_epi32(y4);
+                    const __m256i p = _mm256_maddubs_epi16(aw, SIGNED ? _mm256_sign_epi8(yb, w) : yb);
+                    s16[j] = c4 % NACC ? _mm256_add_epi16(s16[j], p) : p;
+                    if (c4 % NACC == NACC - 1) is[j] = _mm256_add_epi32(is[j], _mm256_madd_epi16(s16[j], scv));
+                }
+            }
+        }
+        if (HAS_MN)
+            TG_UNROLL for (int p = 0; p < 8; p++) {
+                const __m256i mnv = _mm256_load_si256((const __m256i *) P->mn[b][p]);
+                TG_UNROLL for (int j = 0; j < RJ; j++) {
+                    int32_t b2;
+                    memcpy(&b2, &y[j][b].bsums[2 * p], 4);
+                    ms[j] = _mm256_add_epi32(ms[j], _mm256_madd_epi16(mnv, _mm256_set1_epi32(b2)));
+                }
+            }
+        const __m256 dv = _mm256_load_ps(P->d[b]), dmv = _mm256_load_ps(P->dmin[b]);
+        TG_UNROLL for (int j = 0; j < RJ; j++) {
+            const __m256 d8 = _mm256_set1_ps(y[j][b].d);
+            if (TWO) {
+                acc[j] = _mm256_add_ps(acc[j], _mm256_mul_ps(_mm256_mul_ps(d8, dv), _mm256_cvtepi32_ps(is[j])));
+                acc[j] = _mm256_sub_ps(acc[j], _mm256_mul_ps(_mm256_mul_ps(d8, dmv), _mm256_cvtepi32_ps(ms[j])));
+            } else {
+                acc[j] = _mm256_add_ps(acc[j], _mm256_mul_ps(_mm256_mul_ps(d8, dv),
+                                                             _mm256_cvtepi32_ps(_mm256_sub_epi32(is[j], ms[j]))));
+            }
+        }
+    }
+}
+
+TG_KQ_AVX2_INLINE __m256 kq_load_rows(const float * c, int rows) {
+    if (rows == 8) return _mm256_loadu_ps(c);
+    float t[8] = { 0 };
+    memcpy(t, c, (size_t) rows * sizeof(float));
+    return _mm256_loadu_ps(t);
+}
+TG_KQ_AVX2_INLINE void kq_store_rows(float * c, __m256 v, int rows) {
+    if (rows == 8) { _mm256_storeu_ps(c, v); return; }
+    float t[8];
+    _mm256_storeu_ps(t, v);
+    memcpy(c, t, (size_t) rows * sizeof(float));
+}
+
+#define KQ_PANEL_BLOCK(NAME, NACC, SIGNED, HAS_MN, TWO)                                           \
+TG_KQ_AVX2 static void NAME(const struct tg_mm_args * g) {                                       \
+    const struct kq_kind * kd = kq_kind_of(g->type);                                              \
+    const int64_t nsb = g->k / TG_QK_K;                                                           \
+    struct kq_panel P;                                                                            \
+    for (int64_t s0 = 0; s0 < nsb; s0 += KP_SB) {                                                 \
+        const int ns = (int) (nsb - s0 < KP_SB ? nsb - s0 : KP_SB);                               \
+        for (int64_t i0 = 0; i0 < g->ni; i0 += 8) {                                               \
+            const int rows = (int) (g->ni - i0 < 8 ? g->ni - i0 : 8);                             \
+            kq_pack_avx2(kd, g->a + (size_t) i0 * g->lda, g->lda, rows, s0, ns, &P);              \
+            for (int64_t j0 = 0; j0 < g->nj; j0 += 4) {                                           \
+                const int rj = (int) (g->nj - j0 < 4 ? g->nj - j0 : 4);                           \
+                const tg_block_q8_K * y[4];                                                       \
+                __m256 acc[4];                                                                    \
+                for (int j = 0; j < rj; j++) {                                                    \
+                    y[j] = (const tg_block_q8_K *) (g->b + (size_t) (j0 + j) * g->ldb) + s0;      \
+                    float * c = g->c + (size_t) (j0 + j) * g->ldc + i0;                           \
+                    acc[j] = s0 ? kq_load_rows(c, rows) : _mm256_setzero_ps();                    \
+                }                                                                                 \
+                switch (rj) {                                                                     \
+                case 4: kq_panel_avx2(4, NACC, SIGNED, HAS_MN, TWO, &P, ns, y, acc); break;       \
+                case 3: kq_panel_avx2(3, NACC, SIGNED, HAS_MN, TWO, &P, ns, y, acc); break;       \
+                case 2: kq_panel_avx2(2, NACC, SIGNED, HAS_MN, TWO, &P, ns, y, acc); break;       \
+                default: kq_panel_avx2(1, NACC, SIGNED, HAS_MN, TWO, &P, ns, y, acc); break;      \
+                }                                                                                 \
+                for (int j = 0; j < rj; j++)                                                      \
+                    kq_store_rows(g->c + (size_t) (j0 + j) * g->ldc + i0, acc[j], rows);          \
+            }                                                                                     \
+        }                                                                                         \
+    }                                                                                             \
+}
+KQ_PANEL_BLOCK(kq_panel_two_avx2, 4, false, true, true)      // Q2_K, Q4_K, Q5_K
+KQ_PANEL_BLOCK(kq_panel_q3_K_avx2, 4, false, true, false)    // Q3_K
+KQ_PANEL_BLOCK(kq_panel_q6_K_avx2, 2, false, true, false)    // Q6_K
+KQ_PANEL_BLOCK(kq_panel_iq4_xs_avx2, 1, true, false, false)  // IQ4_XS
+#endif
+
 // ---- block kernels ------------------------------------------------------------
 
 typedef void (*kq_dot_fn)(const struct kq_kind * kd, int ni, int nsb, const struct kq_sb * const * u,
@@ -706,8 +842,17 @@ static void block_kq_scalar(const struct tg_mm_args * g) {
 }
 #ifdef TG_X86
 static void block_kq_avx2(const struct tg_mm_args * g) {
-    if (g->nj < 4 && kq_gen_avx2(g)) return;   // generation: Q4_K, Q5_K, Q6_K decoded in registers
-    kq_block(g, kq_kind_of(g->type)->unpack_avx2, kq_dot_avx2);
+    if (g->nj < 4) {
+        if (kq_gen_avx2(g)) return;   // generation: Q4_K, Q5_K, Q6_K decoded in registers
+        kq_block(g, kq_kind_of(g->type)->unpack_avx2, kq_dot_avx2);
+        return;
+    }
+    switch (g->type) {   // prompts: panels of 8 rows
+    case TG_TYPE_Q3_K:   kq_panel_q3_K_avx2(g); return;
+    case TG_TYPE_Q6_K:   kq_panel_q6_K_avx2(g); return;
+    case TG_TYPE_IQ4_XS: kq_panel_iq4_xs_avx2(g); return;
+    default:             kq_panel_two_avx2(g); return;
+    }
 }
 static void block_kq_vnni(const struct tg_mm_args * g) {
     kq_block(g, kq_kind_of(g->type)->unpack_avx2, kq_dot_vnni);
