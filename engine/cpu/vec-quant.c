@@ -10,7 +10,8 @@
 // layout: the avx2 prompt kernels pack 8 weight rows into an interleaved
 // panel (4 bytes of each row per 32-byte vector: one lane per row, no
 // horizontal sums, the scales of 8 rows in one vector) and run it against 4
-// activation columns at a time; generation reduces 8 rows' lanes at once.
+// activation columns at a time; generation streams one row at a time and
+// reduces 4 blocks' lanes at once.
 // Results are therefore the same for any tile, thread count or batch size,
 // and the same at the scalar level (fmaf).
 //
@@ -208,19 +209,7 @@ TG_AVX2_INLINE __m256i part_u_avx2(__m256i x, __m256i y, __m256i ys) {
     return _mm256_sub_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(x, y), _mm256_set1_epi16(1)), ys);
 }
 
-// Lane r: the sum of the 8 int32 lanes of p[r] (a transpose by unpacks).
-TG_AVX2_INLINE __m256i hsum8x8i_avx2(const __m256i p[8]) {
-    __m256i b[2];
-    TG_UNROLL for (int h = 0; h < 2; h++) {
-        const __m256i * q = p + 4 * h;
-        const __m256i a01 = _mm256_add_epi32(_mm256_unpacklo_epi32(q[0], q[1]), _mm256_unpackhi_epi32(q[0], q[1]));
-        const __m256i a23 = _mm256_add_epi32(_mm256_unpacklo_epi32(q[2], q[3]), _mm256_unpackhi_epi32(q[2], q[3]));
-        b[h] = _mm256_add_epi32(_mm256_unpacklo_epi64(a01, a23), _mm256_unpackhi_epi64(a01, a23));
-    }
-    return _mm256_add_epi32(_mm256_permute2x128_si256(b[0], b[1], 0x20), _mm256_permute2x128_si256(b[0], b[1], 0x31));
-}
-
-// Lane r (r < 4): the sum of the 8 int32 lanes of p[r].
+// Lane u (u < 4): the sum of the 8 int32 lanes of p[u].
 TG_AVX2_INLINE __m128i hsum4x8u_avx2(const __m256i p[4]) {
     const __m256i a01 = _mm256_add_epi32(_mm256_unpacklo_epi32(p[0], p[1]), _mm256_unpackhi_epi32(p[0], p[1]));
     const __m256i a23 = _mm256_add_epi32(_mm256_unpacklo_epi32(p[2], p[3]), _mm256_unpackhi_epi32(p[2], p[3]));
@@ -228,42 +217,50 @@ TG_AVX2_INLINE __m128i hsum4x8u_avx2(const __m256i p[4]) {
     return _mm_add_epi32(_mm256_castsi256_si128(b), _mm256_extracti128_si256(b, 1));
 }
 
-// Generation: RI (1..8) weight rows against one activation row, lane r of
-// the accumulator for row r; c[r] for r < RI. Up to 4 rows in 128-bit lanes.
+// The f16 scales of 4 consecutive blocks (stride bytes apart) in lanes 0..3,
+// inserted in registers (a vector built through the stack would stall on
+// store forwarding).
+TG_AVX2_INLINE __m128i d4_avx2(const tg_fp16_t * d, size_t stride) {
+    const char * p = (const char *) d;
+    __m128i v = _mm_cvtsi32_si128(*(const tg_fp16_t *) p);
+    v = _mm_insert_epi16(v, *(const tg_fp16_t *) (p + stride), 1);
+    v = _mm_insert_epi16(v, *(const tg_fp16_t *) (p + 2 * stride), 2);
+    return _mm_insert_epi16(v, *(const tg_fp16_t *) (p + 3 * stride), 3);
+}
+
+// Generation: one weight row against one activation row, one sequential
+// stream through the row. Four blocks at a time: their integer sums reduced
+// together (one lane per block), their scale products in one vector, then
+// the four multiply-adds in block order.
 #define TG_AVX2_GEMV(NAME, BX, LOADX, Q4)                                                         \
-TG_AVX2_INLINE void NAME(const int RI, int64_t nb, const char * a, size_t lda,                   \
-                         const tg_block_q8_0 * y, float * c) {                                    \
-    __m256 acc = _mm256_setzero_ps();                                                             \
-    __m128 acc4 = _mm_setzero_ps();                                                               \
-    for (int64_t blk = 0; blk < nb; blk++) {                                                      \
-        const __m256i yv = q8_avx2(&y[blk]);                                                      \
-        const __m256i ys = Q4 ? ysum8_avx2(yv) : _mm256_setzero_si256();                          \
-        __m256i p[8];                                                                             \
-        short dh[8] = { 0, 0, 0, 0, 0, 0, 0, 0 };                                                 \
-        TG_UNROLL for (int i = 0; i < 8; i++) {                                                   \
-            if (i < RI) {                                                                         \
-                const BX * bx = (const BX *) (a + i * lda) + blk;                                 \
-                _mm_prefetch((const char *) bx + TG_PREFETCH, _MM_HINT_T0);                       \
-                const __m256i x = LOADX(bx);                                                      \
-                p[i] = Q4 ? part_u_avx2(x, yv, ys) : part_s_avx2(x, yv);                          \
-                dh[i] = (short) bx->d;                                                            \
-            } else {                                                                              \
-                p[i] = _mm256_setzero_si256();                                                    \
-            }                                                                                     \
+TG_AVX2_INLINE float NAME(int64_t nb, const BX * x, const tg_block_q8_0 * y, const int32_t * ys8) { \
+    float acc = 0.0f;                                                                             \
+    int64_t blk = 0;                                                                              \
+    for (; blk + 4 <= nb; blk += 4) {                                                             \
+        __m256i p[4];                                                                             \
+        _mm_prefetch((const char *) (x + blk) + TG_PREFETCH, _MM_HINT_T0);                        \
+        _mm_prefetch((const char *) (x + blk) + TG_PREFETCH + 64, _MM_HINT_T0);                   \
+        TG_UNROLL for (int u = 0; u < 4; u++) {                                                   \
+            const __m256i yv = q8_avx2(&y[blk + u]), xv = LOADX(&x[blk + u]);                     \
+            p[u] = !Q4 ? part_s_avx2(xv, yv)                                                      \
+                 : ys8 ? _mm256_madd_epi16(_mm256_maddubs_epi16(xv, yv), _mm256_set1_epi16(1))    \
+                       : part_u_avx2(xv, yv, ysum8_avx2(yv));                                     \
         }                                                                                         \
-        const float dy = _cvtsh_ss(y[blk].d);                                                     \
-        if (RI <= 4) {                                                                            \
-            const __m128 dx = _mm_cvtph_ps(_mm_setr_epi16(dh[0], dh[1], dh[2], dh[3], 0, 0, 0, 0)); \
-            acc4 = _mm_fmadd_ps(_mm_cvtepi32_ps(hsum4x8u_avx2(p)), _mm_mul_ps(dx, _mm_set1_ps(dy)), acc4); \
-        } else {                                                                                  \
-            const __m256 dx = _mm256_cvtph_ps(_mm_setr_epi16(dh[0], dh[1], dh[2], dh[3], dh[4], dh[5], dh[6], dh[7])); \
-            acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(hsum8x8i_avx2(p)), _mm256_mul_ps(dx, _mm256_set1_ps(dy)), acc); \
-        }                                                                                         \
+        __m128i si = hsum4x8u_avx2(p);                                                            \
+        if (Q4 && ys8) si = _mm_sub_epi32(si, _mm_loadu_si128((const __m128i *) (ys8 + blk)));   \
+        float sv[4], dv[4];                                                                       \
+        _mm_storeu_ps(sv, _mm_cvtepi32_ps(si));                                                   \
+        _mm_storeu_ps(dv, _mm_mul_ps(_mm_cvtph_ps(d4_avx2(&x[blk].d, sizeof(BX))),                \
+                                     _mm_cvtph_ps(d4_avx2(&y[blk].d, sizeof(tg_block_q8_0)))));   \
+        TG_UNROLL for (int u = 0; u < 4; u++) acc = fmaf(sv[u], dv[u], acc);                       \
     }                                                                                             \
-    float o[8];                                                                                   \
-    if (RI <= 4) _mm_storeu_ps(o, acc4);                                                          \
-    else _mm256_storeu_ps(o, acc);                                                                \
-    TG_UNROLL for (int i = 0; i < RI; i++) c[i] = o[i];                                           \
+    for (; blk < nb; blk++) {                                                                     \
+        const __m256i yv = q8_avx2(&y[blk]), xv = LOADX(&x[blk]);                                 \
+        const __m256i z = _mm256_setzero_si256();                                                 \
+        const __m256i p[4] = { Q4 ? part_u_avx2(xv, yv, ysum8_avx2(yv)) : part_s_avx2(xv, yv), z, z, z }; \
+        acc = fmaf((float) _mm_cvtsi128_si32(hsum4x8u_avx2(p)), _cvtsh_ss(x[blk].d) * _cvtsh_ss(y[blk].d), acc); \
+    }                                                                                             \
+    return acc;                                                                                   \
 }
 TG_AVX2_GEMV(gemv_q8_avx2, tg_block_q8_0, q8_avx2, false)
 TG_AVX2_GEMV(gemv_q4_avx2, tg_block_q4_0, q4u_avx2, true)
@@ -272,7 +269,7 @@ TG_AVX2_GEMV(gemv_iq4_avx2, tg_block_iq4_nl, iq4_avx2, false)
 // Prompts: a panel of 8 weight rows over up to TG_PANEL_KC blocks, packed per
 // block as 8 vectors (chunk q: bytes 4q..4q+3 of each row, row r at 4r) and
 // the 8 rows' scales as f32. Packed once per 8 rows and 64 columns.
-enum { TG_PANEL_KC = 64, TG_PANEL_NJ = 64 };
+enum { TG_PANEL_KC = 64, TG_PANEL_NJ = 64, TG_GEMV_YS = 1024 };
 struct tg_qpanel {
     int8_t q[TG_PANEL_KC][8][32] __attribute__((aligned(32)));
     float  d[TG_PANEL_KC][8] __attribute__((aligned(32)));
@@ -360,29 +357,21 @@ TG_AVX2_INLINE void store_rows_avx2(float * c, __m256 v, int rows) {
     memcpy(c, t, (size_t) rows * sizeof(float));
 }
 
-// Block of ni x nj: fewer than 4 columns (generation) by GEMV 8 rows at a
+// Block of ni x nj: fewer than 4 columns (generation) by GEMV row by row
 // time; otherwise panels of 8 rows x TG_PANEL_KC blocks against 4 columns at
 // a time, the accumulators kept in c between the k chunks.
-#define TG_AVX2_QBLOCK(NAME, GEMV, PACK, Q4)                                                      \
+#define TG_AVX2_QBLOCK(NAME, BX, GEMV, PACK, Q4)                                                      \
 TG_AVX2 static void NAME(const struct tg_mm_args * g) {                                          \
     const int64_t nb = g->k / TG_QK8_0;                                                           \
     if (g->nj < 4) {                                                                              \
         for (int64_t j = 0; j < g->nj; j++) {                                                     \
             const tg_block_q8_0 * y = (const tg_block_q8_0 *) (g->b + j * g->ldb);                \
             float * c = g->c + j * g->ldc;                                                        \
-            int64_t i = 0;                                                                        \
-            for (; i + 4 <= g->ni; i += 4) GEMV(4, nb, g->a + i * g->lda, g->lda, y, c + i);      \
-            const char * ai = g->a + i * g->lda;                                                  \
-            switch (g->ni - i) {                                                                  \
-            case 7: GEMV(7, nb, ai, g->lda, y, c + i); break;                                     \
-            case 6: GEMV(6, nb, ai, g->lda, y, c + i); break;                                     \
-            case 5: GEMV(5, nb, ai, g->lda, y, c + i); break;                                     \
-            case 4: GEMV(4, nb, ai, g->lda, y, c + i); break;                                     \
-            case 3: GEMV(3, nb, ai, g->lda, y, c + i); break;                                     \
-            case 2: GEMV(2, nb, ai, g->lda, y, c + i); break;                                     \
-            case 1: GEMV(1, nb, ai, g->lda, y, c + i); break;                                     \
-            default: break;                                                                       \
-            }                                                                                     \
+            /* Q4_0: 8 * sum(y) per block once for all the rows */                               \
+            int32_t ysb[Q4 ? TG_GEMV_YS : 1];                                                     \
+            const int32_t * ys = NULL;                                                            \
+            if (Q4 && nb <= TG_GEMV_YS && g->ni > 1) { ysums_avx2(y, 0, (int) nb, ysb); ys = ysb; } \
+            for (int64_t i = 0; i < g->ni; i++) c[i] = GEMV(nb, (const BX *) (g->a + i * g->lda), y, ys); \
         }                                                                                         \
         return;                                                                                   \
     }                                                                                             \
@@ -419,19 +408,15 @@ TG_AVX2 static void NAME(const struct tg_mm_args * g) {                         
         }                                                                                         \
     }                                                                                             \
 }
-TG_AVX2_QBLOCK(block_q8_q8_avx2, gemv_q8_avx2, pack_q8_avx2, false)
-TG_AVX2_QBLOCK(block_q4_q8_avx2, gemv_q4_avx2, pack_q4_avx2, true)
-TG_AVX2_QBLOCK(block_iq4_q8_avx2, gemv_iq4_avx2, pack_iq4_avx2, false)
+TG_AVX2_QBLOCK(block_q8_q8_avx2, tg_block_q8_0, gemv_q8_avx2, pack_q8_avx2, false)
+TG_AVX2_QBLOCK(block_q4_q8_avx2, tg_block_q4_0, gemv_q4_avx2, pack_q4_avx2, true)
+TG_AVX2_QBLOCK(block_iq4_q8_avx2, tg_block_iq4_nl, gemv_iq4_avx2, pack_iq4_avx2, false)
 
 TG_AVX2 static float dot_q8_q8_avx2(int64_t nb, const tg_block_q8_0 * x, const tg_block_q8_0 * y) {
-    float r;
-    gemv_q8_avx2(1, nb, (const char *) x, 0, y, &r);
-    return r;
+    return gemv_q8_avx2(nb, x, y, NULL);
 }
 TG_AVX2 static float dot_q4_q8_avx2(int64_t nb, const tg_block_q4_0 * x, const tg_block_q8_0 * y) {
-    float r;
-    gemv_q4_avx2(1, nb, (const char *) x, 0, y, &r);
-    return r;
+    return gemv_q4_avx2(nb, x, y, NULL);
 }
 
 // ---- avx512 with BW and VNNI: two blocks per 512-bit register --------------
