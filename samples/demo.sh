@@ -27,11 +27,11 @@ echo "== sample model ($PRESET, random weights, Llama 2 vocabulary) -> $MODEL"
 [ -s "$MODEL" ] || build/samples/make-model --preset "$PRESET" --type f32 --seed 42 -o "$MODEL"
 
 if [ "$PRESET" = tiny ]; then
-    TRAINED=build/sample-$PRESET-trained.gguf
-    echo "== train it on $CORPUS: 250 AdamW steps of 64 tokens, every 25th step shown -> $TRAINED"
+    TRAINED=build/sample-$PRESET-trained-400.gguf   # the step count in the name: a cached model matches
+    echo "== train it on $CORPUS: 400 AdamW steps of 64 tokens, every 50th step shown -> $TRAINED"
     if [ ! -s "$TRAINED" ]; then
-        "$TGDB" train -m "$MODEL" -f "$CORPUS" --steps 250 --ctx 64 --lr 0.003 --seed 1 -t "$THREADS" -o "$TRAINED" \
-            | awk 'NR == 1 || /^step [0-9]*(25|50|75|00)\// || /^loss/'
+        "$TGDB" train -m "$MODEL" -f "$CORPUS" --steps 400 --ctx 64 --lr 0.003 --seed 1 -t "$THREADS" -o "$TRAINED" \
+            | awk 'NR == 1 || /^step [0-9]*(50|00)\// || /^loss/'
     fi
     MODEL=$TRAINED
 else
