@@ -41,8 +41,8 @@ fi
 echo "== generate: greedy, 16 tokens"
 "$TGDB" generate -m "$MODEL" -p "$PROMPT" -n 16 --temp 0 -t "$THREADS" --graph
 
-echo "== generate: sampled (--temp 0.8 --top-k 40 --seed 7), as JSON"
-"$TGDB" generate -m "$MODEL" -p "$PROMPT" -n 8 --temp 0.8 --top-k 40 --seed 7 -t "$THREADS" --json
+echo "== generate: sampled (--temp 0.6 --top-k 10 --seed 7), as JSON"
+"$TGDB" generate -m "$MODEL" -p "$PROMPT" -n 8 --temp 0.6 --top-k 10 --seed 7 -t "$THREADS" --json
 
 TRACE=build/demo.tgt
 echo "== generate with a trace: every graph, placement, split, buffer and evaluated node -> $TRACE"
