@@ -131,4 +131,21 @@ ATTR static float NAME(int64_t k, const TA * x, const TB * y) {               \
     return r;                                                                 \
 }
 
+#ifdef TG_X86
+// The first `rows` (1..8) floats at c as a vector (the rest 0), and back:
+// the partial-panel edge of the AVX2 panel kernels (vec-quant.c, vec-kquant.c).
+static inline __attribute__((always_inline, target("avx"))) __m256 tg_load_rows8(const float * c, int rows) {
+    if (rows == 8) return _mm256_loadu_ps(c);
+    float t[8] = { 0 };
+    for (int r = 0; r < rows; r++) t[r] = c[r];
+    return _mm256_loadu_ps(t);
+}
+static inline __attribute__((always_inline, target("avx"))) void tg_store_rows8(float * c, __m256 v, int rows) {
+    if (rows == 8) { _mm256_storeu_ps(c, v); return; }
+    float t[8];
+    _mm256_storeu_ps(t, v);
+    for (int r = 0; r < rows; r++) c[r] = t[r];
+}
+#endif
+
 #endif

@@ -523,8 +523,8 @@ TG_KQ_DOT(kq_dot_avx2, TG_KQ_AVX2, TG_KQ_AVX2_INLINE, TG_KQ_MACC_AVX2)
 TG_KQ_DOT(kq_dot_vnni, TG_KQ_VNNI, TG_KQ_VNNI_INLINE, TG_KQ_MACC_VNNI)
 
 // ---- generation without unpacking: Q4_K, Q5_K and Q6_K, AVX2 -------------------------
-// One activation column against RI (1..2; used with 1) weight rows, the
-// levels decoded in registers. The same exact isum / msum and the same float steps as
+// One weight row against one activation column, the levels decoded in
+// registers. The same exact isum / msum and the same float steps as
 // kq_dot_*_t (kq_term), so the bits do not depend on the path.
 
 // [s_2t x 8 | s_2t+1 x 8] of 16 per-16 scales (int16).
@@ -581,46 +581,27 @@ TG_KQ_AVX2_INLINE void kq_sc_q6_K_avx2(const tg_block_q6_K * x, __m256i * sv, __
 }
 
 #define TG_KQ_GEN(NAME, BX, LV, SC, TWO)                                                          \
-TG_KQ_AVX2_INLINE void NAME(const int RI, int64_t nsb, const char * a, size_t lda,               \
-                            const tg_block_q8_K * y, float * c) {                                 \
-    float s[2] = { 0.0f, 0.0f };                                                                  \
+TG_KQ_AVX2_INLINE float NAME(int64_t nsb, const BX * x, const tg_block_q8_K * y) {               \
+    float s = 0.0f;                                                                               \
     for (int64_t b = 0; b < nsb; b++) {                                                           \
         const tg_block_q8_K * yb = y + b;                                                         \
-        __m256i ai[2], mi[2];                                                                     \
-        __m256i sv[2], mv[2];                                                                     \
-        float d[2], dmin[2];                                                                      \
-        const BX * x[2];                                                                          \
-        TG_UNROLL for (int i = 0; i < RI; i++) {                                                  \
-            x[i] = (const BX *) (a + (size_t) i * lda) + b;                                       \
-            _mm_prefetch((const char *) (x[i] + 4), _MM_HINT_T0);                                 \
-            SC(x[i], &sv[i], &mv[i], &d[i], &dmin[i]);                                            \
-            ai[i] = _mm256_setzero_si256();                                                       \
-        }                                                                                         \
+        __m256i sv, mv, ai = _mm256_setzero_si256();                                              \
+        float d, dmin;                                                                            \
+        _mm_prefetch((const char *) (x + b + 4), _MM_HINT_T0);                                    \
+        SC(&x[b], &sv, &mv, &d, &dmin);                                                           \
         TG_UNROLL for (int t = 0; t < 8; t++) {                                                   \
             const __m256i av = _mm256_loadu_si256((const __m256i *) (yb->qs + 32 * t));           \
-            TG_UNROLL for (int i = 0; i < RI; i++)                                                \
-                ai[i] = _mm256_add_epi32(ai[i], _mm256_madd_epi16(_mm256_maddubs_epi16(LV(x[i], t), av), \
-                                                                  kq_scale_t_avx2(sv[i], t)));     \
+            ai = _mm256_add_epi32(ai, _mm256_madd_epi16(_mm256_maddubs_epi16(LV(&x[b], t), av),   \
+                                                        kq_scale_t_avx2(sv, t)));                 \
         }                                                                                         \
-        const __m256i bs = _mm256_loadu_si256((const __m256i *) yb->bsums);                       \
-        TG_UNROLL for (int i = 0; i < RI; i++) {                                                  \
-            mi[i] = _mm256_madd_epi16(mv[i], bs);                                                 \
-            if (!TWO) ai[i] = _mm256_sub_epi32(ai[i], mi[i]);                                     \
-        }                                                                                         \
-        const __m128i r = reduce4_avx2(ai[0], RI == 2 ? ai[1] : _mm256_setzero_si256(),           \
-                                       mi[0], RI == 2 ? mi[1] : _mm256_setzero_si256());          \
-        TG_UNROLL for (int i = 0; i < RI; i++) {                                                  \
-            const int32_t isum = i ? _mm_extract_epi32(r, 1) : _mm_cvtsi128_si32(r);              \
-            if (TWO) {                                                                            \
-                const int32_t msum = i ? _mm_extract_epi32(r, 3) : _mm_extract_epi32(r, 2);       \
-                s[i] = s[i] + (yb->d * d[i]) * (float) isum;                                      \
-                s[i] = s[i] - (yb->d * dmin[i]) * (float) msum;                                   \
-            } else {                                                                              \
-                s[i] = s[i] + (yb->d * d[i]) * (float) isum;                                      \
-            }                                                                                     \
-        }                                                                                         \
+        const __m256i mi = _mm256_madd_epi16(mv, _mm256_loadu_si256((const __m256i *) yb->bsums)); \
+        if (!TWO) ai = _mm256_sub_epi32(ai, mi);                                                  \
+        const __m256i z = _mm256_setzero_si256();                                                 \
+        const __m128i r = reduce4_avx2(ai, z, mi, z);                                             \
+        s = s + (yb->d * d) * (float) _mm_cvtsi128_si32(r);                                       \
+        if (TWO) s = s - (yb->d * dmin) * (float) _mm_extract_epi32(r, 2);                        \
     }                                                                                             \
-    TG_UNROLL for (int i = 0; i < RI; i++) c[i] = s[i];                                           \
+    return s;                                                                                     \
 }
 TG_KQ_GEN(kq_gen_q4_K_t, tg_block_q4_K, kq_lv_q4_K_avx2, kq_sc_q4_K_avx2, true)
 TG_KQ_GEN(kq_gen_q5_K_t, tg_block_q5_K, kq_lv_q5_K_avx2, kq_sc_q5_K_avx2, true)
@@ -628,8 +609,8 @@ TG_KQ_GEN(kq_gen_q6_K_t, tg_block_q6_K, kq_lv_q6_K_avx2, kq_sc_q6_K_avx2, false)
 
 // Rows one at a time: one sequential stream through the weights (two rows
 // interleaved measured 20-30% slower).
-#define KQ_GEN_ROWS(FN, g, y, c, nsb)                                                             \
-    for (int64_t i_ = 0; i_ < (g)->ni; i_++) FN(1, nsb, (g)->a + (size_t) i_ * (g)->lda, (g)->lda, y, (c) + i_)
+#define KQ_GEN_ROWS(FN, BX, g, y, c, nsb)                                                         \
+    for (int64_t i_ = 0; i_ < (g)->ni; i_++) (c)[i_] = FN(nsb, (const BX *) ((g)->a + (size_t) i_ * (g)->lda), y)
 
 // Columns j < nj (< 4) of a block by the kernels above; false for other types.
 TG_KQ_AVX2 static bool kq_gen_avx2(const struct tg_mm_args * g) {
@@ -638,9 +619,9 @@ TG_KQ_AVX2 static bool kq_gen_avx2(const struct tg_mm_args * g) {
     for (int64_t j = 0; j < g->nj; j++) {
         const tg_block_q8_K * y = (const tg_block_q8_K *) (g->b + (size_t) j * g->ldb);
         float * c = g->c + (size_t) j * g->ldc;
-        if (g->type == TG_TYPE_Q4_K)      KQ_GEN_ROWS(kq_gen_q4_K_t, g, y, c, nsb);
-        else if (g->type == TG_TYPE_Q5_K) KQ_GEN_ROWS(kq_gen_q5_K_t, g, y, c, nsb);
-        else                              KQ_GEN_ROWS(kq_gen_q6_K_t, g, y, c, nsb);
+        if (g->type == TG_TYPE_Q4_K)      KQ_GEN_ROWS(kq_gen_q4_K_t, tg_block_q4_K, g, y, c, nsb);
+        else if (g->type == TG_TYPE_Q5_K) KQ_GEN_ROWS(kq_gen_q5_K_t, tg_block_q5_K, g, y, c, nsb);
+        else                              KQ_GEN_ROWS(kq_gen_q6_K_t, tg_block_q6_K, g, y, c, nsb);
     }
     return true;
 }
@@ -757,19 +738,6 @@ TG_KQ_AVX2_INLINE void kq_panel_avx2(const int RJ, const int NACC, const bool SI
     }
 }
 
-TG_KQ_AVX2_INLINE __m256 kq_load_rows(const float * c, int rows) {
-    if (rows == 8) return _mm256_loadu_ps(c);
-    float t[8] = { 0 };
-    memcpy(t, c, (size_t) rows * sizeof(float));
-    return _mm256_loadu_ps(t);
-}
-TG_KQ_AVX2_INLINE void kq_store_rows(float * c, __m256 v, int rows) {
-    if (rows == 8) { _mm256_storeu_ps(c, v); return; }
-    float t[8];
-    _mm256_storeu_ps(t, v);
-    memcpy(c, t, (size_t) rows * sizeof(float));
-}
-
 #define KQ_PANEL_BLOCK(NAME, NACC, SIGNED, HAS_MN, TWO)                                           \
 TG_KQ_AVX2 static void NAME(const struct tg_mm_args * g) {                                       \
     const struct kq_kind * kd = kq_kind_of(g->type);                                              \
@@ -787,7 +755,7 @@ TG_KQ_AVX2 static void NAME(const struct tg_mm_args * g) {                      
                 for (int j = 0; j < rj; j++) {                                                    \
                     y[j] = (const tg_block_q8_K *) (g->b + (size_t) (j0 + j) * g->ldb) + s0;      \
                     float * c = g->c + (size_t) (j0 + j) * g->ldc + i0;                           \
-                    acc[j] = s0 ? kq_load_rows(c, rows) : _mm256_setzero_ps();                    \
+                    acc[j] = s0 ? tg_load_rows8(c, rows) : _mm256_setzero_ps();                    \
                 }                                                                                 \
                 switch (rj) {                                                                     \
                 case 4: kq_panel_avx2(4, NACC, SIGNED, HAS_MN, TWO, &P, ns, y, acc); break;       \
@@ -796,7 +764,7 @@ TG_KQ_AVX2 static void NAME(const struct tg_mm_args * g) {                      
                 default: kq_panel_avx2(1, NACC, SIGNED, HAS_MN, TWO, &P, ns, y, acc); break;      \
                 }                                                                                 \
                 for (int j = 0; j < rj; j++)                                                      \
-                    kq_store_rows(g->c + (size_t) (j0 + j) * g->ldc + i0, acc[j], rows);          \
+                    tg_store_rows8(g->c + (size_t) (j0 + j) * g->ldc + i0, acc[j], rows);          \
             }                                                                                     \
         }                                                                                         \
     }                                                                                             \

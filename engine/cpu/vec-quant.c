@@ -191,11 +191,6 @@ TG_AVX2_INLINE __m256i iq4_avx2(const tg_block_iq4_nl * b) {
                             _mm_shuffle_epi8(tab, _mm_and_si128(t, m4)));
 }
 
-// Lane r: the sum of the 8 int32 lanes of p_r.
-TG_AVX2_INLINE __m128i hsum4x8i_avx2(__m256i p0, __m256i p1, __m256i p2, __m256i p3) {
-    const __m256i s = _mm256_hadd_epi32(_mm256_hadd_epi32(p0, p1), _mm256_hadd_epi32(p2, p3));
-    return _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
-}
 
 // The 8 int32 partial sums of a weight block against y (their sum is the
 // block's exact sum); ys: 8 * the partial sums of y (Q4_0's offset).
@@ -332,31 +327,15 @@ TG_AVX2_INLINE void panel_avx2(const int RJ, const bool Q4, const struct tg_qpan
 
 // 8 * sum(y) of blocks [b0, b0 + nbk) of an activation row, into out.
 TG_AVX2_INLINE void ysums_avx2(const tg_block_q8_0 * y, int64_t b0, int nbk, int32_t * out) {
-    int b = 0;
-    for (; b + 4 <= nbk; b += 4) {
-        const __m128i s = hsum4x8i_avx2(ysum8_avx2(q8_avx2(&y[b0 + b])), ysum8_avx2(q8_avx2(&y[b0 + b + 1])),
-                                        ysum8_avx2(q8_avx2(&y[b0 + b + 2])), ysum8_avx2(q8_avx2(&y[b0 + b + 3])));
-        _mm_storeu_si128((__m128i *) (out + b), s);
-    }
-    for (; b < nbk; b++) {
-        const __m256i z = _mm256_setzero_si256();
-        out[b] = _mm_cvtsi128_si32(hsum4x8i_avx2(ysum8_avx2(q8_avx2(&y[b0 + b])), z, z, z));
+    for (int b = 0; b < nbk; b += 4) {
+        const int n = nbk - b < 4 ? nbk - b : 4;
+        __m256i p[4];
+        for (int u = 0; u < 4; u++) p[u] = u < n ? ysum8_avx2(q8_avx2(&y[b0 + b + u])) : _mm256_setzero_si256();
+        int32_t s[4];
+        _mm_storeu_si128((__m128i *) s, hsum4x8u_avx2(p));
+        for (int u = 0; u < n; u++) out[b + u] = s[u];
     }
 }
-
-TG_AVX2_INLINE __m256 load_rows_avx2(const float * c, int rows) {
-    if (rows == 8) return _mm256_loadu_ps(c);
-    float t[8] = { 0 };
-    memcpy(t, c, (size_t) rows * sizeof(float));
-    return _mm256_loadu_ps(t);
-}
-TG_AVX2_INLINE void store_rows_avx2(float * c, __m256 v, int rows) {
-    if (rows == 8) { _mm256_storeu_ps(c, v); return; }
-    float t[8];
-    _mm256_storeu_ps(t, v);
-    memcpy(c, t, (size_t) rows * sizeof(float));
-}
-
 // Block of ni x nj: fewer than 4 columns (generation) by GEMV row by row
 // time; otherwise panels of 8 rows x TG_PANEL_KC blocks against 4 columns at
 // a time, the accumulators kept in c between the k chunks.
@@ -395,14 +374,14 @@ TG_AVX2 static void NAME(const struct tg_mm_args * g) {                         
                     const int32_t * yj = Q4 ? ys + j0 * TG_PANEL_KC : NULL;                       \
                     __m256 acc[4];                                                                \
                     for (int j = 0; j < rj; j++)                                                  \
-                        acc[j] = k0 ? load_rows_avx2(c + j * g->ldc, rows) : _mm256_setzero_ps(); \
+                        acc[j] = k0 ? tg_load_rows8(c + j * g->ldc, rows) : _mm256_setzero_ps(); \
                     switch (rj) {                                                                 \
                     case 4: panel_avx2(4, Q4, &P, nbk, bb, g->ldb, yj, acc); break;               \
                     case 3: panel_avx2(3, Q4, &P, nbk, bb, g->ldb, yj, acc); break;               \
                     case 2: panel_avx2(2, Q4, &P, nbk, bb, g->ldb, yj, acc); break;               \
                     default: panel_avx2(1, Q4, &P, nbk, bb, g->ldb, yj, acc); break;              \
                     }                                                                             \
-                    for (int j = 0; j < rj; j++) store_rows_avx2(c + j * g->ldc, acc[j], rows);   \
+                    for (int j = 0; j < rj; j++) tg_store_rows8(c + j * g->ldc, acc[j], rows);   \
                 }                                                                                 \
             }                                                                                     \
         }                                                                                         \
