@@ -17,6 +17,12 @@ struct tg_cpu_params {
 
 // Waits until all nth threads of the current node reach it.
 void tg_cpu_barrier(const struct tg_cpu_params * p);
+// Dynamic split of a node's work: the first of the next `step` work units no
+// thread has taken yet (at or past the total: none left). Every unit is
+// taken by exactly one thread. Units are numbered from 0 at each meeting of
+// all threads between nodes, so a node may run one such loop, and only when
+// it runs on several threads (nth > 1).
+int64_t tg_cpu_claim(const struct tg_cpu_params * p, int64_t step);
 
 typedef void (*tg_cpu_kernel_fn)(const struct tg_cpu_params * p, struct tg_tensor * dst);
 

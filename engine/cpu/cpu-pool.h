@@ -42,6 +42,7 @@ struct tg_cpu_pool {
     char       err_msg[512];
     atomic_int stop_request;    // set by thread 0 (a hook said stop, or it saw an error)
     atomic_int stop_latched;    // stop_request || err_set as of the last tg_cpu_pool_sync
+    _Atomic int64_t next_unit;  // tg_cpu_claim's counter, 0 after every graph sync
 
     // tg_cpu_pool_parallel: tasks thread 0 shares, from a hook, with the
     // threads waiting at the graph barrier. `claim` packs the round

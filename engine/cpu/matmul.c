@@ -155,6 +155,44 @@ static void mm_convert_b(const struct tg_tensor * b, const struct mm_plan * pl, 
     }
 }
 
+// Phase 2's work units: blocks of TG_MM_RB rows x TG_MM_CB columns of every
+// dst matrix, numbered rows first.
+struct mm_units {
+    const struct tg_tensor * dst;
+    const struct mm_plan *   pl;
+    tg_mm_block_fn           fn;
+    const char *             rows;   // the converted b rows
+    int64_t                  nrb, ncb;
+};
+
+static void mm_run_units(const struct mm_units * U, int64_t u0, int64_t u1) {
+    const struct tg_tensor * dst = U->dst, * a = dst->src[0], * b = dst->src[1];
+    const int64_t m = dst->ne[0], n = dst->ne[1], r = dst->ne[2], s = dst->ne[3];
+    const int64_t br2 = r / a->ne[2], br3 = s / a->ne[3], nrb = U->nrb, ncb = U->ncb;
+    for (int64_t u = u0; u < u1; u++) {
+        const int64_t mat = u / (nrb * ncb), jb = (u / nrb) % ncb, ib = u % nrb;
+        const int64_t i2 = mat % r, i3 = mat / r;
+        const int64_t i0 = ib * TG_MM_RB, j0 = jb * TG_MM_CB;
+        struct tg_mm_args g;
+        g.type = a->type;
+        g.k = U->pl->k;
+        g.a = (const char *) a->data + i0 * a->nb[1] + (i2 / br2) * a->nb[2] + (i3 / br3) * a->nb[3];
+        g.lda = a->nb[1];
+        if (U->pl->convert) {
+            g.b = U->rows + (size_t) ((i3 * r + i2) * n + j0) * U->pl->row_bytes;
+            g.ldb = U->pl->row_bytes;
+        } else {
+            g.b = (const char *) b->data + j0 * b->nb[1] + i2 * b->nb[2] + i3 * b->nb[3];
+            g.ldb = b->nb[1];
+        }
+        g.c = (float *) ((char *) dst->data + j0 * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3]) + i0;
+        g.ldc = dst->nb[1] / sizeof(float);
+        g.ni = m - i0 < TG_MM_RB ? m - i0 : TG_MM_RB;
+        g.nj = n - j0 < TG_MM_CB ? n - j0 : TG_MM_CB;
+        U->fn(&g);
+    }
+}
+
 void tg_cpu_mul_mat(const struct tg_cpu_params * p, struct tg_tensor * dst) {
     const struct tg_tensor * a = dst->src[0];
     const struct tg_tensor * b = dst->src[1];
@@ -182,31 +220,17 @@ void tg_cpu_mul_mat(const struct tg_cpu_params * p, struct tg_tensor * dst) {
                             : pl.kind >= TG_MM_Q8_Q8 ? tg_mm_quant_block(pl.kind, level)
                                                      : tg_mm_float_block(pl.kind, level);
     const int64_t m = dst->ne[0], n = dst->ne[1], r = dst->ne[2], s = dst->ne[3];
-    const int64_t br2 = r / a->ne[2], br3 = s / a->ne[3];
     const int64_t nrb = (m + TG_MM_RB - 1) / TG_MM_RB, ncb = (n + TG_MM_CB - 1) / TG_MM_CB;
-    int64_t u0, u1;
-    tg_cpu_range(r * s * nrb * ncb, p->ith, p->nth, &u0, &u1);
-    for (int64_t u = u0; u < u1; u++) {
-        const int64_t mat = u / (nrb * ncb), jb = (u / nrb) % ncb, ib = u % nrb;
-        const int64_t i2 = mat % r, i3 = mat / r;
-        const int64_t i0 = ib * TG_MM_RB, j0 = jb * TG_MM_CB;
-        struct tg_mm_args g;
-        g.type = a->type;
-        g.k = pl.k;
-        g.a = (const char *) a->data + i0 * a->nb[1] + (i2 / br2) * a->nb[2] + (i3 / br3) * a->nb[3];
-        g.lda = a->nb[1];
-        if (pl.convert) {
-            g.b = rows + (size_t) ((i3 * r + i2) * n + j0) * pl.row_bytes;
-            g.ldb = pl.row_bytes;
-        } else {
-            g.b = (const char *) b->data + j0 * b->nb[1] + i2 * b->nb[2] + i3 * b->nb[3];
-            g.ldb = b->nb[1];
-        }
-        g.c = (float *) ((char *) dst->data + j0 * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3]) + i0;
-        g.ldc = dst->nb[1] / sizeof(float);
-        g.ni = m - i0 < TG_MM_RB ? m - i0 : TG_MM_RB;
-        g.nj = n - j0 < TG_MM_CB ? n - j0 : TG_MM_CB;
-        fn(&g);
+    const int64_t nu = r * s * nrb * ncb;
+    struct mm_units U = { dst, &pl, fn, rows, nrb, ncb };
+    if (p->nth > 1) {
+        // taken in runs of units as threads come free: a thread slowed down
+        // (another process, a busy core) does less of the work
+        const int64_t step = nu / (8 * p->nth) > 1 ? nu / (8 * p->nth) : 1;
+        for (int64_t u0 = tg_cpu_claim(p, step); u0 < nu; u0 = tg_cpu_claim(p, step))
+            mm_run_units(&U, u0, u0 + step < nu ? u0 + step : nu);
+    } else {
+        mm_run_units(&U, 0, nu);
     }
 }
 

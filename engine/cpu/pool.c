@@ -128,10 +128,12 @@ void tg_cpu_barrier_wait(struct tg_cpu_bar * b, int n) {
 }
 
 // Stop requests made before a sync (by thread 0 or a kernel error) become
-// visible to every thread after it, all at the same sync.
+// visible to every thread after it, all at the same sync; the next node's
+// work units are numbered from 0 again.
 static void latch_stop(struct tg_cpu_pool * pool) {
     int stop = atomic_load(&pool->stop_request) || atomic_load(&pool->err_set);
     atomic_store(&pool->stop_latched, stop);
+    atomic_store_explicit(&pool->next_unit, 0, memory_order_relaxed);   // published by the release
 }
 
 bool tg_cpu_pool_sync(struct tg_cpu_pool * pool) {
@@ -155,6 +157,10 @@ bool tg_cpu_pool_sync_master(struct tg_cpu_pool * pool, void (*fn)(void *), void
 void tg_cpu_barrier(const struct tg_cpu_params * p) {
     if (p->nth <= 1) return;
     tg_cpu_barrier_wait(&p->pool->node_bar, p->nth);
+}
+
+int64_t tg_cpu_claim(const struct tg_cpu_params * p, int64_t step) {
+    return atomic_fetch_add_explicit(&p->pool->next_unit, step, memory_order_relaxed);
 }
 
 // ---- kernel errors ----------------------------------------------------------
@@ -265,6 +271,7 @@ void tg_cpu_pool_run(struct tg_cpu_pool * pool, tg_cpu_job_fn fn, void * job, bo
     atomic_store(&pool->err_set, 0);
     atomic_store(&pool->stop_request, 0);
     atomic_store(&pool->stop_latched, 0);
+    atomic_store(&pool->next_unit, 0);
     pool->err_st = TG_OK;
     pool->err_msg[0] = '\0';
     pool->run_threads = all_threads ? pool->n_threads : 1;

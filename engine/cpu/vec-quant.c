@@ -261,6 +261,85 @@ TG_AVX2_GEMV(gemv_q8_avx2, tg_block_q8_0, q8_avx2, false)
 TG_AVX2_GEMV(gemv_q4_avx2, tg_block_q4_0, q4u_avx2, true)
 TG_AVX2_GEMV(gemv_iq4_avx2, tg_block_iq4_nl, iq4_avx2, false)
 
+// Generation, four weight rows (lda bytes apart) against one activation row:
+// per block, the four rows' integer sums in the lanes of one vector, then one
+// vector multiply-add (lane r: row r's fmaf chain, the same bits as GEMV
+// row by row) - four independent chains instead of one, and each
+// activation block loaded once.
+#define TG_AVX2_GEMV4(NAME, BX, LOADX, Q4)                                                        \
+TG_AVX2_INLINE __m128 NAME(int64_t nb, const char * a, size_t lda, const tg_block_q8_0 * y,       \
+                           const int32_t * ys8) {                                                 \
+    const BX * x[4];                                                                              \
+    TG_UNROLL for (int r = 0; r < 4; r++) x[r] = (const BX *) (a + r * lda);                      \
+    __m128 acc = _mm_setzero_ps();                                                                \
+    for (int64_t blk = 0; blk < nb; blk++) {                                                      \
+        const __m256i yv = q8_avx2(&y[blk]);                                                      \
+        const __m256i ysv = Q4 && !ys8 ? ysum8_avx2(yv) : _mm256_setzero_si256();                 \
+        __m256i p[4];                                                                             \
+        TG_UNROLL for (int r = 0; r < 4; r++) {                                                   \
+            _mm_prefetch(a + 4 * lda + (4 * blk + r) * sizeof(BX), _MM_HINT_T0);                 \
+            const __m256i xv = LOADX(&x[r][blk]);                                                 \
+            p[r] = !Q4 ? part_s_avx2(xv, yv)                                                      \
+                       : _mm256_sub_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(xv, yv), _mm256_set1_epi16(1)), ysv); \
+        }                                                                                         \
+        __m128i si = hsum4x8u_avx2(p);                                                            \
+        if (Q4 && ys8) si = _mm_sub_epi32(si, _mm_set1_epi32(ys8[blk]));                          \
+        const __m128 d = _mm_mul_ps(_mm_cvtph_ps(d4_avx2(&x[0][blk].d, lda)),                     \
+                                    _mm_set1_ps(_cvtsh_ss(y[blk].d)));                            \
+        acc = _mm_fmadd_ps(_mm_cvtepi32_ps(si), d, acc);                                          \
+    }                                                                                             \
+    return acc;                                                                                   \
+}
+TG_AVX2_GEMV4(gemv4_q8_avx2, tg_block_q8_0, q8_avx2, false)
+
+// The 4-bit types: rows r and r+1 of a block in one vector (row r in the low
+// 128 bits), the low and high nibbles in two; the activations' halves
+// broadcast to both. Lane u of the result: the block sum of row u.
+TG_AVX2_INLINE __m128i pairsum4_avx2(__m256i p01, __m256i p23) {
+    const __m256i t = _mm256_add_epi32(_mm256_unpacklo_epi32(p01, p23), _mm256_unpackhi_epi32(p01, p23));
+    const __m256i u = _mm256_add_epi32(t, _mm256_shuffle_epi32(t, _MM_SHUFFLE(1, 0, 3, 2)));
+    return _mm_unpacklo_epi32(_mm256_castsi256_si128(u), _mm256_extracti128_si256(u, 1));
+}
+#define TG_AVX2_GEMV4_NIB(NAME, BX, Q4)                                                           \
+TG_AVX2_INLINE __m128 NAME(int64_t nb, const char * a, size_t lda, const tg_block_q8_0 * y,       \
+                           const int32_t * ys8) {                                                 \
+    const BX * x[4];                                                                              \
+    TG_UNROLL for (int r = 0; r < 4; r++) x[r] = (const BX *) (a + r * lda);                      \
+    const __m256i m4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);                       \
+    const __m256i tab = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) tg_iq4nl_values)); \
+    __m128 acc = _mm_setzero_ps();                                                                \
+    for (int64_t blk = 0; blk < nb; blk++) {                                                      \
+        const __m256i yl = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) y[blk].qs)); \
+        const __m256i yh = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) (y[blk].qs + 16))); \
+        __m256i p[2];                                                                             \
+        TG_UNROLL for (int h = 0; h < 2; h++) {                                                   \
+            _mm_prefetch(a + 4 * lda + (4 * blk + 2 * h) * sizeof(BX), _MM_HINT_T0);             \
+            _mm_prefetch(a + 4 * lda + (4 * blk + 2 * h + 1) * sizeof(BX), _MM_HINT_T0);         \
+            const __m256i t = _mm256_loadu2_m128i((const __m128i *) x[2 * h + 1][blk].qs,         \
+                                                  (const __m128i *) x[2 * h][blk].qs);            \
+            __m256i xl = _mm256_and_si256(t, m4), xh = _mm256_and_si256(_mm256_srli_epi16(t, 4), m4); \
+            if (Q4) {                                                                             \
+                p[h] = _mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(xl, yl),           \
+                                                          _mm256_maddubs_epi16(xh, yh)), ones);   \
+            } else {                                                                              \
+                xl = _mm256_shuffle_epi8(tab, xl);                                                \
+                xh = _mm256_shuffle_epi8(tab, xh);                                                \
+                p[h] = _mm256_add_epi32(                                                          \
+                    _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(xl, xl), _mm256_sign_epi8(yl, xl)), ones), \
+                    _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(xh, xh), _mm256_sign_epi8(yh, xh)), ones)); \
+            }                                                                                     \
+        }                                                                                         \
+        __m128i si = pairsum4_avx2(p[0], p[1]);                                                   \
+        if (Q4) si = _mm_sub_epi32(si, _mm_set1_epi32(ys8[blk]));                                 \
+        const __m128 d = _mm_mul_ps(_mm_cvtph_ps(d4_avx2(&x[0][blk].d, lda)),                     \
+                                    _mm_set1_ps(_cvtsh_ss(y[blk].d)));                            \
+        acc = _mm_fmadd_ps(_mm_cvtepi32_ps(si), d, acc);                                          \
+    }                                                                                             \
+    return acc;                                                                                   \
+}
+TG_AVX2_GEMV4_NIB(gemv4_q4_avx2, tg_block_q4_0, true)
+TG_AVX2_GEMV4_NIB(gemv4_iq4_avx2, tg_block_iq4_nl, false)
+
 // Prompts: a panel of 8 weight rows over up to TG_PANEL_KC blocks, packed per
 // block as 8 vectors (chunk q: bytes 4q..4q+3 of each row, row r at 4r) and
 // the 8 rows' scales as f32. Packed once per 8 rows and 64 columns.
@@ -339,7 +418,7 @@ TG_AVX2_INLINE void ysums_avx2(const tg_block_q8_0 * y, int64_t b0, int nbk, int
 // Block of ni x nj: fewer than 4 columns (generation) by GEMV row by row
 // time; otherwise panels of 8 rows x TG_PANEL_KC blocks against 4 columns at
 // a time, the accumulators kept in c between the k chunks.
-#define TG_AVX2_QBLOCK(NAME, BX, GEMV, PACK, Q4)                                                      \
+#define TG_AVX2_QBLOCK(NAME, BX, GEMV, GEMV4, PACK, Q4)                                                      \
 TG_AVX2 static void NAME(const struct tg_mm_args * g) {                                          \
     const int64_t nb = g->k / TG_QK8_0;                                                           \
     if (g->nj < 4) {                                                                              \
@@ -350,7 +429,10 @@ TG_AVX2 static void NAME(const struct tg_mm_args * g) {                         
             int32_t ysb[Q4 ? TG_GEMV_YS : 1];                                                     \
             const int32_t * ys = NULL;                                                            \
             if (Q4 && nb <= TG_GEMV_YS && g->ni > 1) { ysums_avx2(y, 0, (int) nb, ysb); ys = ysb; } \
-            for (int64_t i = 0; i < g->ni; i++) c[i] = GEMV(nb, (const BX *) (g->a + i * g->lda), y, ys); \
+            int64_t i = 0;                                                                        \
+            if (!Q4 || ys)                                                                        \
+                for (; i + 4 <= g->ni; i += 4) _mm_storeu_ps(c + i, GEMV4(nb, g->a + i * g->lda, g->lda, y, ys)); \
+            for (; i < g->ni; i++) c[i] = GEMV(nb, (const BX *) (g->a + i * g->lda), y, ys);      \
         }                                                                                         \
         return;                                                                                   \
     }                                                                                             \
@@ -387,9 +469,9 @@ TG_AVX2 static void NAME(const struct tg_mm_args * g) {                         
         }                                                                                         \
     }                                                                                             \
 }
-TG_AVX2_QBLOCK(block_q8_q8_avx2, tg_block_q8_0, gemv_q8_avx2, pack_q8_avx2, false)
-TG_AVX2_QBLOCK(block_q4_q8_avx2, tg_block_q4_0, gemv_q4_avx2, pack_q4_avx2, true)
-TG_AVX2_QBLOCK(block_iq4_q8_avx2, tg_block_iq4_nl, gemv_iq4_avx2, pack_iq4_avx2, false)
+TG_AVX2_QBLOCK(block_q8_q8_avx2, tg_block_q8_0, gemv_q8_avx2, gemv4_q8_avx2, pack_q8_avx2, false)
+TG_AVX2_QBLOCK(block_q4_q8_avx2, tg_block_q4_0, gemv_q4_avx2, gemv4_q4_avx2, pack_q4_avx2, true)
+TG_AVX2_QBLOCK(block_iq4_q8_avx2, tg_block_iq4_nl, gemv_iq4_avx2, gemv4_iq4_avx2, pack_iq4_avx2, false)
 
 TG_AVX2 static float dot_q8_q8_avx2(int64_t nb, const tg_block_q8_0 * x, const tg_block_q8_0 * y) {
     return gemv_q8_avx2(nb, x, y, NULL);
