@@ -580,6 +580,9 @@ TG_KQ_AVX2_INLINE void kq_sc_q6_K_avx2(const tg_block_q6_K * x, __m256i * sv, __
     *dmin = 0.0f;
 }
 
+// Bytes ahead of the super-block being read that generation prefetches
+// (every line of the super-block that far ahead: the stream crosses rows).
+#define TG_KQ_GEN_PREFETCH 1024
 #define TG_KQ_GEN(NAME, BX, LV, SC, TWO)                                                          \
 TG_KQ_AVX2_INLINE float NAME(int64_t nsb, const BX * x, const tg_block_q8_K * y) {               \
     float s = 0.0f;                                                                               \
@@ -587,7 +590,8 @@ TG_KQ_AVX2_INLINE float NAME(int64_t nsb, const BX * x, const tg_block_q8_K * y)
         const tg_block_q8_K * yb = y + b;                                                         \
         __m256i sv, mv, ai = _mm256_setzero_si256();                                              \
         float d, dmin;                                                                            \
-        _mm_prefetch((const char *) (x + b + 4), _MM_HINT_T0);                                    \
+        TG_UNROLL for (size_t o_ = 0; o_ < sizeof(BX); o_ += 64)                                   \
+            _mm_prefetch((const char *) (x + b) + TG_KQ_GEN_PREFETCH + o_, _MM_HINT_T0);           \
         SC(&x[b], &sv, &mv, &d, &dmin);                                                           \
         TG_UNROLL for (int t = 0; t < 8; t++) {                                                   \
             const __m256i av = _mm256_loadu_si256((const __m256i *) (yb->qs + 32 * t));           \
