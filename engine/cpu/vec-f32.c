@@ -112,9 +112,10 @@ TG_AVX_INLINE void NAME(const int RI, const int RJ, int64_t k,                \
         __m256 va[4];                                                         \
         TG_UNROLL for (int i = 0; i < RI; i++)                  \
             va[i] = VA((const TA *) (a + i * lda) + kk);                      \
-        if (RJ == 1) {  /* generation: the next RI rows, linearly */          \
-            TG_UNROLL for (size_t o = 0; o < RI * 8 * sizeof(TA); o += 64)    \
-                _mm_prefetch(a + RI * lda + RI * kk * sizeof(TA) + o, _MM_HINT_T0); \
+        if (RJ == 1 && ((size_t) kk * sizeof(TA)) % 64 == 0) {                 \
+            /* generation: the next tile's rows (views: any row stride) */   \
+            TG_UNROLL for (int i = 0; i < RI; i++)                            \
+                _mm_prefetch(a + (RI + i) * lda + kk * sizeof(TA), _MM_HINT_T0); \
         }                                                                     \
         TG_UNROLL for (int i = 0; i < RI; i++) __asm__("" : "+x"(va[i]));  \
         TG_UNROLL for (int j = 0; j < RJ; j++) {                \
@@ -229,9 +230,10 @@ TG_AVX512_INLINE void NAME(const int RI, const int RJ, int64_t k,             \
         __m512 va[8];                                                         \
         TG_UNROLL for (int i = 0; i < RI; i++)                  \
             va[i] = VA((const TA *) (a + i * lda) + kk);                      \
-        if (RJ == 1) {  /* generation: the next RI rows, linearly */          \
-            TG_UNROLL for (size_t o = 0; o < RI * 16 * sizeof(TA); o += 64)    \
-                _mm_prefetch(a + RI * lda + RI * kk * sizeof(TA) + o, _MM_HINT_T0); \
+        if (RJ == 1 && ((size_t) kk * sizeof(TA)) % 64 == 0) {                 \
+            /* generation: the next tile's rows (views: any row stride) */   \
+            TG_UNROLL for (int i = 0; i < RI; i++)                            \
+                _mm_prefetch(a + (RI + i) * lda + kk * sizeof(TA), _MM_HINT_T0); \
         }                                                                     \
         /* keep a's vectors in registers: folding the loads into */          \
         /* every FMA would make the loop load-bound */                        \
