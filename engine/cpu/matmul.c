@@ -8,10 +8,10 @@
 // weights the f16 values (the f16 dot product's rounding) held as f32 so that
 // the kernels convert only the weights; b's rows are used in place when they
 // already are that. Phase 2 cuts every dst matrix into blocks of RB rows x CB
-// columns, hands contiguous ranges of blocks to the threads and runs the
-// block kernel of the SIMD level. Each element is one dot product with a
-// fixed order (vec-impl.h), whatever the cut: results do not depend on the
-// thread count.
+// columns, which the threads take in runs as they come free (tg_cpu_claim),
+// and runs the block kernel of the SIMD level. Each element is one dot
+// product with a fixed order (vec-impl.h), whatever the cut and whichever
+// thread computes it: results do not depend on the thread count.
 #include "vec-impl.h"
 
 #include <string.h>

@@ -653,8 +653,7 @@ TG_KQ_GEN4(kq_gen4_q4_K_t, tg_block_q4_K, kq_lv_q4_K_avx2, kq_sc_q4_K_avx2, true
 TG_KQ_GEN4(kq_gen4_q5_K_t, tg_block_q5_K, kq_lv_q5_K_avx2, kq_sc_q5_K_avx2, true)
 TG_KQ_GEN4(kq_gen4_q6_K_t, tg_block_q6_K, kq_lv_q6_K_avx2, kq_sc_q6_K_avx2, false)
 
-// Rows one at a time: one sequential stream through the weights (two rows
-// interleaved measured 20-30% slower).
+// Rows four at a time, the rest one by one.
 #define KQ_GEN_ROWS(FN, FN4, BX, g, y, c, nsb)                                                    \
     do {                                                                                          \
         int64_t i_ = 0;                                                                           \

@@ -261,40 +261,36 @@ TG_AVX2_GEMV(gemv_q8_avx2, tg_block_q8_0, q8_avx2, false)
 TG_AVX2_GEMV(gemv_q4_avx2, tg_block_q4_0, q4u_avx2, true)
 TG_AVX2_GEMV(gemv_iq4_avx2, tg_block_iq4_nl, iq4_avx2, false)
 
-// Generation, four weight rows (lda bytes apart) against one activation row:
-// per block, the four rows' integer sums in the lanes of one vector, then one
-// vector multiply-add (lane r: row r's fmaf chain, the same bits as GEMV
-// row by row) - four independent chains instead of one, and each
-// activation block loaded once.
-#define TG_AVX2_GEMV4(NAME, BX, LOADX, Q4)                                                        \
-TG_AVX2_INLINE __m128 NAME(int64_t nb, const char * a, size_t lda, const tg_block_q8_0 * y,       \
-                           const int32_t * ys8) {                                                 \
-    const BX * x[4];                                                                              \
-    TG_UNROLL for (int r = 0; r < 4; r++) x[r] = (const BX *) (a + r * lda);                      \
-    __m128 acc = _mm_setzero_ps();                                                                \
-    for (int64_t blk = 0; blk < nb; blk++) {                                                      \
-        const __m256i yv = q8_avx2(&y[blk]);                                                      \
-        const __m256i ysv = Q4 && !ys8 ? ysum8_avx2(yv) : _mm256_setzero_si256();                 \
-        __m256i p[4];                                                                             \
-        TG_UNROLL for (int r = 0; r < 4; r++) {                                                   \
-            _mm_prefetch(a + 4 * lda + (4 * blk + r) * sizeof(BX), _MM_HINT_T0);                 \
-            const __m256i xv = LOADX(&x[r][blk]);                                                 \
-            p[r] = !Q4 ? part_s_avx2(xv, yv)                                                      \
-                       : _mm256_sub_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(xv, yv), _mm256_set1_epi16(1)), ysv); \
-        }                                                                                         \
-        __m128i si = hsum4x8u_avx2(p);                                                            \
-        if (Q4 && ys8) si = _mm_sub_epi32(si, _mm_set1_epi32(ys8[blk]));                          \
-        const __m128 d = _mm_mul_ps(_mm_cvtph_ps(d4_avx2(&x[0][blk].d, lda)),                     \
-                                    _mm_set1_ps(_cvtsh_ss(y[blk].d)));                            \
-        acc = _mm_fmadd_ps(_mm_cvtepi32_ps(si), d, acc);                                          \
-    }                                                                                             \
-    return acc;                                                                                   \
+// Generation, four weight rows (lda bytes apart, dense) against one
+// activation row: per block, the four rows' integer sums in the lanes of one
+// vector, then one vector multiply-add (lane r: row r's fmaf chain, the same
+// bits as GEMV row by row) - four independent chains instead of one, and each
+// activation block loaded once. The prefetch runs linearly through the next
+// four rows (a stream per row left them waiting on memory).
+TG_AVX2_INLINE __m128 gemv4_q8_avx2(int64_t nb, const char * a, size_t lda, const tg_block_q8_0 * y,
+                                    const int32_t * ys8) {
+    (void) ys8;
+    const tg_block_q8_0 * x[4];
+    TG_UNROLL for (int r = 0; r < 4; r++) x[r] = (const tg_block_q8_0 *) (a + r * lda);
+    __m128 acc = _mm_setzero_ps();
+    for (int64_t blk = 0; blk < nb; blk++) {
+        const __m256i yv = q8_avx2(&y[blk]);
+        __m256i p[4];
+        TG_UNROLL for (int r = 0; r < 4; r++) {
+            _mm_prefetch(a + 4 * lda + (4 * blk + r) * sizeof(tg_block_q8_0), _MM_HINT_T0);
+            p[r] = part_s_avx2(q8_avx2(&x[r][blk]), yv);
+        }
+        const __m128 d = _mm_mul_ps(_mm_cvtph_ps(d4_avx2(&x[0][blk].d, lda)),
+                                    _mm_set1_ps(_cvtsh_ss(y[blk].d)));
+        acc = _mm_fmadd_ps(_mm_cvtepi32_ps(hsum4x8u_avx2(p)), d, acc);
+    }
+    return acc;
 }
-TG_AVX2_GEMV4(gemv4_q8_avx2, tg_block_q8_0, q8_avx2, false)
 
 // The 4-bit types: rows r and r+1 of a block in one vector (row r in the low
 // 128 bits), the low and high nibbles in two; the activations' halves
-// broadcast to both. Lane u of the result: the block sum of row u.
+// broadcast to both. Lane u of the result: the block sum of row u. Q4_0
+// needs ys8 (8 * sum(y) per block).
 TG_AVX2_INLINE __m128i pairsum4_avx2(__m256i p01, __m256i p23) {
     const __m256i t = _mm256_add_epi32(_mm256_unpacklo_epi32(p01, p23), _mm256_unpackhi_epi32(p01, p23));
     const __m256i u = _mm256_add_epi32(t, _mm256_shuffle_epi32(t, _MM_SHUFFLE(1, 0, 3, 2)));
