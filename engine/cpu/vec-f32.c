@@ -141,7 +141,9 @@ TG_AVX_TILE(tile_f16_f32_avx,   tg_fp16_t, float,     v8_f16,  v8_f32,  s_f16,  
 TG_AVX_TILE(tile_bf16_f32_avx,  tg_bf16_t, float,     v8_bf16, v8_f32,  s_bf16, s_f32)
 TG_AVX_TILE(tile_bf16_bf16_avx, tg_bf16_t, tg_bf16_t, v8_bf16, v8_bf16, s_bf16, s_bf16)
 
-TG_MM_BLOCK(block_f32_f32_avx, TG_AVX, tile_f32_f32_avx, 3, 4, 4, 1)
+// f32 generation one row at a time: consecutive rows make one long stream
+// from memory (4-row tiles: four short ones, 15% slower on one thread).
+TG_MM_BLOCK(block_f32_f32_avx, TG_AVX, tile_f32_f32_avx, 3, 4, 1, 1)
 TG_MM_BLOCK(block_f16_f32_avx, TG_AVX, tile_f16_f32_avx, 3, 4, 4, 1)
 TG_MM_BLOCK(block_bf16_f32_avx, TG_AVX, tile_bf16_f32_avx, 3, 3, 4, 1)
 
