@@ -67,11 +67,6 @@ static void outer_scalar(int64_t m, int64_t k, const float * a, size_t lda, cons
 }
 
 #ifdef TG_X86
-// Bytes ahead of the current position of a weight row that single-column
-// (generation) tiles prefetch (16-bit and quantized weights: the hardware
-// prefetchers alone leave them below the read bandwidth).
-#define TG_PREFETCH 1024
-
 // ---- avx (+fma, f16c) -----------------------------------------------------
 #define TG_AVX __attribute__((target("avx,fma,f16c")))
 #define TG_AVX_INLINE static inline __attribute__((always_inline, target("avx,fma,f16c")))
