@@ -267,16 +267,28 @@ static void diff_without_contents(const char * pa, const char * pb) {
 // The sketch's block paths follow the engine's SIMD level: the same bits at
 // every level this CPU has (odd lengths, a start inside a block, NaN, Inf).
 static void test_paths(void) {
-    enum { N = 4099 };
-    static float x[N + 5];
+    enum { N = 4099, NL = 300001 };   // NL: past the blocks whose hash fields are tabulated (16384)
+    static float x[N + 5], xl[NL], xn[NL];
     for (int i = 0; i < N + 5; i++) x[i] = (float) nrand() * (i % 97 == 0 ? 1e30f : 1.0f);
     x[17] = NAN; x[300] = INFINITY; x[301] = -INFINITY; x[1000] = -0.0f; x[2001] = 1e-40f;
+    for (int i = 0; i < NL; i++) xl[i] = xn[i] = (float) nrand();   // xl finite: the unmasked fast path
+    xn[5] = NAN; xn[270000] = -INFINITY;
     const int top = tg_cpu_simd_level();
-    double ref[3][TG_TRACE_SKETCH_N];
+    double ref[5][TG_TRACE_SKETCH_N];
     bool same = true;
     for (int lv = 0; lv <= top; lv++) {
         tg_cpu_set_simd_cap(lv);
-        for (int c = 0; c < 3; c++) {
+        for (int c = 0; c < 5; c++) {
+            if (c >= 3) {   // long runs, finite and not
+                const int64_t ne[4] = { NL, 1, 1, 1 };
+                const size_t nb[4] = { 4, 4 * (size_t) NL, 4 * (size_t) NL, 4 * (size_t) NL };
+                double sk[TG_TRACE_SKETCH_N];
+                struct tg_trace_summary s;
+                if (!sketch_of(c == 3 ? xl : xn, TG_TYPE_F32, ne, nb, sk, &s)) { same = false; continue; }
+                if (lv == 0) memcpy(ref[c], sk, sizeof(sk));
+                else same = same && memcmp(ref[c], sk, sizeof(sk)) == 0;
+                continue;
+            }
             const int64_t n = c == 0 ? N : c == 1 ? 15 : 333;   // c == 2: a view starting at element 3
             const int64_t ne[4] = { n, 1, 1, 1 };
             const size_t nb[4] = { 4, 4 * (size_t) n, 4 * (size_t) n, 4 * (size_t) n };

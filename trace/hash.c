@@ -5,6 +5,7 @@
 #include "tg/cpu.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -152,6 +153,17 @@ static inline uint64_t sk_hash(uint64_t b) {   // splitmix64's finalizer of a fi
     return z ^ (z >> 31);
 }
 
+// What a block uses of sk_hash(b), packed: bits 0-5 h & 63 (group,
+// rotation), bits 16-31 the 16 sign bits (h >> 32). A table holds the first
+// SK_TAB blocks' (every sketch starts at block 0): the hash's multiply chain
+// was a third of a block's time.
+static inline uint32_t sk_pack(uint64_t h) { return (uint32_t) (h & 63) | (uint32_t) ((h >> 32) & 0xFFFF) << 16; }
+#define SK_TAB 16384
+static uint32_t sk_tab[SK_TAB];
+static pthread_once_t sk_tab_once = PTHREAD_ONCE_INIT;
+static void sk_tab_init(void) { for (uint64_t b = 0; b < SK_TAB; b++) sk_tab[b] = sk_pack(sk_hash(b)); }
+static inline uint32_t sk_fields(uint64_t b) { return b < SK_TAB ? sk_tab[b] : sk_pack(sk_hash(b)); }
+
 struct sk {
     uint64_t pos;                                  // logical index of the next element
     int      path;                                 // sk_path(): 0 scalar, 1 AVX2, 2 AVX-512
@@ -170,7 +182,11 @@ static int sk_path(void) {
     return 0;
 }
 
-static void sk_init(struct sk * k) { memset(k, 0, sizeof(*k)); k->path = sk_path(); }
+static void sk_init(struct sk * k) {
+    memset(k, 0, sizeof(*k));
+    k->path = sk_path();
+    pthread_once(&sk_tab_once, sk_tab_init);
+}
 
 // One element (block boundaries, tails, non-float types).
 static inline void sk_one(struct sk * k, double v) {
@@ -182,90 +198,145 @@ static inline void sk_one(struct sk * k, double v) {
     k->bucket[h & 3][(l + ((h >> 2) & 15)) % SK_LANES] += sgn * v;
 }
 
-// One whole block of 16 float bit patterns (loaded first: no aliasing with
-// the buckets). Lanes whose exponent is all ones (NaN, infinity) become +0;
+// One whole block of 16 floats at p, the block index b's hash choosing the
+// group, rotation and signs. Lanes whose exponent is all ones (NaN, infinity)
+// become +0 (FIN: the caller knows the block is finite and skips the mask);
 // the sign bit is flipped where the block's sign bit is set; lane j goes to
 // bucket (j + r) % 16 of group g: one double addition per bucket.
-static inline void sk_block_scalar(struct sk * k, const uint32_t u[SK_LANES]) {
-    uint64_t h = sk_hash(k->pos / SK_LANES);
-    k->pos += SK_LANES;
+static inline void sk_block_scalar(double (*restrict bucket)[SK_LANES], uint64_t b, const uint8_t * p, bool fin) {
+    (void) fin;
+    uint64_t h = sk_hash(b);
     uint32_t signs = (uint32_t) (h >> 32);
     unsigned r = (unsigned) ((h >> 2) & 15);
-    double * restrict dst = k->bucket[h & 3];
+    double * restrict dst = bucket[h & 3];
     for (unsigned j = 0; j < SK_LANES; j++) {
-        uint32_t keep = (u[j] & 0x7F800000u) != 0x7F800000u ? 0xFFFFFFFFu : 0u;
+        uint32_t u;
+        memcpy(&u, p + 4 * j, 4);
+        uint32_t keep = (u & 0x7F800000u) != 0x7F800000u ? 0xFFFFFFFFu : 0u;
         uint32_t flip = (signs >> j) & 1u ? 0x80000000u : 0u;
-        uint32_t x = (u[j] ^ flip) & keep;
+        uint32_t x = (u ^ flip) & keep;
         float f;
         memcpy(&f, &x, 4);
         dst[(j + r) % SK_LANES] += (double) f;
     }
 }
 
-// n floats (element k of p: LOAD(p, k)) starting at logical index k->pos.
-#define DEFINE_SK(NAME, ATTR, BLOCK, LOAD)                                                        \
-ATTR static void NAME(struct sk * k, const uint8_t * p, size_t n) {                              \
+// n floats at p starting at logical index k->pos; fin: all of them finite.
+#define DEFINE_SK(NAME, ATTR, BLOCK)                                                              \
+ATTR static void NAME(struct sk * k, const uint8_t * p, size_t n, bool fin) {                    \
     size_t i = 0;                                                                                 \
-    for (; i < n && k->pos % SK_LANES; i++) sk_one(k, LOAD(p, i));                                \
-    for (; i + SK_LANES <= n; i += SK_LANES) {                                                    \
-        uint32_t u[SK_LANES];                                                                     \
-        for (int j = 0; j < SK_LANES; j++) { float v = LOAD(p, i + j); memcpy(&u[j], &v, 4); }    \
-        BLOCK(k, u);                                                                              \
+    for (; i < n && k->pos % SK_LANES; i++) sk_one(k, ld_f32(p, i));                              \
+    if (i + SK_LANES <= n) {                                                                      \
+        uint64_t b = k->pos / SK_LANES;   /* in a register: no aliasing with the buckets */        \
+        double (*restrict bucket)[SK_LANES] = k->bucket;                                          \
+        if (fin) for (; i + SK_LANES <= n; i += SK_LANES, b++) BLOCK(bucket, b, p + 4 * i, true);  \
+        else     for (; i + SK_LANES <= n; i += SK_LANES, b++) BLOCK(bucket, b, p + 4 * i, false); \
+        k->pos = b * SK_LANES;                                                                    \
     }                                                                                             \
-    for (; i < n; i++) sk_one(k, LOAD(p, i));                                                     \
+    for (; i < n; i++) sk_one(k, ld_f32(p, i));                                                   \
 }
 
 static inline float ld_f32(const uint8_t * p, size_t k) { float v; memcpy(&v, p + 4 * k, 4); return v; }
-DEFINE_SK(sk_f32_scalar, , sk_block_scalar, ld_f32)
+DEFINE_SK(sk_f32_scalar, , sk_block_scalar)
 
 #if defined(__x86_64__)
 #define SK_AVX2 __attribute__((target("avx2,avx")))
 #define SK_AVX2_INLINE static inline __attribute__((always_inline, target("avx2,avx")))
-// AVX2: the 16 lanes as two halves; out[m] = lane (m - r) % 16 by a
-// permute of each half and a blend on bit 3 of the source index.
-SK_AVX2_INLINE void sk_block_avx2(struct sk * k, const uint32_t u[SK_LANES]) {
-    uint64_t h = sk_hash(k->pos / SK_LANES);
-    k->pos += SK_LANES;
-    const uint32_t signs = (uint32_t) (h >> 32);
-    const int r = (int) ((h >> 2) & 15);
-    double * restrict dst = k->bucket[h & 3];
-    const __m256i expo = _mm256_set1_epi32(0x7F800000), top = _mm256_set1_epi32((int) 0x80000000u);
-    const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
-    __m256i w[2];
-    for (int t = 0; t < 2; t++) {
-        __m256i v = _mm256_loadu_si256((const __m256i *) (u + 8 * t));
-        const __m256i nonfin = _mm256_cmpeq_epi32(_mm256_and_si256(v, expo), expo);
-        const __m256i sb = _mm256_set1_epi32((int) ((signs >> (8 * t)) & 0xFF));
-        const __m256i flip = _mm256_and_si256(_mm256_cmpeq_epi32(_mm256_and_si256(sb, bit), bit), top);
-        w[t] = _mm256_andnot_si256(nonfin, _mm256_xor_si256(v, flip));
+// AVX2: block b's 16 values, sign-flipped, masked and rotated into bucket
+// order (out[m] goes to bucket m of group h & 3); returns sk_fields(b). The
+// lanes as two halves w0, w1: with r = 8q + s, bucket half u takes lane
+// (m - s) % 8 of half (u - q) % 2 where m >= s and of half (u - q - 1) % 2
+// where m < s: one permute of each half by (m - s) % 8, two blends (c0 = a0
+// with a1 below lane s, c1 the other way), c0 to half q, c1 to half 1 - q.
+SK_AVX2_INLINE uint32_t sk_rotate_avx2(uint64_t b, const uint8_t * p, bool fin, float out[SK_LANES]) {
+    const uint32_t h = sk_fields(b);
+    const int r = (int) ((h >> 2) & 15), s = r & 7, q = r >> 3;
+    const __m256i top = _mm256_set1_epi32((int) 0x80000000u);
+    const __m256i sg = _mm256_set1_epi32((int) (h >> 16));
+    // lane j's sign bit (bit j, or bit 8 + j for the upper half) moved to bit 31
+    const __m256i f0 = _mm256_and_si256(_mm256_sllv_epi32(sg, _mm256_setr_epi32(31, 30, 29, 28, 27, 26, 25, 24)), top);
+    const __m256i f1 = _mm256_and_si256(_mm256_sllv_epi32(sg, _mm256_setr_epi32(23, 22, 21, 20, 19, 18, 17, 16)), top);
+    const __m256i v0 = _mm256_loadu_si256((const __m256i *) p), v1 = _mm256_loadu_si256((const __m256i *) (p + 32));
+    __m256i w0 = _mm256_xor_si256(v0, f0), w1 = _mm256_xor_si256(v1, f1);
+    if (!fin) {
+        const __m256i expo = _mm256_set1_epi32(0x7F800000);
+        w0 = _mm256_andnot_si256(_mm256_cmpeq_epi32(_mm256_and_si256(v0, expo), expo), w0);
+        w1 = _mm256_andnot_si256(_mm256_cmpeq_epi32(_mm256_and_si256(v1, expo), expo), w1);
     }
-    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), m15 = _mm256_set1_epi32(15);
-    for (int t = 0; t < 2; t++) {
-        const __m256i idx = _mm256_and_si256(_mm256_sub_epi32(_mm256_add_epi32(lane, _mm256_set1_epi32(8 * t)),
-                                                              _mm256_set1_epi32(r)), m15);
-        const __m256 lo = _mm256_permutevar8x32_ps(_mm256_castsi256_ps(w[0]), idx);
-        const __m256 hi = _mm256_permutevar8x32_ps(_mm256_castsi256_ps(w[1]), idx);
-        const __m256 o = _mm256_blendv_ps(lo, hi, _mm256_castsi256_ps(_mm256_slli_epi32(idx, 28)));
-        double * d = dst + 8 * t;
-        _mm256_store_pd(d, _mm256_add_pd(_mm256_load_pd(d), _mm256_cvtps_pd(_mm256_castps256_ps128(o))));
-        _mm256_store_pd(d + 4, _mm256_add_pd(_mm256_load_pd(d + 4), _mm256_cvtps_pd(_mm256_extractf128_ps(o, 1))));
-    }
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), sv = _mm256_set1_epi32(s);
+    const __m256i idx = _mm256_sub_epi32(lane, sv);   // vpermps reads the low 3 bits: (m - s) % 8
+    const __m256 below = _mm256_castsi256_ps(_mm256_cmpgt_epi32(sv, lane));   // m < s
+    const __m256 a0 = _mm256_permutevar8x32_ps(_mm256_castsi256_ps(w0), idx);
+    const __m256 a1 = _mm256_permutevar8x32_ps(_mm256_castsi256_ps(w1), idx);
+    _mm256_store_ps(out + 8 * q, _mm256_blendv_ps(a0, a1, below));
+    _mm256_store_ps(out + 8 * (1 - q), _mm256_blendv_ps(a1, a0, below));
+    return h;
 }
-DEFINE_SK(sk_f32_avx2, SK_AVX2, sk_block_avx2, ld_f32)
+
+// Up to SK_RUN blocks at a time: first each block rotated into a buffer and
+// listed under its group, then each group's 16 buckets in registers take
+// their blocks in order (the same additions in the same order as one block
+// at a time; a bucket updated in memory by one block and read by the next,
+// at a hash-chosen address, stalled the loads).
+#define SK_RUN 64
+SK_AVX2 static void sk_f32_avx2(struct sk * k, const uint8_t * p, size_t n, bool fin) {
+    size_t i = 0;
+    for (; i < n && k->pos % SK_LANES; i++) sk_one(k, ld_f32(p, i));
+    if (i + SK_LANES > n) { for (; i < n; i++) sk_one(k, ld_f32(p, i)); return; }
+    uint64_t b = k->pos / SK_LANES;
+    float rot[SK_RUN][SK_LANES] __attribute__((aligned(32)));
+    uint8_t list[4][SK_RUN];
+    while (i + SK_LANES <= n) {
+        size_t nblk = (n - i) / SK_LANES < SK_RUN ? (n - i) / SK_LANES : SK_RUN;
+        // the four groups' counts as 16-bit fields of one register (counts
+        // in memory, indexed by the hash, made the same stall)
+        uint64_t cnt = 0;
+        if (fin) {
+            for (size_t j = 0; j < nblk; j++) {
+                unsigned g = (unsigned) (sk_rotate_avx2(b + j, p + 4 * (i + SK_LANES * j), true, rot[j]) & 3);
+                list[g][(cnt >> (16 * g)) & 0xFFFF] = (uint8_t) j;
+                cnt += 1ull << (16 * g);
+            }
+        } else {
+            for (size_t j = 0; j < nblk; j++) {
+                unsigned g = (unsigned) (sk_rotate_avx2(b + j, p + 4 * (i + SK_LANES * j), false, rot[j]) & 3);
+                list[g][(cnt >> (16 * g)) & 0xFFFF] = (uint8_t) j;
+                cnt += 1ull << (16 * g);
+            }
+        }
+        for (int g = 0; g < 4; g++) {
+            const int ng = (int) ((cnt >> (16 * g)) & 0xFFFF);
+            if (!ng) continue;
+            double * d = k->bucket[g];
+            __m256d s0 = _mm256_load_pd(d), s1 = _mm256_load_pd(d + 4), s2 = _mm256_load_pd(d + 8), s3 = _mm256_load_pd(d + 12);
+            for (int t = 0; t < ng; t++) {
+                const float * x = rot[list[g][t]];
+                s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm_load_ps(x)));
+                s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm_load_ps(x + 4)));
+                s2 = _mm256_add_pd(s2, _mm256_cvtps_pd(_mm_load_ps(x + 8)));
+                s3 = _mm256_add_pd(s3, _mm256_cvtps_pd(_mm_load_ps(x + 12)));
+            }
+            _mm256_store_pd(d, s0); _mm256_store_pd(d + 4, s1); _mm256_store_pd(d + 8, s2); _mm256_store_pd(d + 12, s3);
+        }
+        i += SK_LANES * nblk;
+        b += nblk;
+    }
+    k->pos = b * SK_LANES;
+    for (; i < n; i++) sk_one(k, ld_f32(p, i));
+}
 
 #define SK_AVX512 __attribute__((target("avx512f,avx2,avx")))
 #define SK_AVX512_INLINE static inline __attribute__((always_inline, target("avx512f,avx2,avx")))
 // AVX-512: one register, a masked sign flip and one lane permute.
-SK_AVX512_INLINE void sk_block_avx512(struct sk * k, const uint32_t u[SK_LANES]) {
-    uint64_t h = sk_hash(k->pos / SK_LANES);
-    k->pos += SK_LANES;
+SK_AVX512_INLINE void sk_block_avx512(double (*restrict bucket)[SK_LANES], uint64_t b, const uint8_t * p, bool fin) {
+    const uint64_t h = sk_hash(b);
     const uint32_t signs = (uint32_t) (h >> 32);
     const unsigned r = (unsigned) ((h >> 2) & 15);
-    double * restrict dst = k->bucket[h & 3];
+    double * restrict dst = bucket[h & 3];
     const __m512i expo = _mm512_set1_epi32(0x7F800000);
-    __m512i w = _mm512_loadu_si512((const void *) u);
-    __mmask16 fin = _mm512_cmpneq_epi32_mask(_mm512_and_si512(w, expo), expo);
-    w = _mm512_maskz_xor_epi32(fin, w, _mm512_maskz_mov_epi32((__mmask16) signs, _mm512_set1_epi32((int) 0x80000000u)));
+    __m512i w = _mm512_loadu_si512((const void *) p);
+    __mmask16 keep = fin ? (__mmask16) 0xFFFF : _mm512_cmpneq_epi32_mask(_mm512_and_si512(w, expo), expo);
+    w = _mm512_maskz_xor_epi32(keep, w, _mm512_maskz_mov_epi32((__mmask16) signs, _mm512_set1_epi32((int) 0x80000000u)));
     __m512i idx = _mm512_and_si512(_mm512_sub_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                                                     _mm512_set1_epi32((int) r)), _mm512_set1_epi32(15));
     __m512 rot = _mm512_permutexvar_ps(idx, _mm512_castsi512_ps(w));   // rot[m] = lane (m - r) % 16
@@ -274,17 +345,18 @@ SK_AVX512_INLINE void sk_block_avx512(struct sk * k, const uint32_t u[SK_LANES])
     _mm512_store_pd(dst, _mm512_add_pd(_mm512_load_pd(dst), lo));
     _mm512_store_pd(dst + 8, _mm512_add_pd(_mm512_load_pd(dst + 8), hi));
 }
-DEFINE_SK(sk_f32_avx512, SK_AVX512, sk_block_avx512, ld_f32)
+DEFINE_SK(sk_f32_avx512, SK_AVX512, sk_block_avx512)
 #endif
 
-static void sk_f32(struct sk * k, const uint8_t * p, size_t n) {
+// fin: the caller's summary found no NaN or infinity among the n values.
+static void sk_f32(struct sk * k, const uint8_t * p, size_t n, bool fin) {
 #if defined(__x86_64__)
-    if (k->path == 2) { sk_f32_avx512(k, p, n); return; }
-    if (k->path == 1) { sk_f32_avx2(k, p, n); return; }
+    if (k->path == 2) { sk_f32_avx512(k, p, n, fin); return; }
+    if (k->path == 1) { sk_f32_avx2(k, p, n, fin); return; }
 #endif
-    sk_f32_scalar(k, p, n);
+    sk_f32_scalar(k, p, n, fin);
 }
-static void sk_floats(struct sk * k, const float * x, size_t n) { sk_f32(k, (const uint8_t *) x, n); }
+static void sk_floats(struct sk * k, const float * x, size_t n, bool fin) { sk_f32(k, (const uint8_t *) x, n, fin); }
 
 static void sk_finish(const struct sk * k, double * out) { memcpy(out, k->bucket, TG_TRACE_SKETCH_N * sizeof(*out)); }
 
@@ -298,6 +370,10 @@ struct acc {
     uint64_t n_nan, n_inf, n_zero, n;
     struct sk * sk;   // the sketch too (NULL: none)
 };
+
+// NaN and infinities counted so far: unchanged over a piece, the piece is
+// finite and its sketch skips the masking.
+static inline uint64_t acc_bad(const struct acc * a) { return a->n_nan + a->n_inf; }
 
 // Lane-explicit so the compiler vectorizes it without reassociating a
 // scalar reduction (hash.c is built with -O3): 16 independent lanes, folded
@@ -383,24 +459,26 @@ static void acc_f16(struct acc * a, const uint8_t * p, size_t n) {
     for (size_t i = 0; i < n; i += CHUNK) {
         size_t k = n - i < CHUNK ? n - i : CHUNK;
         tg_fp16_to_fp32_row((const tg_fp16_t *) (const void *) (p + 2 * i), tmp, (int64_t) k);
+        const uint64_t bad = acc_bad(a);
         acc_f32(a, (const uint8_t *) tmp, k);
-        if (a->sk) sk_floats(a->sk, tmp, k);
+        if (a->sk) sk_floats(a->sk, tmp, k, acc_bad(a) == bad);
     }
 }
 
 // Floats already converted (the generic path for block types).
 static void acc_floats(struct acc * a, const float * x, size_t n) {
+    const uint64_t bad = acc_bad(a);
     acc_f32(a, (const uint8_t *) x, n);
-    if (a->sk) sk_floats(a->sk, x, n);
+    if (a->sk) sk_floats(a->sk, x, n, acc_bad(a) == bad);
 }
 
 // The sketch of bf16 elements: converted a chunk at a time.
-static void sk_bf16(struct sk * k, const uint8_t * p, size_t n) {
+static void sk_bf16(struct sk * k, const uint8_t * p, size_t n, bool fin) {
     float tmp[CHUNK];
     for (size_t i = 0; i < n; i += CHUNK) {
         size_t m = n - i < CHUNK ? n - i : CHUNK;
         for (size_t j = 0; j < m; j++) tmp[j] = ld_bf16(p, i + j);
-        sk_floats(k, tmp, m);
+        sk_floats(k, tmp, m, fin);
     }
 }
 
@@ -419,9 +497,16 @@ static void summary_row(const uint8_t * p, size_t nbytes, void * user) {
     struct acc * a = user;
     size_t nblk = nbytes / a->ts;
     int64_t n = (int64_t) nblk * a->bs;
+    const uint64_t bad = acc_bad(a);
     switch (a->type) {
-    case TG_TYPE_F32: acc_f32(a, p, (size_t) n); if (a->sk) sk_f32(a->sk, p, (size_t) n); return;
-    case TG_TYPE_BF16: acc_bf16(a, p, (size_t) n); if (a->sk) sk_bf16(a->sk, p, (size_t) n); return;
+    case TG_TYPE_F32:
+        acc_f32(a, p, (size_t) n);
+        if (a->sk) sk_f32(a->sk, p, (size_t) n, acc_bad(a) == bad);
+        return;
+    case TG_TYPE_BF16:
+        acc_bf16(a, p, (size_t) n);
+        if (a->sk) sk_bf16(a->sk, p, (size_t) n, acc_bad(a) == bad);
+        return;
     case TG_TYPE_F16: acc_f16(a, p, (size_t) n); return;
     case TG_TYPE_F64: for (int64_t i = 0; i < n; i++) { double v; memcpy(&v, p + 8 * i, 8); acc_double(a, v); } return;
     case TG_TYPE_I8:  for (int64_t i = 0; i < n; i++) acc_double(a, (int8_t) p[i]); return;
