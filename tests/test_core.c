@@ -259,6 +259,15 @@ static void test_format_name(void) {
 #undef ONE
         }
     CHECK(same, "tg_format_name matches snprintf for %%s/%%d/%%%% formats and the others, truncation included");
+    bool set_same = true;
+    for (size_t j = 0; j < sizeof(strs) / sizeof(strs[0]); j++) {
+        tg_set_name(t, strs[j]);
+        snprintf(want, sizeof(want), "%s", strs[j]);
+        set_same = set_same && !strcmp(t->name, want);
+    }
+    tg_set_name(t, NULL);
+    CHECK(set_same && t->name[0] == 0, "tg_set_name copies like snprintf \"%%s\" (cut at %d characters; NULL: empty)",
+          TG_MAX_NAME - 1);
     tg_context_free(ctx);
 }
 

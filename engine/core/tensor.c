@@ -1,5 +1,6 @@
 // tensor.c - tensor creation, names, flags, predicates, element access.
 #include "core-impl.h"
+#include "text.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -98,15 +99,17 @@ struct tg_tensor * tg_dup_tensor(struct tg_context * ctx, const struct tg_tensor
 
 struct tg_tensor * tg_set_name(struct tg_tensor * t, const char * name) {
     if (!t) return NULL;
-    snprintf(t->name, sizeof(t->name), "%s", name ? name : "");
+    size_t n = name ? strnlen(name, sizeof(t->name) - 1) : 0;   // snprintf "%s", without its cost
+    memcpy(t->name, name ? name : "", n);
+    t->name[n] = 0;
     return t;
 }
 
-// The names the graph builders write ("%s-%d", "%s (view)") take most of a
+// The names the graph builders write ("%s-%d", "%s (view)") took most of a
 // token's graph-building time through vsnprintf: formats made only of %s, %d
 // and %% are written here (the same output, truncated the same way), the
 // others go to vsnprintf.
-static bool format_simple(char * out, size_t cap, const char * fmt, va_list ap) {
+bool tg_format_simple(char * out, size_t cap, const char * fmt, va_list ap) {
     for (const char * f = fmt; *f; f++)
         if (*f == '%' && f[1] != 's' && f[1] != 'd' && f[1] != '%') return false;
     size_t n = 0;
@@ -140,7 +143,7 @@ struct tg_tensor * tg_format_name(struct tg_tensor * t, const char * fmt, ...) {
     if (!t) return NULL;
     va_list ap;
     va_start(ap, fmt);
-    bool done = format_simple(t->name, sizeof(t->name), fmt, ap);
+    bool done = tg_format_simple(t->name, sizeof(t->name), fmt, ap);
     va_end(ap);
     if (!done) {
         va_start(ap, fmt);

@@ -7,7 +7,15 @@
 #ifndef TG_CORE_TEXT_H
 #define TG_CORE_TEXT_H
 
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
+
+// vsnprintf(out, cap, fmt, ap) for formats made only of %s, %d and %% (the
+// names and placement notes the engine writes for every node of every
+// graph, where glibc's vsnprintf is measurable): the same output, truncated
+// the same way. False (nothing written, ap untouched) for any other format.
+bool tg_format_simple(char * out, size_t cap, const char * fmt, va_list ap);
 
 // Length (1..4) of the well-formed UTF-8 sequence at s (n bytes left), or 0
 // when s starts an invalid, overlong, surrogate, out-of-range or truncated

@@ -1,5 +1,6 @@
 // sched-place.c - placement passes (each decision with its cause), splits,
 // split inputs and their copies, and the graph handed to the allocator.
+#include "core/text.h"
 #include "sched/sched-impl.h"
 
 #include <stdarg.h>
@@ -26,8 +27,13 @@ static void set_pl(struct tg_sched_placement * p, int backend, enum tg_cause cau
     p->pass = pass;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(p->detail, sizeof p->detail, fmt, ap);
+    bool done = tg_format_simple(p->detail, sizeof p->detail, fmt, ap);   // every node of every graph
     va_end(ap);
+    if (!done) {
+        va_start(ap, fmt);
+        vsnprintf(p->detail, sizeof p->detail, fmt, ap);
+        va_end(ap);
+    }
 }
 
 // Placement record of t in the current graph (node or leaf), or NULL.
