@@ -126,14 +126,15 @@ static void test_estimator(void) {
 // Records a run of the model (the same tokens every time) into path: a
 // prompt of n_prompt tokens (5, or longer so that a BLAS backend takes the
 // matrix products), then 3 tokens; devices as the llama context takes them.
-static bool record_on(const char * model_name, const char * path, bool contents, int n_prompt, const char * devices) {
+static bool record_on(const char * model_name, const char * path, bool contents, int n_prompt, const char * devices,
+                      int n_threads) {
     char mp[1024];
     snprintf(mp, sizeof(mp), "%s/%s", TG_TEST_DATA, model_name);
     struct tg_llama_model * model = tg_llama_model_load(mp, NULL);
     if (!model) { printf("  %s: %s\n", mp, tg_last_error()); return false; }
     struct tg_llama_context_params cp = tg_llama_context_default_params();
     cp.n_ctx = 64;
-    cp.n_threads = 2;
+    cp.n_threads = n_threads;
     cp.devices = devices;
     struct tg_llama_context * ctx = tg_llama_context_new(model, &cp);
     struct tg_trace_options opt = tg_trace_default_options();
@@ -156,7 +157,7 @@ static bool record_on(const char * model_name, const char * path, bool contents,
 }
 
 static bool record(const char * model_name, const char * path, bool contents) {
-    return record_on(model_name, path, contents, 5, NULL);
+    return record_on(model_name, path, contents, 5, NULL, 2);
 }
 
 // True rel L2 of node (graph, node, seq) between the two traces' contents; NAN if not both there.
@@ -307,8 +308,40 @@ static void test_paths(void) {
           tg_cpu_simd_name());
 }
 
+// The same run on 1 and on 2 threads (kernels split between threads, the
+// recorder's hashing shared with the waiting thread where a batch is large):
+// the same trace, bit for bit - flags, hashes, summaries and sketches.
+static void test_threads(void) {
+    char p1[64], p2[64];
+    snprintf(p1, sizeof(p1), "test_trace_sketch.%d.t1.tgt", (int) getpid());
+    snprintf(p2, sizeof(p2), "test_trace_sketch.%d.t2.tgt", (int) getpid());
+    bool ok = record_on("tiny-f32.gguf", p1, false, 40, "CPU", 1) && record_on("tiny-f32.gguf", p2, false, 40, "CPU", 2);
+    CHECK(ok, "the same run recorded on 1 and on 2 threads");
+    struct tg_trace * ta = ok ? tg_trace_open(p1) : NULL, * tb = ok ? tg_trace_open(p2) : NULL;
+    int n = 0, same = 0;
+    for (int i = 0; ta && tb && i < tg_trace_n_evals(ta); i++) {
+        struct tg_trace_eval ea, eb;
+        struct tg_trace_sketch ka, kb;
+        if (!tg_trace_get_eval(ta, i, &ea) || !(ea.flags & TG_TRACE_EVAL_SKETCH)) continue;
+        int j = tg_trace_find_eval(tb, ea.graph_id, ea.node, ea.compute_seq);
+        int sa = tg_trace_find_sketch(ta, ea.graph_id, ea.node, ea.compute_seq);
+        int sb = tg_trace_find_sketch(tb, ea.graph_id, ea.node, ea.compute_seq);
+        n++;
+        same += j >= 0 && tg_trace_get_eval(tb, j, &eb) && eb.flags == ea.flags && eb.hash == ea.hash &&
+                memcmp(&eb.sum, &ea.sum, sizeof(ea.sum)) == 0 && sa >= 0 && sb >= 0 &&
+                tg_trace_get_sketch(ta, sa, &ka) && tg_trace_get_sketch(tb, sb, &kb) && !memcmp(ka.v, kb.v, sizeof(ka.v));
+    }
+    CHECK(n > 100, "%d sketched nodes", n);
+    CHECK(same == n, "1 and 2 threads: the same flags, hash, summary and sketch for %d of %d nodes", same, n);
+    tg_trace_close(ta);
+    tg_trace_close(tb);
+    unlink(p1);
+    unlink(p2);
+}
+
 int main(void) {
     test_paths();
+    test_threads();
     test_views();
     test_estimator();
     char f32[64], q8[64], q4[64], f32n[64], q8n[64];
@@ -330,7 +363,7 @@ int main(void) {
     char cpu[64], blas[64];
     snprintf(cpu, sizeof(cpu), "test_trace_sketch.%d.cpu.tgt", pid);
     snprintf(blas, sizeof(blas), "test_trace_sketch.%d.blas.tgt", pid);
-    ok = record_on("tiny-f32.gguf", cpu, true, 40, "CPU") && record_on("tiny-f32.gguf", blas, true, 40, "BLAS,CPU");
+    ok = record_on("tiny-f32.gguf", cpu, true, 40, "CPU", 2) && record_on("tiny-f32.gguf", blas, true, 40, "BLAS,CPU", 2);
     CHECK(ok, "CPU and BLAS runs recorded with every node's contents");
     if (ok) compare_runs("CPU vs BLAS", blas, cpu, 0.25);   // only the matrix products and what follows differ
     unlink(cpu); unlink(blas);
