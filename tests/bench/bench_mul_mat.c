@@ -15,6 +15,7 @@
 //
 // usage: bench_mul_mat [-t threads (2)] [-r repeats (scaled to ~0.2 s)]
 //                      [-l scalar|avx|avx2|avx512|avx512vnni (cap the SIMD level)]
+//                      [-T type,type... (those types only)] [-g (the generation-from-DRAM table only)]
 #include "cpu/vec-impl.h"
 #include "tg/cpu.h"
 
@@ -22,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 static double now_s(void) {
@@ -283,8 +285,12 @@ static bool bench_one(struct tg_cpu_pool * pool, enum tg_type wt, int64_t k, int
 
 int main(int argc, char ** argv) {
     int nth = 2, reps = 0, cap = -1;
+    const char * only = NULL;   // -T: comma-separated type names
+    bool dram_only = false;     // -g: the generation-from-DRAM table alone
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-t") && i + 1 < argc) nth = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-T") && i + 1 < argc) only = argv[++i];
+        else if (!strcmp(argv[i], "-g")) dram_only = true;
         else if (!strcmp(argv[i], "-r") && i + 1 < argc) reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-l") && i + 1 < argc) {
             const char * l = argv[++i];
@@ -293,11 +299,26 @@ int main(int argc, char ** argv) {
                 : !strcmp(l, "avx512vnni") ? TG_SIMD_AVX512VNNI : -2;
             if (cap == -2) { fprintf(stderr, "bench_mul_mat: unknown level '%s'\n", l); return 1; }
         } else {
-            fprintf(stderr, "usage: bench_mul_mat [-t threads] [-r repeats] [-l scalar|avx|avx2|avx512|avx512vnni]\n");
+            fprintf(stderr, "usage: bench_mul_mat [-t threads] [-r repeats] [-l scalar|avx|avx2|avx512|avx512vnni] "
+                            "[-T type,type...] [-g (generation from DRAM only)]\n");
             return 1;
         }
     }
     if (nth < 1 || nth > 64) { fprintf(stderr, "bench_mul_mat: threads must be 1..64\n"); return 1; }
+    const enum tg_type all_types[] = { TG_TYPE_F32, TG_TYPE_F16, TG_TYPE_BF16, TG_TYPE_Q8_0, TG_TYPE_Q4_0, TG_TYPE_IQ4_NL,
+                                       TG_TYPE_Q4_K, TG_TYPE_Q5_K, TG_TYPE_Q6_K, TG_TYPE_IQ4_XS };
+    enum tg_type types[sizeof(all_types) / sizeof(all_types[0])];
+    int n_types = 0;
+    for (size_t k = 0; k < sizeof(all_types) / sizeof(all_types[0]); k++) {
+        const char * nm = tg_type_name(all_types[k]);
+        bool want = !only;
+        for (const char * o = only; o && *o && !want; o += strcspn(o, ",") + (o[strcspn(o, ",")] == ',')) {
+            size_t len = strcspn(o, ",");
+            want = len == strlen(nm) && !strncasecmp(o, nm, len);
+        }
+        if (want) types[n_types++] = all_types[k];
+    }
+    if (n_types == 0) { fprintf(stderr, "bench_mul_mat: no type of '%s' is benchmarked here\n", only); return 1; }
     tg_cpu_set_simd_cap(cap);
     static const char * level_names[] = { "scalar", "avx", "avx2", "avx512", "avx512vnni" };
     struct tg_cpu_pool * pool = tg_cpu_pool_new(nth);
@@ -322,11 +343,8 @@ int main(int argc, char ** argv) {
            "of peak", "weights/s", "read bw (same", "ratio");
     printf("%-6s %-10s %4s %11s %11s %9s %7s %11s %14s %6s\n", "", "m x k", "", "(median)", "", "(median)", "", "(n=1)",
            "size buffer)", "");
-    const enum tg_type types[] = { TG_TYPE_F32, TG_TYPE_F16, TG_TYPE_BF16, TG_TYPE_Q8_0, TG_TYPE_Q4_0, TG_TYPE_IQ4_NL,
-                                   TG_TYPE_Q4_K, TG_TYPE_Q5_K, TG_TYPE_Q6_K, TG_TYPE_IQ4_XS };
-    const int n_types = (int) (sizeof(types) / sizeof(types[0]));
     const int64_t ms[] = { 768, 3072 }, ns[] = { 1, 256 };
-    for (int ti = 0; ti < n_types; ti++)
+    for (int ti = 0; ti < (dram_only ? 0 : n_types); ti++)
     for (int mi = 0; mi < 2; mi++)
     for (int ni = 0; ni < 2; ni++) {
         struct result r;
