@@ -50,6 +50,11 @@ void tg_context_free(struct tg_context * ctx) {
     free(ctx);
 }
 
+bool tg__arena_fits(const struct tg_context * ctx, size_t size) {
+    size_t cost = tg__arena_cost(size);
+    return cost >= size && cost <= ctx->mem_size - ctx->used;
+}
+
 void * tg__arena_alloc(struct tg_context * ctx, size_t size, enum tg_object_kind kind, const char * what) {
     size_t cost = tg__arena_cost(size);
     size_t left = ctx->mem_size - ctx->used;

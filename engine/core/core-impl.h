@@ -31,6 +31,8 @@ struct tg_context {
 // Allocates `size` payload bytes of kind `kind` from the arena (zeroed).
 // Returns the payload, or NULL with TG_ERR_NOMEM naming `what` and the sizes.
 void * tg__arena_alloc(struct tg_context * ctx, size_t size, enum tg_object_kind kind, const char * what);
+// Whether tg__arena_alloc(ctx, size, ...) would find room.
+bool tg__arena_fits(const struct tg_context * ctx, size_t size);
 // Bytes the arena takes for a payload of `size` bytes (header + padding).
 size_t tg__arena_cost(size_t size);
 

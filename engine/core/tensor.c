@@ -44,10 +44,13 @@ struct tg_tensor * tg__new_tensor(struct tg_context * ctx, enum tg_type type, in
     bool with_data = !view_src && !ctx->no_alloc;
     size_t hdr = TG_PAD(sizeof(struct tg_tensor), TG_MEM_ALIGN);
     size_t payload = hdr + (with_data ? nbytes : 0);
-    char desc[160];
-    snprintf(desc, sizeof(desc), "tensor [%lld,%lld,%lld,%lld] %s (%s)", (long long) ne[0],
-             (long long) (n_dims > 1 ? ne[1] : 1), (long long) (n_dims > 2 ? ne[2] : 1),
-             (long long) (n_dims > 3 ? ne[3] : 1), tg_type_name(type), what);
+    // the tensor's description, for the error only (formatting it for every
+    // tensor of every graph build was a measurable part of generation)
+    char desc[160] = "tensor";
+    if (payload < hdr || !tg__arena_fits(ctx, payload))
+        snprintf(desc, sizeof(desc), "tensor [%lld,%lld,%lld,%lld] %s (%s)", (long long) ne[0],
+                 (long long) (n_dims > 1 ? ne[1] : 1), (long long) (n_dims > 2 ? ne[2] : 1),
+                 (long long) (n_dims > 3 ? ne[3] : 1), tg_type_name(type), what);
     if (payload < hdr) { tg_error(TG_ERR_NOMEM, "%s: size overflows", desc); return NULL; }
     char * mem = tg__arena_alloc(ctx, payload, TG_OBJ_TENSOR, desc);
     if (!mem) return NULL;
