@@ -1,5 +1,6 @@
-// text.h - untrusted text shown to people: the one UTF-8 validator and the
-// one escaping routine of the tgdb libraries (private: not installed; libtg
+// text.h - text the engine writes and untrusted text shown to people: the
+// fast %s/%d formatter of node names and placement notes, the one UTF-8
+// validator and the one escaping routine of the tgdb libraries (private: not installed; libtg
 // defines them, the CLI, the TUI and the DOT writer reach them through this
 // header). Names in traces and keys in GGUF files come from files anyone can
 // write: they may hold control characters, escape sequences and bytes that
