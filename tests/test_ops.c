@@ -490,6 +490,36 @@ static void case_cpy_into_views(void) {
     }
 }
 
+// Rows of one or two elements (a token's V column written into a transposed
+// V cache: [T, n_embd] views of the cache, T = 1 when generating), from a
+// transposed and from a contiguous source, into F32 and F16.
+static void case_cpy_short_rows(void) {
+    for (int b = 0; b < 2; b++) {
+        for (int n0 = 1; n0 <= 2; n0++) {
+            for (int v = 0; v < 2; v++) {
+                const enum tg_type td = b ? TG_TYPE_F16 : TG_TYPE_F32;
+                const int64_t sh[4] = { n0, 40, 3, 1 };
+                struct tg_context * ctx = new_ctx();
+                struct tg_tensor * s = input(ctx, TG_TYPE_F32, sh, v ? L_TRANSP : L_CONTIG, -2, 2);
+                struct tg_tensor * big = input(ctx, td, (const int64_t[4]) { 40, n0 + 5, 3, 1 }, L_CONTIG, -1, 1);
+                // rows 2.. of big, transposed: element k of a row n_embd-ish apart
+                struct tg_tensor * part = tg_view_3d(ctx, big, 40, n0, 3, big->nb[1], big->nb[2], 2 * big->nb[1]);
+                struct tg_tensor * dst = part ? tg_transpose(ctx, part) : NULL;
+                struct tg_tensor * out = dst ? tg_cpy(ctx, s, dst) : NULL;
+                char what[200], da[64], db[64];
+                snprintf(what, sizeof(what), "cpy %s -> %s (rows of %d)", desc(s, da, sizeof(da)),
+                         dst ? desc(dst, db, sizeof(db)) : "?", (int) n0);
+                if (!out) { CHECK(false, "%s constructed: %s", what, tg_last_error()); tg_context_free(ctx); continue; }
+                double * ref = ref_alloc(s);
+                FOR4(s) ref[LIN(s)] = getv(s, i0, i1, i2, i3);
+                if (compute(ctx, out, what)) check_out(dst, ref, td == TG_TYPE_F32 ? 0 : thr_for(td), what);
+                free(ref);
+                tg_context_free(ctx);
+            }
+        }
+    }
+}
+
 // F64 (GGUF's double type) converts to and from f32 like the other float types.
 static void case_f64(void) {
     static const int64_t sh[4] = { 64, 6, 3, 1 }, sa[4] = { 64, 10, 2, 1 };
@@ -964,6 +994,7 @@ static void run_all_cases(void) {
     case_repeat_concat();
     case_copy();
     case_cpy_into_views();
+    case_cpy_short_rows();
     case_f64();
     case_get_rows();
     case_set_rows();

@@ -43,6 +43,19 @@ static void read_flat(const struct tg_tensor * s, int64_t idx, int64_t n, float 
 // Same type, not quantized, any layouts: element bytes copied in logical order.
 static void copy_same_type(const struct tg_cpu_params * p, struct tg_tensor * d, const struct tg_tensor * s) {
     const size_t es = tg_type_size(d->type);
+    if (tg_is_contiguous(d)) {   // (a cont of a permuted view) the source's rows, each to its place in d
+        const int64_t ns0 = s->ne[0];
+        for (struct tg_cpu_row_it it = tg_cpu_rows_of(p, s); tg_cpu_row_next(&it);) {
+            const char * sr = tg_cpu_row_ptr(s, it.i1, it.i2, it.i3);
+            char * dr = (char *) d->data + (size_t) (it.r * ns0) * es;
+            if (s->nb[0] == es) {
+                memcpy(dr, sr, (size_t) ns0 * es);
+                continue;
+            }
+            for (int64_t k = 0; k < ns0; k++) memcpy(dr + (size_t) k * es, sr + k * (int64_t) s->nb[0], es);
+        }
+        return;
+    }
     const int64_t ne0 = d->ne[0];
     for (struct tg_cpu_row_it it = tg_cpu_rows_of(p, d); tg_cpu_row_next(&it);) {
         char * dr = tg_cpu_row_ptr(d, it.i1, it.i2, it.i3);
@@ -68,6 +81,27 @@ void tg_cpu_op_dup(const struct tg_cpu_params * p, struct tg_tensor * dst) {
     const bool same_shape = tg_are_same_shape(s, dst);
     if (s->type == dst->type && !is_quant_type(s->type) && !same_shape) {
         copy_same_type(p, dst, s);
+        return;
+    }
+    if (same_shape && dst->ne[0] <= 4 && s->type == TG_TYPE_F32 && (dst->type == TG_TYPE_F16 || dst->type == TG_TYPE_F32)) {
+        // rows of a few elements (a token's V column written into the
+        // transposed V cache: one element per row): element by element, the
+        // same conversion the row store makes, without its per-row set-up
+        const bool f16 = dst->type == TG_TYPE_F16;
+        for (struct tg_cpu_row_it it = tg_cpu_rows_of(p, dst); tg_cpu_row_next(&it);) {
+            const char * sr = tg_cpu_row_ptr(s, it.i1, it.i2, it.i3);
+            char * dr = tg_cpu_row_ptr(dst, it.i1, it.i2, it.i3);
+            for (int64_t k = 0; k < dst->ne[0]; k++) {
+                float v;
+                memcpy(&v, sr + k * (int64_t) s->nb[0], sizeof v);
+                if (f16) {
+                    tg_fp16_t h = tg_fp32_to_fp16(v);
+                    memcpy(dr + k * (int64_t) dst->nb[0], &h, sizeof h);
+                } else {
+                    memcpy(dr + k * (int64_t) dst->nb[0], &v, sizeof v);
+                }
+            }
+        }
         return;
     }
     const int64_t stride = tg_cpu_row_stride(dst);
