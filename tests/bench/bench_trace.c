@@ -2,6 +2,7 @@
 // trace reader's speed on a 200k-node trace.
 //
 //   bench_trace [MODEL.gguf] [--pp N] [--tg N] [--threads N] [--reps N] [--no-model] [--no-reader] [--config NAME]
+//               [--configs NAME,NAME...]
 //
 // Without MODEL, samples/make-model writes /tmp/tgdb-bench-100m-q8_0.gguf
 // (preset 100m, q8_0) once. For each configuration: prompt processing (pp, N
@@ -14,6 +15,10 @@
 //   computed   hashes + summaries of computing nodes only (--trace-hash computed: views skipped)
 //   -sketch    hashes + summaries without the value sketches (what "hashes" was before format 1.2)
 // Overheads are relative to "none" (target: hashes under 10% of tg time).
+// Each round runs the configurations back to back, starting one further
+// along every round (a fixed order would give the later ones whatever drift
+// a round has); --configs runs "none" and the listed ones only (shorter
+// rounds: the pairs are closer in time).
 #include "tg/llama.h"
 #include "tg/trace-check.h"
 #include "tg/trace-read.h"
@@ -125,6 +130,15 @@ static double median(double * v, int n) {   // sorts v
 }
 
 static const char * only_cfg;   // --config NAME: run that configuration alone (profiling)
+static const char * some_cfgs;  // --configs A,B: "none" and these
+
+static bool cfg_listed(const char * list, const char * name) {
+    size_t n = strlen(name);
+    for (const char * p = list; p && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
+        if (strcspn(p, ",") == n && !strncmp(p, name, n)) return true;
+    }
+    return false;
+}
 
 static int bench_model(const char * model_arg, int n_pp, int n_tg, int n_threads, int reps) {
     const char * path = ensure_model(model_arg);
@@ -149,10 +163,14 @@ static int bench_model(const char * model_arg, int n_pp, int n_tg, int n_threads
     // "none" of the same round (adjacent in time), median over the rounds
     double * tg_run = calloc((size_t) reps * NCFG, sizeof(double)), * pp_run = calloc((size_t) reps * NCFG, sizeof(double));
     if (!tg_run || !pp_run) { free(tg_run); free(pp_run); tg_llama_model_free(model); return 1; }
+    bool want[NCFG];
+    for (int k = 0; k < NCFG; k++)
+        want[k] = only_cfg ? !strcmp(only_cfg, cfgs[k].name) : !some_cfgs || k == 0 || cfg_listed(some_cfgs, cfgs[k].name);
     for (int rep = 0; rep < reps; rep++) {
-        for (int k = 0; k < NCFG; k++) {   // interleaved: machine noise hits every configuration alike
+        for (int kk = 0; kk < NCFG; kk++) {   // interleaved: machine noise hits every configuration alike
+            const int k = (kk + rep) % NCFG;   // rotated: no configuration always runs last
             struct result r;
-            if (only_cfg && strcmp(only_cfg, cfgs[k].name) != 0) continue;
+            if (!want[k]) continue;
             if (!run_once(model, &cfgs[k], n_pp, n_tg, n_threads, &r)) { tg_llama_model_free(model); return 1; }
             tg_run[rep * NCFG + k] = r.tg_ms;
             pp_run[rep * NCFG + k] = r.pp_ms;
@@ -168,7 +186,7 @@ static int bench_model(const char * model_arg, int n_pp, int n_tg, int n_threads
            "tg ovh", "pp cpu ms", "cpu ovh", "tg cpu ms", "cpu ovh", "trace MiB", "evals");
     for (int k = 0; k < NCFG; k++) {
         const struct result * b = &best[k], * z = &best[0];
-        if (only_cfg && strcmp(only_cfg, cfgs[k].name) != 0) continue;   // not run
+        if (!want[k]) continue;   // not run
         if (only_cfg) z = b;
         printf("%-8s %10.1f %8.1f%% %11.2f %8.1f%% | %10.1f %8.1f%% %11.2f %8.1f%% | %9.2f %7d\n", cfgs[k].name,
                n_pp / (b->pp_ms / 1e3), 100.0 * (b->pp_ms / z->pp_ms - 1.0), b->tg_ms, 100.0 * (b->tg_ms / z->tg_ms - 1.0),
@@ -181,6 +199,7 @@ static int bench_model(const char * model_arg, int n_pp, int n_tg, int n_threads
         printf("%-8s %12s %12s %18s\n", "config", "pp ovh", "tg ovh", "tg quartiles");
         double tg_med[NCFG] = {0};
         for (int k = 1; k < NCFG; k++) {
+            if (!want[k]) continue;
             double * rt = malloc((size_t) reps * sizeof(double)), * rp = malloc((size_t) reps * sizeof(double));
             if (!rt || !rp) { free(rt); free(rp); break; }
             for (int rep = 0; rep < reps; rep++) {
@@ -197,7 +216,7 @@ static int bench_model(const char * model_arg, int n_pp, int n_tg, int n_threads
         // different moments, and one lucky baseline run on a shared machine
         // moves it by several points; the best-run figure is printed beside it.
         double ovh_best = best[2].tg_ms / best[0].tg_ms - 1.0;
-        printf("target: 'hashes' under 10%% of tg time: %.1f%% (paired median; best runs: %.1f%%): %s\n",
+        if (want[2]) printf("target: 'hashes' under 10%% of tg time: %.1f%% (paired median; best runs: %.1f%%): %s\n",
                100.0 * tg_med[2], 100.0 * ovh_best, tg_med[2] < 0.10 ? "met" : "NOT met");
     }
     free(tg_run);
@@ -298,8 +317,9 @@ int main(int argc, char ** argv) {
         else if (!strcmp(argv[i], "--no-model")) no_model = true;
         else if (!strcmp(argv[i], "--no-reader")) no_reader = true;
         else if (!strcmp(argv[i], "--config") && i + 1 < argc) only_cfg = argv[++i];
+        else if (!strcmp(argv[i], "--configs") && i + 1 < argc) some_cfgs = argv[++i];
         else if (argv[i][0] != '-') model = argv[i];
-        else { fprintf(stderr, "usage: bench_trace [MODEL.gguf] [--pp N] [--tg N] [--threads N] [--reps N] [--no-model] [--no-reader] [--config NAME]\n"); return 1; }
+        else { fprintf(stderr, "usage: bench_trace [MODEL.gguf] [--pp N] [--tg N] [--threads N] [--reps N] [--no-model] [--no-reader] [--config NAME] [--configs NAME,NAME...]\n"); return 1; }
     }
     if (n_pp < 1 || n_tg < 1 || n_threads < 1 || reps < 1) { fprintf(stderr, "bench_trace: bad sizes\n"); return 1; }
     int rc = no_model ? 0 : bench_model(model, n_pp, n_tg, n_threads, reps);
