@@ -128,6 +128,18 @@ static void test_splits_scenario(struct tg_backend * cpu, struct tg_backend * bl
         CHECK(tg_sched_get_n_copies(s) == 0, "scenario: BLAS shares host memory: no copies");
         if (cases[c].usage == TG_BUFFER_USAGE_WEIGHTS && cases[c].n == 16)
             CHECK(strstr(ph->detail, "weight W is in buffer CPU (usage weights)") != NULL, "weight cause detail: %s", ph->detail);
+        if (c == 0)   // a note with numbers, written when read (%s and %d arguments kept until then)
+            CHECK(!strcmp(ph->detail, "BLAS supports MUL_MAT and 1/2 of its inputs' buffers"), "src cause detail: %s", ph->detail);
+        int unwritten = 0;
+        for (int i = 0; i < tg_sched_n_node_placements(s); i++) {
+            const struct tg_sched_placement * p = tg_sched_node_placement(s, i);
+            unwritten += !p || !p->detail[0] || strchr(p->detail, '%') != NULL;
+        }
+        for (int l = 0; l < tg_sched_n_leaf_placements(s); l++) {
+            const struct tg_sched_placement * p = tg_sched_leaf_placement(s, l);
+            unwritten += !p || !p->detail[0] || strchr(p->detail, '%') != NULL;
+        }
+        CHECK(unwritten == 0, "scenario n=%d usage %s: every placement's detail reads as text (%d not)", cases[c].n, us, unwritten);
         const struct tg_sched_placement * pw = tg_sched_get_placement(s, m.W);
         CHECK(pw && pw->cause == TG_CAUSE_PREALLOCATED && strcmp(backend_of(s, m.W), "CPU") == 0, "weight leaf W preallocated on CPU");
         const struct tg_sched_placement * px = tg_sched_get_placement(s, m.x);

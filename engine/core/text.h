@@ -1,5 +1,5 @@
 // text.h - text the engine writes and untrusted text shown to people: the
-// fast %s/%d formatter of node names and placement notes, the one UTF-8
+// fast %s/%d formatter of node names, the one UTF-8
 // validator and the one escaping routine of the tgdb libraries (private: not installed; libtg
 // defines them, the CLI, the TUI and the DOT writer reach them through this
 // header). Names in traces and keys in GGUF files come from files anyone can
@@ -13,8 +13,8 @@
 #include <stddef.h>
 
 // vsnprintf(out, cap, fmt, ap) for formats made only of %s, %d and %% (the
-// names and placement notes the engine writes for every node of every
-// graph, where glibc's vsnprintf is measurable): the same output, truncated
+// names the engine writes for every node of every graph, where glibc's
+// vsnprintf is measurable): the same output, truncated
 // the same way. False (nothing written, ap untouched) for any other format.
 bool tg_format_simple(char * out, size_t cap, const char * fmt, va_list ap);
 

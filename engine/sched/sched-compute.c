@@ -32,6 +32,8 @@ void tg_sched_emit_sched(struct tg_sched * s, enum tg_obs_sched_what what) {
 }
 
 void tg_sched_emit_split(struct tg_sched * s) {
+    for (int i = 0; s->graph && i < s->graph->n_nodes; i++) tg_sched_fill_detail(s, &s->node_pl[i]);   // observers read them
+    for (int l = 0; s->graph && l < s->graph->n_leafs; l++) tg_sched_fill_detail(s, &s->leaf_pl[l]);
     struct tg_obs_split_event ev = {
         .sched = s, .sched_id = s->id, .graph_seq = s->graph_seq, .graph = s->graph,
         .n_backends = s->n_backends, .backends = s->backends,

@@ -10,6 +10,16 @@
 
 struct tg_src_repl { struct tg_tensor * node; int j; struct tg_tensor * orig; };
 
+// The detail text of a placement not yet written: its format (%s and %d
+// only) and arguments. fmt NULL: nothing waits (detail is what it says).
+#define TG_SCHED_NOTE_ARGS 6
+struct tg_sched_note {
+    const char * fmt;
+    int          n;
+    unsigned     ints;                       // bit i: argument i is an int
+    union { const char * s; int d; } a[TG_SCHED_NOTE_ARGS];
+};
+
 struct tg_sched {
     uint64_t                id;
     int                     n_backends;
@@ -29,6 +39,12 @@ struct tg_sched {
     struct tg_sched_placement * node_pl;   // [n_nodes]
     struct tg_sched_placement * leaf_pl;   // [n_leafs]
     size_t                  cap_nodes, cap_leafs;
+    // A placement's detail text is written when someone reads it (the
+    // accessors, the split event): until then its format and arguments wait
+    // here (sched-place.c, tg_sched_fill_detail).
+    struct tg_sched_note *  node_note;     // [n_nodes], cap_nodes
+    struct tg_sched_note *  leaf_note;     // [n_leafs]
+    size_t                  cap_leaf_notes;
     int *                   node_split;    // [n_nodes]
 
     struct tg_sched_split * splits;
@@ -67,6 +83,9 @@ struct tg_sched {
 
 // sched-place.c: passes 1-4, splits, copies, the allocator's graph.
 enum tg_status tg_sched_split_graph(struct tg_sched * sched, struct tg_graph * g);
+// Writes p's detail text if it is still waiting (p: one of sched's node or
+// leaf placements); returns p. The accessors and the split event call it.
+struct tg_sched_placement * tg_sched_fill_detail(const struct tg_sched * sched, const struct tg_sched_placement * p);
 // sched.c: undoes source replacement and forgets the copies.
 void tg_sched_restore_srcs(struct tg_sched * sched);
 // sched-compute.c

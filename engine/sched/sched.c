@@ -41,6 +41,7 @@ void tg_sched_free(struct tg_sched * s) {
     tg_ptrmap_free(&s->pins);
     tg_ptrmap_free(&s->where);
     free(s->node_pl); free(s->leaf_pl); free(s->node_split);
+    free(s->node_note); free(s->leaf_note);
     free(s->splits); free(s->io); free(s->repl);
     free(s->gcopy.nodes); free(s->gcopy.leafs);
     free(s->gc_node_ids); free(s->gc_leaf_ids); free(s->gc_user_index);
@@ -121,8 +122,8 @@ enum tg_status tg_sched_set_tensor_backend(struct tg_sched * s, struct tg_tensor
 const struct tg_sched_placement * tg_sched_get_placement(const struct tg_sched * s, const struct tg_tensor * t) {
     if (!s || !s->graph) return NULL;
     int w = (int) tg_ptrmap_find(&s->where, t, -1);
-    if (w >= 0) return w < s->graph->n_nodes ? &s->node_pl[w] : NULL;
-    if (w <= -2 && -w - 2 < s->graph->n_leafs) return &s->leaf_pl[-w - 2];
+    if (w >= 0) return w < s->graph->n_nodes ? tg_sched_fill_detail(s, &s->node_pl[w]) : NULL;
+    if (w <= -2 && -w - 2 < s->graph->n_leafs) return tg_sched_fill_detail(s, &s->leaf_pl[-w - 2]);
     return NULL;
 }
 
@@ -155,11 +156,11 @@ int tg_sched_n_node_placements(const struct tg_sched * s) { return s && s->graph
 int tg_sched_n_leaf_placements(const struct tg_sched * s) { return s && s->graph ? s->graph->n_leafs : 0; }
 
 const struct tg_sched_placement * tg_sched_node_placement(const struct tg_sched * s, int i) {
-    return i >= 0 && i < tg_sched_n_node_placements(s) ? &s->node_pl[i] : NULL;
+    return i >= 0 && i < tg_sched_n_node_placements(s) ? tg_sched_fill_detail(s, &s->node_pl[i]) : NULL;
 }
 
 const struct tg_sched_placement * tg_sched_leaf_placement(const struct tg_sched * s, int i) {
-    return i >= 0 && i < tg_sched_n_leaf_placements(s) ? &s->leaf_pl[i] : NULL;
+    return i >= 0 && i < tg_sched_n_leaf_placements(s) ? tg_sched_fill_detail(s, &s->leaf_pl[i]) : NULL;
 }
 
 int tg_sched_node_split(const struct tg_sched * s, int i) {
