@@ -204,10 +204,15 @@ int tg_cli_run_context(struct tg_cli_run * r, struct tg_llama_context_params * c
 
 int tg_cli_run_close(struct tg_cli_run * r, int rc) {
     if (r->rec) {
+        struct tg_trace_recorder_stats st;
+        tg_trace_recorder_get_stats(r->rec, &st);
         if (tg_trace_detach(r->rec) != TG_OK) {
             if (rc == TG_CLI_OK) rc = tg_cli_err("%s: trace %s: %s", r->cmd, r->opts->trace, tg_last_error());
         } else if (rc == TG_CLI_OK) {
-            fprintf(stderr, "trace written to %s\n", r->opts->trace);
+            // what recording added to the run's time (the engine waits for the recorder's callbacks)
+            fflush(stdout);   // after the command's output, also when both go to one pipe
+            fprintf(stderr, "trace written to %s (recording: %.1f ms in %llu callbacks)\n", r->opts->trace,
+                    (double) st.hook_ns / 1e6, (unsigned long long) st.n_hooks);
         }
         r->rec = NULL;
     }

@@ -235,6 +235,14 @@ int main(int argc, char ** argv) {
     struct tg_tensor * lost = tg_set_name(tg_new_tensor_1d(nctx, TG_TYPE_F32, 4), "never_allocated");
     CHECK(tg_backend_tensor_get(lost, o, 0, 16) == TG_ERR_NO_BUFFER, "read of a tensor with no memory refused");
     tg_context_free(nctx);
+    struct tg_trace_recorder_stats st;
+    tg_trace_recorder_get_stats(rec, &st);
+    // two computations: each a begin and an end, and a begin and an end of a node at least
+    CHECK(st.n_hooks >= 2 * (2 + 2) && st.hook_ns > 0 && st.node_ns > 0 && st.node_ns <= st.hook_ns,
+          "recorder stats: %llu callbacks, %llu ns in all, %llu ns in node events", (unsigned long long) st.n_hooks,
+          (unsigned long long) st.hook_ns, (unsigned long long) st.node_ns);
+    tg_trace_recorder_get_stats(NULL, &st);
+    CHECK(st.n_hooks == 0 && st.hook_ns == 0, "recorder stats of no recorder: zeros");
     CHECK(tg_trace_detach(rec) == TG_OK, "recorder detached, file closed");
     check_trace(path, &n);
     CHECK(tg_trace_attach(s, "/nonexistent-dir/x.tgt", NULL) == NULL && tg_last_status() == TG_ERR_IO,

@@ -65,6 +65,7 @@ struct tg_trace_recorder {
     size_t                   scratch_cap;
     struct tg_trace_tensor * tt;         // GRAPH record under construction
     size_t                   tt_cap;
+    struct tg_trace_recorder_stats stats;   // under mu
 };
 
 // Per-scheduler state for ev->sched (writes its SCHED record the first time).

@@ -82,6 +82,15 @@ static void write_run(struct tg_trace_recorder * r) {
 
 #define LOCKED(r, body) do { pthread_mutex_lock(&(r)->mu); body; pthread_mutex_unlock(&(r)->mu); } while (0)
 
+// A callback's cost, from t0 (the event's time stamp where it has one) to
+// now; the caller holds r->mu.
+static void hook_cost(struct tg_trace_recorder * r, uint64_t t0, bool node) {
+    uint64_t t1 = tg_observe_now_ns(), d = t1 > t0 ? t1 - t0 : 0;
+    r->stats.hook_ns += d;
+    if (node) r->stats.node_ns += d;
+    r->stats.n_hooks++;
+}
+
 static void on_sched(const struct tg_obs_sched_event * ev, void * user) {
     struct tg_trace_recorder * r = user;
     if (ev->what == TG_OBS_SCHED_NEW) LOCKED(r, tg_trace_rec_sched_state(r, ev->sched, ev->sched_id));
@@ -89,12 +98,14 @@ static void on_sched(const struct tg_obs_sched_event * ev, void * user) {
 
 static void on_graph_split(const struct tg_obs_split_event * ev, void * user) {
     struct tg_trace_recorder * r = user;
-    LOCKED(r, tg_trace_rec_graph_split(r, ev));
+    uint64_t t0 = tg_observe_now_ns();
+    LOCKED(r, { tg_trace_rec_graph_split(r, ev); hook_cost(r, t0, false); });
 }
 
 static void on_graph_alloc(const struct tg_obs_alloc_event * ev, void * user) {
     struct tg_trace_recorder * r = user;
-    LOCKED(r, tg_trace_rec_graph_alloc(r, ev));
+    uint64_t t0 = tg_observe_now_ns();
+    LOCKED(r, { tg_trace_rec_graph_alloc(r, ev); hook_cost(r, t0, false); });
 }
 
 static void record_leafs(struct tg_trace_recorder * r, struct rec_sched * s);
@@ -112,7 +123,7 @@ static void compute_begin(struct tg_trace_recorder * r, const struct tg_obs_comp
 
 static void on_compute_begin(const struct tg_obs_compute_event * ev, void * user) {
     struct tg_trace_recorder * r = user;
-    LOCKED(r, compute_begin(r, ev));
+    LOCKED(r, { compute_begin(r, ev); hook_cost(r, ev->t_ns, false); });
 }
 
 static void record_skipped(struct tg_trace_recorder * r, struct rec_sched * s, int end,
@@ -142,7 +153,7 @@ static void compute_end(struct tg_trace_recorder * r, const struct tg_obs_comput
 
 static void on_compute_end(const struct tg_obs_compute_event * ev, void * user) {
     struct tg_trace_recorder * r = user;
-    LOCKED(r, compute_end(r, ev));
+    LOCKED(r, { compute_end(r, ev); hook_cost(r, ev->t_ns, false); });
 }
 
 static void on_node_begin(const struct tg_obs_node_event * ev, void * user) {
@@ -152,6 +163,10 @@ static void on_node_begin(const struct tg_obs_node_event * ev, void * user) {
         if (s) {
             record_skipped(r, s, ev->index, ev);   // views before it: their bytes are still intact
             s->t_node_begin = tg_observe_now_ns();
+            uint64_t d = s->t_node_begin > ev->t_ns ? s->t_node_begin - ev->t_ns : 0;
+            r->stats.hook_ns += d;
+            r->stats.node_ns += d;
+            r->stats.n_hooks++;
         }
     });
 }
@@ -375,7 +390,7 @@ static void node_end(struct tg_trace_recorder * r, const struct tg_obs_node_even
 
 static void on_node_end(const struct tg_obs_node_event * ev, void * user) {
     struct tg_trace_recorder * r = user;
-    LOCKED(r, node_end(r, ev));
+    LOCKED(r, { node_end(r, ev); hook_cost(r, ev->t_ns, true); });
 }
 
 static void access_error(struct tg_trace_recorder * r, const struct tg_obs_tensor_io * ev) {
@@ -517,6 +532,12 @@ enum tg_status tg_trace_detach(struct tg_trace_recorder * r) {
 }
 
 struct tg_trace_writer * tg_trace_recorder_writer(struct tg_trace_recorder * r) { return r ? r->w : NULL; }
+
+void tg_trace_recorder_get_stats(struct tg_trace_recorder * r, struct tg_trace_recorder_stats * out) {
+    if (!out) return;
+    memset(out, 0, sizeof(*out));
+    if (r) LOCKED(r, *out = r->stats);
+}
 
 enum tg_status tg_trace_mark_decode(struct tg_trace_recorder * r, int n_tokens, int pos, int seq_id, const int32_t * ids) {
     if (!r) return tg_error(TG_ERR_INVALID_ARG, "trace: NULL recorder");

@@ -239,6 +239,19 @@ enum tg_status tg_trace_mark(struct tg_trace_recorder * rec, const char * text);
 // The recorder's writer (to add custom records), or NULL.
 struct tg_trace_writer * tg_trace_recorder_writer(struct tg_trace_recorder * rec);
 
+// What recording has cost so far: time spent in the recorder's callbacks on
+// the engine's threads (from the event's time stamp to the callback's
+// return: hashing, summaries, sketches, record writing, graph records), the
+// part of it in node events, and how many callbacks ran. The wall time a
+// trace adds to a computation is about hook_ns (the engine waits for its
+// observers), a steadier figure than timing the run twice on a busy machine.
+struct tg_trace_recorder_stats {
+    uint64_t hook_ns;    // all callbacks
+    uint64_t node_ns;    // node begin/end callbacks (the per-node hashing and EVAL records)
+    uint64_t n_hooks;
+};
+void tg_trace_recorder_get_stats(struct tg_trace_recorder * rec, struct tg_trace_recorder_stats * out);
+
 // Debug poison mode for the whole process (also TGDB_POISON=1 in the
 // environment of any program linked with tgtrace): every scheduler created
 // afterwards gets tg_sched_set_poison(on) (ranges the allocator frees are
