@@ -84,11 +84,15 @@ static void write_run(struct tg_trace_recorder * r) {
 
 // A callback's cost, from t0 (the event's time stamp where it has one) to
 // now; the caller holds r->mu.
-static void hook_cost(struct tg_trace_recorder * r, uint64_t t0, bool node) {
-    uint64_t t1 = tg_observe_now_ns(), d = t1 > t0 ? t1 - t0 : 0;
+static void hook_cost_to(struct tg_trace_recorder * r, uint64_t t0, uint64_t t1, bool node) {
+    uint64_t d = t1 > t0 ? t1 - t0 : 0;
     r->stats.hook_ns += d;
     if (node) r->stats.node_ns += d;
     r->stats.n_hooks++;
+}
+
+static void hook_cost(struct tg_trace_recorder * r, uint64_t t0, bool node) {
+    hook_cost_to(r, t0, tg_observe_now_ns(), node);
 }
 
 static void on_sched(const struct tg_obs_sched_event * ev, void * user) {
@@ -163,10 +167,7 @@ static void on_node_begin(const struct tg_obs_node_event * ev, void * user) {
         if (s) {
             record_skipped(r, s, ev->index, ev);   // views before it: their bytes are still intact
             s->t_node_begin = tg_observe_now_ns();
-            uint64_t d = s->t_node_begin > ev->t_ns ? s->t_node_begin - ev->t_ns : 0;
-            r->stats.hook_ns += d;
-            r->stats.node_ns += d;
-            r->stats.n_hooks++;
+            hook_cost_to(r, ev->t_ns, s->t_node_begin, true);
         }
     });
 }
