@@ -140,11 +140,15 @@ uint64_t tg_trace_hash_tensor(const struct tg_tensor * t) {
 // (block b = i / 16, lane l = i % 16); a fixed hash of b picks the block's
 // group g (2 bits), rotation r (4 bits) and the 16 lanes' signs; element i
 // adds +-x to bucket g * 16 + (l + r) % 16. Non-finite values add nothing.
-// A whole block is rotated in registers and added to its group's 16
-// buckets; every bucket gets its terms in block order on every path (AVX-512,
-// AVX2 or scalar, chosen at run time), so the sums are the same bit for bit.
+// A whole block, sign-flipped, is added lane for lane to a binary32 partial
+// sum kept per (group, rotation) - no rotation per block; every SK_FOLD
+// blocks (and at the end) the partials are rotated into the binary64
+// buckets, in (group, rotation) order. Every path (AVX-512, AVX2 or scalar,
+// chosen at run time) adds the same terms in the same order, so the sums are
+// the same bit for bit.
 
 #define SK_LANES 16
+#define SK_FOLD  1024   // blocks per fold: a partial holds ~16 blocks' terms
 
 static inline uint64_t sk_hash(uint64_t b) {   // splitmix64's finalizer of a fixed affine map of b
     uint64_t z = b * 0x9E3779B97F4A7C15ull + 0x2545F4914F6CDD1Dull;
@@ -154,20 +158,24 @@ static inline uint64_t sk_hash(uint64_t b) {   // splitmix64's finalizer of a fi
 }
 
 // What a block uses of sk_hash(b), packed: bits 0-5 h & 63 (group,
-// rotation), bits 16-31 the 16 sign bits (h >> 32). A table holds the first
-// SK_TAB blocks' (every sketch starts at block 0): the hash's multiply chain
-// was a third of a block's time.
+// rotation: g + 4r, the partial's index is 16g + r), bits 16-31 the 16 sign
+// bits (h >> 32). A table holds the first SK_TAB blocks' (every sketch
+// starts at block 0): the hash's multiply chain was a third of a block's time.
 static inline uint32_t sk_pack(uint64_t h) { return (uint32_t) (h & 63) | (uint32_t) ((h >> 32) & 0xFFFF) << 16; }
 #define SK_TAB 16384
 static uint32_t sk_tab[SK_TAB];
 static pthread_once_t sk_tab_once = PTHREAD_ONCE_INIT;
 static void sk_tab_init(void) { for (uint64_t b = 0; b < SK_TAB; b++) sk_tab[b] = sk_pack(sk_hash(b)); }
 static inline uint32_t sk_fields(uint64_t b) { return b < SK_TAB ? sk_tab[b] : sk_pack(sk_hash(b)); }
+static inline unsigned sk_part_index(uint32_t h) { return (h & 3) * 16 + ((h >> 2) & 15); }
 
 struct sk {
     uint64_t pos;                                  // logical index of the next element
     int      path;                                 // sk_path(): 0 scalar, 1 AVX2, 2 AVX-512
+    uint32_t nblk;                                 // blocks in the partials since the last fold
+    uint64_t used;                                 // bit 16g + r: partial (g, r) holds terms
     double   bucket[4][SK_LANES] __attribute__((aligned(64)));   // [g][m]: bucket g * 16 + m
+    float    part[64][SK_LANES] __attribute__((aligned(64)));    // [16g + r][lane]: binary32 partial sums
 };
 
 // The block path for the engine's SIMD level (tg_cpu_simd_name, which
@@ -183,12 +191,82 @@ static int sk_path(void) {
 }
 
 static void sk_init(struct sk * k) {
-    memset(k, 0, sizeof(*k));
+    k->pos = 0;
     k->path = sk_path();
+    k->nblk = 0;
+    k->used = 0;
+    memset(k->bucket, 0, sizeof(k->bucket));
+    memset(k->part, 0, sizeof(k->part));   // and cleared again by every fold: a block only adds
     pthread_once(&sk_tab_once, sk_tab_init);
 }
 
-// One element (block boundaries, tails, non-float types).
+// The partials into the buckets: partial (g, r) lane j to bucket (j + r) % 16
+// of group g, partials in index order (one binary64 addition per bucket and
+// partial on every path).
+static void sk_fold_scalar(struct sk * k) {
+    for (uint64_t u = k->used; u; u &= u - 1) {
+        const unsigned pi = (unsigned) __builtin_ctzll(u), g = pi / 16, r = pi % 16;
+        for (unsigned j = 0; j < SK_LANES; j++) k->bucket[g][(j + r) % SK_LANES] += (double) k->part[pi][j];
+        memset(k->part[pi], 0, sizeof(k->part[pi]));
+    }
+}
+
+#if defined(__x86_64__)
+// AVX2: a partial rotated into bucket order in registers. With r = 8q + s,
+// bucket half u takes lane (m - s) % 8 of half (u - q) % 2 where m >= s and
+// of half (u - q - 1) % 2 where m < s: one permute of each half by
+// (m - s) % 8, two blends (c0 = a0 with a1 below lane s, c1 the other way),
+// c0 to half q, c1 to half 1 - q.
+__attribute__((target("avx2,avx"))) static void sk_fold_avx2(struct sk * k) {
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    for (uint64_t u = k->used; u; u &= u - 1) {
+        const unsigned pi = (unsigned) __builtin_ctzll(u), g = pi / 16, r = pi % 16, s = r & 7, q = r >> 3;
+        const __m256i sv = _mm256_set1_epi32((int) s);
+        const __m256i idx = _mm256_sub_epi32(lane, sv);   // vpermps reads the low 3 bits: (m - s) % 8
+        const __m256 below = _mm256_castsi256_ps(_mm256_cmpgt_epi32(sv, lane));   // m < s
+        const __m256 a0 = _mm256_permutevar8x32_ps(_mm256_load_ps(k->part[pi]), idx);
+        const __m256 a1 = _mm256_permutevar8x32_ps(_mm256_load_ps(k->part[pi] + 8), idx);
+        const __m256 h0 = _mm256_blendv_ps(a0, a1, below), h1 = _mm256_blendv_ps(a1, a0, below);
+        const __m256 lo = q ? h1 : h0, hi = q ? h0 : h1;   // buckets 0..7, 8..15
+        double * d = k->bucket[g];
+        _mm256_store_pd(d,      _mm256_add_pd(_mm256_load_pd(d),      _mm256_cvtps_pd(_mm256_castps256_ps128(lo))));
+        _mm256_store_pd(d + 4,  _mm256_add_pd(_mm256_load_pd(d + 4),  _mm256_cvtps_pd(_mm256_extractf128_ps(lo, 1))));
+        _mm256_store_pd(d + 8,  _mm256_add_pd(_mm256_load_pd(d + 8),  _mm256_cvtps_pd(_mm256_castps256_ps128(hi))));
+        _mm256_store_pd(d + 12, _mm256_add_pd(_mm256_load_pd(d + 12), _mm256_cvtps_pd(_mm256_extractf128_ps(hi, 1))));
+        _mm256_store_ps(k->part[pi], _mm256_setzero_ps());
+        _mm256_store_ps(k->part[pi] + 8, _mm256_setzero_ps());
+    }
+}
+
+__attribute__((target("avx512f,avx2,avx"))) static void sk_fold_avx512(struct sk * k) {
+    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    for (uint64_t u = k->used; u; u &= u - 1) {
+        const unsigned pi = (unsigned) __builtin_ctzll(u), g = pi / 16, r = pi % 16;
+        const __m512i idx = _mm512_and_si512(_mm512_sub_epi32(lane, _mm512_set1_epi32((int) r)), _mm512_set1_epi32(15));
+        const __m512 rot = _mm512_permutexvar_ps(idx, _mm512_load_ps(k->part[pi]));   // rot[m] = lane (m - r) % 16
+        const __m512d lo = _mm512_cvtps_pd(_mm512_castps512_ps256(rot));
+        const __m512d hi = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(rot), 1)));
+        double * d = k->bucket[g];
+        _mm512_store_pd(d, _mm512_add_pd(_mm512_load_pd(d), lo));
+        _mm512_store_pd(d + 8, _mm512_add_pd(_mm512_load_pd(d + 8), hi));
+        _mm512_store_ps(k->part[pi], _mm512_setzero_ps());
+    }
+}
+#endif
+
+static void sk_fold(struct sk * k) {
+#if defined(__x86_64__)
+    if (k->path == 2) sk_fold_avx512(k);
+    else if (k->path == 1) sk_fold_avx2(k);
+    else
+#endif
+    sk_fold_scalar(k);
+    k->used = 0;
+    k->nblk = 0;
+}
+
+// One element (block boundaries, tails, non-float types): straight into its
+// bucket.
 static inline void sk_one(struct sk * k, double v) {
     uint64_t i = k->pos++;
     if (!(v - v == 0.0)) return;
@@ -198,17 +276,15 @@ static inline void sk_one(struct sk * k, double v) {
     k->bucket[h & 3][(l + ((h >> 2) & 15)) % SK_LANES] += sgn * v;
 }
 
-// One whole block of 16 floats at p, the block index b's hash choosing the
-// group, rotation and signs. Lanes whose exponent is all ones (NaN, infinity)
-// become +0 (FIN: the caller knows the block is finite and skips the mask);
-// the sign bit is flipped where the block's sign bit is set; lane j goes to
-// bucket (j + r) % 16 of group g: one double addition per bucket.
-static inline void sk_block_scalar(double (*restrict bucket)[SK_LANES], uint64_t b, const uint8_t * p, bool fin) {
+// One whole block of 16 floats at p added to its partial: lanes whose exponent is all ones (NaN,
+// infinity) become +0 (FIN: the caller knows the block is finite and skips
+// the mask), the sign bit is flipped where the block's sign bit is set.
+static inline void sk_block_scalar(struct sk * restrict k, uint32_t h, const uint8_t * p, bool fin) {
     (void) fin;
-    uint64_t h = sk_hash(b);
-    uint32_t signs = (uint32_t) (h >> 32);
-    unsigned r = (unsigned) ((h >> 2) & 15);
-    double * restrict dst = bucket[h & 3];
+    const unsigned pi = sk_part_index(h);
+    const uint32_t signs = h >> 16;
+    float * restrict dst = k->part[pi];
+    k->used |= 1ull << pi;
     for (unsigned j = 0; j < SK_LANES; j++) {
         uint32_t u;
         memcpy(&u, p + 4 * j, 4);
@@ -217,7 +293,7 @@ static inline void sk_block_scalar(double (*restrict bucket)[SK_LANES], uint64_t
         uint32_t x = (u ^ flip) & keep;
         float f;
         memcpy(&f, &x, 4);
-        dst[(j + r) % SK_LANES] += (double) f;
+        dst[j] += f;
     }
 }
 
@@ -227,10 +303,15 @@ ATTR static void NAME(struct sk * k, const uint8_t * p, size_t n, bool fin) {   
     size_t i = 0;                                                                                 \
     for (; i < n && k->pos % SK_LANES; i++) sk_one(k, ld_f32(p, i));                              \
     if (i + SK_LANES <= n) {                                                                      \
-        uint64_t b = k->pos / SK_LANES;   /* in a register: no aliasing with the buckets */        \
-        double (*restrict bucket)[SK_LANES] = k->bucket;                                          \
-        if (fin) for (; i + SK_LANES <= n; i += SK_LANES, b++) BLOCK(bucket, b, p + 4 * i, true);  \
-        else     for (; i + SK_LANES <= n; i += SK_LANES, b++) BLOCK(bucket, b, p + 4 * i, false); \
+        uint64_t b = k->pos / SK_LANES;                                                           \
+        while (i + SK_LANES <= n) {                                                               \
+            if (k->nblk == SK_FOLD) sk_fold(k);                                                   \
+            size_t m = (n - i) / SK_LANES, room = SK_FOLD - k->nblk;                              \
+            if (m > room) m = room;                                                               \
+            if (fin) for (size_t e = 0; e < m; e++, i += SK_LANES, b++) BLOCK(k, sk_fields(b), p + 4 * i, true);  \
+            else     for (size_t e = 0; e < m; e++, i += SK_LANES, b++) BLOCK(k, sk_fields(b), p + 4 * i, false); \
+            k->nblk += (uint32_t) m;                                                              \
+        }                                                                                         \
         k->pos = b * SK_LANES;                                                                    \
     }                                                                                             \
     for (; i < n; i++) sk_one(k, ld_f32(p, i));                                                   \
@@ -242,18 +323,13 @@ DEFINE_SK(sk_f32_scalar, , sk_block_scalar)
 #if defined(__x86_64__)
 #define SK_AVX2 __attribute__((target("avx2,avx")))
 #define SK_AVX2_INLINE static inline __attribute__((always_inline, target("avx2,avx")))
-// AVX2: block b's 16 values, sign-flipped, masked and rotated into bucket
-// order (out[m] goes to bucket m of group h & 3); returns sk_fields(b). The
-// lanes as two halves w0, w1: with r = 8q + s, bucket half u takes lane
-// (m - s) % 8 of half (u - q) % 2 where m >= s and of half (u - q - 1) % 2
-// where m < s: one permute of each half by (m - s) % 8, two blends (c0 = a0
-// with a1 below lane s, c1 the other way), c0 to half q, c1 to half 1 - q.
-SK_AVX2_INLINE uint32_t sk_rotate_avx2(uint64_t b, const uint8_t * p, bool fin, float out[SK_LANES]) {
-    const uint32_t h = sk_fields(b);
-    const int r = (int) ((h >> 2) & 15), s = r & 7, q = r >> 3;
+// AVX2: the two halves, sign bits moved to bit 31 of their lanes by shifts,
+// masked, added to the partial.
+SK_AVX2_INLINE void sk_block_avx2(struct sk * restrict k, uint32_t h, const uint8_t * p, bool fin) {
+    const unsigned pi = sk_part_index(h);
+    float * restrict dst = k->part[pi];
     const __m256i top = _mm256_set1_epi32((int) 0x80000000u);
     const __m256i sg = _mm256_set1_epi32((int) (h >> 16));
-    // lane j's sign bit (bit j, or bit 8 + j for the upper half) moved to bit 31
     const __m256i f0 = _mm256_and_si256(_mm256_sllv_epi32(sg, _mm256_setr_epi32(31, 30, 29, 28, 27, 26, 25, 24)), top);
     const __m256i f1 = _mm256_and_si256(_mm256_sllv_epi32(sg, _mm256_setr_epi32(23, 22, 21, 20, 19, 18, 17, 16)), top);
     const __m256i v0 = _mm256_loadu_si256((const __m256i *) p), v1 = _mm256_loadu_si256((const __m256i *) (p + 32));
@@ -263,87 +339,24 @@ SK_AVX2_INLINE uint32_t sk_rotate_avx2(uint64_t b, const uint8_t * p, bool fin, 
         w0 = _mm256_andnot_si256(_mm256_cmpeq_epi32(_mm256_and_si256(v0, expo), expo), w0);
         w1 = _mm256_andnot_si256(_mm256_cmpeq_epi32(_mm256_and_si256(v1, expo), expo), w1);
     }
-    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), sv = _mm256_set1_epi32(s);
-    const __m256i idx = _mm256_sub_epi32(lane, sv);   // vpermps reads the low 3 bits: (m - s) % 8
-    const __m256 below = _mm256_castsi256_ps(_mm256_cmpgt_epi32(sv, lane));   // m < s
-    const __m256 a0 = _mm256_permutevar8x32_ps(_mm256_castsi256_ps(w0), idx);
-    const __m256 a1 = _mm256_permutevar8x32_ps(_mm256_castsi256_ps(w1), idx);
-    _mm256_store_ps(out + 8 * q, _mm256_blendv_ps(a0, a1, below));
-    _mm256_store_ps(out + 8 * (1 - q), _mm256_blendv_ps(a1, a0, below));
-    return h;
+    k->used |= 1ull << pi;
+    _mm256_store_ps(dst, _mm256_add_ps(_mm256_load_ps(dst), _mm256_castsi256_ps(w0)));
+    _mm256_store_ps(dst + 8, _mm256_add_ps(_mm256_load_ps(dst + 8), _mm256_castsi256_ps(w1)));
 }
-
-// Up to SK_RUN blocks at a time: first each block rotated into a buffer and
-// listed under its group, then each group's 16 buckets in registers take
-// their blocks in order (the same additions in the same order as one block
-// at a time; a bucket updated in memory by one block and read by the next,
-// at a hash-chosen address, stalled the loads).
-#define SK_RUN 64
-SK_AVX2 static void sk_f32_avx2(struct sk * k, const uint8_t * p, size_t n, bool fin) {
-    size_t i = 0;
-    for (; i < n && k->pos % SK_LANES; i++) sk_one(k, ld_f32(p, i));
-    if (i + SK_LANES > n) { for (; i < n; i++) sk_one(k, ld_f32(p, i)); return; }
-    uint64_t b = k->pos / SK_LANES;
-    float rot[SK_RUN][SK_LANES] __attribute__((aligned(32)));
-    uint8_t list[4][SK_RUN];
-    while (i + SK_LANES <= n) {
-        size_t nblk = (n - i) / SK_LANES < SK_RUN ? (n - i) / SK_LANES : SK_RUN;
-        // the four groups' counts as 16-bit fields of one register (counts
-        // in memory, indexed by the hash, made the same stall)
-        uint64_t cnt = 0;
-        if (fin) {
-            for (size_t j = 0; j < nblk; j++) {
-                unsigned g = (unsigned) (sk_rotate_avx2(b + j, p + 4 * (i + SK_LANES * j), true, rot[j]) & 3);
-                list[g][(cnt >> (16 * g)) & 0xFFFF] = (uint8_t) j;
-                cnt += 1ull << (16 * g);
-            }
-        } else {
-            for (size_t j = 0; j < nblk; j++) {
-                unsigned g = (unsigned) (sk_rotate_avx2(b + j, p + 4 * (i + SK_LANES * j), false, rot[j]) & 3);
-                list[g][(cnt >> (16 * g)) & 0xFFFF] = (uint8_t) j;
-                cnt += 1ull << (16 * g);
-            }
-        }
-        for (int g = 0; g < 4; g++) {
-            const int ng = (int) ((cnt >> (16 * g)) & 0xFFFF);
-            if (!ng) continue;
-            double * d = k->bucket[g];
-            __m256d s0 = _mm256_load_pd(d), s1 = _mm256_load_pd(d + 4), s2 = _mm256_load_pd(d + 8), s3 = _mm256_load_pd(d + 12);
-            for (int t = 0; t < ng; t++) {
-                const float * x = rot[list[g][t]];
-                s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm_load_ps(x)));
-                s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm_load_ps(x + 4)));
-                s2 = _mm256_add_pd(s2, _mm256_cvtps_pd(_mm_load_ps(x + 8)));
-                s3 = _mm256_add_pd(s3, _mm256_cvtps_pd(_mm_load_ps(x + 12)));
-            }
-            _mm256_store_pd(d, s0); _mm256_store_pd(d + 4, s1); _mm256_store_pd(d + 8, s2); _mm256_store_pd(d + 12, s3);
-        }
-        i += SK_LANES * nblk;
-        b += nblk;
-    }
-    k->pos = b * SK_LANES;
-    for (; i < n; i++) sk_one(k, ld_f32(p, i));
-}
+DEFINE_SK(sk_f32_avx2, SK_AVX2, sk_block_avx2)
 
 #define SK_AVX512 __attribute__((target("avx512f,avx2,avx")))
 #define SK_AVX512_INLINE static inline __attribute__((always_inline, target("avx512f,avx2,avx")))
-// AVX-512: one register, a masked sign flip and one lane permute.
-SK_AVX512_INLINE void sk_block_avx512(double (*restrict bucket)[SK_LANES], uint64_t b, const uint8_t * p, bool fin) {
-    const uint64_t h = sk_hash(b);
-    const uint32_t signs = (uint32_t) (h >> 32);
-    const unsigned r = (unsigned) ((h >> 2) & 15);
-    double * restrict dst = bucket[h & 3];
+// AVX-512: one register, a masked sign flip.
+SK_AVX512_INLINE void sk_block_avx512(struct sk * restrict k, uint32_t h, const uint8_t * p, bool fin) {
+    const unsigned pi = sk_part_index(h);
+    float * restrict dst = k->part[pi];
     const __m512i expo = _mm512_set1_epi32(0x7F800000);
     __m512i w = _mm512_loadu_si512((const void *) p);
     __mmask16 keep = fin ? (__mmask16) 0xFFFF : _mm512_cmpneq_epi32_mask(_mm512_and_si512(w, expo), expo);
-    w = _mm512_maskz_xor_epi32(keep, w, _mm512_maskz_mov_epi32((__mmask16) signs, _mm512_set1_epi32((int) 0x80000000u)));
-    __m512i idx = _mm512_and_si512(_mm512_sub_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                                                    _mm512_set1_epi32((int) r)), _mm512_set1_epi32(15));
-    __m512 rot = _mm512_permutexvar_ps(idx, _mm512_castsi512_ps(w));   // rot[m] = lane (m - r) % 16
-    __m512d lo = _mm512_cvtps_pd(_mm512_castps512_ps256(rot));
-    __m512d hi = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(rot), 1)));
-    _mm512_store_pd(dst, _mm512_add_pd(_mm512_load_pd(dst), lo));
-    _mm512_store_pd(dst + 8, _mm512_add_pd(_mm512_load_pd(dst + 8), hi));
+    w = _mm512_maskz_xor_epi32(keep, w, _mm512_maskz_mov_epi32((__mmask16) (h >> 16), _mm512_set1_epi32((int) 0x80000000u)));
+    k->used |= 1ull << pi;
+    _mm512_store_ps(dst, _mm512_add_ps(_mm512_load_ps(dst), _mm512_castsi512_ps(w)));
 }
 DEFINE_SK(sk_f32_avx512, SK_AVX512, sk_block_avx512)
 #endif
@@ -358,7 +371,10 @@ static void sk_f32(struct sk * k, const uint8_t * p, size_t n, bool fin) {
 }
 static void sk_floats(struct sk * k, const float * x, size_t n, bool fin) { sk_f32(k, (const uint8_t *) x, n, fin); }
 
-static void sk_finish(const struct sk * k, double * out) { memcpy(out, k->bucket, TG_TRACE_SKETCH_N * sizeof(*out)); }
+static void sk_finish(struct sk * k, double * out) {
+    sk_fold(k);
+    memcpy(out, k->bucket, TG_TRACE_SKETCH_N * sizeof(*out));
+}
 
 // ---- summaries --------------------------------------------------------------
 
