@@ -878,6 +878,33 @@ static void case_flash_attn(void) {
         free(ref);
         tg_context_free(ctx);
     }
+    // grouped-query heads share their K/V head's tiles: the same bits as
+    // every query head with its own copy of the K/V head (T tokens x 3 heads
+    // make tiles of 16 query rows that mix tokens and heads, with a tail)
+    for (int kvt16 = 0; kvt16 < 2; kvt16++) {
+        struct tg_context * c2 = new_ctx();
+        const enum tg_type kvt = kvt16 ? TG_TYPE_F16 : TG_TYPE_F32;
+        const int64_t Dg = 32, Cg = 150, Tg = kvt16 ? 5 : 6, Hg = 6, Hkg = 2;   // 15 and 18 rows: 4-column groups and a tail of 3 or 2
+        const int64_t sq[4] = { Dg, Tg, Hg, 1 }, sk[4] = { Dg, Cg, Hkg, 1 }, sv[4] = { Cg, Dg, Hkg, 1 };
+        struct tg_tensor * q = input(c2, TG_TYPE_F32, sq, L_CONTIG, -1, 1);
+        struct tg_tensor * k = input(c2, kvt, sk, L_CONTIG, -1, 1);
+        struct tg_tensor * vv = input(c2, kvt, sv, L_CONTIG, -1, 1);
+        struct tg_tensor * k6 = tg_new_tensor_3d(c2, kvt, Dg, Cg, Hg), * v6 = tg_new_tensor_3d(c2, kvt, Cg, Dg, Hg);
+        for (int64_t h = 0; h < Hg; h++) {   // head h's own copy of K/V head h / 3
+            memcpy((char *) k6->data + h * k6->nb[2], (const char *) k->data + (h / 3) * k->nb[2], k->nb[2]);
+            memcpy((char *) v6->data + h * v6->nb[2], (const char *) vv->data + (h / 3) * vv->nb[2], vv->nb[2]);
+        }
+        struct tg_tensor * m = tg_new_tensor_2d(c2, TG_TYPE_F32, Cg, Tg);
+        for (int64_t t = 0; t < Tg; t++)
+            for (int64_t c = 0; c < Cg; c++) setv(m, c, t, 0, 0, c > t + (Cg - Tg) ? -INFINITY : 0.0);
+        struct tg_tensor * og = tg_flash_attn_ext(c2, q, k, vv, m, 0.3f), * om = tg_flash_attn_ext(c2, q, k6, v6, m, 0.3f);
+        char what[120];
+        snprintf(what, sizeof(what), "flash_attn_ext %s heads 6/2 vs 6/6 (K/V copied)", tg_type_name(kvt));
+        if (og && om && compute(c2, og, what) && compute(c2, om, what))
+            CHECK(memcmp(og->data, om->data, tg_nbytes(og)) == 0, "[%s] %s: the same bits", g_level, what);
+        else CHECK(false, "[%s] %s computes: %s", g_level, what, tg_last_error());
+        tg_context_free(c2);
+    }
     // a NaN in token 7's query of head 3: that row is NaN, the rest finite
     struct tg_context * ctx = new_ctx();
     const int64_t sq[4] = { 16, 9, 4, 1 }, sk[4] = { 16, 33, 2, 1 }, sv[4] = { 33, 16, 2, 1 };

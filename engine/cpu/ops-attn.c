@@ -1,7 +1,10 @@
 // ops-attn.c - FLASH_ATTN_EXT: fused attention with an online softmax.
 //
-// Work items are (head h, tile of up to TG_FA_TT query tokens), each computed
-// by one thread. For each block of TG_FA_CB cells:
+// Work items are (K/V head, tile of up to TG_FA_TT query rows), each computed
+// by one thread; a row is a (token, query head) pair, the query heads that
+// share the K/V head (grouped-query attention) side by side, so a block of K
+// and V is read once for all of them (generation: one tile per K/V head).
+// For each block of TG_FA_CB cells:
 //   S = K_block . Q_tile         (the matrix kernels of vec-f32.c; Q rounded
 //                                 to f16 when K is f16, like the unfused path)
 //   s = S * scale + mask
@@ -61,11 +64,11 @@ void tg_cpu_op_flash_attn(const struct tg_cpu_params * p, struct tg_tensor * dst
     const struct tg_tensor * q = dst->src[0], * k = dst->src[1], * v = dst->src[2], * mask = dst->src[3];
     const float scale = tg_get_op_param_f32(dst, 0);
     const int64_t D = q->ne[0], T = q->ne[1], H = q->ne[2], C = k->ne[1], Dv = v->ne[1], Hk = k->ne[2];
-    const int64_t group = H / Hk, ntiles = (T + TG_FA_TT - 1) / TG_FA_TT;
+    const int64_t group = H / Hk, R = T * group, ntiles = (R + TG_FA_TT - 1) / TG_FA_TT;   // R rows per K/V head
     const bool kf16 = k->type == TG_TYPE_F16, vf16 = v->type == TG_TYPE_F16;
     const int level = tg_cpu_simd_level();
-    const tg_mm_block_fn kq_fn = tg_mm_float_block(kf16 ? TG_MM_F16_F32 : TG_MM_F32_F32, level);
-    const tg_mm_block_fn pv_fn = tg_mm_float_block(vf16 ? TG_MM_F16_F32 : TG_MM_F32_F32, level);
+    const tg_mm_block_fn kq_fn = tg_mm_float_block_narrow(kf16 ? TG_MM_F16_F32 : TG_MM_F32_F32, level);
+    const tg_mm_block_fn pv_fn = tg_mm_float_block_narrow(vf16 ? TG_MM_F16_F32 : TG_MM_F32_F32, level);
 
     char * w = (char *) tg_cpu_scratch(p, fa_scratch(dst));
     float * Q = take(&w, (size_t) TG_FA_TT * D);
@@ -79,12 +82,15 @@ void tg_cpu_op_flash_attn(const struct tg_cpu_params * p, struct tg_tensor * dst
     tg_fp16_t * h16 = (tg_fp16_t *) take(&w, 0);
 
     int64_t u0, u1;
-    tg_cpu_range(H * ntiles, p->ith, p->nth, &u0, &u1);
+    tg_cpu_range(Hk * ntiles, p->ith, p->nth, &u0, &u1);
+    int64_t tok[TG_FA_TT], head[TG_FA_TT];   // row j of the tile: token tok[j], query head head[j]
     for (int64_t u = u0; u < u1; u++) {
-        const int64_t h = u % H, t0 = (u / H) * TG_FA_TT, hk = h / group;
-        const int64_t nt = T - t0 < TG_FA_TT ? T - t0 : TG_FA_TT;
+        const int64_t hk = u % Hk, r0 = (u / Hk) * TG_FA_TT;
+        const int64_t nt = R - r0 < TG_FA_TT ? R - r0 : TG_FA_TT;
         for (int64_t j = 0; j < nt; j++) {
-            const char * qrow = (const char *) q->data + (t0 + j) * q->nb[1] + h * q->nb[2];
+            tok[j] = (r0 + j) / group;
+            head[j] = hk * group + (r0 + j) % group;
+            const char * qrow = (const char *) q->data + tok[j] * q->nb[1] + head[j] * q->nb[2];
             float * qj = Q + j * D;
             for (int64_t d = 0; d < D; d++) qj[d] = *(const float *) (qrow + d * q->nb[0]);
             if (kf16) round_f16(qj, D, h16);
@@ -100,7 +106,8 @@ void tg_cpu_op_flash_attn(const struct tg_cpu_params * p, struct tg_tensor * dst
             if (mask) {   // skip a block every token of the tile has masked
                 bool any = false;
                 for (int64_t j = 0; j < nt && !any; j++) {
-                    const float * mr = mask_row(mask, t0 + j, c0, nb, mtmp);
+                    if (j > 0 && tok[j] == tok[j - 1]) continue;   // the same token's mask row
+                    const float * mr = mask_row(mask, tok[j], c0, nb, mtmp);
                     for (int64_t c = 0; c < nb && !any; c++) any = mr[c] != -INFINITY;
                 }
                 if (!any) continue;
@@ -113,7 +120,7 @@ void tg_cpu_op_flash_attn(const struct tg_cpu_params * p, struct tg_tensor * dst
             for (int64_t j = 0; j < nt; j++) {
                 float * sj = S + j * TG_FA_CB, * pj = P + j * TG_FA_CB;
                 tg_cpu_vscale(nb, sj, sj, scale);
-                if (mask) tg_cpu_vadd(nb, sj, sj, mask_row(mask, t0 + j, c0, nb, mtmp));
+                if (mask) tg_cpu_vadd(nb, sj, sj, mask_row(mask, tok[j], c0, nb, mtmp));
                 int bad = 0;
                 for (int64_t c = 0; c < nb; c++) bad |= sj[c] != sj[c];
                 if (bad) nan[j] = true;
@@ -139,7 +146,7 @@ void tg_cpu_op_flash_attn(const struct tg_cpu_params * p, struct tg_tensor * dst
             tg_cpu_vadd(nt * Dv, O, O, Ob);
         }
         for (int64_t j = 0; j < nt; j++) {
-            float * out = (float *) ((char *) dst->data + (t0 + j) * dst->nb[2] + h * dst->nb[1]);
+            float * out = (float *) ((char *) dst->data + tok[j] * dst->nb[2] + head[j] * dst->nb[1]);
             if (nan[j]) for (int64_t d = 0; d < Dv; d++) out[d] = NAN;
             else if (L[j] == 0.0f) memset(out, 0, (size_t) Dv * sizeof(float));
             else tg_cpu_vscale(Dv, out, O + j * Dv, 1.0f / L[j]);

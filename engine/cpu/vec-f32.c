@@ -13,6 +13,41 @@
 #include <math.h>
 #include <string.h>
 
+// Attention blocks (ops-attn.c): a handful of columns (the query rows of a
+// tile, e.g. the 3 query heads of a K/V head in generation). TI x TJ tiles,
+// then the last nj % TJ columns together in TI x (nj % TJ) tiles, so a's rows
+// are read once for all of them (TG_MM_BLOCK takes those columns one at a
+// time, the streaming shape of weight matrices). Every element is the same
+// bits either way (the reduction contract).
+#define TG_MM_BLOCK_NARROW(NAME, ATTR, TILE, TI, TJ)                            \
+ATTR static void NAME(const struct tg_mm_args * g) {                            \
+    const int64_t ni = g->ni, nj = g->nj, k = g->k, nj0 = nj - nj % (TJ);       \
+    for (int64_t j = 0; j < nj; j += (TJ)) {                                    \
+        const int rj = j < nj0 ? (TJ) : (int) (nj - nj0);                       \
+        const char * b = g->b + j * g->ldb;                                     \
+        float * c = g->c + j * g->ldc;                                          \
+        int64_t i = 0;                                                          \
+        for (; i + (TI) <= ni; i += (TI)) {                                     \
+            const char * a = g->a + i * g->lda;                                 \
+            switch (rj) {                                                       \
+            case 1:  TILE(TI, 1, k, a, g->lda, b, g->ldb, c + i, g->ldc); break; \
+            case 2:  TILE(TI, 2, k, a, g->lda, b, g->ldb, c + i, g->ldc); break; \
+            case 3:  TILE(TI, 3, k, a, g->lda, b, g->ldb, c + i, g->ldc); break; \
+            default: TILE(TI, 4, k, a, g->lda, b, g->ldb, c + i, g->ldc); break; \
+            }                                                                   \
+        }                                                                       \
+        for (; i < ni; i++) {                                                   \
+            const char * a = g->a + i * g->lda;                                 \
+            switch (rj) {                                                       \
+            case 1:  TILE(1, 1, k, a, g->lda, b, g->ldb, c + i, g->ldc); break; \
+            case 2:  TILE(1, 2, k, a, g->lda, b, g->ldb, c + i, g->ldc); break; \
+            case 3:  TILE(1, 3, k, a, g->lda, b, g->ldb, c + i, g->ldc); break; \
+            default: TILE(1, 4, k, a, g->lda, b, g->ldb, c + i, g->ldc); break; \
+            }                                                                   \
+        }                                                                       \
+    }                                                                           \
+}
+
 // ---- scalar ------------------------------------------------------------
 
 static inline float ld_f32(const float * p, int64_t i)      { return p[i]; }
@@ -141,6 +176,8 @@ TG_AVX_TILE(tile_bf16_bf16_avx, tg_bf16_t, tg_bf16_t, v8_bf16, v8_bf16, s_bf16, 
 TG_MM_BLOCK(block_f32_f32_avx, TG_AVX, tile_f32_f32_avx, 3, 4, 1, 1)
 TG_MM_BLOCK(block_f16_f32_avx, TG_AVX, tile_f16_f32_avx, 3, 4, 4, 1)
 TG_MM_BLOCK(block_bf16_f32_avx, TG_AVX, tile_bf16_f32_avx, 3, 3, 4, 1)
+TG_MM_BLOCK_NARROW(narrow_f32_f32_avx, TG_AVX, tile_f32_f32_avx, 3, 4)
+TG_MM_BLOCK_NARROW(narrow_f16_f32_avx, TG_AVX, tile_f16_f32_avx, 3, 4)
 
 TG_MM_DOT(dot_f32_f32_avx,   TG_AVX, tile_f32_f32_avx,   float,     float)
 TG_MM_DOT(dot_f16_f16_avx,   TG_AVX, tile_f16_f16_avx,   tg_fp16_t, tg_fp16_t)
@@ -262,6 +299,8 @@ TG_AVX512_TILE(tile_bf16_bf16_avx512, tg_bf16_t, tg_bf16_t, v16_bf16, v16_bf16, 
 TG_MM_BLOCK(block_f32_f32_avx512, TG_AVX512, tile_f32_f32_avx512, 6, 4, 8, 1)
 TG_MM_BLOCK(block_f16_f32_avx512, TG_AVX512, tile_f16_f32_avx512, 6, 4, 8, 1)
 TG_MM_BLOCK(block_bf16_f32_avx512, TG_AVX512, tile_bf16_f32_avx512, 6, 4, 8, 1)
+TG_MM_BLOCK_NARROW(narrow_f32_f32_avx512, TG_AVX512, tile_f32_f32_avx512, 6, 4)
+TG_MM_BLOCK_NARROW(narrow_f16_f32_avx512, TG_AVX512, tile_f16_f32_avx512, 6, 4)
 
 #define TG_AVX512_DOT(NAME, TILE, TA, TB)                                     \
 TG_AVX512 static float NAME(int64_t k, const TA * x, const TB * y) {         \
@@ -299,6 +338,16 @@ tg_mm_block_fn tg_mm_float_block(enum tg_mm_kind kind, int level) {
     case TG_MM_BF16_F32: return block_bf16_f32_scalar;
     default:             return block_f32_f32_scalar;
     }
+}
+
+tg_mm_block_fn tg_mm_float_block_narrow(enum tg_mm_kind kind, int level) {
+#ifdef TG_X86
+    if (level >= TG_SIMD_AVX512 && (kind == TG_MM_F32_F32 || kind == TG_MM_F16_F32))
+        return kind == TG_MM_F16_F32 ? narrow_f16_f32_avx512 : narrow_f32_f32_avx512;
+    if (level >= TG_SIMD_AVX && (kind == TG_MM_F32_F32 || kind == TG_MM_F16_F32))
+        return kind == TG_MM_F16_F32 ? narrow_f16_f32_avx : narrow_f32_f32_avx;
+#endif
+    return tg_mm_float_block(kind, level);
 }
 
 void tg_mm_outer_f32(int level, int64_t m, int64_t k, const float * a, size_t lda, const float * bv,

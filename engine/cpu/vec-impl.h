@@ -63,6 +63,9 @@ enum tg_mm_kind {
 // Block kernel for a kind at a SIMD level (TG_SIMD_*); never NULL for a
 // valid kind (levels without a dedicated path fall back to a lower one).
 tg_mm_block_fn tg_mm_float_block(enum tg_mm_kind kind, int level);  // vec-f32.c
+// The same elements, bit for bit, for blocks of a few columns (attention):
+// the last nj % 4 columns share the reads of a's rows.
+tg_mm_block_fn tg_mm_float_block_narrow(enum tg_mm_kind kind, int level);
 tg_mm_block_fn tg_mm_quant_block(enum tg_mm_kind kind, int level);  // vec-quant.c
 
 // vec-generic.c: dot of a weight row of `type` with its activation row (n
