@@ -66,6 +66,14 @@ static void copy_same_type(const struct tg_cpu_params * p, struct tg_tensor * d,
     }
 }
 
+// nr rows of ne0 floats (v, row after row) converted to f16 together and
+// stored at drow[r] + k * nb0 (h: scratch for nr * ne0 halves).
+static void store_f16_rows(const float * v, tg_fp16_t * h, char * const * drow, int nr, int64_t ne0, size_t nb0) {
+    tg_fp32_to_fp16_row(v, h, nr * ne0);
+    for (int r = 0; r < nr; r++)
+        for (int64_t k = 0; k < ne0; k++) memcpy(drow[r] + k * (int64_t) nb0, &h[r * ne0 + k], sizeof(tg_fp16_t));
+}
+
 // dst = src0 converted to dst's type, elements in logical order (same
 // nelements; shapes may differ for CPY). For CPY, dst views src1.
 void tg_cpu_op_dup(const struct tg_cpu_params * p, struct tg_tensor * dst) {
@@ -87,21 +95,27 @@ void tg_cpu_op_dup(const struct tg_cpu_params * p, struct tg_tensor * dst) {
         // rows of a few elements (a token's V column written into the
         // transposed V cache: one element per row): element by element, the
         // same conversion the row store makes, without its per-row set-up
+        // (to f16: gathered CH rows at a time and converted by the row
+        // converter, F16C where the CPU has it, then scattered)
+        enum { CH = 64 };
         const bool f16 = dst->type == TG_TYPE_F16;
+        const int64_t ne0 = dst->ne[0];
+        float v[CH * 4];
+        tg_fp16_t h[CH * 4];
+        char * drow[CH];
+        int nr = 0;
         for (struct tg_cpu_row_it it = tg_cpu_rows_of(p, dst); tg_cpu_row_next(&it);) {
             const char * sr = tg_cpu_row_ptr(s, it.i1, it.i2, it.i3);
             char * dr = tg_cpu_row_ptr(dst, it.i1, it.i2, it.i3);
-            for (int64_t k = 0; k < dst->ne[0]; k++) {
-                float v;
-                memcpy(&v, sr + k * (int64_t) s->nb[0], sizeof v);
-                if (f16) {
-                    tg_fp16_t h = tg_fp32_to_fp16(v);
-                    memcpy(dr + k * (int64_t) dst->nb[0], &h, sizeof h);
-                } else {
-                    memcpy(dr + k * (int64_t) dst->nb[0], &v, sizeof v);
-                }
+            if (!f16) {
+                for (int64_t k = 0; k < ne0; k++) memcpy(dr + k * (int64_t) dst->nb[0], sr + k * (int64_t) s->nb[0], sizeof(float));
+                continue;
             }
+            for (int64_t k = 0; k < ne0; k++) memcpy(&v[nr * ne0 + k], sr + k * (int64_t) s->nb[0], sizeof(float));
+            drow[nr++] = dr;
+            if (nr == CH) { store_f16_rows(v, h, drow, nr, ne0, dst->nb[0]); nr = 0; }
         }
+        if (nr > 0) store_f16_rows(v, h, drow, nr, ne0, dst->nb[0]);
         return;
     }
     const int64_t stride = tg_cpu_row_stride(dst);
