@@ -42,7 +42,7 @@ for m in "$@"; do [ -r "$m" ] || { echo "side-by-side.sh: cannot read model '$m'
 
 samples=$(mktemp) || exit 1
 out=$(mktemp) || exit 1
-trap 'rm -f "$samples" "$out"' EXIT
+trap 'rm -f "$samples" "$out" "$out.err"' EXIT
 
 # tgdb bench --json: one object per test; prints "pp|tg fa value" lines.
 ours() {
@@ -57,8 +57,8 @@ ours() {
 
 # llama-bench -o csv: columns found by their header names.
 theirs() {
-    "$llama" -m "$1" -p "$pp" -n "$tg" -d "$depth" -t "$threads" -r 1 -fa 1,0 -o csv >"$out" 2>/dev/null ||
-        { echo "side-by-side.sh: llama-bench failed on $1:" >&2; cat "$out" >&2; exit 1; }
+    "$llama" -m "$1" -p "$pp" -n "$tg" -d "$depth" -t "$threads" -r 1 -fa 1,0 -o csv >"$out" 2>"$out.err" ||
+        { echo "side-by-side.sh: llama-bench failed on $1:" >&2; tail -n 20 "$out.err" "$out" >&2; exit 1; }
     # the header is bare names, the rows quoted fields (which may hold commas)
     awk 'NR == 1 { n = split($0, h, ","); for (i = 1; i <= n; i++) col[h[i]] = i; next }
         { line = $0; sub(/^"/, "", line); sub(/"$/, "", line); gsub(/","/, "\037", line); split(line, f, "\037")
