@@ -4,11 +4,6 @@
 #include <math.h>
 #include <string.h>
 
-// dst [d,h,n,x] = a rotated: for pair i < n_dims/2 of each row of token i2,
-// theta = pos[i2] * freq_scale * freq_base^(-2i/n_dims); normal mode pairs
-// (2i, 2i+1), neox mode (i, i + n_dims/2); elements >= n_dims are copied.
-// With frequency factors (src[2], F32), theta of pair i is divided by ff[i].
-// op_params: [0] n_dims, [1] mode, [2] n_ctx_orig, [3] freq_base, [4] freq_scale.
 // The frequencies and the last position's cos/sin, kept per thread between
 // calls: a decode step's ropes (two a layer) share them, so they are
 // computed once a step instead of once a node (pow, cos and sin were ~1% of
@@ -25,6 +20,11 @@ struct rope_cache {
 };
 static _Thread_local struct rope_cache g_rope;
 
+// dst [d,h,n,x] = a rotated: for pair i < n_dims/2 of each row of token i2,
+// theta = pos[i2] * freq_scale * freq_base^(-2i/n_dims); normal mode pairs
+// (2i, 2i+1), neox mode (i, i + n_dims/2); elements >= n_dims are copied.
+// With frequency factors (src[2], F32), theta of pair i is divided by ff[i].
+// op_params: [0] n_dims, [1] mode, [2] n_ctx_orig, [3] freq_base, [4] freq_scale.
 void tg_cpu_op_rope(const struct tg_cpu_params * p, struct tg_tensor * dst) {
     const struct tg_tensor * a = dst->src[0];
     const struct tg_tensor * pos = dst->src[1];
