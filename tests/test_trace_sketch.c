@@ -308,6 +308,129 @@ static void test_paths(void) {
           tg_cpu_simd_name());
 }
 
+// Summaries, hashes and sketches in one pass (AVX2 and above) or in two
+// (acc_f32 then the sketch; the scalar level): the same bits at every level
+// this CPU has, for f32 and f16 values, contiguous and in the layouts the
+// recorder meets (a K-cache view's strided rows, a transposed V view's short
+// rows, a column, a start inside a sketch block), with lengths around the
+// points where sums go to double (1024 halves, 4096 floats, the 16 KiB
+// staging buffer), zeros of both signs, NaN, infinities, subnormals and
+// values whose float squares overflow. Level 0 is checked against a double
+// reference too (extremes and counts exactly, mean and rms closely), and
+// every layout against its contiguous copy (bit for bit: views are gathered
+// whole, then summarized like contiguous tensors).
+static bool summary_ok(const float * v, const struct tg_trace_summary * s, int64_t n) {
+    double mn = INFINITY, mx = -INFINITY, sum = 0, sq = 0;
+    uint64_t nan = 0, inf = 0, zero = 0;
+    for (int64_t i = 0; i < n; i++) {
+        float x = v[i];
+        if (x != x) { nan++; continue; }
+        if (x < mn) mn = x;
+        if (x > mx) mx = x;
+        if (isinf(x)) { inf++; continue; }
+        zero += x == 0.0f;
+        sum += x; sq += (double) x * x;
+    }
+    const uint64_t fin = (uint64_t) n - nan - inf;
+    const double mean = fin ? sum / (double) fin : 0, rms = fin ? sqrt(sq / (double) fin) : 0;
+    return s->n_elem == (uint64_t) n && s->n_nan == nan && s->n_inf == inf && s->n_zero == zero &&
+           (nan == (uint64_t) n ? s->min != s->min : s->min == mn && s->max == mx) &&
+           fabs(s->mean - mean) <= 1e-6 * (fabs(mean) + rms + 1e-30) && fabs(s->rms - rms) <= 1e-6 * rms + 1e-30;
+}
+
+static void test_summary_paths(void) {
+    enum { NV = 1 << 16 };
+    static float xf[NV];
+    static tg_fp16_t xh[NV];
+    static float back[NV], logical[NV];
+    for (int i = 0; i < NV; i++) xf[i] = (float) nrand() * (i % 101 == 0 ? 1e25f : 1.0f);
+    xf[40] = NAN; xf[41] = INFINITY; xf[300] = -INFINITY; xf[7] = -0.0f; xf[8] = 0.0f; xf[9000] = 1e-40f;
+    xf[20000] = NAN; xf[33000] = 3e38f;
+    for (int i = 0; i < NV; i++) xh[i] = tg_fp32_to_fp16(i % 101 == 0 ? xf[i] * 1e-21f : xf[i]);
+    xh[5000] = tg_fp32_to_fp16(65504.0f); xh[5001] = tg_fp32_to_fp16(-0.0f); xh[12] = 0x7E00; xh[13] = 0x7C00;
+    for (int i = 0; i < NV; i++) back[i] = tg_fp16_to_fp32(xh[i]);
+    struct shape { const char * what; int64_t off; int64_t ne[4]; int64_t st[4]; };   // strides in elements
+    const struct shape shapes[] = {
+        { "1 value",           0, { 1, 1, 1, 1 },      { 1, 1, 1, 1 } },
+        { "15 values",         0, { 15, 1, 1, 1 },     { 1, 15, 15, 15 } },
+        { "17 values",         0, { 17, 1, 1, 1 },     { 1, 17, 17, 17 } },
+        { "1025 values",       0, { 1025, 1, 1, 1 },   { 1, 1025, 1025, 1025 } },
+        { "4099 values",       0, { 4099, 1, 1, 1 },   { 1, 4099, 4099, 4099 } },
+        { "9000 values",       0, { 9000, 1, 1, 1 },   { 1, 9000, 9000, 9000 } },
+        { "40000 values",      0, { 40000, 1, 1, 1 },  { 1, 40000, 40000, 40000 } },
+        { "a start at 3",      3, { 333, 7, 1, 1 },    { 1, 333, 2331, 2331 } },
+        { "K-cache view",      0, { 64, 88, 4, 1 },    { 1, 256, 64, 22528 } },
+        { "V view (rows 88)",  0, { 88, 64, 4, 1 },    { 1, 104, 6656, 26624 } },
+        { "V view (rows 13)",  0, { 13, 64, 4, 1 },    { 1, 104, 6656, 26624 } },
+        { "a column",          5, { 1, 600, 1, 1 },    { 1, 97, 58200, 58200 } },
+        { "transposed",        0, { 40, 50, 1, 1 },    { 50, 1, 2000, 2000 } },
+    };
+    const int top = tg_cpu_simd_level();
+    int n_same = 0, n_ref = 0, n_cases = 0, n_copy = 0;
+    for (size_t c = 0; c < sizeof(shapes) / sizeof(shapes[0]); c++) {
+        const struct shape * sh = &shapes[c];
+        for (int half = 0; half < 2; half++) {
+            const size_t ts = half ? 2 : 4;
+            const int64_t ne[4] = { sh->ne[0], sh->ne[1], sh->ne[2], sh->ne[3] };
+            const size_t nb[4] = { ts * (size_t) sh->st[0], ts * (size_t) sh->st[1], ts * (size_t) sh->st[2], ts * (size_t) sh->st[3] };
+            const uint8_t * data = half ? (const uint8_t *) (xh + sh->off) : (const uint8_t *) (xf + sh->off);
+            const float * vals = half ? back + sh->off : xf + sh->off;
+            int64_t n = 0;   // the values in logical order, for the reference
+            for (int64_t i3 = 0; i3 < ne[3]; i3++) for (int64_t i2 = 0; i2 < ne[2]; i2++)
+            for (int64_t i1 = 0; i1 < ne[1]; i1++) for (int64_t i0 = 0; i0 < ne[0]; i0++)
+                logical[n++] = vals[i0 * sh->st[0] + i1 * sh->st[1] + i2 * sh->st[2] + i3 * sh->st[3]];
+            // its contiguous copy: the same hash, summary and sketch, bit for bit
+            static tg_fp16_t packed_h[NV];
+            int64_t m = 0;
+            if (half)
+                for (int64_t i3 = 0; i3 < ne[3]; i3++) for (int64_t i2 = 0; i2 < ne[2]; i2++)
+                for (int64_t i1 = 0; i1 < ne[1]; i1++) for (int64_t i0 = 0; i0 < ne[0]; i0++)
+                    packed_h[m++] = xh[sh->off + i0 * sh->st[0] + i1 * sh->st[1] + i2 * sh->st[2] + i3 * sh->st[3]];
+            const size_t cb[4] = { ts, ts * (size_t) ne[0], ts * (size_t) (ne[0] * ne[1]), ts * (size_t) (ne[0] * ne[1] * ne[2]) };
+            uint64_t hc = 0;
+            struct tg_trace_summary sc;
+            double skc[TG_TRACE_SKETCH_N];
+            bool okc = tg_trace_hash_summarize_sketch(half ? (const void *) packed_h : (const void *) logical,
+                                                      half ? TG_TYPE_F16 : TG_TYPE_F32, ne, cb, &hc, &sc, skc);
+            uint64_t h0 = 0;
+            struct tg_trace_summary s0;
+            double sk0[TG_TRACE_SKETCH_N];
+            bool same = true, ok = true;
+            for (int lv = 0; lv <= top && ok; lv++) {
+                tg_cpu_set_simd_cap(lv);
+                for (int with_sk = 1; with_sk >= 0; with_sk--) {   // with the sketch (one pass) and without
+                    uint64_t h;
+                    struct tg_trace_summary s;
+                    double sk[TG_TRACE_SKETCH_N];
+                    ok = tg_trace_hash_summarize_sketch(data, half ? TG_TYPE_F16 : TG_TYPE_F32, ne, nb, &h, &s,
+                                                        with_sk ? sk : NULL);
+                    if (!ok) break;
+                    if (lv == 0 && with_sk) {
+                        h0 = h; s0 = s; memcpy(sk0, sk, sizeof(sk));
+                        n_ref += summary_ok(logical, &s, n);
+                    } else {
+                        same = same && h == h0 && memcmp(&s, &s0, sizeof(s)) == 0 &&
+                               (!with_sk || memcmp(sk, sk0, sizeof(sk)) == 0);
+                    }
+                }
+            }
+            tg_cpu_set_simd_cap(-1);
+            n_cases++;
+            n_same += ok && same;
+            const bool as_copy = ok && okc && hc == h0 && memcmp(&sc, &s0, sizeof(sc)) == 0 && memcmp(skc, sk0, sizeof(skc)) == 0;
+            n_copy += as_copy;
+            if (!as_copy) fprintf(stderr, "  %s (%s): not the same as its contiguous copy\n", sh->what, half ? "f16" : "f32");
+            if (!(ok && same)) fprintf(stderr, "  %s (%s): %s\n", sh->what, half ? "f16" : "f32",
+                                       ok ? "differs between SIMD levels" : "not summarized");
+        }
+    }
+    CHECK(n_same == n_cases, "hash, summary and sketch the same bits at SIMD levels 0..%d in %d of %d layouts x types",
+          top, n_same, n_cases);
+    CHECK(n_ref == n_cases, "level 0 summaries agree with a double reference in %d of %d", n_ref, n_cases);
+    CHECK(n_copy == n_cases, "hash, summary and sketch of each layout the same bits as its contiguous copy's in %d of %d",
+          n_copy, n_cases);
+}
+
 // The same run on 1 and on 2 threads (kernels split between threads, the
 // recorder's hashing shared with the waiting thread where a batch is large):
 // the same trace, bit for bit - flags, hashes, summaries and sketches.
@@ -341,6 +464,7 @@ static void test_threads(void) {
 
 int main(void) {
     test_paths();
+    test_summary_paths();
     test_threads();
     test_views();
     test_estimator();

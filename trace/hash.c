@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -190,13 +191,16 @@ static int sk_path(void) {
     return 0;
 }
 
-static void sk_init(struct sk * k) {
+// part_zero: the partials are known to be all zero (every fold clears the
+// partials it adds, and sk_finish folds them all: a sketch state kept per
+// thread needs its 4 KiB of partials cleared once only).
+static void sk_init(struct sk * k, bool part_zero) {
     k->pos = 0;
     k->path = sk_path();
     k->nblk = 0;
     k->used = 0;
     memset(k->bucket, 0, sizeof(k->bucket));
-    memset(k->part, 0, sizeof(k->part));   // and cleared again by every fold: a block only adds
+    if (!part_zero) memset(k->part, 0, sizeof(k->part));
     pthread_once(&sk_tab_once, sk_tab_init);
 }
 
@@ -385,6 +389,7 @@ struct acc {
     double  min, max, sum, sumsq;
     uint64_t n_nan, n_inf, n_zero, n;
     struct sk * sk;   // the sketch too (NULL: none)
+    int     path;     // sk_path(): 1 or 2 take the one-pass AVX2 loop below for f32 and f16
 };
 
 // NaN and infinities counted so far: unchanged over a piece, the piece is
@@ -468,12 +473,152 @@ static inline float ld_bf16(const uint8_t * p, size_t k) {
 }
 DEFINE_ACC(acc_f32, ld_f32)
 DEFINE_ACC(acc_bf16, ld_bf16)
+#if defined(__x86_64__)
+// ---- summary and sketch in one pass (AVX2) ------------------------------------
+// acc_f32 and then sk_f32 read every value twice (halves: from a converted
+// copy). This pass loads 16 values once and feeds both from registers, with
+// the same arithmetic in the same order: lane j of the summary is element
+// i + j, its float sums go to double at the same points (the end of a
+// DEFINE_ACC block or of the call), extremes and zeros lane by lane; the
+// sketch block is masked as sk_block_avx2 masks a block that may hold NaN or
+// infinities (the same terms where it holds none). So every SIMD level still
+// gives the same bits. Calls must start on a sketch block (k->pos % 16 == 0).
+
+// DEFINE_ACC's second loop over one block of n values (a multiple of LANES)
+// whose float sums came out non-finite: NaN and infinities counted and left
+// out, sums in double. Zeros were counted by the first loop already.
+static void acc_block_masked(struct acc * a, const float * x, size_t n, double * bs, double * bss) {
+    uint32_t nan[LANES] = {0}, inf[LANES] = {0};
+    double ds[LANES] = {0}, dss[LANES] = {0};
+    for (size_t i = 0; i < n; i += LANES) {
+        for (int j = 0; j < LANES; j++) {
+            float v = x[i + j];
+            int is_nan = v != v;
+            int is_inf = fabsf(v) == INFINITY;
+            nan[j] += (uint32_t) is_nan;
+            inf[j] += (uint32_t) is_inf;
+            double f = (is_nan | is_inf) ? 0.0 : (double) v;
+            ds[j] += f;
+            dss[j] += f * f;
+        }
+    }
+    *bs = *bss = 0;
+    for (int j = 0; j < LANES; j++) { *bs += ds[j]; *bss += dss[j]; a->n_nan += nan[j]; a->n_inf += inf[j]; }
+}
+
+#define FUSED_INLINE static inline __attribute__((always_inline, target("avx2,avx,f16c")))
+
+FUSED_INLINE __m256 fused_load(const uint8_t * p, size_t i, bool half) {
+    if (half) return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (const void *) (p + 2 * i)));
+    return _mm256_loadu_ps((const float *) (const void *) (p + 4 * i));
+}
+
+// n values at p (binary32, or binary16 with `half`): what acc_f32(a, values,
+// n) and, with `sketch`, sk_f32(a->sk, values, n, false) compute.
+FUSED_INLINE void fused_avx2(struct acc * a, const uint8_t * p, size_t n, bool half, bool sketch) {
+    struct sk * k = a->sk;
+    const __m256 zero = _mm256_setzero_ps();
+    const __m256i expo = _mm256_set1_epi32(0x7F800000), top = _mm256_set1_epi32((int) 0x80000000u);
+    const __m256i sh0 = _mm256_setr_epi32(31, 30, 29, 28, 27, 26, 25, 24);
+    const __m256i sh1 = _mm256_setr_epi32(23, 22, 21, 20, 19, 18, 17, 16);
+    __m256 mn0 = _mm256_set1_ps((float) a->min), mn1 = mn0, mx0 = _mm256_set1_ps((float) a->max), mx1 = mx0;
+    uint64_t b = sketch ? k->pos / SK_LANES : 0;
+    size_t i = 0;
+    while (i + LANES <= n) {
+        const size_t i0 = i;
+        const size_t end = i + 256 * LANES < n ? i + 256 * LANES : n - (n - i) % LANES;
+        __m256 s0 = zero, s1 = zero, q0 = zero, q1 = zero;
+        __m256i z0 = _mm256_setzero_si256(), z1 = z0;
+        while (i < end) {
+            size_t stop = end;
+            if (sketch) {
+                if (k->nblk == SK_FOLD) sk_fold(k);
+                const size_t room = (size_t) (SK_FOLD - k->nblk) * LANES;
+                if (stop - i > room) stop = i + room;
+                k->nblk += (uint32_t) ((stop - i) / LANES);
+            }
+            for (; i < stop; i += LANES) {
+                const __m256 v0 = fused_load(p, i, half), v1 = fused_load(p, i + 8, half);
+                z0 = _mm256_sub_epi32(z0, _mm256_castps_si256(_mm256_cmp_ps(v0, zero, _CMP_EQ_OQ)));
+                z1 = _mm256_sub_epi32(z1, _mm256_castps_si256(_mm256_cmp_ps(v1, zero, _CMP_EQ_OQ)));
+                mn0 = _mm256_min_ps(v0, mn0); mn1 = _mm256_min_ps(v1, mn1);   // v < mn ? v : mn
+                mx0 = _mm256_max_ps(v0, mx0); mx1 = _mm256_max_ps(v1, mx1);   // v > mx ? v : mx
+                s0 = _mm256_add_ps(s0, v0); s1 = _mm256_add_ps(s1, v1);
+                q0 = _mm256_add_ps(q0, _mm256_mul_ps(v0, v0)); q1 = _mm256_add_ps(q1, _mm256_mul_ps(v1, v1));
+                if (sketch) {   // sk_block_avx2, masked
+                    const uint32_t h = sk_fields(b++);
+                    const unsigned pi = sk_part_index(h);
+                    float * dst = k->part[pi];
+                    const __m256i sg = _mm256_set1_epi32((int) (h >> 16));
+                    const __m256i w0i = _mm256_castps_si256(v0), w1i = _mm256_castps_si256(v1);
+                    __m256i w0 = _mm256_xor_si256(w0i, _mm256_and_si256(_mm256_sllv_epi32(sg, sh0), top));
+                    __m256i w1 = _mm256_xor_si256(w1i, _mm256_and_si256(_mm256_sllv_epi32(sg, sh1), top));
+                    w0 = _mm256_andnot_si256(_mm256_cmpeq_epi32(_mm256_and_si256(w0i, expo), expo), w0);
+                    w1 = _mm256_andnot_si256(_mm256_cmpeq_epi32(_mm256_and_si256(w1i, expo), expo), w1);
+                    k->used |= 1ull << pi;
+                    _mm256_store_ps(dst, _mm256_add_ps(_mm256_load_ps(dst), _mm256_castsi256_ps(w0)));
+                    _mm256_store_ps(dst + 8, _mm256_add_ps(_mm256_load_ps(dst + 8), _mm256_castsi256_ps(w1)));
+                }
+            }
+        }
+        float s[LANES], ss[LANES];
+        uint32_t zc[LANES];
+        _mm256_storeu_ps(s, s0); _mm256_storeu_ps(s + 8, s1);
+        _mm256_storeu_ps(ss, q0); _mm256_storeu_ps(ss + 8, q1);
+        _mm256_storeu_si256((__m256i *) (void *) zc, z0); _mm256_storeu_si256((__m256i *) (void *) (zc + 8), z1);
+        double bs = 0, bss = 0;
+        for (int j = 0; j < LANES; j++) { bs += s[j]; bss += ss[j]; }
+        if (!isfinite(bs) || !isfinite(bss)) {   // again, masking NaN and infinities
+            if (half) {
+                float tmp[256 * LANES];
+                tg_fp16_to_fp32_row((const tg_fp16_t *) (const void *) (p + 2 * i0), tmp, (int64_t) (end - i0));
+                acc_block_masked(a, tmp, end - i0, &bs, &bss);
+            } else {
+                float tmp[256 * LANES];
+                memcpy(tmp, p + 4 * i0, 4 * (end - i0));
+                acc_block_masked(a, tmp, end - i0, &bs, &bss);
+            }
+        }
+        a->sum += bs; a->sumsq += bss;
+        for (int j = 0; j < LANES; j++) a->n_zero += zc[j];
+    }
+    if (sketch) k->pos = b * SK_LANES;
+    float mn[LANES], mx[LANES];
+    _mm256_storeu_ps(mn, mn0); _mm256_storeu_ps(mn + 8, mn1);
+    _mm256_storeu_ps(mx, mx0); _mm256_storeu_ps(mx + 8, mx1);
+    double m0 = a->min, m1 = a->max;
+    for (int j = 0; j < LANES; j++) { if (mn[j] < m0) m0 = mn[j]; if (mx[j] > m1) m1 = mx[j]; }
+    a->min = m0; a->max = m1;
+    for (; i < n; i++) {   // tail, as DEFINE_ACC's and sk_f32's
+        float v;
+        if (half) tg_fp16_to_fp32_row((const tg_fp16_t *) (const void *) (p + 2 * i), &v, 1);
+        else memcpy(&v, p + 4 * i, 4);
+        bool is_nan = v != v, is_inf = fabsf(v) == INFINITY;
+        a->n_nan += is_nan; a->n_inf += is_inf; a->n_zero += v == 0.0f;
+        if (v < a->min) a->min = v;
+        if (v > a->max) a->max = v;
+        if (!is_nan && !is_inf) { a->sum += v; a->sumsq += (double) v * v; }
+        if (sketch) sk_one(k, v);
+    }
+    a->n += n;
+}
+
+__attribute__((target("avx2,avx,f16c"))) static void fused_f32(struct acc * a, const uint8_t * p, size_t n) { fused_avx2(a, p, n, false, true); }
+__attribute__((target("avx2,avx,f16c"))) static void fused_f16(struct acc * a, const uint8_t * p, size_t n) { fused_avx2(a, p, n, true, true); }
+__attribute__((target("avx2,avx,f16c"))) static void fused_f16_nosk(struct acc * a, const uint8_t * p, size_t n) { fused_avx2(a, p, n, true, false); }
+#endif
+
 // Halves: the engine's row converter (F16C where the CPU has it) into a
-// small buffer that stays in L1, then the float loop.
+// small buffer that stays in L1, then the float loop; at AVX2 and above the
+// one-pass loop, a CHUNK at a time (the same points of rounding to double).
 static void acc_f16(struct acc * a, const uint8_t * p, size_t n) {
     float tmp[CHUNK];
     for (size_t i = 0; i < n; i += CHUNK) {
         size_t k = n - i < CHUNK ? n - i : CHUNK;
+#if defined(__x86_64__)
+        if (a->path >= 1 && !a->sk) { fused_f16_nosk(a, p + 2 * i, k); continue; }
+        if (a->path >= 1 && a->sk->pos % SK_LANES == 0) { fused_f16(a, p + 2 * i, k); continue; }
+#endif
         tg_fp16_to_fp32_row((const tg_fp16_t *) (const void *) (p + 2 * i), tmp, (int64_t) k);
         const uint64_t bad = acc_bad(a);
         acc_f32(a, (const uint8_t *) tmp, k);
@@ -516,6 +661,9 @@ static void summary_row(const uint8_t * p, size_t nbytes, void * user) {
     const uint64_t bad = acc_bad(a);
     switch (a->type) {
     case TG_TYPE_F32:
+#if defined(__x86_64__)
+        if (a->path >= 1 && a->sk && a->sk->pos % SK_LANES == 0) { fused_f32(a, p, (size_t) n); return; }
+#endif
         acc_f32(a, p, (size_t) n);
         if (a->sk) sk_f32(a->sk, p, (size_t) n, acc_bad(a) == bad);
         return;
@@ -576,6 +724,69 @@ static void both_row(const uint8_t * p, size_t n, void * user) {
     }
 }
 
+// ---- views: gathered whole, in memory order ------------------------------------
+// A strided view (a head's slice of a KV cache: rows of 64 values 512 bytes
+// apart, read head after head) streamed through the staging buffer in
+// logical order reads its memory in several strided passes. Gathered whole
+// instead, rows in the order they lie in memory into their logical places,
+// its memory is read once, front to back; it is then summarized like a
+// contiguous tensor (the same pieces, so the same bits as its contiguous
+// copy). Up to GATHER_MAX bytes, into a buffer kept per thread.
+#define GATHER_MAX (8u << 20)
+
+static pthread_key_t gather_key;
+static pthread_once_t gather_once = PTHREAD_ONCE_INIT;
+struct gather_buf { uint8_t * p; size_t cap; };
+static void gather_free(void * v) { struct gather_buf * g = v; if (g) { free(g->p); free(g); } }
+static void gather_key_init(void) { if (pthread_key_create(&gather_key, gather_free) != 0) gather_key = 0; }
+
+static uint8_t * gather_space(size_t n) {
+    pthread_once(&gather_once, gather_key_init);
+    struct gather_buf * g = pthread_getspecific(gather_key);
+    if (!g) {
+        g = calloc(1, sizeof(*g));
+        if (!g || pthread_setspecific(gather_key, g) != 0) { free(g); return NULL; }
+    }
+    if (g->cap < n) {
+        uint8_t * q = realloc(g->p, n);
+        if (!q) return NULL;
+        g->p = q;
+        g->cap = n;
+    }
+    return g->p;
+}
+
+// Dense rows (nb[0] == one block) copied to dst in logical order, visiting
+// dims 1..3 from the smallest source stride outwards. False if the rows are
+// not dense.
+static bool gather_rows(const uint8_t * data, const int64_t ne[4], const size_t nb[4], const struct layout * L,
+                        uint8_t * dst) {
+    if (!L->dense_rows) return false;
+    int d[3] = { 1, 2, 3 };   // loop order, innermost first
+    for (int a = 0; a < 3; a++)
+        for (int b = a + 1; b < 3; b++)
+            if (nb[d[b]] < nb[d[a]] || (nb[d[b]] == nb[d[a]] && d[b] < d[a])) { int t = d[a]; d[a] = d[b]; d[b] = t; }
+    const size_t rb = L->row_bytes;
+    size_t dstep[4];   // destination bytes per index step of each dim
+    dstep[1] = rb; dstep[2] = rb * (size_t) ne[1]; dstep[3] = dstep[2] * (size_t) ne[2];
+    const int a = d[0], b = d[1], c = d[2];
+    for (int64_t ic = 0; ic < ne[c]; ic++)
+    for (int64_t ib = 0; ib < ne[b]; ib++) {
+        const uint8_t * src = data + (size_t) ic * nb[c] + (size_t) ib * nb[b];
+        uint8_t * out = dst + (size_t) ic * dstep[c] + (size_t) ib * dstep[b];
+        if (rb >= 32 && rb <= 256) {   // short rows (a head's slice): inlined 32-byte moves
+            for (int64_t ia = 0; ia < ne[a]; ia++, src += nb[a], out += dstep[a]) {
+                size_t o = 0;
+                for (; o + 32 <= rb; o += 32) memcpy(out + o, src + o, 32);
+                if (o < rb) memcpy(out + rb - 32, src + rb - 32, 32);
+            }
+        } else {
+            for (int64_t ia = 0; ia < ne[a]; ia++, src += nb[a], out += dstep[a]) memcpy(out, src, rb);
+        }
+    }
+    return true;
+}
+
 bool tg_trace_hash_summarize_sketch(const void * data, int type, const int64_t ne[4], const size_t nb[4],
                                     uint64_t * hash, struct tg_trace_summary * s, double * sketch) {
     if (hash) *hash = 0;
@@ -585,10 +796,20 @@ bool tg_trace_hash_summarize_sketch(const void * data, int type, const int64_t n
     if (!data || !ne || !nb || !get_layout(type, ne, nb, &L)) return false;
     if (!s) { if (hash) *hash = tg_trace_hash_data(data, type, ne, nb); return !sketch; }
     if (!summary_type_ok(type, &L)) return false;
-    struct sk k;
-    if (sketch) sk_init(&k);
-    struct acc a = { .type = type, .bs = L.bs, .ts = L.ts, .min = INFINITY, .max = -INFINITY, .sk = sketch ? &k : NULL };
+    static _Thread_local struct sk tls_sk;   // partials all zero between calls
+    static _Thread_local bool tls_sk_ready;
+    struct sk * k = &tls_sk;
+    if (sketch) { sk_init(k, tls_sk_ready); tls_sk_ready = true; }
+    struct acc a = { .type = type, .bs = L.bs, .ts = L.ts, .min = INFINITY, .max = -INFINITY, .sk = sketch ? k : NULL,
+                     .path = sketch ? k->path : sk_path() };
     size_t total = L.row_bytes * (size_t) ne[1] * (size_t) ne[2] * (size_t) ne[3];
+    if (!L.contiguous && total > STAGE && total <= GATHER_MAX) {
+        uint8_t * buf = gather_space(total);
+        if (buf && gather_rows(data, ne, nb, &L, buf)) {   // now a contiguous tensor of the same shape
+            data = buf;
+            L.contiguous = true;
+        }
+    }
     if (L.contiguous && total <= STAGE) {   // small and dense (most activations): no streaming state
         if (hash) *hash = XXH3_64bits(data, total);
         if (total) summary_row(data, total, &a);
@@ -600,7 +821,7 @@ bool tg_trace_hash_summarize_sketch(const void * data, int type, const int64_t n
         if (hash) *hash = XXH3_64bits_digest(&st);
     }
     summary_finish(&a, s);
-    if (sketch) sk_finish(&k, sketch);
+    if (sketch) sk_finish(k, sketch);
     return true;
 }
 
