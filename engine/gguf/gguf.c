@@ -504,6 +504,15 @@ struct tg_gguf * tg_gguf_open(const char * path) {
         tg_error(TG_ERR_NOMEM, "gguf: cannot allocate %zu bytes: %s", size, strerror(err));
         return NULL;
     }
+#ifdef MADV_HUGEPAGE
+    // Transparent huge pages where the system grants them on request
+    // (/sys/kernel/mm/transparent_hugepage/enabled = madvise, Debian's
+    // default): generation streams every weight once per token, and with
+    // 2 MiB pages its reads miss the TLB 512 times less often (F32 100M
+    // model, 2 threads: tg 46.6 -> 48.6 tok/s, medians of 10 alternating
+    // runs). Advice only: nothing changes where it is not granted.
+    (void) madvise(p, size, MADV_HUGEPAGE);
+#endif
     (void) posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     size_t got = 0;
     while (got < size) {
