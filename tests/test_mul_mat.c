@@ -324,6 +324,28 @@ static void test_levels_and_threads(void) {
         free(forced);
         for (int lv = 0; lv <= top; lv++) free(res[lv]);
 
+        // generation (one column: the GEMV kernels, 8, 4 and 1 rows at a time for 29 rows) at
+        // every level against the scalar path
+        struct mm_case gv = c;
+        gv.n = 1; gv.r = 1;
+        const int64_t ngv = gv.m * gv.s;
+        float * gres[TG_SIMD_AVX512VNNI + 1] = { NULL };
+        for (int lv = 0; lv <= top; lv++) {
+            tg_cpu_set_simd_cap(lv);
+            rng = 4242;
+            gres[lv] = check_case(&gv, 2, false);
+        }
+        tg_cpu_set_simd_cap(-1);
+        for (int lv = 1; lv <= top; lv++) {
+            const double e = gres[lv] && gres[0] ? nmse_f(gres[lv], gres[0], ngv) : INFINITY;
+            const bool bits = gres[lv] && gres[0] && memcmp(gres[lv], gres[0], (size_t) ngv * sizeof(float)) == 0;
+            if (is_quant(wt))   // integer block sums, the same multiply-add chain per row: the same bits
+                CHECK(bits, "MUL_MAT w=%s n=1 (29 rows) level %d: the scalar path's bits", tg_type_name(wt), lv);
+            else
+                CHECK(e <= 1e-10, "MUL_MAT w=%s n=1 (29 rows) level %d vs scalar: nmse %.3g <= 1e-10", tg_type_name(wt), lv, e);
+        }
+        for (int lv = 0; lv <= top; lv++) free(gres[lv]);
+
         // determinism over threads, prompt-like and generation shapes
         struct mm_case g1 = c, g2 = c;
         g2.n = 1; g2.r = 1;

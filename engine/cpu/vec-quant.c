@@ -336,6 +336,67 @@ TG_AVX2_INLINE __m128 NAME(int64_t nb, const char * a, size_t lda, const tg_bloc
 TG_AVX2_GEMV4_NIB(gemv4_q4_avx2, tg_block_q4_0, true)
 TG_AVX2_GEMV4_NIB(gemv4_iq4_avx2, tg_block_iq4_nl, false)
 
+// Eight rows (lda bytes apart, dense) against one activation row. The row
+// sums of a block come out of the reduction in the lane order
+// [0 2 4 6 | 1 3 5 7]; the scales are assembled in that order with scalar
+// loads and shifts (integer units, beside the vector work) and the
+// accumulator is put in row order once at the end. Lane r: row r's fmaf
+// chain over the blocks, the same bits as GEMV row by row.
+TG_AVX2_INLINE __m128i d8_avx2(const tg_fp16_t * d, size_t stride) {   // halves of rows 0 2 4 6 1 3 5 7
+    const char * p = (const char *) d;
+#define TG_H(r) ((uint64_t) *(const tg_fp16_t *) (p + (r) * stride))
+    const uint64_t lo = TG_H(0) | TG_H(2) << 16 | TG_H(4) << 32 | TG_H(6) << 48;
+    const uint64_t hi = TG_H(1) | TG_H(3) << 16 | TG_H(5) << 32 | TG_H(7) << 48;
+#undef TG_H
+    return _mm_set_epi64x((long long) hi, (long long) lo);
+}
+#define TG_AVX2_GEMV8_NIB(NAME, BX, Q4)                                                           \
+TG_AVX2_INLINE __m256 NAME(int64_t nb, const char * a, size_t lda, const tg_block_q8_0 * y,       \
+                           const int32_t * ys8) {                                                 \
+    const BX * x[8];                                                                              \
+    TG_UNROLL for (int r = 0; r < 8; r++) x[r] = (const BX *) (a + r * lda);                      \
+    const __m256i m4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);                       \
+    const __m256i tab = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) tg_iq4nl_values)); \
+    __m256 acc = _mm256_setzero_ps();                                                             \
+    for (int64_t blk = 0; blk < nb; blk++) {                                                      \
+        const __m256i yl = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) y[blk].qs)); \
+        const __m256i yh = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) (y[blk].qs + 16))); \
+        __m256i p[4];                                                                             \
+        TG_UNROLL for (int h = 0; h < 4; h++) {                                                   \
+            _mm_prefetch(a + 8 * lda + (8 * blk + 2 * h) * sizeof(BX), _MM_HINT_T0);             \
+            _mm_prefetch(a + 8 * lda + (8 * blk + 2 * h + 1) * sizeof(BX), _MM_HINT_T0);         \
+            const __m256i t = _mm256_loadu2_m128i((const __m128i *) x[2 * h + 1][blk].qs,         \
+                                                  (const __m128i *) x[2 * h][blk].qs);            \
+            __m256i xl = _mm256_and_si256(t, m4), xh = _mm256_and_si256(_mm256_srli_epi16(t, 4), m4); \
+            if (Q4) {                                                                             \
+                p[h] = _mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(xl, yl),           \
+                                                          _mm256_maddubs_epi16(xh, yh)), ones);   \
+            } else {                                                                              \
+                xl = _mm256_shuffle_epi8(tab, xl);                                                \
+                xh = _mm256_shuffle_epi8(tab, xh);                                                \
+                p[h] = _mm256_add_epi32(                                                          \
+                    _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(xl, xl), _mm256_sign_epi8(yl, xl)), ones), \
+                    _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(xh, xh), _mm256_sign_epi8(yh, xh)), ones)); \
+            }                                                                                     \
+        }                                                                                         \
+        /* p[h]: row 2h in the low half, 2h + 1 in the high half (4 partials each) */            \
+        const __m256i a01 = _mm256_add_epi32(_mm256_unpacklo_epi32(p[0], p[1]), _mm256_unpackhi_epi32(p[0], p[1])); \
+        const __m256i a23 = _mm256_add_epi32(_mm256_unpacklo_epi32(p[2], p[3]), _mm256_unpackhi_epi32(p[2], p[3])); \
+        __m256i si = _mm256_add_epi32(_mm256_unpacklo_epi64(a01, a23), _mm256_unpackhi_epi64(a01, a23)); \
+        if (Q4) si = _mm256_sub_epi32(si, _mm256_set1_epi32(ys8[blk]));                           \
+        const __m256 d = _mm256_mul_ps(_mm256_cvtph_ps(d8_avx2(&x[0][blk].d, lda)),               \
+                                       _mm256_set1_ps(_cvtsh_ss(y[blk].d)));                      \
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(si), d, acc);                                    \
+    }                                                                                             \
+    return _mm256_permutevar8x32_ps(acc, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));              \
+}
+TG_AVX2_GEMV8_NIB(gemv8_q4_avx2, tg_block_q4_0, true)
+TG_AVX2_GEMV8_NIB(gemv8_iq4_avx2, tg_block_iq4_nl, false)
+// Q8_0 streams at memory speed four rows at a time already.
+TG_AVX2_INLINE __m256 gemv8_q8_avx2(int64_t nb, const char * a, size_t lda, const tg_block_q8_0 * y, const int32_t * ys8) {
+    return _mm256_set_m128(gemv4_q8_avx2(nb, a + 4 * lda, lda, y, ys8), gemv4_q8_avx2(nb, a, lda, y, ys8));
+}
+
 // Prompts: a panel of 8 weight rows over up to TG_PANEL_KC blocks, packed per
 // block as 8 vectors (chunk q: bytes 4q..4q+3 of each row, row r at 4r) and
 // the 8 rows' scales as f32. Packed once per 8 rows and 64 columns.
@@ -414,7 +475,7 @@ TG_AVX2_INLINE void ysums_avx2(const tg_block_q8_0 * y, int64_t b0, int nbk, int
 // Block of ni x nj: fewer than 4 columns (generation) by GEMV row by row
 // time; otherwise panels of 8 rows x TG_PANEL_KC blocks against 4 columns at
 // a time, the accumulators kept in c between the k chunks.
-#define TG_AVX2_QBLOCK(NAME, BX, GEMV, GEMV4, PACK, Q4)                                                      \
+#define TG_AVX2_QBLOCK(NAME, BX, GEMV, GEMV4, GEMV8, PACK, Q4)                                               \
 TG_AVX2 static void NAME(const struct tg_mm_args * g) {                                          \
     const int64_t nb = g->k / TG_QK8_0;                                                           \
     if (g->nj < 4) {                                                                              \
@@ -426,6 +487,8 @@ TG_AVX2 static void NAME(const struct tg_mm_args * g) {                         
             const int32_t * ys = NULL;                                                            \
             if (Q4 && nb <= TG_GEMV_YS && g->ni > 1) { ysums_avx2(y, 0, (int) nb, ysb); ys = ysb; } \
             int64_t i = 0;                                                                        \
+            if (!Q4 || ys)                                                                        \
+                for (; i + 8 <= g->ni; i += 8) _mm256_storeu_ps(c + i, GEMV8(nb, g->a + i * g->lda, g->lda, y, ys)); \
             if (!Q4 || ys)                                                                        \
                 for (; i + 4 <= g->ni; i += 4) _mm_storeu_ps(c + i, GEMV4(nb, g->a + i * g->lda, g->lda, y, ys)); \
             for (; i < g->ni; i++) c[i] = GEMV(nb, (const BX *) (g->a + i * g->lda), y, ys);      \
@@ -465,9 +528,9 @@ TG_AVX2 static void NAME(const struct tg_mm_args * g) {                         
         }                                                                                         \
     }                                                                                             \
 }
-TG_AVX2_QBLOCK(block_q8_q8_avx2, tg_block_q8_0, gemv_q8_avx2, gemv4_q8_avx2, pack_q8_avx2, false)
-TG_AVX2_QBLOCK(block_q4_q8_avx2, tg_block_q4_0, gemv_q4_avx2, gemv4_q4_avx2, pack_q4_avx2, true)
-TG_AVX2_QBLOCK(block_iq4_q8_avx2, tg_block_iq4_nl, gemv_iq4_avx2, gemv4_iq4_avx2, pack_iq4_avx2, false)
+TG_AVX2_QBLOCK(block_q8_q8_avx2, tg_block_q8_0, gemv_q8_avx2, gemv4_q8_avx2, gemv8_q8_avx2, pack_q8_avx2, false)
+TG_AVX2_QBLOCK(block_q4_q8_avx2, tg_block_q4_0, gemv_q4_avx2, gemv4_q4_avx2, gemv8_q4_avx2, pack_q4_avx2, true)
+TG_AVX2_QBLOCK(block_iq4_q8_avx2, tg_block_iq4_nl, gemv_iq4_avx2, gemv4_iq4_avx2, gemv8_iq4_avx2, pack_iq4_avx2, false)
 
 TG_AVX2 static float dot_q8_q8_avx2(int64_t nb, const tg_block_q8_0 * x, const tg_block_q8_0 * y) {
     return gemv_q8_avx2(nb, x, y, NULL);
