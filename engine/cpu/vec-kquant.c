@@ -534,6 +534,20 @@ TG_KQ_AVX2_INLINE __m256i kq_scale_t_avx2(__m256i sv, int t) {
     return _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(sv, _mm256_set1_epi32(t)), sc_shuf);
 }
 
+// The same from the scales' 128-bit halves, each in both halves of a vector
+// (svh[0]: scales 0..7, svh[1]: 8..15): one in-lane shuffle per group.
+TG_KQ_AVX2_INLINE void kq_scale_halves_avx2(__m256i sv, __m256i svh[2]) {
+    svh[0] = _mm256_permute2x128_si256(sv, sv, 0x00);
+    svh[1] = _mm256_permute2x128_si256(sv, sv, 0x11);
+}
+TG_KQ_AVX2_INLINE __m256i kq_scale_th_avx2(const __m256i svh[2], int t) {
+    const char k = (char) (4 * (t % 4));   // byte of scale 2t within its half
+    return _mm256_shuffle_epi8(svh[t / 4], _mm256_setr_epi8(k, k + 1, k, k + 1, k, k + 1, k, k + 1,
+                                                            k, k + 1, k, k + 1, k, k + 1, k, k + 1,
+                                                            k + 2, k + 3, k + 2, k + 3, k + 2, k + 3, k + 2, k + 3,
+                                                            k + 2, k + 3, k + 2, k + 3, k + 2, k + 3, k + 2, k + 3));
+}
+
 // The 32 unsigned levels of group t (0..7) of a Q4_K / Q6_K super-block.
 TG_KQ_AVX2_INLINE __m256i kq_lv_q4_K_avx2(const tg_block_q4_K * x, int t) {
     const __m256i v = _mm256_loadu_si256((const __m256i *) (x->qs + 32 * (t / 2)));
@@ -593,10 +607,12 @@ TG_KQ_AVX2_INLINE float NAME(int64_t nsb, const BX * x, const tg_block_q8_K * y)
         TG_UNROLL for (size_t o_ = 0; o_ < sizeof(BX); o_ += 64)                                   \
             _mm_prefetch((const char *) (x + b) + TG_KQ_GEN_PREFETCH + o_, _MM_HINT_T0);           \
         SC(&x[b], &sv, &mv, &d, &dmin);                                                           \
+        __m256i svh[2];                                                                           \
+        kq_scale_halves_avx2(sv, svh);                                                            \
         TG_UNROLL for (int t = 0; t < 8; t++) {                                                   \
             const __m256i av = _mm256_loadu_si256((const __m256i *) (yb->qs + 32 * t));           \
             ai = _mm256_add_epi32(ai, _mm256_madd_epi16(_mm256_maddubs_epi16(LV(&x[b], t), av),   \
-                                                        kq_scale_t_avx2(sv, t)));                 \
+                                                        kq_scale_th_avx2(svh, t)));               \
         }                                                                                         \
         const __m256i mi = _mm256_madd_epi16(mv, _mm256_loadu_si256((const __m256i *) yb->bsums)); \
         if (!TWO) ai = _mm256_sub_epi32(ai, mi);                                                  \
@@ -630,11 +646,13 @@ TG_KQ_AVX2_INLINE __m128 NAME(int64_t nsb, const char * a, size_t lda, const tg_
             const BX * x = (const BX *) (a + (size_t) r * lda) + b;                               \
             __m256i sv, mv;                                                                       \
             SC(x, &sv, &mv, &d[r], &dmin[r]);                                                     \
+            __m256i svh[2];                                                                       \
+            kq_scale_halves_avx2(sv, svh);                                                        \
             ai[r] = _mm256_setzero_si256();                                                       \
             TG_UNROLL for (int t = 0; t < 8; t++) {                                               \
                 const __m256i av = _mm256_loadu_si256((const __m256i *) (yb->qs + 32 * t));       \
                 ai[r] = _mm256_add_epi32(ai[r], _mm256_madd_epi16(_mm256_maddubs_epi16(LV(x, t), av), \
-                                                                  kq_scale_t_avx2(sv, t)));       \
+                                                                  kq_scale_th_avx2(svh, t)));     \
             }                                                                                     \
             mi[r] = _mm256_madd_epi16(mv, bs);                                                    \
             if (!TWO) ai[r] = _mm256_sub_epi32(ai[r], mi[r]);                                     \
