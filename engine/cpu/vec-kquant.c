@@ -23,7 +23,7 @@
 // dot kernels take up to 4 activation columns per pass over it. At the avx2
 // level prompts (4 or more columns) instead interleave 8 unpacked rows into
 // a panel (kq_panel below) and run it 4 columns at a time. Generation
-// (fewer than 4 columns) of Q4_K, Q5_K and Q6_K at the avx2 level skips the
+// (fewer than 4 columns) of Q4_K, Q5_K, Q6_K and IQ4_XS at the avx2 level skips the
 // unpacked copy: the levels are decoded in registers, a row at a time, into
 // the same integer sums.
 #include "vec-impl.h"
@@ -401,23 +401,37 @@ TG_KQ_AVX2_INLINE __m128i reduce4_avx2(__m256i a, __m256i b, __m256i c, __m256i 
     return _mm_add_epi32(_mm256_castsi256_si128(abcd), _mm256_extracti128_si256(abcd, 1));
 }
 
+// The per-16 scales (16 x int16 in sv) spread for group t (0..7) of 32
+// levels: [s_2t x 8 | s_2t+1 x 8], from the scales' 128-bit halves each
+// broadcast to both halves of a vector (svh[0]: scales 0..7, svh[1]:
+// 8..15) once per super-block - one in-lane shuffle per group.
+TG_KQ_AVX2_INLINE void kq_scale_halves_avx2(__m256i sv, __m256i svh[2]) {
+    svh[0] = _mm256_permute2x128_si256(sv, sv, 0x00);
+    svh[1] = _mm256_permute2x128_si256(sv, sv, 0x11);
+}
+TG_KQ_AVX2_INLINE __m256i kq_scale_th_avx2(const __m256i svh[2], int t) {
+    const char k = (char) (4 * (t % 4));   // byte of scale 2t within its half
+    return _mm256_shuffle_epi8(svh[t / 4], _mm256_setr_epi8(k, k + 1, k, k + 1, k, k + 1, k, k + 1,
+                                                            k, k + 1, k, k + 1, k, k + 1, k, k + 1,
+                                                            k + 2, k + 3, k + 2, k + 3, k + 2, k + 3, k + 2, k + 3,
+                                                            k + 2, k + 3, k + 2, k + 3, k + 2, k + 3, k + 2, k + 3));
+}
+
 #define TG_KQ_DOT(NAME, ATTR, INL, MACC)                                          \
 INL void NAME##_t(const struct kq_kind * kd, const int RI, const int RJ, int nsb,  \
                   const struct kq_sb * const * u, const tg_block_q8_K * const * y,   \
                   float * c, size_t ldc, bool first) {                              \
     float s[2][4];                                                                 \
     __m128 s4[2] = { _mm_setzero_ps(), _mm_setzero_ps() };                          \
-    const __m256i sc_shuf = _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, \
-                                             2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3); \
     TG_UNROLL for (int i = 0; i < RI; i++) {                                        \
         TG_UNROLL for (int j = 0; j < RJ; j++) s[i][j] = first ? 0.0f : c[(size_t) j * ldc + i]; \
         if (RJ == 4 && !first)                                                      \
             s4[i] = _mm_setr_ps(c[i], c[ldc + i], c[2 * ldc + i], c[3 * ldc + i]);  \
     }                                                                               \
     for (int b = 0; b < nsb; b++) {                                                \
-        __m256i ai[2][4], sv[2];                                                    \
+        __m256i ai[2][4], svh[2][2];                                                \
         TG_UNROLL for (int i = 0; i < RI; i++) {                                    \
-            sv[i] = _mm256_load_si256((const __m256i *) u[i][b].sc);                \
+            kq_scale_halves_avx2(_mm256_load_si256((const __m256i *) u[i][b].sc), svh[i]); \
             TG_UNROLL for (int j = 0; j < 4; j++) ai[i][j] = _mm256_setzero_si256();     \
         }                                                                           \
         TG_UNROLL for (int t = 0; t < 8; t++) {                                     \
@@ -425,7 +439,7 @@ INL void NAME##_t(const struct kq_kind * kd, const int RI, const int RJ, int nsb
             TG_UNROLL for (int i = 0; i < RI; i++) {                                \
                 w[i] = _mm256_load_si256((const __m256i *) (u[i][b].q + 32 * t));   \
                 aw[i] = kd->signed_q ? _mm256_sign_epi8(w[i], w[i]) : w[i];         \
-                sc[i] = _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(sv[i], _mm256_set1_epi32(t)), sc_shuf); \
+                sc[i] = kq_scale_th_avx2(svh[i], t);                               \
             }                                                                       \
             TG_UNROLL for (int j = 0; j < RJ; j++) {                                \
                 const __m256i a = _mm256_loadu_si256((const __m256i *) (y[j][b].qs + 32 * t)); \
@@ -522,31 +536,11 @@ TG_KQ_DOT(kq_dot_avx2, TG_KQ_AVX2, TG_KQ_AVX2_INLINE, TG_KQ_MACC_AVX2)
 
 TG_KQ_DOT(kq_dot_vnni, TG_KQ_VNNI, TG_KQ_VNNI_INLINE, TG_KQ_MACC_VNNI)
 
-// ---- generation without unpacking: Q4_K, Q5_K and Q6_K, AVX2 -------------------------
+// ---- generation without unpacking: Q4_K, Q5_K, Q6_K and IQ4_XS, AVX2 ----------------
 // One weight row against one activation column, the levels decoded in
 // registers. The same exact isum / msum and the same float steps as
 // kq_dot_*_t (kq_term), so the bits do not depend on the path.
 
-// [s_2t x 8 | s_2t+1 x 8] of 16 per-16 scales (int16).
-TG_KQ_AVX2_INLINE __m256i kq_scale_t_avx2(__m256i sv, int t) {
-    const __m256i sc_shuf = _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1,
-                                             2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
-    return _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(sv, _mm256_set1_epi32(t)), sc_shuf);
-}
-
-// The same from the scales' 128-bit halves, each in both halves of a vector
-// (svh[0]: scales 0..7, svh[1]: 8..15): one in-lane shuffle per group.
-TG_KQ_AVX2_INLINE void kq_scale_halves_avx2(__m256i sv, __m256i svh[2]) {
-    svh[0] = _mm256_permute2x128_si256(sv, sv, 0x00);
-    svh[1] = _mm256_permute2x128_si256(sv, sv, 0x11);
-}
-TG_KQ_AVX2_INLINE __m256i kq_scale_th_avx2(const __m256i svh[2], int t) {
-    const char k = (char) (4 * (t % 4));   // byte of scale 2t within its half
-    return _mm256_shuffle_epi8(svh[t / 4], _mm256_setr_epi8(k, k + 1, k, k + 1, k, k + 1, k, k + 1,
-                                                            k, k + 1, k, k + 1, k, k + 1, k, k + 1,
-                                                            k + 2, k + 3, k + 2, k + 3, k + 2, k + 3, k + 2, k + 3,
-                                                            k + 2, k + 3, k + 2, k + 3, k + 2, k + 3, k + 2, k + 3));
-}
 
 // The 32 unsigned levels of group t (0..7) of a Q4_K / Q6_K super-block.
 TG_KQ_AVX2_INLINE __m256i kq_lv_q4_K_avx2(const tg_block_q4_K * x, int t) {
@@ -570,6 +564,15 @@ TG_KQ_AVX2_INLINE __m256i kq_lv_q5_K_avx2(const tg_block_q5_K * x, int t) {
     return _mm256_or_si256(lo, _mm256_slli_epi16(hi, 4));
 }
 
+// The 32 signed levels (table values) of group t of an IQ4_XS super-block:
+// the low nibbles of its 16 bytes, then the high ones.
+TG_KQ_AVX2_INLINE __m256i kq_lv_iq4_xs_avx2(const tg_block_iq4_xs * x, int t) {
+    const __m256i tab = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) tg_iq4nl_values));
+    const __m128i m4 = _mm_set1_epi8(0xF);
+    const __m128i v = _mm_loadu_si128((const __m128i *) (x->qs + 16 * t));
+    return _mm256_shuffle_epi8(tab, _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(v, 4), m4), _mm_and_si128(v, m4)));
+}
+
 // Per-16 scales and mins (int16) and d, dmin of a super-block.
 TG_KQ_AVX2_INLINE void kq_sc_k4_avx2(const uint8_t * scales, tg_fp16_t xd, tg_fp16_t xdmin, __m256i * sv, __m256i * mv,
                                      float * d, float * dmin) {
@@ -587,6 +590,21 @@ TG_KQ_AVX2_INLINE void kq_sc_q4_K_avx2(const tg_block_q4_K * x, __m256i * sv, __
 TG_KQ_AVX2_INLINE void kq_sc_q5_K_avx2(const tg_block_q5_K * x, __m256i * sv, __m256i * mv, float * d, float * dmin) {
     kq_sc_k4_avx2(x->scales, x->d, x->dmin, sv, mv, d, dmin);
 }
+// IQ4_XS: the 6-bit scale of group t, ls = low 4 bits from scales_l,
+// high 2 from scales_h, as ls - 32 for both of its 16-weight halves; no mins.
+TG_KQ_AVX2_INLINE void kq_sc_iq4_xs_avx2(const tg_block_iq4_xs * x, __m256i * sv, __m256i * mv, float * d, float * dmin) {
+    uint32_t l4;
+    memcpy(&l4, x->scales_l, 4);
+    const __m256i lo = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32((int) l4), _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28)),
+                                        _mm256_set1_epi32(0xF));
+    const __m256i hi = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(x->scales_h), _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14)),
+                                        _mm256_set1_epi32(3));
+    const __m256i ls = _mm256_sub_epi32(_mm256_or_si256(lo, _mm256_slli_epi32(hi, 4)), _mm256_set1_epi32(32));
+    *sv = _mm256_or_si256(_mm256_and_si256(ls, _mm256_set1_epi32(0xFFFF)), _mm256_slli_epi32(ls, 16));   // [s_t, s_t] per lane
+    *mv = _mm256_setzero_si256();
+    *d = _cvtsh_ss(x->d);
+    *dmin = 0.0f;
+}
 TG_KQ_AVX2_INLINE void kq_sc_q6_K_avx2(const tg_block_q6_K * x, __m256i * sv, __m256i * mv, float * d, float * dmin) {
     *sv = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *) x->scales));
     *mv = _mm256_slli_epi16(*sv, 5);   // levels kept as q + 32
@@ -597,7 +615,12 @@ TG_KQ_AVX2_INLINE void kq_sc_q6_K_avx2(const tg_block_q6_K * x, __m256i * sv, __
 // Bytes ahead of the super-block being read that generation prefetches
 // (every line of the super-block that far ahead: the stream crosses rows).
 #define TG_KQ_GEN_PREFETCH 1024
-#define TG_KQ_GEN(NAME, BX, LV, SC, TWO)                                                          \
+// The products of 32 levels with 32 activations as int16 pairs: unsigned
+// levels straight, signed ones (IQ4_XS) as |q| times the activation with q's sign.
+TG_KQ_AVX2_INLINE __m256i kq_prod_avx2(__m256i q, __m256i a, bool sgn) {
+    return sgn ? _mm256_maddubs_epi16(_mm256_sign_epi8(q, q), _mm256_sign_epi8(a, q)) : _mm256_maddubs_epi16(q, a);
+}
+#define TG_KQ_GEN(NAME, BX, LV, SC, TWO, SGN)                                                     \
 TG_KQ_AVX2_INLINE float NAME(int64_t nsb, const BX * x, const tg_block_q8_K * y) {               \
     float s = 0.0f;                                                                               \
     for (int64_t b = 0; b < nsb; b++) {                                                           \
@@ -611,7 +634,7 @@ TG_KQ_AVX2_INLINE float NAME(int64_t nsb, const BX * x, const tg_block_q8_K * y)
         kq_scale_halves_avx2(sv, svh);                                                            \
         TG_UNROLL for (int t = 0; t < 8; t++) {                                                   \
             const __m256i av = _mm256_loadu_si256((const __m256i *) (yb->qs + 32 * t));           \
-            ai = _mm256_add_epi32(ai, _mm256_madd_epi16(_mm256_maddubs_epi16(LV(&x[b], t), av),   \
+            ai = _mm256_add_epi32(ai, _mm256_madd_epi16(kq_prod_avx2(LV(&x[b], t), av, SGN),      \
                                                         kq_scale_th_avx2(svh, t)));               \
         }                                                                                         \
         const __m256i mi = _mm256_madd_epi16(mv, _mm256_loadu_si256((const __m256i *) yb->bsums)); \
@@ -623,16 +646,17 @@ TG_KQ_AVX2_INLINE float NAME(int64_t nsb, const BX * x, const tg_block_q8_K * y)
     }                                                                                             \
     return s;                                                                                     \
 }
-TG_KQ_GEN(kq_gen_q4_K_t, tg_block_q4_K, kq_lv_q4_K_avx2, kq_sc_q4_K_avx2, true)
-TG_KQ_GEN(kq_gen_q5_K_t, tg_block_q5_K, kq_lv_q5_K_avx2, kq_sc_q5_K_avx2, true)
-TG_KQ_GEN(kq_gen_q6_K_t, tg_block_q6_K, kq_lv_q6_K_avx2, kq_sc_q6_K_avx2, false)
+TG_KQ_GEN(kq_gen_q4_K_t, tg_block_q4_K, kq_lv_q4_K_avx2, kq_sc_q4_K_avx2, true, false)
+TG_KQ_GEN(kq_gen_q5_K_t, tg_block_q5_K, kq_lv_q5_K_avx2, kq_sc_q5_K_avx2, true, false)
+TG_KQ_GEN(kq_gen_q6_K_t, tg_block_q6_K, kq_lv_q6_K_avx2, kq_sc_q6_K_avx2, false, false)
+TG_KQ_GEN(kq_gen_iq4_xs_t, tg_block_iq4_xs, kq_lv_iq4_xs_avx2, kq_sc_iq4_xs_avx2, false, true)
 
 // Four rows (lda bytes apart) against one column: per super-block the four
 // rows' exact sums in the lanes of one vector, then the float steps of
 // kq_gen_*_t lane by lane (lane r: row r, the same bits). The activation
 // block is read once for the four rows; the prefetch runs linearly through
 // the next four rows.
-#define TG_KQ_GEN4(NAME, BX, LV, SC, TWO)                                                         \
+#define TG_KQ_GEN4(NAME, BX, LV, SC, TWO, SGN)                                                    \
 TG_KQ_AVX2_INLINE __m128 NAME(int64_t nsb, const char * a, size_t lda, const tg_block_q8_K * y) { \
     __m128 s = _mm_setzero_ps();                                                                  \
     for (int64_t b = 0; b < nsb; b++) {                                                           \
@@ -651,7 +675,7 @@ TG_KQ_AVX2_INLINE __m128 NAME(int64_t nsb, const char * a, size_t lda, const tg_
             ai[r] = _mm256_setzero_si256();                                                       \
             TG_UNROLL for (int t = 0; t < 8; t++) {                                               \
                 const __m256i av = _mm256_loadu_si256((const __m256i *) (yb->qs + 32 * t));       \
-                ai[r] = _mm256_add_epi32(ai[r], _mm256_madd_epi16(_mm256_maddubs_epi16(LV(x, t), av), \
+                ai[r] = _mm256_add_epi32(ai[r], _mm256_madd_epi16(kq_prod_avx2(LV(x, t), av, SGN), \
                                                                   kq_scale_th_avx2(svh, t)));     \
             }                                                                                     \
             mi[r] = _mm256_madd_epi16(mv, bs);                                                    \
@@ -667,9 +691,10 @@ TG_KQ_AVX2_INLINE __m128 NAME(int64_t nsb, const char * a, size_t lda, const tg_
     }                                                                                             \
     return s;                                                                                     \
 }
-TG_KQ_GEN4(kq_gen4_q4_K_t, tg_block_q4_K, kq_lv_q4_K_avx2, kq_sc_q4_K_avx2, true)
-TG_KQ_GEN4(kq_gen4_q5_K_t, tg_block_q5_K, kq_lv_q5_K_avx2, kq_sc_q5_K_avx2, true)
-TG_KQ_GEN4(kq_gen4_q6_K_t, tg_block_q6_K, kq_lv_q6_K_avx2, kq_sc_q6_K_avx2, false)
+TG_KQ_GEN4(kq_gen4_q4_K_t, tg_block_q4_K, kq_lv_q4_K_avx2, kq_sc_q4_K_avx2, true, false)
+TG_KQ_GEN4(kq_gen4_q5_K_t, tg_block_q5_K, kq_lv_q5_K_avx2, kq_sc_q5_K_avx2, true, false)
+TG_KQ_GEN4(kq_gen4_q6_K_t, tg_block_q6_K, kq_lv_q6_K_avx2, kq_sc_q6_K_avx2, false, false)
+TG_KQ_GEN4(kq_gen4_iq4_xs_t, tg_block_iq4_xs, kq_lv_iq4_xs_avx2, kq_sc_iq4_xs_avx2, false, true)
 
 // Rows four at a time, the rest one by one.
 #define KQ_GEN_ROWS(FN, FN4, BX, g, y, c, nsb)                                                    \
@@ -682,14 +707,16 @@ TG_KQ_GEN4(kq_gen4_q6_K_t, tg_block_q6_K, kq_lv_q6_K_avx2, kq_sc_q6_K_avx2, fals
 
 // Columns j < nj (< 4) of a block by the kernels above; false for other types.
 TG_KQ_AVX2 static bool kq_gen_avx2(const struct tg_mm_args * g) {
-    if (g->type != TG_TYPE_Q4_K && g->type != TG_TYPE_Q5_K && g->type != TG_TYPE_Q6_K) return false;
+    if (g->type != TG_TYPE_Q4_K && g->type != TG_TYPE_Q5_K && g->type != TG_TYPE_Q6_K && g->type != TG_TYPE_IQ4_XS)
+        return false;
     const int64_t nsb = g->k / TG_QK_K;
     for (int64_t j = 0; j < g->nj; j++) {
         const tg_block_q8_K * y = (const tg_block_q8_K *) (g->b + (size_t) j * g->ldb);
         float * c = g->c + (size_t) j * g->ldc;
         if (g->type == TG_TYPE_Q4_K)      KQ_GEN_ROWS(kq_gen_q4_K_t, kq_gen4_q4_K_t, tg_block_q4_K, g, y, c, nsb);
         else if (g->type == TG_TYPE_Q5_K) KQ_GEN_ROWS(kq_gen_q5_K_t, kq_gen4_q5_K_t, tg_block_q5_K, g, y, c, nsb);
-        else                              KQ_GEN_ROWS(kq_gen_q6_K_t, kq_gen4_q6_K_t, tg_block_q6_K, g, y, c, nsb);
+        else if (g->type == TG_TYPE_Q6_K) KQ_GEN_ROWS(kq_gen_q6_K_t, kq_gen4_q6_K_t, tg_block_q6_K, g, y, c, nsb);
+        else                              KQ_GEN_ROWS(kq_gen_iq4_xs_t, kq_gen4_iq4_xs_t, tg_block_iq4_xs, g, y, c, nsb);
     }
     return true;
 }
@@ -877,7 +904,7 @@ static void block_kq_scalar(const struct tg_mm_args * g) {
 #ifdef TG_X86
 static void block_kq_avx2(const struct tg_mm_args * g) {
     if (g->nj < 4) {
-        if (kq_gen_avx2(g)) return;   // generation: Q4_K, Q5_K, Q6_K decoded in registers
+        if (kq_gen_avx2(g)) return;   // generation: Q4_K, Q5_K, Q6_K, IQ4_XS decoded in registers
         kq_block(g, kq_kind_of(g->type)->unpack_avx2, kq_dot_avx2);
         return;
     }
