@@ -23,7 +23,7 @@
 // dot kernels take up to 4 activation columns per pass over it. At the avx2
 // level prompts (4 or more columns) instead interleave 8 unpacked rows into
 // a panel (kq_panel below) and run it 4 columns at a time. Generation
-// (fewer than 4 columns) of Q4_K, Q5_K, Q6_K and IQ4_XS at the avx2 level skips the
+// (fewer than 4 columns) of every K-quant and IQ4_XS at the avx2 level skips the
 // unpacked copy: the levels are decoded in registers, a row at a time, into
 // the same integer sums.
 #include "vec-impl.h"
@@ -536,7 +536,7 @@ TG_KQ_DOT(kq_dot_avx2, TG_KQ_AVX2, TG_KQ_AVX2_INLINE, TG_KQ_MACC_AVX2)
 
 TG_KQ_DOT(kq_dot_vnni, TG_KQ_VNNI, TG_KQ_VNNI_INLINE, TG_KQ_MACC_VNNI)
 
-// ---- generation without unpacking: Q4_K, Q5_K, Q6_K and IQ4_XS, AVX2 ----------------
+// ---- generation without unpacking: the K-quants and IQ4_XS, AVX2 --------------------
 // One weight row against one activation column, the levels decoded in
 // registers. The same exact isum / msum and the same float steps as
 // kq_dot_*_t (kq_term), so the bits do not depend on the path.
@@ -564,6 +564,20 @@ TG_KQ_AVX2_INLINE __m256i kq_lv_q5_K_avx2(const tg_block_q5_K * x, int t) {
     return _mm256_or_si256(lo, _mm256_slli_epi16(hi, 4));
 }
 
+// Q2_K: levels (qs >> 2s) & 3 of group t = 4h + s.
+TG_KQ_AVX2_INLINE __m256i kq_lv_q2_K_avx2(const tg_block_q2_K * x, int t) {
+    const __m256i v = _mm256_loadu_si256((const __m256i *) (x->qs + 32 * (t / 4)));
+    return _mm256_and_si256(_mm256_srli_epi16(v, 2 * (t % 4)), _mm256_set1_epi8(3));
+}
+// Q3_K: the same 2 low bits and bit t of hmask as bit 2 (q + 4, 0..7).
+TG_KQ_AVX2_INLINE __m256i kq_lv_q3_K_avx2(const tg_block_q3_K * x, int t) {
+    const __m256i v = _mm256_loadu_si256((const __m256i *) (x->qs + 32 * (t / 4)));
+    const __m256i hm = _mm256_loadu_si256((const __m256i *) x->hmask);
+    const __m256i lo = _mm256_and_si256(_mm256_srli_epi16(v, 2 * (t % 4)), _mm256_set1_epi8(3));
+    const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(hm, t), _mm256_set1_epi8(1));
+    return _mm256_or_si256(lo, _mm256_slli_epi16(hi, 2));
+}
+
 // The 32 signed levels (table values) of group t of an IQ4_XS super-block:
 // the low nibbles of its 16 bytes, then the high ones.
 TG_KQ_AVX2_INLINE __m256i kq_lv_iq4_xs_avx2(const tg_block_iq4_xs * x, int t) {
@@ -589,6 +603,31 @@ TG_KQ_AVX2_INLINE void kq_sc_q4_K_avx2(const tg_block_q4_K * x, __m256i * sv, __
 }
 TG_KQ_AVX2_INLINE void kq_sc_q5_K_avx2(const tg_block_q5_K * x, __m256i * sv, __m256i * mv, float * d, float * dmin) {
     kq_sc_k4_avx2(x->scales, x->d, x->dmin, sv, mv, d, dmin);
+}
+// Q2_K: scale (low nibble) and min (high nibble) per 16 weights.
+TG_KQ_AVX2_INLINE void kq_sc_q2_K_avx2(const tg_block_q2_K * x, __m256i * sv, __m256i * mv, float * d, float * dmin) {
+    const __m128i v = _mm_loadu_si128((const __m128i *) x->scales);
+    const __m128i m4 = _mm_set1_epi8(0xF);
+    *sv = _mm256_cvtepu8_epi16(_mm_and_si128(v, m4));
+    *mv = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(v, 4), m4));
+    *d = _cvtsh_ss(x->d);
+    *dmin = _cvtsh_ss(x->dmin);
+}
+// Q3_K: 6-bit scales, the low 4 bits from scales[0..7] (low nibbles for
+// 0..7, high for 8..15), the high 2 bits from scales[8 + j % 4] at bit
+// 2 (j / 4); sc - 32, and 4 * sc as the "min" of the levels kept as q + 4.
+TG_KQ_AVX2_INLINE void kq_sc_q3_K_avx2(const tg_block_q3_K * x, __m256i * sv, __m256i * mv, float * d, float * dmin) {
+    const __m128i a = _mm_loadl_epi64((const __m128i *) x->scales);
+    uint32_t b4;
+    memcpy(&b4, x->scales + 8, 4);
+    const __m128i m4 = _mm_set1_epi8(0xF);
+    const __m128i lo = _mm_unpacklo_epi64(_mm_and_si128(a, m4), _mm_and_si128(_mm_srli_epi16(a, 4), m4));
+    const __m128i hi = _mm_and_si128(_mm_srlv_epi32(_mm_set1_epi32((int) b4), _mm_setr_epi32(0, 2, 4, 6)), _mm_set1_epi8(3));
+    const __m128i sc = _mm_sub_epi8(_mm_or_si128(lo, _mm_slli_epi16(hi, 4)), _mm_set1_epi8(32));
+    *sv = _mm256_cvtepi8_epi16(sc);
+    *mv = _mm256_slli_epi16(*sv, 2);
+    *d = _cvtsh_ss(x->d);
+    *dmin = 0.0f;
 }
 // IQ4_XS: the 6-bit scale of group t, ls = low 4 bits from scales_l,
 // high 2 from scales_h, as ls - 32 for both of its 16-weight halves; no mins.
@@ -650,6 +689,8 @@ TG_KQ_GEN(kq_gen_q4_K_t, tg_block_q4_K, kq_lv_q4_K_avx2, kq_sc_q4_K_avx2, true, 
 TG_KQ_GEN(kq_gen_q5_K_t, tg_block_q5_K, kq_lv_q5_K_avx2, kq_sc_q5_K_avx2, true, false)
 TG_KQ_GEN(kq_gen_q6_K_t, tg_block_q6_K, kq_lv_q6_K_avx2, kq_sc_q6_K_avx2, false, false)
 TG_KQ_GEN(kq_gen_iq4_xs_t, tg_block_iq4_xs, kq_lv_iq4_xs_avx2, kq_sc_iq4_xs_avx2, false, true)
+TG_KQ_GEN(kq_gen_q2_K_t, tg_block_q2_K, kq_lv_q2_K_avx2, kq_sc_q2_K_avx2, true, false)
+TG_KQ_GEN(kq_gen_q3_K_t, tg_block_q3_K, kq_lv_q3_K_avx2, kq_sc_q3_K_avx2, false, false)
 
 // Four rows (lda bytes apart) against one column: per super-block the four
 // rows' exact sums in the lanes of one vector, then the float steps of
@@ -695,6 +736,8 @@ TG_KQ_GEN4(kq_gen4_q4_K_t, tg_block_q4_K, kq_lv_q4_K_avx2, kq_sc_q4_K_avx2, true
 TG_KQ_GEN4(kq_gen4_q5_K_t, tg_block_q5_K, kq_lv_q5_K_avx2, kq_sc_q5_K_avx2, true, false)
 TG_KQ_GEN4(kq_gen4_q6_K_t, tg_block_q6_K, kq_lv_q6_K_avx2, kq_sc_q6_K_avx2, false, false)
 TG_KQ_GEN4(kq_gen4_iq4_xs_t, tg_block_iq4_xs, kq_lv_iq4_xs_avx2, kq_sc_iq4_xs_avx2, false, true)
+TG_KQ_GEN4(kq_gen4_q2_K_t, tg_block_q2_K, kq_lv_q2_K_avx2, kq_sc_q2_K_avx2, true, false)
+TG_KQ_GEN4(kq_gen4_q3_K_t, tg_block_q3_K, kq_lv_q3_K_avx2, kq_sc_q3_K_avx2, false, false)
 
 // Rows four at a time, the rest one by one.
 #define KQ_GEN_ROWS(FN, FN4, BX, g, y, c, nsb)                                                    \
@@ -707,8 +750,10 @@ TG_KQ_GEN4(kq_gen4_iq4_xs_t, tg_block_iq4_xs, kq_lv_iq4_xs_avx2, kq_sc_iq4_xs_av
 
 // Columns j < nj (< 4) of a block by the kernels above; false for other types.
 TG_KQ_AVX2 static bool kq_gen_avx2(const struct tg_mm_args * g) {
-    if (g->type != TG_TYPE_Q4_K && g->type != TG_TYPE_Q5_K && g->type != TG_TYPE_Q6_K && g->type != TG_TYPE_IQ4_XS)
-        return false;
+    switch (g->type) {
+    case TG_TYPE_Q2_K: case TG_TYPE_Q3_K: case TG_TYPE_Q4_K: case TG_TYPE_Q5_K: case TG_TYPE_Q6_K: case TG_TYPE_IQ4_XS: break;
+    default: return false;
+    }
     const int64_t nsb = g->k / TG_QK_K;
     for (int64_t j = 0; j < g->nj; j++) {
         const tg_block_q8_K * y = (const tg_block_q8_K *) (g->b + (size_t) j * g->ldb);
@@ -716,6 +761,8 @@ TG_KQ_AVX2 static bool kq_gen_avx2(const struct tg_mm_args * g) {
         if (g->type == TG_TYPE_Q4_K)      KQ_GEN_ROWS(kq_gen_q4_K_t, kq_gen4_q4_K_t, tg_block_q4_K, g, y, c, nsb);
         else if (g->type == TG_TYPE_Q5_K) KQ_GEN_ROWS(kq_gen_q5_K_t, kq_gen4_q5_K_t, tg_block_q5_K, g, y, c, nsb);
         else if (g->type == TG_TYPE_Q6_K) KQ_GEN_ROWS(kq_gen_q6_K_t, kq_gen4_q6_K_t, tg_block_q6_K, g, y, c, nsb);
+        else if (g->type == TG_TYPE_Q2_K) KQ_GEN_ROWS(kq_gen_q2_K_t, kq_gen4_q2_K_t, tg_block_q2_K, g, y, c, nsb);
+        else if (g->type == TG_TYPE_Q3_K) KQ_GEN_ROWS(kq_gen_q3_K_t, kq_gen4_q3_K_t, tg_block_q3_K, g, y, c, nsb);
         else                              KQ_GEN_ROWS(kq_gen_iq4_xs_t, kq_gen4_iq4_xs_t, tg_block_iq4_xs, g, y, c, nsb);
     }
     return true;
@@ -904,7 +951,7 @@ static void block_kq_scalar(const struct tg_mm_args * g) {
 #ifdef TG_X86
 static void block_kq_avx2(const struct tg_mm_args * g) {
     if (g->nj < 4) {
-        if (kq_gen_avx2(g)) return;   // generation: Q4_K, Q5_K, Q6_K, IQ4_XS decoded in registers
+        if (kq_gen_avx2(g)) return;   // generation: the levels decoded in registers
         kq_block(g, kq_kind_of(g->type)->unpack_avx2, kq_dot_avx2);
         return;
     }

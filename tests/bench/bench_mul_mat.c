@@ -306,7 +306,8 @@ int main(int argc, char ** argv) {
     }
     if (nth < 1 || nth > 64) { fprintf(stderr, "bench_mul_mat: threads must be 1..64\n"); return 1; }
     const enum tg_type all_types[] = { TG_TYPE_F32, TG_TYPE_F16, TG_TYPE_BF16, TG_TYPE_Q8_0, TG_TYPE_Q4_0, TG_TYPE_IQ4_NL,
-                                       TG_TYPE_Q4_K, TG_TYPE_Q5_K, TG_TYPE_Q6_K, TG_TYPE_IQ4_XS };
+                                       TG_TYPE_Q4_K, TG_TYPE_Q5_K, TG_TYPE_Q6_K, TG_TYPE_IQ4_XS,
+                                       TG_TYPE_Q2_K, TG_TYPE_Q3_K, TG_TYPE_Q4_1, TG_TYPE_Q5_0, TG_TYPE_Q5_1 };
     enum tg_type types[sizeof(all_types) / sizeof(all_types[0])];
     int n_types = 0;
     for (size_t k = 0; k < sizeof(all_types) / sizeof(all_types[0]); k++) {
