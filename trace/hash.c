@@ -735,13 +735,15 @@ static void both_row(const uint8_t * p, size_t n, void * user) {
 #define GATHER_MAX (8u << 20)
 
 static pthread_key_t gather_key;
+static bool gather_key_ok;   // else views stream through the staging buffer as before
 static pthread_once_t gather_once = PTHREAD_ONCE_INIT;
 struct gather_buf { uint8_t * p; size_t cap; };
 static void gather_free(void * v) { struct gather_buf * g = v; if (g) { free(g->p); free(g); } }
-static void gather_key_init(void) { if (pthread_key_create(&gather_key, gather_free) != 0) gather_key = 0; }
+static void gather_key_init(void) { gather_key_ok = pthread_key_create(&gather_key, gather_free) == 0; }
 
 static uint8_t * gather_space(size_t n) {
     pthread_once(&gather_once, gather_key_init);
+    if (!gather_key_ok) return NULL;
     struct gather_buf * g = pthread_getspecific(gather_key);
     if (!g) {
         g = calloc(1, sizeof(*g));
