@@ -296,13 +296,26 @@ TG_AVX2_INLINE __m128i pairsum4_avx2(__m256i p01, __m256i p23) {
     const __m256i u = _mm256_add_epi32(t, _mm256_shuffle_epi32(t, _MM_SHUFFLE(1, 0, 3, 2)));
     return _mm_unpacklo_epi32(_mm256_castsi256_si128(u), _mm256_extracti128_si256(u, 1));
 }
+// Rows r and r+1 of a 4-bit block (t: row r's 16 bytes in the low half, row
+// r+1's in the high half) against the activation halves yl, yh broadcast to
+// both: each row's four int32 partial sums in its half. Q4_0: the unsigned
+// nibbles (the offset comes off later, once per block); IQ4_NL: the table
+// values, through |x| and sign(y, x).
+TG_AVX2_INLINE __m256i nibpair_avx2(__m256i t, __m256i yl, __m256i yh, bool q4) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
+    __m256i xl = _mm256_and_si256(t, m4), xh = _mm256_and_si256(_mm256_srli_epi16(t, 4), m4);
+    if (q4) return _mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(xl, yl), _mm256_maddubs_epi16(xh, yh)), ones);
+    const __m256i tab = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) tg_iq4nl_values));
+    xl = _mm256_shuffle_epi8(tab, xl);
+    xh = _mm256_shuffle_epi8(tab, xh);
+    return _mm256_add_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(xl, xl), _mm256_sign_epi8(yl, xl)), ones),
+                            _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(xh, xh), _mm256_sign_epi8(yh, xh)), ones));
+}
 #define TG_AVX2_GEMV4_NIB(NAME, BX, Q4)                                                           \
 TG_AVX2_INLINE __m128 NAME(int64_t nb, const char * a, size_t lda, const tg_block_q8_0 * y,       \
                            const int32_t * ys8) {                                                 \
     const BX * x[4];                                                                              \
     TG_UNROLL for (int r = 0; r < 4; r++) x[r] = (const BX *) (a + r * lda);                      \
-    const __m256i m4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);                       \
-    const __m256i tab = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) tg_iq4nl_values)); \
     __m128 acc = _mm_setzero_ps();                                                                \
     for (int64_t blk = 0; blk < nb; blk++) {                                                      \
         const __m256i yl = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) y[blk].qs)); \
@@ -311,19 +324,8 @@ TG_AVX2_INLINE __m128 NAME(int64_t nb, const char * a, size_t lda, const tg_bloc
         TG_UNROLL for (int h = 0; h < 2; h++) {                                                   \
             _mm_prefetch(a + 4 * lda + (4 * blk + 2 * h) * sizeof(BX), _MM_HINT_T0);             \
             _mm_prefetch(a + 4 * lda + (4 * blk + 2 * h + 1) * sizeof(BX), _MM_HINT_T0);         \
-            const __m256i t = _mm256_loadu2_m128i((const __m128i *) x[2 * h + 1][blk].qs,         \
-                                                  (const __m128i *) x[2 * h][blk].qs);            \
-            __m256i xl = _mm256_and_si256(t, m4), xh = _mm256_and_si256(_mm256_srli_epi16(t, 4), m4); \
-            if (Q4) {                                                                             \
-                p[h] = _mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(xl, yl),           \
-                                                          _mm256_maddubs_epi16(xh, yh)), ones);   \
-            } else {                                                                              \
-                xl = _mm256_shuffle_epi8(tab, xl);                                                \
-                xh = _mm256_shuffle_epi8(tab, xh);                                                \
-                p[h] = _mm256_add_epi32(                                                          \
-                    _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(xl, xl), _mm256_sign_epi8(yl, xl)), ones), \
-                    _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(xh, xh), _mm256_sign_epi8(yh, xh)), ones)); \
-            }                                                                                     \
+            p[h] = nibpair_avx2(_mm256_loadu2_m128i((const __m128i *) x[2 * h + 1][blk].qs,       \
+                                                    (const __m128i *) x[2 * h][blk].qs), yl, yh, Q4); \
         }                                                                                         \
         __m128i si = pairsum4_avx2(p[0], p[1]);                                                   \
         if (Q4) si = _mm_sub_epi32(si, _mm_set1_epi32(ys8[blk]));                                 \
@@ -355,8 +357,6 @@ TG_AVX2_INLINE __m256 NAME(int64_t nb, const char * a, size_t lda, const tg_bloc
                            const int32_t * ys8) {                                                 \
     const BX * x[8];                                                                              \
     TG_UNROLL for (int r = 0; r < 8; r++) x[r] = (const BX *) (a + r * lda);                      \
-    const __m256i m4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);                       \
-    const __m256i tab = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) tg_iq4nl_values)); \
     __m256 acc = _mm256_setzero_ps();                                                             \
     for (int64_t blk = 0; blk < nb; blk++) {                                                      \
         const __m256i yl = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) y[blk].qs)); \
@@ -365,19 +365,8 @@ TG_AVX2_INLINE __m256 NAME(int64_t nb, const char * a, size_t lda, const tg_bloc
         TG_UNROLL for (int h = 0; h < 4; h++) {                                                   \
             _mm_prefetch(a + 8 * lda + (8 * blk + 2 * h) * sizeof(BX), _MM_HINT_T0);             \
             _mm_prefetch(a + 8 * lda + (8 * blk + 2 * h + 1) * sizeof(BX), _MM_HINT_T0);         \
-            const __m256i t = _mm256_loadu2_m128i((const __m128i *) x[2 * h + 1][blk].qs,         \
-                                                  (const __m128i *) x[2 * h][blk].qs);            \
-            __m256i xl = _mm256_and_si256(t, m4), xh = _mm256_and_si256(_mm256_srli_epi16(t, 4), m4); \
-            if (Q4) {                                                                             \
-                p[h] = _mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(xl, yl),           \
-                                                          _mm256_maddubs_epi16(xh, yh)), ones);   \
-            } else {                                                                              \
-                xl = _mm256_shuffle_epi8(tab, xl);                                                \
-                xh = _mm256_shuffle_epi8(tab, xh);                                                \
-                p[h] = _mm256_add_epi32(                                                          \
-                    _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(xl, xl), _mm256_sign_epi8(yl, xl)), ones), \
-                    _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(xh, xh), _mm256_sign_epi8(yh, xh)), ones)); \
-            }                                                                                     \
+            p[h] = nibpair_avx2(_mm256_loadu2_m128i((const __m128i *) x[2 * h + 1][blk].qs,       \
+                                                    (const __m128i *) x[2 * h][blk].qs), yl, yh, Q4); \
         }                                                                                         \
         /* p[h]: row 2h in the low half, 2h + 1 in the high half (4 partials each) */            \
         const __m256i a01 = _mm256_add_epi32(_mm256_unpacklo_epi32(p[0], p[1]), _mm256_unpackhi_epi32(p[0], p[1])); \
