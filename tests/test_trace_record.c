@@ -126,6 +126,77 @@ static int victim(int argc, char ** argv) {
     return 0;
 }
 
+// ---- the same graph computed again -------------------------------------------------------
+// A decode loop builds the same graph every token: the recorder keeps its
+// tensor list and encodes again only the tensors whose struct changed. Every
+// graph must still read back as the one computed: a changed parameter (the
+// scale), a source rewired between tensors already listed, a changed name,
+// a source outside the graph (a longer list), and a graph unchanged.
+static float scale_of(const struct tg_trace_tensor * t) { float f; memcpy(&f, t->op_params, sizeof(f)); return f; }
+
+static void check_reuse(struct tg_backend * cpu) {
+    char path[256];
+    snprintf(path, sizeof(path), "test_trace_record.%d.reuse.tgt", (int) getpid());
+    struct tg_sched * s = tg_sched_new(&cpu, 1, 64);
+    struct net n;
+    bool built = net_build(&n, cpu, true);
+    CHECK(built, "reuse: network built: %s", built ? "ok" : tg_last_error());
+    struct tg_tensor * half = NULL, * zero = NULL;
+    for (int i = 0; i < n.g->n_nodes; i++) {
+        if (!strcmp(n.g->nodes[i]->name, "half-0")) half = n.g->nodes[i];
+        if (!strcmp(n.g->nodes[i]->name, "zero-0")) zero = n.g->nodes[i];
+    }
+    struct tg_trace_recorder * rec = tg_trace_attach(s, path, NULL);
+    CHECK(rec && half && zero, "reuse: recorder attached");
+    bool ok = net_run(&n, s, 0.3f) == TG_OK;             // graph 1
+    ok = ok && net_run(&n, s, 0.3f) == TG_OK;            // 2: the same
+    float f = 0.25f;
+    memcpy(half->op_params, &f, sizeof(f));
+    ok = ok && net_run(&n, s, 0.3f) == TG_OK;            // 3: half-0 scales by 0.25
+    n.out->src[1] = half;
+    ok = ok && net_run(&n, s, 0.3f) == TG_OK;            // 4: out = half + half
+    tg_set_name(zero, "zero-renamed");
+    ok = ok && net_run(&n, s, 0.3f) == TG_OK;            // 5: a new name
+    n.out->src[1] = zero;
+    ok = ok && net_run(&n, s, 0.3f) == TG_OK;            // 6: wired back
+    // 7: a source outside the graph (the same nodes and leafs, one more tensor listed)
+    struct tg_context_params ep = { 1 << 12, NULL, true };
+    struct tg_context * ectx = tg_context_new(ep);
+    struct tg_tensor * extra = tg_set_name(tg_new_tensor_2d(ectx, TG_TYPE_F32, 8, 32), "extra");
+    struct tg_buffer * ebuf = tg_backend_alloc_ctx_tensors(ectx, cpu);
+    float ev[8 * 32] = {0};
+    ok = ok && ebuf && tg_backend_tensor_set(extra, ev, 0, sizeof(ev)) == TG_OK;
+    n.out->src[1] = extra;
+    ok = ok && net_run(&n, s, 0.3f) == TG_OK;
+    n.out->src[1] = zero;
+    CHECK(ok, "reuse: seven computations: %s", ok ? "ok" : tg_last_error());
+    CHECK(tg_trace_detach(rec) == TG_OK, "reuse: trace closed");
+    struct tg_trace * tr = tg_trace_open(path);
+    CHECK(tr && tg_trace_n_graphs(tr) == 7, "reuse: 7 graphs (%d)", tr ? tg_trace_n_graphs(tr) : -1);
+    const float want_scale[7] = { 0.5f, 0.5f, 0.25f, 0.25f, 0.25f, 0.25f, 0.25f };
+    const char * want_src1[7] = { "zero-0", "zero-0", "zero-0", "half-0", "half-0", "zero-renamed", "extra" };
+    int right = 0;
+    for (int gi = 0; tr && gi < 7; gi++) {
+        struct tg_trace_tensor h, o, x;
+        int hi = tg_trace_find_tensor(tr, gi, "half-0"), oi = tg_trace_find_tensor(tr, gi, "out");
+        bool good = hi >= 0 && oi >= 0 && tg_trace_get_tensor(tr, gi, hi, &h) && tg_trace_get_tensor(tr, gi, oi, &o) &&
+                    o.src[1] >= 0 && tg_trace_get_tensor(tr, gi, o.src[1], &x);
+        good = good && scale_of(&h) == want_scale[gi] && !strcmp(x.name, want_src1[gi]) && o.src[0] == hi;
+        good = good && (gi < 4 ? tg_trace_find_tensor(tr, gi, "zero-0") >= 0 && tg_trace_find_tensor(tr, gi, "zero-renamed") < 0
+                               : tg_trace_find_tensor(tr, gi, "zero-renamed") >= 0 && tg_trace_find_tensor(tr, gi, "zero-0") < 0);
+        if (good) right++;
+        else fprintf(stderr, "  graph %d: half-0 %d scale %g, out %d src[1] '%s'\n", gi, hi, hi >= 0 ? scale_of(&h) : 0.0,
+                     oi, good ? "" : x.name);
+    }
+    CHECK(right == 7, "reuse: every graph reads back as computed: scale, sources, names (%d/7)", right);
+    if (tr) tg_trace_close(tr);
+    tg_buffer_free(ebuf);
+    tg_context_free(ectx);
+    unlink(path);
+    tg_sched_free(s);
+    net_free(&n);
+}
+
 // ---- tests -----------------------------------------------------------------------------
 
 static void check_trace(const char * path, struct net * n) {
@@ -245,6 +316,7 @@ int main(int argc, char ** argv) {
     CHECK(st.n_hooks == 0 && st.hook_ns == 0, "recorder stats of no recorder: zeros");
     CHECK(tg_trace_detach(rec) == TG_OK, "recorder detached, file closed");
     check_trace(path, &n);
+    check_reuse(cpu);
     CHECK(tg_trace_attach(s, "/nonexistent-dir/x.tgt", NULL) == NULL && tg_last_status() == TG_ERR_IO,
           "attach to an uncreatable path fails cleanly: %s", tg_last_error());
     unlink(path);

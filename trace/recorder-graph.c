@@ -1,8 +1,10 @@
 // recorder-graph.c - the recorder's graph side: SCHED, GRAPH, PLACEMENT,
 // SPLITS and ALLOC records from scheduler events; engine pointers become
 // trace indices through pointer maps (core/ptrmap.h).
+#define XXH_INLINE_ALL   // the fingerprints below: short inputs, inlined
 #include "recorder-impl.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +44,14 @@ void tg_trace_rec_sched_free(struct rec_sched * s) {
     free(s->pbase_text);
     free(s->abase);
     free(s->changed);
+    free(s->seen_sum);
+    free(s->seen_links);
+    free(s->cur);
+    free(s->differs);
+    free(s->seen_copies);
+    free(s->pl);
+    free(s->al);
+    tg_ptrmap_free(&s->ainfo);
 }
 
 // A delta is written when at most this fraction of the entries changed.
@@ -65,8 +75,65 @@ static int32_t index_of(const struct rec_sched * s, const struct tg_tensor * t) 
     return t && tg_ptrmap_get(&s->index, tg_ptrmap_key(t), &v) ? (int32_t) v : TG_TRACE_NONE;
 }
 
+// Fingerprints of a tensor's sources and view source (adjacent in the
+// struct), and of its whole struct.
+_Static_assert(offsetof(struct tg_tensor, view_src) == offsetof(struct tg_tensor, src) + sizeof(((struct tg_tensor *) 0)->src),
+               "src[] and view_src are adjacent");
+static uint64_t links_sum(const struct tg_tensor * t) {
+    return XXH3_64bits(t->src, sizeof(t->src) + sizeof(t->view_src));
+}
+// What fill_tensor reads: the fields up to the data pointer (under XXH3's
+// 240 bytes: its quick mid-size path) and the name.
+_Static_assert(offsetof(struct tg_tensor, data) <= 240, "the fields before data fit XXH3's mid-size path");
+static XXH128_hash_t tensor_sum(const struct tg_tensor * t) {
+    XXH128_hash_t h = XXH3_128bits(t, offsetof(struct tg_tensor, data));
+    h.low64 ^= XXH3_64bits(t->name, sizeof(t->name));
+    return h;
+}
+
+// Whether g (with ev's split copies) lists the same tensors as the last
+// graph: the same nodes and leafs in the same order, the same split copies,
+// and every listed tensor with the same sources and view source (the list
+// is their closure, so it comes out the same).
+static bool same_list(const struct tg_trace_recorder * r, const struct rec_sched * s, const struct tg_graph * g,
+                      const struct tg_obs_split_event * ev) {
+    if (!s->seen_ok || s->list_gen != r->last_put_gen || g->n_nodes != s->n_nodes || g->n_leafs != s->n_leafs ||
+        s->n_tensors < g->n_nodes + g->n_leafs)
+        return false;
+    if ((g->n_nodes && memcmp(s->tensors, g->nodes, (size_t) g->n_nodes * sizeof(*g->nodes)) != 0) ||
+        (g->n_leafs && memcmp(s->tensors + g->n_nodes, g->leafs, (size_t) g->n_leafs * sizeof(*g->leafs)) != 0))
+        return false;
+    int c = 0;
+    for (int k = 0; ev && k < ev->n_splits; k++)
+        for (int j = 0; ev->splits[k].copies && j < ev->splits[k].n_inputs; j++) {
+            struct tg_tensor * x = ev->splits[k].copies[j];
+            if (!x) continue;
+            if (c == s->n_seen_copies || s->seen_copies[c] != x) return false;
+            c++;
+        }
+    if (c != s->n_seen_copies) return false;
+    for (int i = 0; i < s->n_tensors; i++)
+        if (links_sum(s->tensors[i]) != s->seen_links[i]) return false;
+    return true;
+}
+
+// Remembers ev's split copies for same_list. False on OOM.
+static bool keep_copies(struct rec_sched * s, const struct tg_obs_split_event * ev) {
+    s->n_seen_copies = 0;
+    for (int k = 0; ev && k < ev->n_splits; k++)
+        for (int j = 0; ev->splits[k].copies && j < ev->splits[k].n_inputs; j++) {
+            struct tg_tensor * x = ev->splits[k].copies[j];
+            if (!x) continue;
+            if (!TG_GROW(s->seen_copies, s->cap_seen_copies, (size_t) s->n_seen_copies + 1)) return false;
+            s->seen_copies[s->n_seen_copies++] = x;
+        }
+    return true;
+}
+
 // Lists nodes, leafs, split copies and any source outside the graph.
 static bool collect_tensors(struct rec_sched * s, struct tg_graph * g, const struct tg_obs_split_event * ev) {
+    s->seen_ok = false;
+    if (!keep_copies(s, ev)) return false;
     tg_ptrmap_reset(&s->index, 0);
     s->n_tensors = 0;
     s->n_nodes = g->n_nodes;
@@ -144,9 +211,13 @@ static void write_placement_record(struct tg_trace_recorder * r, struct rec_sche
 }
 
 static void write_placement(struct tg_trace_recorder * r, struct rec_sched * s, const struct tg_obs_split_event * ev) {
-    struct tg_trace_placement * p = calloc((size_t) s->n_tensors, sizeof(*p));
-    char (*texts)[TG_TRACE_NAME + 48] = calloc((size_t) s->n_tensors, sizeof(*texts));
-    if (!p || !texts) { free(p); free(texts); return; }
+    if (!TG_GROW(s->pl, s->cap_pl, (size_t) s->n_tensors)) return;
+    struct tg_trace_placement * p = s->pl;   // every entry is set below
+    int n_copy_texts = 0;
+    for (int k = 0; k < ev->n_splits; k++) n_copy_texts += ev->splits[k].n_inputs;
+    char (*texts)[TG_TRACE_NAME + 48] = n_copy_texts ? malloc((size_t) n_copy_texts * sizeof(*texts)) : NULL;
+    if (n_copy_texts && !texts) return;
+    int at = 0;
     for (int i = 0; i < s->n_tensors; i++) {
         const struct tg_sched_placement * sp = i < s->n_nodes ? &ev->nodes[i]
             : i < s->n_nodes + s->n_leafs ? &ev->leafs[i - s->n_nodes] : NULL;
@@ -158,12 +229,12 @@ static void write_placement(struct tg_trace_recorder * r, struct rec_sched * s, 
         for (int j = 0; j < sp->n_inputs; j++) {
             int32_t ci = sp->copies ? index_of(s, sp->copies[j]) : TG_TRACE_NONE;
             if (ci < s->n_nodes + s->n_leafs) continue;
-            snprintf(texts[ci], sizeof(texts[ci]), "copy of input '%s' for split %d", sp->inputs[j]->name, k);
-            p[ci] = (struct tg_trace_placement) { .backend = sp->backend, .cause = 0, .text = texts[ci] };
+            char * text = texts[at++];
+            snprintf(text, sizeof(*texts), "copy of input '%s' for split %d", sp->inputs[j]->name, k);
+            p[ci] = (struct tg_trace_placement) { .backend = sp->backend, .cause = 0, .text = text };
         }
     }
     write_placement_record(r, s, p, s->n_tensors);
-    free(p);
     free(texts);
 }
 
@@ -198,31 +269,59 @@ static void write_splits(struct tg_trace_recorder * r, struct rec_sched * s, con
     free(in);
 }
 
-// Writes the GRAPH record for s's current tensor list.
-static void write_graph(struct tg_trace_recorder * r, struct rec_sched * s) {
-    if (!TG_GROW(r->tt, r->tt_cap, (size_t) s->n_tensors)) return;
-    for (int i = 0; i < s->n_tensors; i++) {
-        fill_tensor(&r->tt[i], s, s->tensors[i]);
-        tg_ptrmap_put(&r->uid_graph, r->tt[i].uid, ((uint64_t) s->graph_id << 32) | (uint32_t) i);
+// A new generation of uid_graph entries for s's tensor list. False on OOM.
+static bool put_uids(struct tg_trace_recorder * r, struct rec_sched * s) {
+    if (!TG_GROW(r->gen_graph, r->gen_cap, (size_t) r->n_gens + 1)) return false;
+    uint32_t gen = r->n_gens++;
+    for (int i = 0; i < s->n_tensors; i++)
+        tg_ptrmap_put(&r->uid_graph, tg_ptrmap_key(s->tensors[i]), ((uint64_t) gen << 32) | (uint32_t) i);
+    s->list_gen = gen;
+    r->last_put_gen = gen;
+    return true;
+}
+
+// Writes the GRAPH record for s's current tensor list. reuse: the list is
+// the last graph's (same_list): only tensors whose struct changed since are
+// encoded again.
+static void write_graph(struct tg_trace_recorder * r, struct rec_sched * s, bool reuse) {
+    const int n = s->n_tensors;
+    if (!TG_GROW(s->seen_sum, s->cap_seen_sum, (size_t) n) || !TG_GROW(s->seen_links, s->cap_seen_links, (size_t) n) ||
+        !TG_GROW(s->cur, s->cap_cur, (size_t) n) ||
+        !TG_GROW(s->differs, s->cap_differs, (size_t) n) || (!reuse && !put_uids(r, s))) {
+        s->seen_ok = false;
+        return;
     }
-    struct tg_trace_graph g = { .graph_id = s->graph_id, .sched_id = (uint32_t) s->sched_id, .n_nodes = s->n_nodes,
-                                .n_leafs = s->n_tensors - s->n_nodes };
+    r->gen_graph[s->list_gen] = s->graph_id;
     // a decode loop rebuilds nearly the same graph every token: against the
     // last full GRAPH, write only the tensors that changed (fill_tensor
     // zeroes every entry, so entries compare bytewise)
-    int n = s->n_tensors, nc = 0;
-    int32_t * ch = s->gbase_id && s->gbase_n == n && s->gbase_nodes == s->n_nodes ? changed_scratch(s, n) : NULL;
-    for (int i = 0; ch && i < n; i++) {
-        if (memcmp(&r->tt[i], &s->gbase[i], sizeof(r->tt[i])) != 0) ch[nc++] = i;
-        if (nc > DELTA_MAX_CHANGED(n)) ch = NULL;
+    const bool base_ok = s->gbase_id && s->gbase_n == n && s->gbase_nodes == s->n_nodes;
+    int nd = 0;   // entries that differ from the base
+    for (int i = 0; i < n; i++) {
+        const struct tg_tensor * t = s->tensors[i];
+        const XXH128_hash_t sum = tensor_sum(t);
+        if (!reuse || !XXH128_isEqual(sum, s->seen_sum[i])) {
+            fill_tensor(&s->cur[i], s, t);
+            s->seen_sum[i] = sum;
+            if (!reuse) s->seen_links[i] = links_sum(t);
+            s->differs[i] = !base_ok || memcmp(&s->cur[i], &s->gbase[i], sizeof(s->cur[i])) != 0;
+        }
+        nd += s->differs[i];
     }
+    s->seen_ok = true;
+    struct tg_trace_graph g = { .graph_id = s->graph_id, .sched_id = (uint32_t) s->sched_id, .n_nodes = s->n_nodes,
+                                .n_leafs = s->n_tensors - s->n_nodes };
+    int32_t * ch = base_ok && nd <= DELTA_MAX_CHANGED(n) ? changed_scratch(s, n) : NULL;
     if (ch) {
-        tg_trace_write_graph_delta(r->w, &g, s->gbase_id, r->tt, ch, nc);
+        int nc = 0;
+        for (int i = 0; i < n; i++) if (s->differs[i]) ch[nc++] = i;
+        tg_trace_write_graph_delta(r->w, &g, s->gbase_id, s->cur, ch, nc);
         return;
     }
-    if (tg_trace_write_graph(r->w, &g, r->tt) != TG_OK) return;
+    if (tg_trace_write_graph(r->w, &g, s->cur) != TG_OK) return;
     if (!TG_RESIZE(s->gbase, n ? (size_t) n : 1)) { s->gbase_id = 0; return; }
-    memcpy(s->gbase, r->tt, (size_t) n * sizeof(*s->gbase));
+    memcpy(s->gbase, s->cur, (size_t) n * sizeof(*s->gbase));
+    memset(s->differs, 0, (size_t) n);
     s->gbase_n = n;
     s->gbase_nodes = s->n_nodes;
     s->gbase_id = s->graph_id;
@@ -251,9 +350,10 @@ void tg_trace_rec_graph_split(struct tg_trace_recorder * r, const struct tg_obs_
     s->graph_id = r->next_graph_id++;
     s->graph_seq = ev->graph_seq;
     s->graph = ev->graph;
-    if (!collect_tensors(s, ev->graph, ev)) return;
+    const bool reuse = same_list(r, s, ev->graph, ev);
+    if (!reuse && !collect_tensors(s, ev->graph, ev)) return;
     tg_trace_writer_batch_begin(r->w);   // one write(2) for the three records
-    write_graph(r, s);
+    write_graph(r, s, reuse);
     write_placement(r, s, ev);
     write_splits(r, s, ev);
     write_grads(r, s);
@@ -359,20 +459,22 @@ static void graph_alloc(struct tg_trace_recorder * r, const struct tg_obs_alloc_
         s->graph_id = r->next_graph_id++;
         s->graph_seq = ev->graph_seq;
         s->graph = ev->graph;
-        if (!collect_tensors(s, ev->graph, NULL)) return;
-        write_graph(r, s);
+        const bool reuse = same_list(r, s, ev->graph, NULL);
+        if (!reuse && !collect_tensors(s, ev->graph, NULL)) return;
+        write_graph(r, s, reuse);
     }
-    struct tg_ptrmap info = {0};
+    struct tg_ptrmap * info = &s->ainfo;   // kept between graphs: no growing from empty every time
+    if (tg_ptrmap_reset(info, (size_t) ev->n_tensors) != TG_OK) return;
     for (int i = 0; i < ev->n_tensors; i++)
-        if (ev->tensors[i].tensor) tg_ptrmap_put(&info, tg_ptrmap_key(ev->tensors[i].tensor), (uint64_t) i);
-    struct tg_trace_alloc * al = calloc((size_t) s->n_tensors + 1, sizeof(*al));
+        if (ev->tensors[i].tensor) tg_ptrmap_put(info, tg_ptrmap_key(ev->tensors[i].tensor), (uint64_t) i);
+    struct tg_trace_alloc * al = TG_GROW(s->al, s->cap_al, (size_t) s->n_tensors + 1) ? s->al : NULL;   // every entry is set
     int * steps = map_steps(s, ev->alloc_graph);
     struct buf_list bl = { .n = 0 };
     for (int i = 0; i < ev->n_buffers; i++) buf_index(&bl, ev->buffers[i].buffer, ev->buffer_backend ? ev->buffer_backend[i] : -1);
     for (int i = 0; al && i < s->n_tensors; i++) {
         const struct tg_tensor * t = s->tensors[i];
         uint64_t k;
-        if (tg_ptrmap_get(&info, tg_ptrmap_key(t), &k)) {
+        if (tg_ptrmap_get(info, tg_ptrmap_key(t), &k)) {
             fill_alloc(&al[i], &ev->tensors[k], s, &bl, steps, ev->alloc_graph ? ev->alloc_graph->n_nodes : 0);
             continue;
         }
@@ -403,7 +505,5 @@ static void graph_alloc(struct tg_trace_recorder * r, const struct tg_obs_alloc_
                                     .step = -1, .name = "", .message = msg };
         tg_trace_write_event(r->w, &e);
     }
-    free(al);
     free(steps);
-    tg_ptrmap_free(&info);
 }

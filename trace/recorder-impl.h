@@ -10,6 +10,7 @@
 #include "tg/trace.h"
 
 #include <pthread.h>
+#include <xxhash.h>
 
 #define REC_MAX_SCHEDS 32
 
@@ -42,6 +43,30 @@ struct rec_sched {                 // what the recorder knows of one scheduler
     int                 abase_n, abase_nb;
     int32_t *           changed;      // scratch: changed indices
     size_t              cap_changed;
+    // The tensors as the last graph's records saw them: a decode loop builds
+    // the same graph again every token, in the same memory, and a graph whose
+    // nodes, leafs, split copies and every listed tensor's sources are the
+    // same keeps the tensor list (and index); only tensors whose struct
+    // changed are encoded again.
+    XXH128_hash_t *     seen_sum;     // [n_tensors]: fingerprints of the listed tensors' structs
+    size_t              cap_seen_sum; //   (compact: the structs themselves are cold by the next token)
+    uint64_t *          seen_links;   // [n_tensors]: fingerprints of their sources and view source
+    size_t              cap_seen_links;
+    struct tg_trace_tensor * cur;     // [n_tensors]: their GRAPH entries
+    size_t              cap_cur;
+    uint8_t *           differs;      // [n_tensors]: cur[i] differs from gbase[i]
+    size_t              cap_differs;
+    struct tg_tensor ** seen_copies;  // the split copies of the last split event, in event order
+    size_t              cap_seen_copies;
+    int                 n_seen_copies;
+    bool                seen_ok;      // seen_*, cur, differs describe tensors[]
+    uint32_t            list_gen;     // uid_graph generation of tensors[] (see the recorder)
+    // scratch kept between graphs
+    struct tg_trace_placement * pl;   // PLACEMENT entries under construction
+    size_t              cap_pl;
+    struct tg_trace_alloc * al;       // ALLOC entries under construction
+    size_t              cap_al;
+    struct tg_ptrmap    ainfo;        // tensor -> index of its allocation info in the event
 };
 // Frees a scheduler state's buffers.
 void tg_trace_rec_sched_free(struct rec_sched * s);
@@ -60,13 +85,27 @@ struct tg_trace_recorder {
     uint32_t                 n_computes_done;
     struct rec_sched         scheds[REC_MAX_SCHEDS];
     int                      n_scheds;
-    struct tg_ptrmap         uid_graph;  // tensor uid -> graph_id << 32 | index (latest graph)
+    // tensor uid -> gen << 32 | index in the latest tensor list holding it;
+    // gen_graph[gen]: the latest graph with that list (a graph that reuses
+    // its scheduler's list updates one entry, not one per tensor)
+    struct tg_ptrmap         uid_graph;
+    uint32_t *               gen_graph;
+    size_t                   gen_cap;
+    uint32_t                 n_gens;
+    uint32_t                 last_put_gen;   // the generation put last (a list reused after another
+                                             // list was put may have lost tensors to it: put again)
     uint8_t *                scratch;    // device reads, gathered contents
     size_t                   scratch_cap;
-    struct tg_trace_tensor * tt;         // GRAPH record under construction
-    size_t                   tt_cap;
     struct tg_trace_recorder_stats stats;   // under mu
 };
+
+// The graph id and index a uid_graph value stands for.
+static inline void tg_trace_rec_uid_where(const struct tg_trace_recorder * r, uint64_t v, int32_t * graph_id,
+                                          int32_t * index) {
+    uint32_t gen = (uint32_t) (v >> 32);
+    *graph_id = gen < r->n_gens ? (int32_t) r->gen_graph[gen] : -1;
+    *index = (int32_t) (uint32_t) v;
+}
 
 // Per-scheduler state for ev->sched (writes its SCHED record the first time).
 struct rec_sched * tg_trace_rec_sched_state(struct tg_trace_recorder * r, struct tg_sched * sched, uint64_t sched_id);

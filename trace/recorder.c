@@ -397,10 +397,10 @@ static void on_node_end(const struct tg_obs_node_event * ev, void * user) {
 static void access_error(struct tg_trace_recorder * r, const struct tg_obs_tensor_io * ev) {
     const struct tg_tensor * t = ev->tensor;
     uint64_t gv;
-    bool known = tg_ptrmap_get(&r->uid_graph, tg_ptrmap_key(t), &gv);
+    int32_t gid = -1, ti = -1;
+    if (tg_ptrmap_get(&r->uid_graph, tg_ptrmap_key(t), &gv)) tg_trace_rec_uid_where(r, gv, &gid, &ti);
     struct tg_trace_event e = { .kind = TG_TRACE_EV_UNALLOCATED_USE, .severity = TG_TRACE_ERROR, .time_ns = ev->t_ns,
-                                .graph_id = known ? (int32_t) (gv >> 32) : -1,
-                                .tensor = known ? (int32_t) (uint32_t) gv : -1, .uid = (uint64_t) (uintptr_t) t,
+                                .graph_id = gid, .tensor = ti, .uid = (uint64_t) (uintptr_t) t,
                                 .buffer_uid = 0, .offset = ev->offset, .size = ev->size, .step = -1, .name = "" };
     char msg[1200];
     const char * what = ev->what == TG_OBS_IO_GET ? "read" : ev->what == TG_OBS_IO_MEMSET ? "memset" :
@@ -430,7 +430,7 @@ static void host_access(struct tg_trace_recorder * r, const struct tg_obs_tensor
                                .hash = 0, .graph_id = -1, .tensor = -1 };
     snprintf(h.name, sizeof(h.name), "%s", t->name);
     if (r->opt.host_hashes && ev->data && ev->size) h.hash = XXH3_64bits(ev->data, ev->size);
-    if (known) { h.graph_id = (int32_t) (gv >> 32); h.tensor = (int32_t) (uint32_t) gv; }
+    if (known) tg_trace_rec_uid_where(r, gv, &h.graph_id, &h.tensor);
     tg_trace_write_host(r->w, &h);
 }
 
@@ -524,7 +524,7 @@ enum tg_status tg_trace_detach(struct tg_trace_recorder * r) {
     for (int i = 0; i < r->n_scheds; i++) tg_trace_rec_sched_free(&r->scheds[i]);
     tg_ptrmap_free(&r->uid_graph);
     free(r->scratch);
-    free(r->tt);
+    free(r->gen_graph);
     free(r->contents);
     free(r->note);
     pthread_mutex_destroy(&r->mu);
