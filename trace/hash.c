@@ -220,25 +220,34 @@ static void sk_fold_scalar(struct sk * k) {
 // bucket half u takes lane (m - s) % 8 of half (u - q) % 2 where m >= s and
 // of half (u - q - 1) % 2 where m < s: one permute of each half by
 // (m - s) % 8, two blends (c0 = a0 with a1 below lane s, c1 the other way),
-// c0 to half q, c1 to half 1 - q.
+// c0 to half q, c1 to half 1 - q. A group's 16 buckets stay in four
+// registers while its partials are added in index order (the same additions
+// as through memory, without a store and reload between partials).
 __attribute__((target("avx2,avx"))) static void sk_fold_avx2(struct sk * k) {
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    for (uint64_t u = k->used; u; u &= u - 1) {
-        const unsigned pi = (unsigned) __builtin_ctzll(u), g = pi / 16, r = pi % 16, s = r & 7, q = r >> 3;
-        const __m256i sv = _mm256_set1_epi32((int) s);
-        const __m256i idx = _mm256_sub_epi32(lane, sv);   // vpermps reads the low 3 bits: (m - s) % 8
-        const __m256 below = _mm256_castsi256_ps(_mm256_cmpgt_epi32(sv, lane));   // m < s
-        const __m256 a0 = _mm256_permutevar8x32_ps(_mm256_load_ps(k->part[pi]), idx);
-        const __m256 a1 = _mm256_permutevar8x32_ps(_mm256_load_ps(k->part[pi] + 8), idx);
-        const __m256 h0 = _mm256_blendv_ps(a0, a1, below), h1 = _mm256_blendv_ps(a1, a0, below);
-        const __m256 lo = q ? h1 : h0, hi = q ? h0 : h1;   // buckets 0..7, 8..15
+    for (unsigned g = 0; g < 4; g++) {
+        uint32_t u = (uint32_t) (k->used >> (16 * g)) & 0xFFFFu;
+        if (!u) continue;
         double * d = k->bucket[g];
-        _mm256_store_pd(d,      _mm256_add_pd(_mm256_load_pd(d),      _mm256_cvtps_pd(_mm256_castps256_ps128(lo))));
-        _mm256_store_pd(d + 4,  _mm256_add_pd(_mm256_load_pd(d + 4),  _mm256_cvtps_pd(_mm256_extractf128_ps(lo, 1))));
-        _mm256_store_pd(d + 8,  _mm256_add_pd(_mm256_load_pd(d + 8),  _mm256_cvtps_pd(_mm256_castps256_ps128(hi))));
-        _mm256_store_pd(d + 12, _mm256_add_pd(_mm256_load_pd(d + 12), _mm256_cvtps_pd(_mm256_extractf128_ps(hi, 1))));
-        _mm256_store_ps(k->part[pi], _mm256_setzero_ps());
-        _mm256_store_ps(k->part[pi] + 8, _mm256_setzero_ps());
+        __m256d d0 = _mm256_load_pd(d), d1 = _mm256_load_pd(d + 4), d2 = _mm256_load_pd(d + 8), d3 = _mm256_load_pd(d + 12);
+        for (; u; u &= u - 1) {
+            const unsigned r = (unsigned) __builtin_ctz(u), s = r & 7, q = r >> 3;
+            float * part = k->part[16 * g + r];
+            const __m256i sv = _mm256_set1_epi32((int) s);
+            const __m256i idx = _mm256_sub_epi32(lane, sv);   // vpermps reads the low 3 bits: (m - s) % 8
+            const __m256 below = _mm256_castsi256_ps(_mm256_cmpgt_epi32(sv, lane));   // m < s
+            const __m256 a0 = _mm256_permutevar8x32_ps(_mm256_load_ps(part), idx);
+            const __m256 a1 = _mm256_permutevar8x32_ps(_mm256_load_ps(part + 8), idx);
+            const __m256 h0 = _mm256_blendv_ps(a0, a1, below), h1 = _mm256_blendv_ps(a1, a0, below);
+            const __m256 lo = q ? h1 : h0, hi = q ? h0 : h1;   // buckets 0..7, 8..15
+            d0 = _mm256_add_pd(d0, _mm256_cvtps_pd(_mm256_castps256_ps128(lo)));
+            d1 = _mm256_add_pd(d1, _mm256_cvtps_pd(_mm256_extractf128_ps(lo, 1)));
+            d2 = _mm256_add_pd(d2, _mm256_cvtps_pd(_mm256_castps256_ps128(hi)));
+            d3 = _mm256_add_pd(d3, _mm256_cvtps_pd(_mm256_extractf128_ps(hi, 1)));
+            _mm256_store_ps(part, _mm256_setzero_ps());
+            _mm256_store_ps(part + 8, _mm256_setzero_ps());
+        }
+        _mm256_store_pd(d, d0); _mm256_store_pd(d + 4, d1); _mm256_store_pd(d + 8, d2); _mm256_store_pd(d + 12, d3);
     }
 }
 

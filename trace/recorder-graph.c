@@ -52,6 +52,9 @@ void tg_trace_rec_sched_free(struct rec_sched * s) {
     free(s->pl);
     free(s->al);
     tg_ptrmap_free(&s->ainfo);
+    free(s->ainfo_keys);
+    free(s->steps);
+    free(s->steps_nodes);
 }
 
 // A delta is written when at most this fraction of the entries changed.
@@ -384,18 +387,49 @@ static uint32_t kind_flags(enum tg_alloc_kind k) {
 }
 
 // step_map[k]: user node index of alloc_graph step k (split copies map to the
-// next user node).
-static int * map_steps(const struct rec_sched * s, const struct tg_graph * ag) {
+// next user node). Kept for the next graph: the same when the tensor list
+// and the allocation graph's nodes are. NULL on OOM.
+static const int * map_steps(struct rec_sched * s, const struct tg_graph * ag) {
     int n = ag ? ag->n_nodes : 0;
-    int * m = malloc((size_t) (n ? n : 1) * sizeof(int));
-    if (!m) return NULL;
+    if (s->steps_ok && s->steps_gen == s->list_gen && s->steps_n == n &&
+        (n == 0 || memcmp(s->steps_nodes, ag->nodes, (size_t) n * sizeof(*ag->nodes)) == 0))
+        return s->steps;
+    s->steps_ok = false;
+    if (!TG_GROW(s->steps, s->cap_steps, (size_t) (n ? n : 1)) ||
+        !TG_GROW(s->steps_nodes, s->cap_steps_nodes, (size_t) (n ? n : 1)))
+        return NULL;
     int next = s->n_nodes - 1;
     for (int k = n - 1; k >= 0; k--) {
         int32_t ti = index_of(s, ag->nodes[k]);
         if (ti >= 0 && ti < s->n_nodes) next = ti;
-        m[k] = next;
+        s->steps[k] = next;
     }
-    return m;
+    if (n) memcpy(s->steps_nodes, ag->nodes, (size_t) n * sizeof(*ag->nodes));
+    s->steps_n = n;
+    s->steps_gen = s->list_gen;
+    s->steps_ok = true;
+    return s->steps;
+}
+
+// s->ainfo: tensor -> its index in ev->tensors; rebuilt only when the
+// event lists other tensors (or in another order) than last time. False on OOM.
+static bool map_infos(struct rec_sched * s, const struct tg_obs_alloc_event * ev) {
+    const int n = ev->n_tensors;
+    bool same = s->ainfo_ok && s->ainfo_n == n;
+    for (int i = 0; same && i < n; i++) same = ev->tensors[i].tensor == s->ainfo_keys[i];
+    if (same) return true;
+    s->ainfo_ok = false;
+    if (!TG_GROW(s->ainfo_keys, s->cap_ainfo_keys, (size_t) (n ? n : 1)) ||
+        tg_ptrmap_reset(&s->ainfo, (size_t) n) != TG_OK)
+        return false;
+    for (int i = 0; i < n; i++) {
+        s->ainfo_keys[i] = ev->tensors[i].tensor;
+        if (ev->tensors[i].tensor && tg_ptrmap_put(&s->ainfo, tg_ptrmap_key(ev->tensors[i].tensor), (uint64_t) i) != TG_OK)
+            return false;
+    }
+    s->ainfo_n = n;
+    s->ainfo_ok = true;
+    return true;
 }
 
 static void fill_alloc(struct tg_trace_alloc * a, const struct tg_alloc_tensor_info * in, const struct rec_sched * s,
@@ -463,12 +497,10 @@ static void graph_alloc(struct tg_trace_recorder * r, const struct tg_obs_alloc_
         if (!reuse && !collect_tensors(s, ev->graph, NULL)) return;
         write_graph(r, s, reuse);
     }
-    struct tg_ptrmap * info = &s->ainfo;   // kept between graphs: no growing from empty every time
-    if (tg_ptrmap_reset(info, (size_t) ev->n_tensors) != TG_OK) return;
-    for (int i = 0; i < ev->n_tensors; i++)
-        if (ev->tensors[i].tensor) tg_ptrmap_put(info, tg_ptrmap_key(ev->tensors[i].tensor), (uint64_t) i);
+    if (!map_infos(s, ev)) return;
+    const struct tg_ptrmap * info = &s->ainfo;
     struct tg_trace_alloc * al = TG_GROW(s->al, s->cap_al, (size_t) s->n_tensors + 1) ? s->al : NULL;   // every entry is set
-    int * steps = map_steps(s, ev->alloc_graph);
+    const int * steps = map_steps(s, ev->alloc_graph);
     struct buf_list bl = { .n = 0 };
     for (int i = 0; i < ev->n_buffers; i++) buf_index(&bl, ev->buffers[i].buffer, ev->buffer_backend ? ev->buffer_backend[i] : -1);
     for (int i = 0; al && i < s->n_tensors; i++) {
@@ -505,5 +537,4 @@ static void graph_alloc(struct tg_trace_recorder * r, const struct tg_obs_alloc_
                                     .step = -1, .name = "", .message = msg };
         tg_trace_write_event(r->w, &e);
     }
-    free(steps);
 }

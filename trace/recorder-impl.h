@@ -67,6 +67,16 @@ struct rec_sched {                 // what the recorder knows of one scheduler
     struct tg_trace_alloc * al;       // ALLOC entries under construction
     size_t              cap_al;
     struct tg_ptrmap    ainfo;        // tensor -> index of its allocation info in the event
+    struct tg_tensor ** ainfo_keys;   // [ainfo_n]: the event's tensors ainfo was built from
+    size_t              cap_ainfo_keys;
+    int                 ainfo_n;
+    bool                ainfo_ok;
+    int *               steps;        // [steps_n]: user node of each allocation step
+    struct tg_tensor ** steps_nodes;  // [steps_n]: the allocation graph's nodes they were mapped from
+    size_t              cap_steps, cap_steps_nodes;
+    int                 steps_n;
+    uint32_t            steps_gen;    // list_gen they were mapped with
+    bool                steps_ok;
 };
 // Frees a scheduler state's buffers.
 void tg_trace_rec_sched_free(struct rec_sched * s);
