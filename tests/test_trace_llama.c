@@ -3,6 +3,7 @@
 // earlier graph) reads back as exactly the graph the engine computed, node by
 // node (name, op, shape, strides, sources), and the deltas keep the file small.
 #include "check.h"
+#include "tg/backend.h"
 #include "tg/llama.h"
 #include "tg/trace-read.h"
 #include "tg/trace.h"
@@ -16,7 +17,8 @@
 #define MAX_GRAPHS 16
 #define MAX_NODES  1024
 
-struct seen_node { char name[64]; int op; int64_t ne[4]; size_t nb[4]; size_t view_offs; char src0[64]; };
+struct seen_node { char name[64]; int op; int64_t ne[4]; size_t nb[4]; size_t view_offs; char src0[64];
+                   uint64_t buffer_id, offset; };
 struct capture {
     int graph;                                  // the decode call being computed
     int n[MAX_GRAPHS];
@@ -33,6 +35,9 @@ static bool capture_node(struct tg_tensor * t, bool ask, void * user) {
     for (int d = 0; d < 4; d++) { s->ne[d] = t->ne[d]; s->nb[d] = t->nb[d]; }
     s->view_offs = t->view_offs;
     snprintf(s->src0, sizeof(s->src0), "%s", t->src[0] ? t->src[0]->name : "");
+    struct tg_buffer * b = tg_tensor_buffer(t);
+    s->buffer_id = b ? b->id : 0;
+    s->offset = b && t->data ? (uint64_t) ((const char *) t->data - (const char *) tg_buffer_get_base(b)) : UINT64_MAX;
     return false;
 }
 
@@ -99,6 +104,24 @@ int main(void) {
     CHECK(graphs_equal == n_graphs, "every graph reads back as the engine's, node by node (%d/%d, %d mismatches)",
           graphs_equal, n_graphs, bad_nodes);
     CHECK(n_delta >= n_graphs - 3, "the generated tokens' graphs are stored as changes (%d of %d)", n_delta, n_graphs);
+    // every node's recorded buffer and offset are where the engine computed it
+    int alloc_ok = 0, alloc_n = 0;
+    for (int gi = 0; gi < tg_trace_n_graphs(tr) && gi < MAX_GRAPHS; gi++) {
+        for (int i = 0; i < cap.n[gi]; i++) {
+            const struct seen_node * s = &cap.nodes[gi][i];
+            struct tg_trace_alloc a;
+            struct tg_trace_buffer b;
+            alloc_n++;
+            if (tg_trace_get_alloc(tr, gi, i, &a) && a.buffer >= 0 && tg_trace_get_buffer(tr, gi, a.buffer, &b) &&
+                b.uid == s->buffer_id && a.offset == s->offset)
+                alloc_ok++;
+            else if (alloc_n - alloc_ok <= 3)
+                fprintf(stderr, "graph %d node %d '%s': engine buffer #%llu offset %llu\n", gi, i, s->name,
+                        (unsigned long long) s->buffer_id, (unsigned long long) s->offset);
+        }
+    }
+    CHECK(alloc_n > 0 && alloc_ok == alloc_n, "every node's recorded buffer and offset are the engine's (%d/%d)", alloc_ok,
+          alloc_n);
     // every eval's node has its tensor, with the shape the engine gave it
     int evals_ok = 0, n_evals = tg_trace_n_evals(tr);
     for (int i = 0; i < n_evals; i++) {
