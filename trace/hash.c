@@ -158,17 +158,19 @@ static inline uint64_t sk_hash(uint64_t b) {   // splitmix64's finalizer of a fi
     return z ^ (z >> 31);
 }
 
-// What a block uses of sk_hash(b), packed: bits 0-5 h & 63 (group,
-// rotation: g + 4r, the partial's index is 16g + r), bits 16-31 the 16 sign
+// What a block uses of sk_hash(b), packed: bits 0-5 the index 16g + r of
+// its partial (group g = h & 3, rotation r = (h >> 2) & 15), bits 16-31 the 16 sign
 // bits (h >> 32). A table holds the first SK_TAB blocks' (every sketch
 // starts at block 0): the hash's multiply chain was a third of a block's time.
-static inline uint32_t sk_pack(uint64_t h) { return (uint32_t) (h & 63) | (uint32_t) ((h >> 32) & 0xFFFF) << 16; }
+static inline uint32_t sk_pack(uint64_t h) {
+    return (uint32_t) ((h & 3) * 16 + ((h >> 2) & 15)) | (uint32_t) ((h >> 32) & 0xFFFF) << 16;
+}
 #define SK_TAB 16384
 static uint32_t sk_tab[SK_TAB];
 static pthread_once_t sk_tab_once = PTHREAD_ONCE_INIT;
 static void sk_tab_init(void) { for (uint64_t b = 0; b < SK_TAB; b++) sk_tab[b] = sk_pack(sk_hash(b)); }
 static inline uint32_t sk_fields(uint64_t b) { return b < SK_TAB ? sk_tab[b] : sk_pack(sk_hash(b)); }
-static inline unsigned sk_part_index(uint32_t h) { return (h & 3) * 16 + ((h >> 2) & 15); }
+static inline unsigned sk_part_index(uint32_t h) { return h & 63; }
 
 struct sk {
     uint64_t pos;                                  // logical index of the next element
