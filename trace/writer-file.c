@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#define XXH_INLINE_ALL   // frame checksums: short inputs, inlined
 #include <xxhash.h>
 #include <zstd.h>
 
