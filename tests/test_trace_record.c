@@ -197,6 +197,72 @@ static void check_reuse(struct tg_backend * cpu) {
     net_free(&n);
 }
 
+// Two schedulers taking turns with graphs that share a weight (a draft and
+// a target model, two contexts): each keeps its tensor list between its
+// graphs, and a host read names the latest graph holding the tensor read.
+static void check_two_scheds(struct tg_backend * cpu) {
+    char path[256];
+    snprintf(path, sizeof(path), "test_trace_record.%d.two.tgt", (int) getpid());
+    struct tg_context_params wp = { 1 << 14, NULL, true };
+    struct tg_context * wctx = tg_context_new(wp);
+    struct tg_tensor * w = tg_set_name(tg_new_tensor_2d(wctx, TG_TYPE_F32, 16, 8), "shared.weight");
+    struct tg_buffer * wbuf = tg_backend_alloc_ctx_tensors(wctx, cpu);
+    float wv[16 * 8];
+    for (int i = 0; i < 16 * 8; i++) wv[i] = (float) i * 0.01f;
+    bool ok = wbuf && tg_backend_tensor_set(w, wv, 0, sizeof(wv)) == TG_OK;
+    struct tg_sched * sc[2] = { tg_sched_new(&cpu, 1, 16), tg_sched_new(&cpu, 1, 16) };
+    struct tg_context * ctx[2];
+    struct tg_tensor * x[2], * out[2];
+    struct tg_graph * g[2];
+    for (int k = 0; k < 2; k++) {
+        struct tg_context_params cp = { 1 << 16, NULL, true };
+        ctx[k] = tg_context_new(cp);
+        x[k] = tg_set_name(tg_new_tensor_2d(ctx[k], TG_TYPE_F32, 16, 2 + k), k ? "xb" : "xa");
+        tg_set_input(x[k]);
+        out[k] = tg_set_name(tg_mul_mat(ctx[k], w, x[k]), k ? "outb" : "outa");
+        tg_set_output(out[k]);
+        g[k] = tg_graph_new(ctx[k], 16);
+        ok = ok && g[k] && tg_graph_build_forward(g[k], out[k]) == TG_OK;
+    }
+    struct tg_trace_recorder * rec = ok ? tg_trace_attach(NULL, path, NULL) : NULL;   // global: both schedulers
+    CHECK(rec != NULL, "two schedulers: global recorder attached");
+    float xv[16 * 3], o[8 * 3];
+    for (int i = 0; i < 16 * 3; i++) xv[i] = (float) (i % 7) - 3.0f;
+    for (int round = 0; rec && ok && round < 6; round++) {   // A B A B A B; after each, host reads of w and out
+        const int k = round % 2;
+        tg_sched_reset(sc[k]);
+        ok = tg_sched_alloc_graph(sc[k], g[k]) == TG_OK && tg_backend_tensor_set(x[k], xv, 0, tg_nbytes(x[k])) == TG_OK &&
+             tg_sched_graph_compute(sc[k], g[k]) == TG_OK && tg_backend_tensor_get(w, wv, 0, sizeof(wv)) == TG_OK &&
+             tg_backend_tensor_get(out[k], o, 0, tg_nbytes(out[k])) == TG_OK;
+    }
+    CHECK(ok, "two schedulers: six computations and host reads: %s", ok ? "ok" : tg_last_error());
+    CHECK(rec && tg_trace_detach(rec) == TG_OK, "two schedulers: trace closed");
+    struct tg_trace * tr = tg_trace_open(path);
+    CHECK(tr && tg_trace_n_graphs(tr) == 6, "two schedulers: 6 graphs (%d)", tr ? tg_trace_n_graphs(tr) : -1);
+    // host reads in order: w and out after graph 0, w and out after graph 1, ...
+    int right = 0, reads = 0;
+    for (int i = 0; tr && i < tg_trace_n_hosts(tr); i++) {
+        struct tg_trace_host h;
+        if (!tg_trace_get_host(tr, i, &h) || h.kind != TG_TRACE_HOST_READ) continue;
+        const int gi = reads / 2;   // the graph computed just before
+        struct tg_trace_graph gg;
+        const char * want = reads % 2 == 0 ? "shared.weight" : gi % 2 ? "outb" : "outa";
+        const bool good = tg_trace_get_graph(tr, gi, &gg) && h.graph_id == (int32_t) gg.graph_id &&
+                          h.tensor == tg_trace_find_tensor(tr, gi, want) && !strcmp(h.name, want);
+        if (!good) fprintf(stderr, "  read %d of '%s': graph %d tensor %d, expected graph %u '%s'\n", reads, h.name,
+                           h.graph_id, h.tensor, gi < 6 && tg_trace_get_graph(tr, gi, &gg) ? gg.graph_id : 0u, want);
+        right += good;
+        reads++;
+    }
+    CHECK(reads == 12 && right == 12, "two schedulers: each host read names the latest graph holding the tensor (%d/%d)",
+          right, reads);
+    if (tr) tg_trace_close(tr);
+    unlink(path);
+    for (int k = 0; k < 2; k++) { tg_sched_free(sc[k]); tg_context_free(ctx[k]); }
+    tg_buffer_free(wbuf);
+    tg_context_free(wctx);
+}
+
 // ---- tests -----------------------------------------------------------------------------
 
 static void check_trace(const char * path, struct net * n) {
@@ -317,6 +383,7 @@ int main(int argc, char ** argv) {
     CHECK(tg_trace_detach(rec) == TG_OK, "recorder detached, file closed");
     check_trace(path, &n);
     check_reuse(cpu);
+    check_two_scheds(cpu);
     CHECK(tg_trace_attach(s, "/nonexistent-dir/x.tgt", NULL) == NULL && tg_last_status() == TG_ERR_IO,
           "attach to an uncreatable path fails cleanly: %s", tg_last_error());
     unlink(path);

@@ -98,9 +98,9 @@ static XXH128_hash_t tensor_sum(const struct tg_tensor * t) {
 // graph: the same nodes and leafs in the same order, the same split copies,
 // and every listed tensor with the same sources and view source (the list
 // is their closure, so it comes out the same).
-static bool same_list(const struct tg_trace_recorder * r, const struct rec_sched * s, const struct tg_graph * g,
+static bool same_list(const struct rec_sched * s, const struct tg_graph * g,
                       const struct tg_obs_split_event * ev) {
-    if (!s->seen_ok || s->list_gen != r->last_put_gen || g->n_nodes != s->n_nodes || g->n_leafs != s->n_leafs ||
+    if (!s->seen_ok || g->n_nodes != s->n_nodes || g->n_leafs != s->n_leafs ||
         s->n_tensors < g->n_nodes + g->n_leafs)
         return false;
     if ((g->n_nodes && memcmp(s->tensors, g->nodes, (size_t) g->n_nodes * sizeof(*g->nodes)) != 0) ||
@@ -272,10 +272,12 @@ static void write_splits(struct tg_trace_recorder * r, struct rec_sched * s, con
     free(in);
 }
 
-// A new generation of uid_graph entries for s's tensor list. False on OOM.
-static bool put_uids(struct tg_trace_recorder * r, struct rec_sched * s) {
-    if (!TG_GROW(r->gen_graph, r->gen_cap, (size_t) r->n_gens + 1)) return false;
-    uint32_t gen = r->n_gens++;
+// uid_graph entries for s's tensor list: a new generation (fresh), or its
+// own again after another list was put (which may have taken over tensors
+// both hold: a uid names the latest graph holding it). False on OOM.
+static bool put_uids(struct tg_trace_recorder * r, struct rec_sched * s, bool fresh) {
+    if (fresh && !TG_GROW(r->gen_graph, r->gen_cap, (size_t) r->n_gens + 1)) return false;
+    uint32_t gen = fresh ? r->n_gens++ : s->list_gen;
     for (int i = 0; i < s->n_tensors; i++)
         tg_ptrmap_put(&r->uid_graph, tg_ptrmap_key(s->tensors[i]), ((uint64_t) gen << 32) | (uint32_t) i);
     s->list_gen = gen;
@@ -290,7 +292,8 @@ static void write_graph(struct tg_trace_recorder * r, struct rec_sched * s, bool
     const int n = s->n_tensors;
     if (!TG_GROW(s->seen_sum, s->cap_seen_sum, (size_t) n) || !TG_GROW(s->seen_links, s->cap_seen_links, (size_t) n) ||
         !TG_GROW(s->cur, s->cap_cur, (size_t) n) ||
-        !TG_GROW(s->differs, s->cap_differs, (size_t) n) || (!reuse && !put_uids(r, s))) {
+        !TG_GROW(s->differs, s->cap_differs, (size_t) n) ||
+        ((!reuse || s->list_gen != r->last_put_gen) && !put_uids(r, s, !reuse))) {
         s->seen_ok = false;
         return;
     }
@@ -353,7 +356,7 @@ void tg_trace_rec_graph_split(struct tg_trace_recorder * r, const struct tg_obs_
     s->graph_id = r->next_graph_id++;
     s->graph_seq = ev->graph_seq;
     s->graph = ev->graph;
-    const bool reuse = same_list(r, s, ev->graph, ev);
+    const bool reuse = same_list(s, ev->graph, ev);
     if (!reuse && !collect_tensors(s, ev->graph, ev)) return;
     tg_trace_writer_batch_begin(r->w);   // one write(2) for the three records
     write_graph(r, s, reuse);
@@ -493,7 +496,7 @@ static void graph_alloc(struct tg_trace_recorder * r, const struct tg_obs_alloc_
         s->graph_id = r->next_graph_id++;
         s->graph_seq = ev->graph_seq;
         s->graph = ev->graph;
-        const bool reuse = same_list(r, s, ev->graph, NULL);
+        const bool reuse = same_list(s, ev->graph, NULL);
         if (!reuse && !collect_tensors(s, ev->graph, NULL)) return;
         write_graph(r, s, reuse);
     }

@@ -103,7 +103,7 @@ struct tg_trace_recorder {
     size_t                   gen_cap;
     uint32_t                 n_gens;
     uint32_t                 last_put_gen;   // the generation put last (a list reused after another
-                                             // list was put may have lost tensors to it: put again)
+                                             // list was put may have lost tensors to it: its own put again)
     uint8_t *                scratch;    // device reads, gathered contents
     size_t                   scratch_cap;
     struct tg_trace_recorder_stats stats;   // under mu
