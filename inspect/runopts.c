@@ -213,6 +213,9 @@ int tg_cli_run_close(struct tg_cli_run * r, int rc) {
             fflush(stdout);   // after the command's output, also when both go to one pipe
             fprintf(stderr, "trace written to %s (recording: %.1f ms in %llu callbacks)\n", r->opts->trace,
                     (double) st.hook_ns / 1e6, (unsigned long long) st.n_hooks);
+            if (st.view_ns > st.hook_ns / 4 && st.view_ns > 100000000ull)   // views dominate: say what to do
+                fprintf(stderr, "  %.1f ms of it hashed views (the KV-cache views grow with the context); "
+                        "--trace-hash computed skips views\n", (double) st.view_ns / 1e6);
         }
         r->rec = NULL;
     }

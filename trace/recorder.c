@@ -233,6 +233,7 @@ struct rec_item {
     bool                 contents;   // write a CONTENTS record too
     bool                 done;       // hash/summary already computed (device copies)
     bool                 sketched;   // sketch holds the node's SKETCH buckets
+    uint64_t             view_ns;    // time item_hash took for a view node (0 for others)
     float                sketch[TG_TRACE_SKETCH_N];
 };
 
@@ -250,6 +251,7 @@ static void item_prepare(struct tg_trace_recorder * r, struct rec_sched * s, str
     it->contents = r->contents && tg_trace_pattern_match(r->contents, t->name, tg_op_name(t->op));
     it->data = NULL;
     it->sketched = false;
+    it->view_ns = 0;
     bool view = t->op == TG_OP_NONE || tg_op_is_view(t->op);
     it->done = !(((r->opt.hashes || r->opt.summaries) && (r->opt.views || !view)) || it->contents);
     if (it->done) return;
@@ -261,6 +263,8 @@ static void item_prepare(struct tg_trace_recorder * r, struct rec_sched * s, str
 static void item_hash(const struct tg_trace_options * opt, struct rec_item * it) {
     if (it->done || !it->data) return;
     struct tg_tensor * t = it->t;
+    const bool view = t->op == TG_OP_NONE || tg_op_is_view(t->op);
+    const uint64_t t0 = view ? tg_observe_now_ns() : 0;
     struct tg_trace_eval * e = &it->e;
     bool want_hash = opt->hashes || it->contents;
     bool want_sketch = opt->summaries && opt->sketches;
@@ -278,6 +282,7 @@ static void item_hash(const struct tg_trace_options * opt, struct rec_item * it)
     }
     if (it->contents) e->flags |= TG_TRACE_EVAL_CONTENTS;
     it->done = true;
+    if (view) it->view_ns = tg_observe_now_ns() - t0;
 }
 
 static void item_write(struct tg_trace_recorder * r, struct rec_item * it) {
@@ -351,7 +356,10 @@ static void record_range(struct tg_trace_recorder * r, struct rec_sched * s, int
             x->sketched = y->sketched;
             memcpy(x->sketch, y->sketch, sizeof(x->sketch));
         }
-        for (int i = 0; i < n; i++) item_write(r, &items[i]);
+        for (int i = 0; i < n; i++) {
+            item_write(r, &items[i]);
+            r->stats.view_ns += items[i].view_ns;
+        }
         j0 += n;
     }
 }

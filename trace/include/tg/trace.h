@@ -249,6 +249,8 @@ struct tg_trace_recorder_stats {
     uint64_t hook_ns;    // all callbacks
     uint64_t node_ns;    // node begin/end callbacks (the per-node hashing and EVAL records)
     uint64_t n_hooks;
+    uint64_t view_ns;    // of node_ns: hashing and summarizing view nodes (the KV-cache views
+                         // grow with the context; TGDB_TRACE_HASH=computed skips views)
 };
 void tg_trace_recorder_get_stats(struct tg_trace_recorder * rec, struct tg_trace_recorder_stats * out);
 
