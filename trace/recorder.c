@@ -600,8 +600,14 @@ struct tg_trace_recorder * tg_trace_env_recorder(void) { return env_rec; }
 static void env_close(void) {
     struct tg_trace_recorder * r = env_rec;
     env_rec = NULL;
+    struct tg_trace_recorder_stats rs;
+    tg_trace_recorder_get_stats(r, &rs);
     enum tg_status st = tg_trace_detach(r);
     if (st != TG_OK) tg_log_printf(TG_LOG_ERROR, "TGDB_TRACE: %s", tg_last_error());
+    else if (rs.view_ns > rs.hook_ns / 4 && rs.view_ns > 100000000ull)   // the one thing worth saying unasked
+        tg_log_printf(TG_LOG_INFO, "TGDB_TRACE: recording took %.1f ms, %.1f ms of it hashing views (the KV-cache "
+                      "views grow with the context; TGDB_TRACE_HASH=computed skips views)",
+                      (double) rs.hook_ns / 1e6, (double) rs.view_ns / 1e6);
 }
 
 // Called by the engine at the first tg_sched_new() (tg/observe.h).
