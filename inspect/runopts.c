@@ -211,9 +211,12 @@ int tg_cli_run_close(struct tg_cli_run * r, int rc) {
         } else if (rc == TG_CLI_OK) {
             // what recording added to the run's time (the engine waits for the recorder's callbacks)
             fflush(stdout);   // after the command's output, also when both go to one pipe
-            fprintf(stderr, "trace written to %s (recording: %.1f ms in %llu callbacks)\n", r->opts->trace,
+            fprintf(stderr, "trace written to %s (recording: %.1f ms in %llu callbacks", r->opts->trace,
                     (double) st.hook_ns / 1e6, (unsigned long long) st.n_hooks);
-            if (st.view_ns > st.hook_ns / 4 && st.view_ns > 100000000ull)   // views dominate: say what to do
+            if (st.thread_ns)   // hashing beside the computation, on a CPU the run left free
+                fprintf(stderr, "; hashing: %.1f ms on the recorder's own thread", (double) st.thread_ns / 1e6);
+            fprintf(stderr, ")\n");
+            if (!st.thread_ns && st.view_ns > st.hook_ns / 4 && st.view_ns > 100000000ull)   // views dominate: say what to do
                 fprintf(stderr, "  %.1f ms of it hashed views (the KV-cache views grow with the context); "
                         "--trace-hash computed skips views\n", (double) st.view_ns / 1e6);
         }

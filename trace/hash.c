@@ -83,10 +83,28 @@ static void for_each_row(const uint8_t * data, const int64_t ne[4], const size_t
         if (at) fn(stage, at, user);
         return;
     }
+    if (L->nblk0 == 1 && (L->ts == 2 || L->ts == 4)) {   // one element per row: a column (the V store)
+        const size_t ts = L->ts;
+        for (int64_t i3 = 0; i3 < ne[3]; i3++)
+        for (int64_t i2 = 0; i2 < ne[2]; i2++) {
+            const uint8_t * src = data + i2 * nb[2] + i3 * nb[3];
+            for (int64_t i1 = 0; i1 < ne[1]; i1++, src += nb[1]) {
+                if (i1 + 24 < ne[1]) __builtin_prefetch(src + 24 * nb[1]);   // a cache line per element
+                if (ts == 2) memcpy(stage + at, src, 2); else memcpy(stage + at, src, 4);
+                at += ts;
+                if (at + ts > cap) { fn(stage, at, user); at = 0; }
+            }
+        }
+        if (at) fn(stage, at, user);
+        return;
+    }
+    const bool short_rows = !L->dense_rows || L->row_bytes < 32;
     for (int64_t i3 = 0; i3 < ne[3]; i3++)
     for (int64_t i2 = 0; i2 < ne[2]; i2++)
     for (int64_t i1 = 0; i1 < ne[1]; i1++) {
         const uint8_t * row = data + i1 * nb[1] + i2 * nb[2] + i3 * nb[3];
+        if (short_rows && i1 + 16 < ne[1])   // a column of a KV cache (the V store): a cache line per row
+            __builtin_prefetch(row + 16 * nb[1]);
         if (L->dense_rows && L->row_bytes >= cap / 4) {   // large rows: directly
             if (at) { fn(stage, at, user); at = 0; }
             fn(row, L->row_bytes, user);

@@ -81,6 +81,82 @@ struct rec_sched {                 // what the recorder knows of one scheduler
 // Frees a scheduler state's buffers.
 void tg_trace_rec_sched_free(struct rec_sched * s);
 
+// One evaluated node on its way into the trace: its EVAL record, where its
+// bytes are, and what to compute over them.
+struct rec_item {
+    struct tg_tensor *   t;
+    struct tg_trace_eval e;
+    const void *         data;       // host bytes (NULL: none readable)
+    size_t               nb[4];      // their strides (t->nb; contiguous for a copy)
+    bool                 contents;   // write a CONTENTS record too
+    bool                 done;       // hash/summary already computed (device copies)
+    bool                 sketched;   // sketch holds the node's SKETCH buckets
+    bool                 lazy;       // hashing thread: in no compute buffer (the KV cache: its bytes
+                                     // stay put for a while), hashed after the others
+    int32_t              same;       // hashing thread: ring slot of an earlier item of the same
+                                     // bytes whose results it copies (-1: none)
+    int                  claim;      // hashing thread: who has the item (atomic; 0 queued, 1 the
+                                     // thread, 2 the recorder copying its bytes aside)
+    uint64_t             view_ns;    // time item_hash took for a view node (0 for others)
+    float                sketch[TG_TRACE_SKETCH_N];
+};
+struct tg_trace_recorder;
+// Hash, summary and sketch of one item (thread-safe: reads its bytes only).
+void tg_trace_rec_item_hash(const struct tg_trace_options * opt, struct rec_item * it);
+// Results of `from` (same bytes) into `to`, keeping to's times.
+void tg_trace_rec_item_copy(struct rec_item * to, const struct rec_item * from);
+// Writes its EVAL (SKETCH, CONTENTS) records (thread-safe without contents).
+void tg_trace_rec_item_write(struct tg_trace_recorder * r, struct rec_item * it);
+
+// ---- the hashing thread (recorder-hasher.c) ----------------------------------------
+// The recorder puts items into a ring in node order; the thread hashes them
+// (the KV-cache views last) and writes their records in ring order. The
+// recorder's side runs under its mutex.
+#define REC_RING   256
+#define REC_MARGIN 64             // free slots kept: an item's `same` stays in the ring until it is done
+#define REC_ARENA  (1u << 20)     // bytes of copies set aside (an item of more than a quarter is waited for)
+struct rec_hasher {
+    // the thread's (its counters on their own cache lines: the recorder polls them)
+    uint64_t         written __attribute__((aligned(64)));   // items written (atomic)
+    uint64_t         busy_ns;     // hashing and writing time (atomic)
+    uint64_t         view_ns;     // of it, hashing views (atomic)
+    uint8_t          done[REC_RING] __attribute__((aligned(64)));   // item hashed (atomic)
+    // the recorder's
+    uint64_t         head __attribute__((aligned(64)));      // items put (atomic)
+    uint8_t *        arena;       // a node about to overwrite bytes an unhashed item reads copies
+    uint64_t         a_head;      // them here first (logical order); positions count up, it wraps
+    uintptr_t        lo[REC_RING], hi[REC_RING];   // bytes each item reads in place
+    uint64_t         a_at[REC_RING], a_end[REC_RING];   // its copy in the arena (a_end 0: none)
+    struct tg_trace_recorder * r;
+    // both
+    bool             sleeping __attribute__((aligned(64)));  // the thread waits on `wake`
+    bool             waiting;     // the recorder waits on `progress`
+    bool             stop;
+    bool             hold;        // hash_thread 2: the thread works only while kicked
+    bool             kick;        // the recorder waits for it
+    bool             active;      // a computation is under way (the thread spins longer)
+    pthread_t        thread;
+    pthread_mutex_t  mu;
+    pthread_cond_t   wake, progress;
+    struct rec_item  ring[REC_RING] __attribute__((aligned(64)));
+};
+// Starts the thread; false (nothing started) if it cannot.
+bool tg_trace_rec_hasher_start(struct rec_hasher * h, struct tg_trace_recorder * r);
+void tg_trace_rec_hasher_stop(struct rec_hasher * h);
+// Free ring slots from the head on, in a row (*max: how many, at most the
+// value passed); waits for the thread to write older items where needed.
+struct rec_item * tg_trace_rec_hasher_slots(struct tg_trace_recorder * r, int * max);
+// Queues the n items prepared in those slots (same_as: index among them of
+// an item of the same bytes, or -1).
+void tg_trace_rec_hasher_put(struct tg_trace_recorder * r, const int * same_as, int n);
+// A computation begins (the thread is woken) or ends.
+void tg_trace_rec_hasher_active(struct tg_trace_recorder * r, bool on);
+// Waits until every queued item is written.
+void tg_trace_rec_hasher_drain(struct tg_trace_recorder * r);
+// Before bytes [lo, hi) are written: every unhashed item reading them is
+// copied aside (or, where the thread has it or there is no room, waited for).
+void tg_trace_rec_hasher_before_write(struct tg_trace_recorder * r, uintptr_t lo, uintptr_t hi);
+
 struct tg_trace_recorder {
     struct tg_trace_writer * w;
     struct tg_trace_options  opt;
@@ -104,6 +180,8 @@ struct tg_trace_recorder {
     uint32_t                 n_gens;
     uint32_t                 last_put_gen;   // the generation put last (a list reused after another
                                              // list was put may have lost tensors to it: its own put again)
+    struct rec_hasher *      hasher;     // the hashing thread (NULL: none started)
+    bool                     async;      // the current computation hashes on it
     uint8_t *                scratch;    // device reads, gathered contents
     size_t                   scratch_cap;
     struct tg_trace_recorder_stats stats;   // under mu

@@ -1,9 +1,13 @@
 // recorder.c - the trace recorder: an engine observer writing RUN, COMPUTE,
 // EVAL (+ hashes, summaries, contents), HOST and MARKER records; attach and
 // detach; the TGDB_TRACE environment hook.
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE   // sched_getaffinity
+#endif
 #include "recorder-impl.h"
 #include "tg/backend.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +24,8 @@ static bool poison_attached;            // tg_trace_set_poison(true) is in effec
 
 struct tg_trace_options tg_trace_default_options(void) {
     return (struct tg_trace_options) { .hashes = true, .summaries = true, .contents = NULL, .zstd_level = 3,
-                                       .host_hashes = true, .note = NULL, .views = true, .sketches = true };
+                                       .host_hashes = true, .note = NULL, .views = true, .sketches = true,
+                                       .hash_thread = -1 };
 }
 
 bool tg_trace_set_hash_mode(struct tg_trace_options * o, const char * mode) {
@@ -114,11 +119,65 @@ static void on_graph_alloc(const struct tg_obs_alloc_event * ev, void * user) {
 
 static void record_leafs(struct tg_trace_recorder * r, struct rec_sched * s);
 
+// Node events flow only while hashes, summaries or contents are wanted.
+static bool node_events_on(const struct tg_trace_recorder * r) { return r->obs.on_node_end != NULL; }
+
+// CPUs this process may run on.
+static int cpus_available(void) {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) == 0) return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int) n : 1;
+}
+
+// Whether this computation of s hashes on the hashing thread (started the
+// first time): hashing wanted, one scheduler (the ring's waits follow its
+// nodes only), no poison mode (it writes freed ranges between nodes), and
+// with hash_thread -1 a CPU the scheduler's CPU threads leave free.
+static bool use_hasher(struct tg_trace_recorder * r, struct rec_sched * s) {
+    if (r->opt.hash_thread == 0 || !(r->opt.hashes || r->opt.summaries) || !node_events_on(r)) return false;
+    if (r->n_scheds != 1 || poison_attached || !s->sched || tg_sched_get_poison(s->sched)) return false;
+    if (r->opt.hash_thread < 0) {
+        int used = 1;
+        for (int b = 0; b < tg_sched_n_backends(s->sched); b++) {
+            struct tg_backend * be = tg_sched_get_backend(s->sched, b);
+            if (tg_backend_is_cpu(be) && tg_backend_cpu_get_n_threads(be) > used) used = tg_backend_cpu_get_n_threads(be);
+        }
+        if (used >= cpus_available()) return false;
+    }
+    if (!r->hasher) {
+        struct rec_hasher * h = aligned_alloc(64, sizeof(*h));   // cache-line aligned members
+        if (!h || !tg_trace_rec_hasher_start(h, r)) { free(h); r->opt.hash_thread = 0; return false; }
+        r->hasher = h;
+    }
+    return true;
+}
+
+// Bytes node t may write when it runs: its own, and for the optimizer steps
+// (which update their parameters and moments in place) its sources'.
+static void before_write(struct tg_trace_recorder * r, const struct tg_tensor * t) {
+    if (t->data) tg_trace_rec_hasher_before_write(r, (uintptr_t) t->data, (uintptr_t) t->data + tg_nbytes(t));
+    if (t->op == TG_OP_OPT_STEP_ADAMW || t->op == TG_OP_OPT_STEP_SGD || t->op == TG_OP_SET_ROWS)
+        for (int i = 0; i < TG_MAX_SRC; i++)
+            if (t->src[i] && t->src[i]->data)
+                tg_trace_rec_hasher_before_write(r, (uintptr_t) t->src[i]->data,
+                                                 (uintptr_t) t->src[i]->data + tg_nbytes(t->src[i]));
+}
+
+// Whether split k's nodes end before node `end` (the next split's input
+// copies come next).
+static bool split_ends(const struct rec_sched * s, int k, int end) {
+    const struct tg_sched_split * sp = k >= 0 && s->sched ? tg_sched_get_split(s->sched, k) : NULL;
+    return !sp || end >= sp->i_end;
+}
+
 static void compute_begin(struct tg_trace_recorder * r, const struct tg_obs_compute_event * ev) {
     struct rec_sched * s = tg_trace_rec_sched_state(r, ev->sched, ev->sched_id);
     if (!s) return;
     s->compute_seq = r->n_computes++;
     s->next_node = 0;
+    r->async = use_hasher(r, s);
+    if (r->async) tg_trace_rec_hasher_active(r, true);
     struct tg_trace_compute c = { .graph_id = s->graph_id, .compute_seq = s->compute_seq, .phase = TG_TRACE_BEGIN,
                                   .status = 0, .time_ns = ev->t_ns };
     tg_trace_write_compute(r->w, &c);
@@ -133,14 +192,15 @@ static void on_compute_begin(const struct tg_obs_compute_event * ev, void * user
 static void record_skipped(struct tg_trace_recorder * r, struct rec_sched * s, int end,
                            const struct tg_obs_node_event * ev);
 
-// Node events flow only while hashes, summaries or contents are wanted.
-static bool node_events_on(const struct tg_trace_recorder * r) { return r->obs.on_node_end != NULL; }
 
 static void compute_end(struct tg_trace_recorder * r, const struct tg_obs_compute_event * ev) {
     struct rec_sched * s = tg_trace_rec_sched_state(r, ev->sched, ev->sched_id);
     if (!s) return;
     r->n_computes_done++;
     if (ev->status == TG_OK && node_events_on(r)) record_skipped(r, s, s->graph ? s->graph->n_nodes : 0, NULL);
+    if (r->async) tg_trace_rec_hasher_drain(r);   // every EVAL before the END
+    if (r->async) tg_trace_rec_hasher_active(r, false);
+    r->async = false;
     struct tg_trace_compute c = { .graph_id = s->graph_id, .compute_seq = s->compute_seq, .phase = TG_TRACE_END,
                                   .status = (int32_t) ev->status, .time_ns = ev->t_ns };
     tg_trace_write_compute(r->w, &c);
@@ -166,6 +226,7 @@ static void on_node_begin(const struct tg_obs_node_event * ev, void * user) {
         struct rec_sched * s = tg_trace_rec_sched_state(r, ev->sched, ev->sched_id);
         if (s) {
             record_skipped(r, s, ev->index, ev);   // views before it: their bytes are still intact
+            if (r->async && ev->node) before_write(r, ev->node);
             s->t_node_begin = tg_observe_now_ns();
             hook_cost_to(r, ev->t_ns, s->t_node_begin, true);
         }
@@ -221,22 +282,10 @@ static void record_leafs(struct tg_trace_recorder * r, struct rec_sched * s) {
     }
 }
 
-// One evaluated node on its way into the trace: its EVAL record, where its
-// bytes are, and what to compute over them. Hashes and summaries of the
-// nodes recorded together (a node and the views after it) are computed in
-// parallel when the backend lends its waiting threads; records are written
-// in order afterwards.
-struct rec_item {
-    struct tg_tensor *   t;
-    struct tg_trace_eval e;
-    const void *         data;       // host bytes (NULL: none readable)
-    bool                 contents;   // write a CONTENTS record too
-    bool                 done;       // hash/summary already computed (device copies)
-    bool                 sketched;   // sketch holds the node's SKETCH buckets
-    uint64_t             view_ns;    // time item_hash took for a view node (0 for others)
-    float                sketch[TG_TRACE_SKETCH_N];
-};
-
+// Items: the nodes recorded together (a node and the views after it).
+// Hashes and summaries are computed on the recorder's hashing thread where
+// it runs (recorder-hasher.c), else in parallel when the backend lends its
+// waiting threads; records are written in order afterwards.
 #define REC_BATCH 64
 
 static void item_prepare(struct tg_trace_recorder * r, struct rec_sched * s, struct rec_item * it, struct tg_tensor * t,
@@ -250,7 +299,11 @@ static void item_prepare(struct tg_trace_recorder * r, struct rec_sched * s, str
                                      .nbytes = tg_nbytes(t), .backend = backend, .split = split };
     it->contents = r->contents && tg_trace_pattern_match(r->contents, t->name, tg_op_name(t->op));
     it->data = NULL;
+    memcpy(it->nb, t->nb, sizeof(it->nb));
     it->sketched = false;
+    it->same = -1;
+    it->lazy = false;
+    it->claim = 0;
     it->view_ns = 0;
     bool view = t->op == TG_OP_NONE || tg_op_is_view(t->op);
     it->done = !(((r->opt.hashes || r->opt.summaries) && (r->opt.views || !view)) || it->contents);
@@ -259,8 +312,7 @@ static void item_prepare(struct tg_trace_recorder * r, struct rec_sched * s, str
     if (!it->data) it->e.flags |= TG_TRACE_EVAL_NODATA;
 }
 
-// Hash and summary of one item: thread-safe (reads the tensor's bytes only).
-static void item_hash(const struct tg_trace_options * opt, struct rec_item * it) {
+void tg_trace_rec_item_hash(const struct tg_trace_options * opt, struct rec_item * it) {
     if (it->done || !it->data) return;
     struct tg_tensor * t = it->t;
     const bool view = t->op == TG_OP_NONE || tg_op_is_view(t->op);
@@ -269,13 +321,13 @@ static void item_hash(const struct tg_trace_options * opt, struct rec_item * it)
     bool want_hash = opt->hashes || it->contents;
     bool want_sketch = opt->summaries && opt->sketches;
     double sk[TG_TRACE_SKETCH_N];
-    bool ok = tg_trace_hash_summarize_sketch(it->data, t->type, t->ne, t->nb, want_hash ? &e->hash : NULL,
+    bool ok = tg_trace_hash_summarize_sketch(it->data, t->type, t->ne, it->nb, want_hash ? &e->hash : NULL,
                                              opt->summaries ? &e->sum : NULL, want_sketch ? sk : NULL);
     it->sketched = ok && want_sketch;
     if (it->sketched) for (int k = 0; k < TG_TRACE_SKETCH_N; k++) it->sketch[k] = (float) sk[k];   // stored as binary32
     if (it->sketched) e->flags |= TG_TRACE_EVAL_SKETCH;
     if (!ok && want_hash && opt->summaries) {   // a type without a summary: hash only
-        e->hash = tg_trace_hash_data(it->data, t->type, t->ne, t->nb);
+        e->hash = tg_trace_hash_data(it->data, t->type, t->ne, it->nb);
         e->flags |= TG_TRACE_EVAL_HASH;
     } else if (ok) {
         e->flags |= (want_hash ? TG_TRACE_EVAL_HASH : 0) | (opt->summaries ? TG_TRACE_EVAL_SUMMARY : 0);
@@ -285,7 +337,16 @@ static void item_hash(const struct tg_trace_options * opt, struct rec_item * it)
     if (view) it->view_ns = tg_observe_now_ns() - t0;
 }
 
-static void item_write(struct tg_trace_recorder * r, struct rec_item * it) {
+void tg_trace_rec_item_copy(struct rec_item * x, const struct rec_item * y) {
+    const uint32_t keep = TG_TRACE_EVAL_TIME;
+    x->e.flags = (x->e.flags & keep) | (y->e.flags & ~keep);
+    x->e.hash = y->e.hash;
+    x->e.sum = y->e.sum;
+    x->sketched = y->sketched;
+    memcpy(x->sketch, y->sketch, sizeof(x->sketch));
+}
+
+void tg_trace_rec_item_write(struct tg_trace_recorder * r, struct rec_item * it) {
     tg_trace_write_eval(r->w, &it->e);
     if (it->sketched) {
         struct tg_trace_sketch s = { .graph_id = it->e.graph_id, .compute_seq = it->e.compute_seq,
@@ -300,67 +361,80 @@ struct hash_job { const struct tg_trace_options * opt; struct rec_item * items; 
 
 static void hash_task(int i, void * arg) {
     struct hash_job * j = arg;
-    item_hash(j->opt, &j->items[i]);
+    tg_trace_rec_item_hash(j->opt, &j->items[i]);
+}
+
+// Prepares up to REC_BATCH items of nodes [j0, end) into items[] (`first`,
+// if not NULL, is node `from`, computed, with its times; the others are
+// views the backend skipped). Stops after a device copy (its bytes are in
+// the scratch, which the next copy reuses). A view with the same bytes in the
+// same order as an earlier item (a reshape of a contiguous node) gets
+// same_as[i] = that item: the same hash, summary and sketch, copied instead
+// of computed again. Returns the number of items; *bytes: what to hash.
+static int prepare_batch(struct tg_trace_recorder * r, struct rec_sched * s, int from, int j0, int end,
+                         const struct tg_obs_node_event * first, struct rec_item * items, int max, int * same_as,
+                         size_t * bytes, bool * sync) {
+    int n = 0;
+    *bytes = 0;
+    *sync = false;
+    for (int j = j0; j < end && n < max; ) {
+        struct rec_item * it = &items[n];
+        if (first && j == from) {
+            item_prepare(r, s, it, first->node, first->index, first->split, first->backend, s->t_node_begin, first->t_ns);
+        } else {
+            int k = tg_sched_node_split(s->sched, j);
+            const struct tg_sched_split * sp = k >= 0 ? tg_sched_get_split(s->sched, k) : NULL;
+            item_prepare(r, s, it, s->graph->nodes[j], j, k, sp ? sp->backend : -1, 0, 0);
+        }
+        if (!it->done) *bytes += it->e.nbytes;
+        if (it->contents) *sync = true;
+        j++;
+        n++;
+        if (it->data && it->data == r->scratch) { *sync = true; break; }   // written before the scratch is reused
+    }
+    for (int i = 0; i < n; i++) {
+        same_as[i] = -1;
+        const struct rec_item * x = &items[i];
+        if (x->done || !x->data || x->contents || !tg_is_contiguous(x->t)) continue;
+        for (int k = 0; k < i && same_as[i] < 0; k++) {
+            const struct rec_item * y = &items[k];
+            if (same_as[k] < 0 && !y->done && !y->contents && y->data == x->data && y->t->type == x->t->type &&
+                y->e.nbytes == x->e.nbytes && tg_is_contiguous(y->t))
+                same_as[i] = k;
+        }
+        if (same_as[i] >= 0) { items[i].done = true; *bytes -= x->e.nbytes; }
+    }
+    return n;
 }
 
 // Records nodes [from, end) of s's current graph: `first` (if not NULL) is
 // node `from`, computed, with its times; the others are views the backend
-// skipped. ev (may be NULL) lends the backend's threads for the hashing.
+// skipped. With the hashing thread on, batches go into its ring (written a
+// fixed number of items later); a batch with contents or a device copy is
+// hashed and written here, after everything queued (its bytes are read
+// again when written). Else ev (may be NULL) lends the backend's threads.
 static void record_range(struct tg_trace_recorder * r, struct rec_sched * s, int from, int end,
                          const struct tg_obs_node_event * first, const struct tg_obs_node_event * ev) {
-    struct rec_item items[REC_BATCH];
+    struct rec_item batch[REC_BATCH];
+    int same_as[REC_BATCH];
     for (int j0 = from; j0 < end; ) {
-        int n = 0;
-        size_t bytes = 0;
-        for (int j = j0; j < end && n < REC_BATCH; ) {
-            struct rec_item * it = &items[n];
-            if (first && j == from) {
-                item_prepare(r, s, it, first->node, first->index, first->split, first->backend, s->t_node_begin, first->t_ns);
-            } else {
-                int k = tg_sched_node_split(s->sched, j);
-                const struct tg_sched_split * sp = k >= 0 ? tg_sched_get_split(s->sched, k) : NULL;
-                item_prepare(r, s, it, s->graph->nodes[j], j, k, sp ? sp->backend : -1, 0, 0);
-            }
-            if (!it->done) bytes += it->e.nbytes;
-            j++;
-            n++;
-            if (it->data && it->data == r->scratch) break;   // a device copy: written before the scratch is reused
-        }
-        // a view with the same bytes in the same order as an earlier item of
-        // the batch (a reshape of a contiguous node): the same hash, summary
-        // and sketch, copied instead of computed again
-        int same_as[REC_BATCH];
-        for (int i = 0; i < n; i++) {
-            same_as[i] = -1;
-            const struct rec_item * x = &items[i];
-            if (x->done || !x->data || x->contents || !tg_is_contiguous(x->t)) continue;
-            for (int k = 0; k < i && same_as[i] < 0; k++) {
-                const struct rec_item * y = &items[k];
-                if (same_as[k] < 0 && !y->done && !y->contents && y->data == x->data && y->t->type == x->t->type &&
-                    y->e.nbytes == x->e.nbytes && tg_is_contiguous(y->t))
-                    same_as[i] = k;
-            }
-            if (same_as[i] >= 0) { items[i].done = true; bytes -= x->e.nbytes; }
-        }
+        size_t bytes;
+        bool sync;
+        int max = REC_BATCH;
+        // with the thread, prepared in place in its ring (past its head: unseen until put)
+        struct rec_item * items = r->async ? tg_trace_rec_hasher_slots(r, &max) : batch;
+        int n = prepare_batch(r, s, from, j0, end, first, items, max, same_as, &bytes, &sync);
+        j0 += n;
+        if (r->async && !sync) { tg_trace_rec_hasher_put(r, same_as, n); continue; }
+        if (r->async) tg_trace_rec_hasher_drain(r);   // in order: what is queued first
         struct hash_job job = { &r->opt, items };
         if (ev && ev->parallel && n > 1 && bytes >= (64u << 10)) ev->parallel(ev, n, hash_task, &job);
-        else for (int i = 0; i < n; i++) item_hash(&r->opt, &items[i]);
+        else for (int i = 0; i < n; i++) tg_trace_rec_item_hash(&r->opt, &items[i]);
+        for (int i = 0; i < n; i++) if (same_as[i] >= 0) tg_trace_rec_item_copy(&items[i], &items[same_as[i]]);
         for (int i = 0; i < n; i++) {
-            if (same_as[i] < 0) continue;
-            const struct rec_item * y = &items[same_as[i]];
-            struct rec_item * x = &items[i];
-            const uint32_t keep = TG_TRACE_EVAL_TIME;
-            x->e.flags = (x->e.flags & keep) | (y->e.flags & ~keep);
-            x->e.hash = y->e.hash;
-            x->e.sum = y->e.sum;
-            x->sketched = y->sketched;
-            memcpy(x->sketch, y->sketch, sizeof(x->sketch));
-        }
-        for (int i = 0; i < n; i++) {
-            item_write(r, &items[i]);
+            tg_trace_rec_item_write(r, &items[i]);
             r->stats.view_ns += items[i].view_ns;
         }
-        j0 += n;
     }
 }
 
@@ -393,6 +467,7 @@ static void node_end(struct tg_trace_recorder * r, const struct tg_obs_node_even
     int end = s->graph ? views_after(s, ev->index) : ev->index + 1;
     tg_trace_writer_batch_begin(r->w);
     record_range(r, s, ev->index, end, ev, ev);
+    if (r->async && split_ends(s, ev->split, end)) tg_trace_rec_hasher_drain(r);   // before the next split's input copies
     tg_trace_writer_batch_end(r->w);
     s->next_node = end;
 }
@@ -484,6 +559,8 @@ struct tg_trace_recorder * tg_trace_attach(struct tg_sched * sched, const char *
     r->note = r->opt.note ? strdup(r->opt.note) : NULL;
     r->opt.contents = r->contents;
     r->opt.note = r->note;
+    const char * ht = getenv("TGDB_TRACE_HASH_THREAD");   // overrides the option (auto, 0, 1)
+    if (ht && *ht) r->opt.hash_thread = !strcmp(ht, "auto") ? -1 : atoi(ht) < 0 ? -1 : atoi(ht) > 2 ? 1 : atoi(ht);
     r->sched = sched;
     r->next_graph_id = 1;   // graph ids count from 1, like the schedulers' graph_seq
     pthread_mutex_init(&r->mu, NULL);
@@ -525,6 +602,7 @@ enum tg_status tg_trace_detach(struct tg_trace_recorder * r) {
         tg_observe_detach_global(&r->host_obs);
     }
     else tg_observe_detach_global(&r->obs);
+    if (r->hasher) { tg_trace_rec_hasher_stop(r->hasher); free(r->hasher); r->hasher = NULL; }   // writes what it holds
     pthread_mutex_lock(&r->mu);
     enum tg_status st = tg_trace_writer_close(r->w);
     r->w = NULL;
@@ -545,7 +623,13 @@ struct tg_trace_writer * tg_trace_recorder_writer(struct tg_trace_recorder * r) 
 void tg_trace_recorder_get_stats(struct tg_trace_recorder * r, struct tg_trace_recorder_stats * out) {
     if (!out) return;
     memset(out, 0, sizeof(*out));
-    if (r) LOCKED(r, *out = r->stats);
+    if (r) LOCKED(r, {
+        *out = r->stats;
+        if (r->hasher) {
+            out->thread_ns = __atomic_load_n(&r->hasher->busy_ns, __ATOMIC_RELAXED);
+            out->view_ns += __atomic_load_n(&r->hasher->view_ns, __ATOMIC_RELAXED);
+        }
+    });
 }
 
 enum tg_status tg_trace_mark_decode(struct tg_trace_recorder * r, int n_tokens, int pos, int seq_id, const int32_t * ids) {
@@ -604,7 +688,7 @@ static void env_close(void) {
     tg_trace_recorder_get_stats(r, &rs);
     enum tg_status st = tg_trace_detach(r);
     if (st != TG_OK) tg_log_printf(TG_LOG_ERROR, "TGDB_TRACE: %s", tg_last_error());
-    else if (rs.view_ns > rs.hook_ns / 4 && rs.view_ns > 100000000ull)   // the one thing worth saying unasked
+    else if (!rs.thread_ns && rs.view_ns > rs.hook_ns / 4 && rs.view_ns > 100000000ull)   // the one thing worth saying unasked
         tg_log_printf(TG_LOG_INFO, "TGDB_TRACE: recording took %.1f ms, %.1f ms of it hashing views (the KV-cache "
                       "views grow with the context; TGDB_TRACE_HASH=computed skips views)",
                       (double) rs.hook_ns / 1e6, (double) rs.view_ns / 1e6);

@@ -56,7 +56,7 @@ static long long file_size(const char * path) {
 
 struct cfg { const char * name; bool attach; bool hashes; const char * contents; bool views; bool sketches; };
 
-struct result { double pp_ms, tg_ms, pp_cpu, tg_cpu, tg_rec, tg_view; long long bytes; int evals; };
+struct result { double pp_ms, tg_ms, pp_cpu, tg_cpu, tg_rec, tg_view, tg_wait, tg_thread; long long bytes; int evals; };
 
 static bool run_once(struct tg_llama_model * model, const struct cfg * c, int n_pp, int n_tg, int n_threads,
                      struct result * r) {
@@ -99,7 +99,9 @@ static bool run_once(struct tg_llama_model * model, const struct cfg * c, int n_
     r->tg_cpu = (cpu_ms() - c0) / n_tg;
     tg_trace_recorder_get_stats(rec, &st1);
     r->tg_rec = (double) (st1.hook_ns - st0.hook_ns) / 1e6 / n_tg;   // the recorder's callbacks, per token
-    r->tg_view = (double) (st1.view_ns - st0.view_ns) / 1e6 / n_tg;  // of which hashing view nodes
+    r->tg_view = (double) (st1.view_ns - st0.view_ns) / 1e6 / n_tg;  // hashing view nodes (either thread)
+    r->tg_wait = (double) (st1.wait_ns - st0.wait_ns) / 1e6 / n_tg;  // of tg_rec: waiting for the hashing thread
+    r->tg_thread = (double) (st1.thread_ns - st0.thread_ns) / 1e6 / n_tg;   // hashing beside the computation
     if (!ok) fprintf(stderr, "bench_trace: decode failed: %s\n", tg_last_error());
     free(toks);
     r->bytes = 0;
@@ -165,14 +167,17 @@ static int bench_model(const char * model_arg, int n_pp, int n_tg, int n_threads
         { "-sketch", true, true, NULL, true, false },
     };
     struct result best[NCFG];
-    for (int k = 0; k < NCFG; k++) best[k] = (struct result) { 1e30, 1e30, 1e30, 1e30, 0, 0, 0, 0 };
+    for (int k = 0; k < NCFG; k++) best[k] = (struct result) { .pp_ms = 1e30, .tg_ms = 1e30, .pp_cpu = 1e30, .tg_cpu = 1e30 };
     // per run times, for the paired overheads: each configuration against
     // "none" of the same round (adjacent in time), median over the rounds
     double * tg_run = calloc((size_t) reps * NCFG, sizeof(double)), * pp_run = calloc((size_t) reps * NCFG, sizeof(double));
     double * rec_run = calloc((size_t) reps * NCFG, sizeof(double));   // the recorder's own time per token
-    double * view_run = calloc((size_t) reps * NCFG, sizeof(double));  // of which hashing views
-    if (!tg_run || !pp_run || !rec_run || !view_run) {
-        free(tg_run); free(pp_run); free(rec_run); free(view_run); tg_llama_model_free(model); return 1;
+    double * view_run = calloc((size_t) reps * NCFG, sizeof(double));  // hashing views
+    double * wait_run = calloc((size_t) reps * NCFG, sizeof(double));  // waiting for the hashing thread
+    double * thr_run = calloc((size_t) reps * NCFG, sizeof(double));   // the hashing thread's time
+    if (!tg_run || !pp_run || !rec_run || !view_run || !wait_run || !thr_run) {
+        free(tg_run); free(pp_run); free(rec_run); free(view_run); free(wait_run); free(thr_run);
+        tg_llama_model_free(model); return 1;
     }
     bool want[NCFG];
     for (int k = 0; k < NCFG; k++)
@@ -186,6 +191,8 @@ static int bench_model(const char * model_arg, int n_pp, int n_tg, int n_threads
             tg_run[rep * NCFG + k] = r.tg_ms;
             rec_run[rep * NCFG + k] = r.tg_rec;
             view_run[rep * NCFG + k] = r.tg_view;
+            wait_run[rep * NCFG + k] = r.tg_wait;
+            thr_run[rep * NCFG + k] = r.tg_thread;
             pp_run[rep * NCFG + k] = r.pp_ms;
             if (r.pp_ms < best[k].pp_ms) best[k].pp_ms = r.pp_ms;
             if (r.tg_ms < best[k].tg_ms) best[k].tg_ms = r.tg_ms;
@@ -209,8 +216,8 @@ static int bench_model(const char * model_arg, int n_pp, int n_tg, int n_threads
     printf("wall: best elapsed time; cpu: best CPU time of the process (all threads), steadier on a loaded machine\n");
     if (!only_cfg) {
         printf("\npaired overheads (each round runs every configuration back to back; median over %d rounds):\n", reps);
-        printf("%-8s %12s %12s %18s %14s %12s %10s\n", "config", "pp ovh", "tg ovh", "tg quartiles", "recorder ms/tok",
-               "of untraced", "views ms");
+        printf("%-8s %12s %12s %18s %14s %12s %10s %10s %10s\n", "config", "pp ovh", "tg ovh", "tg quartiles",
+               "recorder ms/tok", "of untraced", "views ms", "wait ms", "thread ms");
         double tg_med[NCFG] = {0};
         double * r0 = malloc((size_t) reps * sizeof(double));
         for (int rep = 0; r0 && rep < reps; rep++) r0[rep] = tg_run[rep * NCFG];
@@ -220,19 +227,24 @@ static int bench_model(const char * model_arg, int n_pp, int n_tg, int n_threads
             if (!want[k]) continue;
             double * rt = malloc((size_t) reps * sizeof(double)), * rp = malloc((size_t) reps * sizeof(double));
             double * rr = malloc((size_t) reps * sizeof(double)), * rv = malloc((size_t) reps * sizeof(double));
-            if (!rt || !rp || !rr || !rv) { free(rt); free(rp); free(rr); free(rv); break; }
+            double * rw = malloc((size_t) reps * sizeof(double)), * rh = malloc((size_t) reps * sizeof(double));
+            if (!rt || !rp || !rr || !rv || !rw || !rh) { free(rt); free(rp); free(rr); free(rv); free(rw); free(rh); break; }
             for (int rep = 0; rep < reps; rep++) {
                 rt[rep] = tg_run[rep * NCFG + k] / tg_run[rep * NCFG] - 1.0;
                 rp[rep] = pp_run[rep * NCFG + k] / pp_run[rep * NCFG] - 1.0;
                 rr[rep] = rec_run[rep * NCFG + k];
                 rv[rep] = view_run[rep * NCFG + k];
+                rw[rep] = wait_run[rep * NCFG + k];
+                rh[rep] = thr_run[rep * NCFG + k];
             }
             tg_med[k] = median(rt, reps);   // sorts rt
             const double rec_med = median(rr, reps);
-            printf("%-8s %11.1f%% %11.1f%%   %6.1f%% .. %5.1f%% %14.3f %11.1f%% %10.3f\n", cfgs[k].name,
+            printf("%-8s %11.1f%% %11.1f%%   %6.1f%% .. %5.1f%% %14.3f %11.1f%% %10.3f %10.3f %10.3f\n", cfgs[k].name,
                    100.0 * median(rp, reps), 100.0 * tg_med[k], 100.0 * rt[reps / 4],
                    100.0 * rt[(3 * reps) / 4 < reps ? (3 * reps) / 4 : reps - 1], rec_med,
-                   none_med > 0 ? 100.0 * rec_med / none_med : 0.0, median(rv, reps));
+                   none_med > 0 ? 100.0 * rec_med / none_med : 0.0, median(rv, reps), median(rw, reps), median(rh, reps));
+            free(rw);
+            free(rh);
             free(rt);
             free(rp);
             free(rr);
@@ -253,6 +265,8 @@ static int bench_model(const char * model_arg, int n_pp, int n_tg, int n_threads
     free(pp_run);
     free(rec_run);
     free(view_run);
+    free(wait_run);
+    free(thr_run);
     tg_llama_model_free(model);
     return 0;
 }

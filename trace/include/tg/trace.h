@@ -206,6 +206,14 @@ struct tg_trace_options {
                               // KV-cache views are most of the hashing)
     bool         sketches;    // with each summary, a SKETCH record (64 f32: estimates the distance
                               // between two runs' values without contents; default true)
+    int          hash_thread; // hash (and write the node records) on a thread of the recorder's own
+                              // while the engine computes the next nodes; a node about to overwrite
+                              // bytes not yet hashed copies them aside first (or waits): -1 auto
+                              // (default: when the scheduler's CPU threads leave a CPU of the process
+                              // free), 0 never, 1 always; 2 as 1 but the thread works only when the
+                              // recorder waits for it (every overwritten node is set aside: a test of
+                              // that path, slow). The same records in the same order in every mode.
+                              // TGDB_TRACE_HASH_THREAD=auto|0|1|2 overrides it.
 };
 
 // Sets hashes/summaries/views from a mode name: "all" (every node, the
@@ -249,8 +257,15 @@ struct tg_trace_recorder_stats {
     uint64_t hook_ns;    // all callbacks
     uint64_t node_ns;    // node begin/end callbacks (the per-node hashing and EVAL records)
     uint64_t n_hooks;
-    uint64_t view_ns;    // of node_ns: hashing and summarizing view nodes (the KV-cache views
-                         // grow with the context; TGDB_TRACE_HASH=computed skips views)
+    uint64_t view_ns;    // hashing and summarizing view nodes, in callbacks or on the hashing
+                         // thread (the KV-cache views grow with the context;
+                         // TGDB_TRACE_HASH=computed skips views)
+    uint64_t thread_ns;  // hashing done on the recorder's hashing thread (beside the computation,
+                         // not in hook_ns; 0 without one)
+    uint64_t wait_ns;    // of hook_ns: callbacks waiting for that thread (a node about to
+                         // overwrite bytes it is hashing, a full queue, the end of a computation)
+    uint64_t n_set_aside;   // nodes copied aside before a node overwrote them (the thread had
+                            // not reached them)
 };
 void tg_trace_recorder_get_stats(struct tg_trace_recorder * rec, struct tg_trace_recorder_stats * out);
 

@@ -1,0 +1,168 @@
+// test_trace_hash_thread.c - the recorder's hashing thread gives the same
+// trace as hashing in the callbacks: a traced generation on the tiny model
+// (KV-cache views, nodes whose memory the allocator hands on within the
+// graph) and a chain of large nodes reusing each other's memory, recorded
+// with hash_thread 0 (in the callbacks), 1 (the thread) and 2 (the thread
+// held back until the recorder needs an item, so every node about to be
+// overwritten is set aside or waited for), with 1 and 2 engine threads.
+// Every EVAL (flags, hash, summary) and SKETCH must be bit for bit the same,
+// in the same order.
+#include "check.h"
+#include "tg/backend.h"
+#include "tg/llama.h"
+#include "tg/sched.h"
+#include "tg/trace-read.h"
+#include "tg/trace.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct ev { struct tg_trace_eval e; bool has_sketch; float sk[TG_TRACE_SKETCH_N]; };
+struct run { struct ev * ev; int n; struct tg_trace_recorder_stats st; };
+
+// Every EVAL of the trace at path (and its SKETCH), in file order.
+static bool read_evals(const char * path, struct run * out) {
+    struct tg_trace * tr = tg_trace_open(path);
+    if (!tr) { fprintf(stderr, "%s: %s\n", path, tg_last_error()); return false; }
+    out->n = tg_trace_n_evals(tr);
+    out->ev = calloc((size_t) out->n + 1, sizeof(*out->ev));
+    bool ok = out->ev != NULL;
+    for (int i = 0; ok && i < out->n; i++) {
+        struct ev * v = &out->ev[i];
+        ok = tg_trace_get_eval(tr, i, &v->e);
+        struct tg_trace_sketch sk;
+        int k = ok ? tg_trace_find_sketch(tr, v->e.graph_id, v->e.node, v->e.compute_seq) : -1;
+        v->has_sketch = k >= 0 && tg_trace_get_sketch(tr, k, &sk);
+        if (v->has_sketch) memcpy(v->sk, sk.v, sizeof(v->sk));
+    }
+    tg_trace_close(tr);
+    return ok;
+}
+
+// Evals of b that differ from a's (times and buffer ids aside: each run has its own buffers),
+// printing the first few.
+static int compare(const struct run * a, const struct run * b, const char * what) {
+    if (a->n != b->n) { fprintf(stderr, "%s: %d evals against %d\n", what, b->n, a->n); return a->n > b->n ? a->n : b->n; }
+    int bad = 0;
+    for (int i = 0; i < a->n; i++) {
+        const struct tg_trace_eval * x = &a->ev[i].e, * y = &b->ev[i].e;
+        bool same = x->graph_id == y->graph_id && x->compute_seq == y->compute_seq && x->node == y->node &&
+                    x->flags == y->flags && x->hash == y->hash && !memcmp(&x->sum, &y->sum, sizeof(x->sum)) &&
+                    x->offset == y->offset && x->nbytes == y->nbytes &&
+                    a->ev[i].has_sketch == b->ev[i].has_sketch &&
+                    (!a->ev[i].has_sketch || !memcmp(a->ev[i].sk, b->ev[i].sk, sizeof(a->ev[i].sk)));
+        if (!same && bad++ < 3)
+            fprintf(stderr, "%s: eval %d (graph %u node %d): hash %016llx flags %x / %016llx flags %x\n", what, i,
+                    x->graph_id, x->node, (unsigned long long) x->hash, x->flags, (unsigned long long) y->hash, y->flags);
+    }
+    return bad;
+}
+
+// ---- a traced generation on the tiny model ------------------------------------------------------
+
+static bool generate(struct tg_llama_model * model, int n_threads, int mode, const char * path, struct run * out) {
+    struct tg_llama_context_params cp = tg_llama_context_default_params();
+    cp.n_ctx = 64;
+    cp.n_threads = n_threads;
+    struct tg_llama_context * ctx = tg_llama_context_new(model, &cp);
+    struct tg_trace_options opt = tg_trace_default_options();
+    opt.hash_thread = mode;
+    struct tg_trace_recorder * rec = ctx ? tg_trace_attach(tg_llama_context_sched(ctx), path, &opt) : NULL;
+    bool ok = rec != NULL;
+    int32_t prompt[12] = { 1, 15043, 3186, 29991, 450, 4996, 17354, 1701, 29916, 432, 17204, 975 };
+    ok = ok && tg_llama_decode(ctx, prompt, 12, 0) == TG_OK;
+    for (int k = 0; ok && k < 8; k++) {
+        int32_t tok = 100 + 37 * k;
+        ok = tg_llama_decode(ctx, &tok, 1, 12 + k) == TG_OK;
+    }
+    tg_trace_recorder_get_stats(rec, &out->st);
+    ok = tg_trace_detach(rec) == TG_OK && ok;
+    tg_llama_context_free(ctx);
+    return ok && read_evals(path, out);
+}
+
+// ---- large nodes handing their memory on -----------------------------------------------------
+
+// x [n] -> a = 2x -> b = a + x -> c = 3b -> d = c * a -> e = d + b -> out = 0.5e, each
+// 4 MiB (more than the thread's copy arena takes at once: waited for, not
+// copied), the allocator reusing dead nodes' memory; computed 3 times.
+static bool chain(int mode, const char * path, struct run * out) {
+    const int64_t n = 1 << 20;
+    struct tg_backend * cpu = tg_backend_cpu_init();
+    if (!cpu || tg_backend_cpu_set_n_threads(cpu, 1) != TG_OK) { tg_backend_free(cpu); return false; }
+    struct tg_sched * s = tg_sched_new(&cpu, 1, 64);
+    struct tg_context_params p = { 1 << 20, NULL, true };
+    struct tg_context * ctx = tg_context_new(p);
+    struct tg_tensor * x = tg_set_name(tg_new_tensor_1d(ctx, TG_TYPE_F32, n), "x");
+    tg_set_input(x);
+    struct tg_tensor * a = tg_set_name(tg_scale(ctx, x, 2.0f), "a");
+    struct tg_tensor * b = tg_set_name(tg_add(ctx, a, x), "b");
+    struct tg_tensor * c = tg_set_name(tg_scale(ctx, b, 3.0f), "c");
+    struct tg_tensor * d = tg_set_name(tg_mul(ctx, c, a), "d");
+    struct tg_tensor * e = tg_set_name(tg_add(ctx, d, b), "e");
+    struct tg_tensor * o = tg_set_name(tg_scale(ctx, e, 0.5f), "out");
+    tg_set_output(o);
+    struct tg_graph * g = tg_graph_new(ctx, 64);
+    struct tg_trace_options opt = tg_trace_default_options();
+    opt.hash_thread = mode;
+    struct tg_trace_recorder * rec = s && g && tg_graph_build_forward(g, o) == TG_OK ? tg_trace_attach(s, path, &opt) : NULL;
+    bool ok = rec != NULL;
+    float * xv = malloc((size_t) n * sizeof(float));
+    ok = ok && xv;
+    for (int k = 0; ok && k < 3; k++) {
+        for (int64_t i = 0; i < n; i++) xv[i] = sinf((float) i * 0.001f + (float) k);
+        tg_sched_reset(s);
+        ok = tg_sched_alloc_graph(s, g) == TG_OK && tg_backend_tensor_set(x, xv, 0, (size_t) n * sizeof(float)) == TG_OK &&
+             tg_sched_graph_compute(s, g) == TG_OK;
+    }
+    free(xv);
+    if (rec) tg_trace_recorder_get_stats(rec, &out->st);
+    ok = tg_trace_detach(rec) == TG_OK && ok;
+    tg_sched_free(s);
+    tg_context_free(ctx);
+    tg_backend_free(cpu);
+    return ok && read_evals(path, out);
+}
+
+int main(void) {
+    unsetenv("TGDB_TRACE_HASH_THREAD");   // it would override the modes compared here
+    char model_path[1024], path[256];
+    snprintf(model_path, sizeof(model_path), "%s/tiny-f32.gguf", TG_TEST_DATA);
+    snprintf(path, sizeof(path), "test_trace_hash_thread.%d.tgt", (int) getpid());
+    struct tg_llama_model * model = tg_llama_model_load(model_path, NULL);
+    CHECK(model != NULL, "model loaded: %s", model ? model_path : tg_last_error());
+    if (!model) return tg_check_finish("test_trace_hash_thread");
+    for (int threads = 1; threads <= 2; threads++) {
+        struct run r[3] = { 0 };
+        bool ok = true;
+        for (int mode = 0; mode < 3; mode++) ok = generate(model, threads, mode, path, &r[mode]) && ok;
+        CHECK(ok, "%d thread(s): traced generation with hash_thread 0, 1 and 2", threads);
+        CHECK(r[0].n > 200 && r[0].st.thread_ns == 0 && r[1].st.thread_ns > 0 && r[2].st.thread_ns > 0,
+              "%d thread(s): %d evals; the thread hashed in modes 1 and 2 only (%llu, %llu, %llu ns)", threads, r[0].n,
+              (unsigned long long) r[0].st.thread_ns, (unsigned long long) r[1].st.thread_ns,
+              (unsigned long long) r[2].st.thread_ns);
+        int bad1 = compare(&r[0], &r[1], "thread"), bad2 = compare(&r[0], &r[2], "held thread");
+        CHECK(bad1 == 0 && bad2 == 0, "%d thread(s): every eval and sketch the same bits as hashed in the callbacks "
+              "(differing: %d with the thread, %d held back)", threads, bad1, bad2);
+        CHECK(r[2].st.n_set_aside > 20, "%d thread(s): held back, %llu nodes were set aside before being overwritten",
+              threads, (unsigned long long) r[2].st.n_set_aside);
+        for (int mode = 0; mode < 3; mode++) free(r[mode].ev);
+    }
+    tg_llama_model_free(model);
+
+    struct run c[3] = { 0 };
+    bool ok = true;
+    for (int mode = 0; mode < 3; mode++) ok = chain(mode, path, &c[mode]) && ok;
+    CHECK(ok && c[0].n == 3 * 6, "4 MiB chain: computed 3 times in each mode (%d evals)", c[0].n);
+    int bad1 = compare(&c[0], &c[1], "chain, thread"), bad2 = compare(&c[0], &c[2], "chain, held thread");
+    CHECK(bad1 == 0 && bad2 == 0, "4 MiB chain: the same evals and sketches in every mode (differing: %d, %d)", bad1, bad2);
+    CHECK(c[2].st.wait_ns > 0 && c[2].st.n_set_aside == 0,
+          "4 MiB chain, held back: nodes too large to set aside were waited for (%.3f ms waiting, %llu set aside)",
+          (double) c[2].st.wait_ns / 1e6, (unsigned long long) c[2].st.n_set_aside);
+    for (int mode = 0; mode < 3; mode++) free(c[mode].ev);
+    unlink(path);
+    return tg_check_finish("test_trace_hash_thread");
+}

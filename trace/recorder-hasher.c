@@ -1,0 +1,301 @@
+// recorder-hasher.c - the recorder's hashing thread: the hash, summary and
+// sketch of each node computed, and its records written, on a CPU the engine
+// leaves free while the engine goes on with the next nodes.
+//
+// The recorder (under its mutex, on the engine's thread) puts each batch of
+// items (a node and the views after it) into a ring. The thread hashes the
+// items in compute buffers first, in ring order (the allocator hands a dead
+// node's memory to the next nodes within microseconds), and the others (the
+// KV-cache views, whose bytes stay put until the next token's store) when
+// it has nothing else; it writes the records in ring order as items are
+// done, so they come out in node order whatever the thread's speed.
+//
+// Before a node runs, every unhashed item whose bytes the node writes (a
+// reused range; a cache view written by its store) is copied aside in
+// logical order if the thread has not started on it, else waited for;
+// before a split's input copies and at the end of a computation the ring is
+// drained. Both sides spin a little before sleeping: a node takes
+// microseconds, a wake-up through the kernel about as long.
+#include "recorder-impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define CPU_RELAX() _mm_pause()
+#else
+#define CPU_RELAX() ((void) 0)
+#endif
+
+#define THREAD_SPIN_NS 50000000ull  // the thread, idle during a computation: this long before sleeping
+                                    // (a node's compute, the output projection's included: a wake-up
+                                    // through the kernel costs tens of microseconds on a VM)
+#define THREAD_REST_NS 100000ull    // idle between computations
+#define WAIT_SPIN_NS   200000ull    // the recorder: waiting this long before sleeping
+
+static uint64_t ld(const uint64_t * p) { return __atomic_load_n(p, __ATOMIC_SEQ_CST); }
+static void st(uint64_t * p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_SEQ_CST); }
+static bool ldb(const bool * p) { return __atomic_load_n(p, __ATOMIC_SEQ_CST); }
+static void stb(bool * p, bool v) { __atomic_store_n(p, v, __ATOMIC_SEQ_CST); }
+static bool is_done(const struct rec_hasher * h, uint64_t q) {
+    return __atomic_load_n(&h->done[q % REC_RING], __ATOMIC_SEQ_CST) != 0;
+}
+
+// Wakes the recorder if it sleeps waiting for progress.
+static void notify(struct rec_hasher * h) {
+    if (!ldb(&h->waiting)) return;
+    pthread_mutex_lock(&h->mu);
+    pthread_cond_broadcast(&h->progress);
+    pthread_mutex_unlock(&h->mu);
+}
+
+// ---- the thread ----------------------------------------------------------------------
+
+static void process(struct rec_hasher * h, uint64_t pos) {
+    struct rec_item * it = &h->ring[pos % REC_RING];
+    int idle = 0;
+    while (!__atomic_compare_exchange_n(&it->claim, &idle, 1, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+        idle = 0;   // the recorder is copying its bytes aside
+        CPU_RELAX();
+    }
+    if (it->same >= 0) {
+        tg_trace_rec_item_copy(it, &h->ring[it->same]);   // done already (older, and the passes go in order)
+    } else {
+        tg_trace_rec_item_hash(&h->r->opt, it);
+        if (it->view_ns) __atomic_fetch_add(&h->view_ns, it->view_ns, __ATOMIC_RELAXED);
+    }
+    __atomic_store_n(&h->done[pos % REC_RING], 1, __ATOMIC_SEQ_CST);
+    notify(h);
+}
+
+// Writes the done items from *w on, in order.
+static void write_ready(struct rec_hasher * h, uint64_t * w, uint64_t head) {
+    const uint64_t w0 = *w;
+    while (*w < head && is_done(h, *w)) {
+        tg_trace_rec_item_write(h->r, &h->ring[*w % REC_RING]);
+        st(&h->written, ++*w);
+    }
+    if (*w != w0) notify(h);
+}
+
+// Whether the thread may take items now (hash_thread 2 holds it back until
+// the recorder waits for it, or stops it).
+static bool may_work(const struct rec_hasher * h) { return !h->hold || ldb(&h->kick) || ldb(&h->stop); }
+
+// Nothing for the thread to do: no new items and none left behind, or held back.
+static bool idle(const struct rec_hasher * h, uint64_t fast, uint64_t slow) {
+    return !ldb(&h->stop) && (!may_work(h) || (ld(&h->head) == fast && slow >= fast));
+}
+
+static void * hasher_main(void * arg) {
+    struct rec_hasher * h = arg;
+    uint64_t fast = 0, slow = 0, w = 0;   // next item for the first pass, the second pass, the writes
+    for (;;) {
+        const uint64_t t0 = tg_observe_now_ns();
+        uint64_t head = may_work(h) ? ld(&h->head) : fast;
+        bool did = false;
+        for (; fast < head && may_work(h); fast++) {   // items in compute buffers, in order
+            const struct rec_item * it = &h->ring[fast % REC_RING];
+            if (it->lazy || (it->same >= 0 && !__atomic_load_n(&h->done[it->same], __ATOMIC_SEQ_CST))) continue;
+            process(h, fast);
+            did = true;
+        }
+        write_ready(h, &w, fast);
+        while (slow < fast && is_done(h, slow)) slow++;
+        if (slow < fast && may_work(h)) {   // then one of the others, oldest first
+            process(h, slow++);
+            write_ready(h, &w, fast);
+            did = true;
+        }
+        if (did) {
+            __atomic_fetch_add(&h->busy_ns, tg_observe_now_ns() - t0, __ATOMIC_RELAXED);
+            continue;
+        }
+        if (ldb(&h->stop) && w == ld(&h->head)) break;
+        unsigned k = 0;   // nothing to do: spin, then sleep
+        while (idle(h, fast, slow)) {
+            CPU_RELAX();
+            if (++k % 256 == 0 && tg_observe_now_ns() - t0 > (ldb(&h->active) ? THREAD_SPIN_NS : THREAD_REST_NS)) {
+                pthread_mutex_lock(&h->mu);
+                stb(&h->sleeping, true);
+                while (idle(h, fast, slow)) pthread_cond_wait(&h->wake, &h->mu);
+                stb(&h->sleeping, false);
+                pthread_mutex_unlock(&h->mu);
+            }
+        }
+    }
+    return NULL;
+}
+
+bool tg_trace_rec_hasher_start(struct rec_hasher * h, struct tg_trace_recorder * r) {
+    memset(h, 0, sizeof(*h));
+    h->r = r;
+    h->hold = r->opt.hash_thread == 2;
+    if (pthread_mutex_init(&h->mu, NULL) != 0) return false;
+    if (pthread_cond_init(&h->wake, NULL) != 0) { pthread_mutex_destroy(&h->mu); return false; }
+    if (pthread_cond_init(&h->progress, NULL) != 0) {
+        pthread_cond_destroy(&h->wake); pthread_mutex_destroy(&h->mu);
+        return false;
+    }
+    if (pthread_create(&h->thread, NULL, hasher_main, h) != 0) {
+        pthread_cond_destroy(&h->progress); pthread_cond_destroy(&h->wake); pthread_mutex_destroy(&h->mu);
+        return false;
+    }
+    return true;
+}
+
+void tg_trace_rec_hasher_stop(struct rec_hasher * h) {
+    pthread_mutex_lock(&h->mu);
+    stb(&h->stop, true);
+    pthread_cond_broadcast(&h->wake);
+    pthread_mutex_unlock(&h->mu);
+    pthread_join(h->thread, NULL);   // it writes what is left first
+    pthread_cond_destroy(&h->progress);
+    pthread_cond_destroy(&h->wake);
+    pthread_mutex_destroy(&h->mu);
+    free(h->arena);
+}
+
+// ---- the recorder's side -------------------------------------------------------------------
+
+// Waits until ready(h, arg) holds (the thread's progress).
+static void wait_for(struct tg_trace_recorder * r, bool (*ready)(const struct rec_hasher *, uint64_t), uint64_t arg) {
+    struct rec_hasher * h = r->hasher;
+    if (ready(h, arg)) return;
+    const uint64_t t0 = tg_observe_now_ns();
+    if (h->hold) {   // let it work until this is done
+        stb(&h->kick, true);
+        pthread_mutex_lock(&h->mu);
+        pthread_cond_signal(&h->wake);
+        pthread_mutex_unlock(&h->mu);
+    }
+    unsigned k = 0;
+    while (!ready(h, arg)) {
+        CPU_RELAX();
+        if (++k % 256 == 0 && tg_observe_now_ns() - t0 > WAIT_SPIN_NS) {
+            pthread_mutex_lock(&h->mu);
+            stb(&h->waiting, true);
+            while (!ready(h, arg)) pthread_cond_wait(&h->progress, &h->mu);
+            stb(&h->waiting, false);
+            pthread_mutex_unlock(&h->mu);
+        }
+    }
+    if (h->hold) stb(&h->kick, false);
+    r->stats.wait_ns += tg_observe_now_ns() - t0;
+}
+
+static bool written_to(const struct rec_hasher * h, uint64_t pos) { return ld((uint64_t *) &h->written) >= pos; }
+
+void tg_trace_rec_hasher_active(struct tg_trace_recorder * r, bool on) {
+    struct rec_hasher * h = r->hasher;
+    if (!h) return;
+    stb(&h->active, on);
+    if (on && ldb(&h->sleeping)) {   // awake before the first node ends
+        pthread_mutex_lock(&h->mu);
+        pthread_cond_signal(&h->wake);
+        pthread_mutex_unlock(&h->mu);
+    }
+}
+
+void tg_trace_rec_hasher_drain(struct tg_trace_recorder * r) {
+    if (r->hasher) wait_for(r, written_to, r->hasher->head);
+}
+
+struct rec_item * tg_trace_rec_hasher_slots(struct tg_trace_recorder * r, int * max) {
+    struct rec_hasher * h = r->hasher;
+    const uint64_t head = h->head;
+    const int in_row = (int) (REC_RING - head % REC_RING);   // up to the end of the ring
+    if (*max > in_row) *max = in_row;
+    if (head + (uint64_t) *max > REC_RING - REC_MARGIN)   // room, and the margin `same` needs
+        wait_for(r, written_to, head + (uint64_t) *max - (REC_RING - REC_MARGIN));
+    return &h->ring[head % REC_RING];
+}
+
+void tg_trace_rec_hasher_put(struct tg_trace_recorder * r, const int * same_as, int n) {
+    struct rec_hasher * h = r->hasher;
+    const uint64_t head = h->head;
+    for (int i = 0; i < n; i++) {
+        const unsigned k = (unsigned) ((head + (uint64_t) i) % REC_RING);
+        struct rec_item * it = &h->ring[k];
+        it->same = same_as[i] >= 0 ? (int32_t) ((head + (uint64_t) same_as[i]) % REC_RING) : -1;
+        const bool reads = !it->done && it->data && it->same < 0;
+        struct tg_buffer * b = reads ? tg_tensor_buffer(it->t) : NULL;
+        it->lazy = reads && !(b && tg_buffer_get_usage(b) == TG_BUFFER_USAGE_COMPUTE);
+        h->lo[k] = reads ? (uintptr_t) it->data : 0;
+        h->hi[k] = reads ? (uintptr_t) it->data + (uintptr_t) it->e.nbytes : 0;
+        h->a_end[k] = 0;
+        __atomic_store_n(&h->done[k], 0, __ATOMIC_SEQ_CST);
+    }
+    st(&h->head, head + (uint64_t) n);
+    if (ldb(&h->sleeping)) {
+        pthread_mutex_lock(&h->mu);
+        pthread_cond_signal(&h->wake);
+        pthread_mutex_unlock(&h->mu);
+    }
+}
+
+// Arena space for n bytes for item q at position *at; NULL if there is none
+// without waiting for q itself to be written, or n is too large. A copy
+// lives from a_at to a_end until its item is written.
+static uint8_t * arena_get(struct tg_trace_recorder * r, size_t n, uint64_t q, uint64_t * at) {
+    struct rec_hasher * h = r->hasher;
+    if (n > REC_ARENA / 4 || (!h->arena && !(h->arena = malloc(REC_ARENA)))) return NULL;
+    const uint64_t len = (n + 63) & ~(uint64_t) 63;
+    uint64_t p = h->a_head;
+    if (p % REC_ARENA + len > REC_ARENA) p += REC_ARENA - p % REC_ARENA;   // not across the end
+    for (;;) {
+        const uint64_t w = ld(&h->written);
+        uint64_t tail = p;   // the oldest copy still in use
+        for (uint64_t k = w; k < h->head; k++)
+            if (h->a_end[k % REC_RING] && h->a_at[k % REC_RING] < tail) tail = h->a_at[k % REC_RING];
+        if (p + len - tail <= REC_ARENA) break;
+        if (w >= q) return NULL;   // the space is held by q or newer items: wait for q instead
+        wait_for(r, written_to, w + 1);
+    }
+    h->a_head = p + len;
+    *at = p;
+    return h->arena + p % REC_ARENA;
+}
+
+// Copies queued item q aside into the arena: false if the thread has it or
+// there is no room (the caller waits for it instead).
+static bool copy_aside(struct tg_trace_recorder * r, uint64_t q) {
+    struct rec_hasher * h = r->hasher;
+    struct rec_item * it = &h->ring[q % REC_RING];
+    const struct tg_tensor * t = it->t;
+    const size_t n = tg_trace_gather_data(it->data, t->type, t->ne, it->nb, NULL, 0);   // bytes in logical order
+    uint64_t at;
+    uint8_t * dst = n ? arena_get(r, n, q, &at) : NULL;
+    if (!dst) return false;
+    int idle = 0;
+    if (!__atomic_compare_exchange_n(&it->claim, &idle, 2, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+        h->a_head = at;   // the thread has it: the space back
+        return false;
+    }
+    const bool ok = tg_trace_gather_data(it->data, t->type, t->ne, it->nb, dst, n) == n;
+    if (ok) {   // now a contiguous tensor of the same shape: the same hash, summary and sketch
+        it->nb[0] = tg_type_size(t->type);   // (they go over logical order, whatever the strides)
+        it->nb[1] = it->nb[0] * (size_t) (t->ne[0] / tg_blck_size(t->type));
+        for (int d = 2; d < 4; d++) it->nb[d] = it->nb[d - 1] * (size_t) t->ne[d - 1];
+        it->data = dst;
+        h->a_at[q % REC_RING] = at;
+        h->a_end[q % REC_RING] = h->a_head;
+        h->lo[q % REC_RING] = h->hi[q % REC_RING] = 0;
+        r->stats.n_set_aside++;
+    } else {
+        h->a_head = at;
+    }
+    __atomic_store_n(&it->claim, 0, __ATOMIC_SEQ_CST);
+    return ok;
+}
+
+static bool item_done(const struct rec_hasher * h, uint64_t q) { return is_done(h, q); }
+
+void tg_trace_rec_hasher_before_write(struct tg_trace_recorder * r, uintptr_t lo, uintptr_t hi) {
+    struct rec_hasher * h = r->hasher;
+    if (!h || lo >= hi) return;
+    for (uint64_t q = ld(&h->written); q < h->head; q++) {
+        const unsigned k = (unsigned) (q % REC_RING);
+        if (h->lo[k] < hi && lo < h->hi[k] && !is_done(h, q) && !copy_aside(r, q)) wait_for(r, item_done, q);
+    }
+}
