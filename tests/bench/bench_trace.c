@@ -258,8 +258,10 @@ static int bench_model(const char * model_arg, int n_pp, int n_tg, int n_threads
                100.0 * tg_med[2], 100.0 * ovh_best, tg_med[2] < 0.10 ? "met" : "NOT met");
         printf("recorder ms/tok: time in the recorder's callbacks per generated token (median; the engine waits for\n"
                "them, so it is what tracing adds to the wall time, measured inside the run); of untraced: that time\n"
-               "against the untraced run's median ms/token; views ms: of the recorder's time per token, hashing view\n"
-               "nodes (the KV-cache views grow with the context)\n");
+               "against the untraced run's median ms/token; views ms: time per token hashing view nodes (the KV-cache\n"
+               "views grow with the context); wait ms: of the recorder's time, waiting for its hashing thread; thread\n"
+               "ms: that thread's time per token, beside the computation (0: hashing in the callbacks, when the\n"
+               "engine's threads leave no CPU free; TGDB_TRACE_HASH_THREAD=0|1 forces it)\n");
     }
     free(tg_run);
     free(pp_run);

@@ -14,6 +14,8 @@
 //     TGDB_TRACE_DUMP='op=MUL_MAT,*-3' ...   (comma-separated patterns, see below)
 //     TGDB_TRACE_HASH=computed ...           hashes and summaries of computing nodes only (no views)
 //     TGDB_TRACE_HASH=0 (or none) ...        times only (no hashes, no summaries)
+//     TGDB_TRACE_HASH_THREAD=0|1|auto ...    hashing on the recorder's own thread (default auto:
+//                                            when the engine's CPU threads leave a CPU free)
 //
 // The engine calls tg_observe_env_hook() when it creates its first scheduler;
 // tgtrace defines it: it attaches a global recorder to every scheduler and
