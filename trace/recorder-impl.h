@@ -181,7 +181,8 @@ struct tg_trace_recorder {
     uint32_t                 last_put_gen;   // the generation put last (a list reused after another
                                              // list was put may have lost tensors to it: its own put again)
     struct rec_hasher *      hasher;     // the hashing thread (NULL: none started)
-    bool                     async;      // the current computation hashes on it
+    bool                     async;      // the computations under way hash on it
+    int                      n_active;   // computations begun and not ended
     uint8_t *                scratch;    // device reads, gathered contents
     size_t                   scratch_cap;
     struct tg_trace_recorder_stats stats;   // under mu

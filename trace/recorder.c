@@ -176,7 +176,7 @@ static void compute_begin(struct tg_trace_recorder * r, const struct tg_obs_comp
     if (!s) return;
     s->compute_seq = r->n_computes++;
     s->next_node = 0;
-    r->async = use_hasher(r, s);
+    if (r->n_active++ == 0) r->async = use_hasher(r, s);   // decided while no computation is under way
     if (r->async) tg_trace_rec_hasher_active(r, true);
     struct tg_trace_compute c = { .graph_id = s->graph_id, .compute_seq = s->compute_seq, .phase = TG_TRACE_BEGIN,
                                   .status = 0, .time_ns = ev->t_ns };
@@ -199,8 +199,11 @@ static void compute_end(struct tg_trace_recorder * r, const struct tg_obs_comput
     r->n_computes_done++;
     if (ev->status == TG_OK && node_events_on(r)) record_skipped(r, s, s->graph ? s->graph->n_nodes : 0, NULL);
     if (r->async) tg_trace_rec_hasher_drain(r);   // every EVAL before the END
-    if (r->async) tg_trace_rec_hasher_active(r, false);
-    r->async = false;
+    if (r->n_active > 0) r->n_active--;
+    if (r->n_active == 0 && r->async) {
+        tg_trace_rec_hasher_active(r, false);
+        r->async = false;
+    }
     struct tg_trace_compute c = { .graph_id = s->graph_id, .compute_seq = s->compute_seq, .phase = TG_TRACE_END,
                                   .status = (int32_t) ev->status, .time_ns = ev->t_ns };
     tg_trace_write_compute(r->w, &c);

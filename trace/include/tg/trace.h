@@ -214,8 +214,11 @@ struct tg_trace_options {
                               // (default: when the scheduler's CPU threads leave a CPU of the process
                               // free), 0 never, 1 always; 2 as 1 but the thread works only when the
                               // recorder waits for it (every overwritten node is set aside: a test of
-                              // that path, slow). The same records in the same order in every mode.
-                              // TGDB_TRACE_HASH_THREAD=auto|0|1|2 overrides it.
+                              // that path, slow). The same records in the same order in every mode,
+                              // but for bytes a program changes itself between a node and the nodes
+                              // after it (an eval callback writing a node's memory): the thread may
+                              // hash them after the change. TGDB_TRACE_HASH_THREAD=auto|0|1|2
+                              // overrides it.
 };
 
 // Sets hashes/summaries/views from a mode name: "all" (every node, the
