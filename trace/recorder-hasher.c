@@ -112,15 +112,17 @@ static void * hasher_main(void * arg) {
             continue;
         }
         if (ldb(&h->stop) && w == ld(&h->head)) break;
-        unsigned k = 0;   // nothing to do: spin, then sleep
+        uint64_t spin0 = t0;   // nothing to do: spin, then sleep until signalled (new items, a
+        unsigned k = 0;        // computation beginning), then spin again
         while (idle(h, fast, slow)) {
             CPU_RELAX();
-            if (++k % 256 == 0 && tg_observe_now_ns() - t0 > (ldb(&h->active) ? THREAD_SPIN_NS : THREAD_REST_NS)) {
+            if (++k % 256 == 0 && tg_observe_now_ns() - spin0 > (ldb(&h->active) ? THREAD_SPIN_NS : THREAD_REST_NS)) {
                 pthread_mutex_lock(&h->mu);
                 stb(&h->sleeping, true);
-                while (idle(h, fast, slow)) pthread_cond_wait(&h->wake, &h->mu);
+                if (idle(h, fast, slow)) pthread_cond_wait(&h->wake, &h->mu);
                 stb(&h->sleeping, false);
                 pthread_mutex_unlock(&h->mu);
+                spin0 = tg_observe_now_ns();
             }
         }
     }

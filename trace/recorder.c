@@ -412,10 +412,10 @@ static int prepare_batch(struct tg_trace_recorder * r, struct rec_sched * s, int
 
 // Records nodes [from, end) of s's current graph: `first` (if not NULL) is
 // node `from`, computed, with its times; the others are views the backend
-// skipped. With the hashing thread on, batches go into its ring (written a
-// fixed number of items later); a batch with contents or a device copy is
-// hashed and written here, after everything queued (its bytes are read
-// again when written). Else ev (may be NULL) lends the backend's threads.
+// skipped. With the hashing thread on, batches are prepared in its ring and
+// put there (it hashes and writes them); a batch with contents or a device
+// copy is hashed and written here, after everything queued (its bytes are
+// read again when written). Else ev (may be NULL) lends the backend's threads.
 static void record_range(struct tg_trace_recorder * r, struct rec_sched * s, int from, int end,
                          const struct tg_obs_node_event * first, const struct tg_obs_node_event * ev) {
     struct rec_item batch[REC_BATCH];
