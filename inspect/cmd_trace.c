@@ -172,11 +172,12 @@ static void info_totals(struct tg_trace * tr) {
         else if (c.status == 0) ok++;
         else failed++;
     }
-    int ne = tg_trace_n_evals(tr), nhash = 0, nsum = 0, nnan = 0;
+    int ne = tg_trace_n_evals(tr), nhash = 0, nsum = 0, nnan = 0, npend = 0;
     uint64_t t_ns = 0;
     for (int i = 0; i < ne; i++) {
         struct tg_trace_eval e;
         if (!tg_trace_get_eval(tr, i, &e)) continue;
+        npend += (e.flags & TG_TRACE_EVAL_PENDING) != 0;
         nhash += (e.flags & TG_TRACE_EVAL_HASH) != 0;
         nsum += (e.flags & TG_TRACE_EVAL_SUMMARY) != 0;
         nnan += (e.flags & TG_TRACE_EVAL_SUMMARY) && (e.sum.n_nan || e.sum.n_inf);
@@ -186,6 +187,8 @@ static void info_totals(struct tg_trace * tr) {
            begun > ok + failed ? " (some did not finish)" : "");
     printf("evaluated nodes: %d (%d hashed, %d summarized, %d with NaN/Inf), node time %.3f ms\n", ne, nhash, nsum,
            nnan, (double) t_ns / 1e6);
+    if (npend)   // EVALs written before their hash (the recorder's hashing thread) whose RESULT never came
+        printf("  %d of them not hashed: the process ended before the recorder's hashing thread reached them\n", npend);
     int nct = tg_trace_n_contents(tr);
     uint64_t raw = 0, stored = 0;
     for (int i = 0; i < nct; i++) {

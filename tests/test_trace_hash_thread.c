@@ -5,8 +5,9 @@
 // with hash_thread 0 (in the callbacks), 1 (the thread) and 2 (the thread
 // held back until the recorder needs an item, so every node about to be
 // overwritten is set aside or waited for), with 1 and 2 engine threads.
-// Every EVAL (flags, hash, summary) and SKETCH must be bit for bit the same,
-// in the same order.
+// Every EVAL (flags, hash, summary: with the thread, written as an EVAL and
+// a RESULT that the reader merges) and SKETCH must be bit for bit the same,
+// in the same order. And the reader's merge of RESULT records on its own.
 #include "check.h"
 #include "tg/backend.h"
 #include "tg/llama.h"
@@ -127,6 +128,43 @@ static bool chain(int mode, const char * path, struct run * out) {
     return ok && read_evals(path, out);
 }
 
+// RESULT records (format 1.4) by hand: merged into the EVAL they name, which
+// then reads as if written whole; an EVAL without one keeps PENDING; a
+// RESULT naming no EVAL changes nothing.
+static void check_result_merge(const char * path) {
+    struct tg_trace_writer * w = tg_trace_writer_open(path);
+    CHECK(w != NULL, "writer opens: %s", w ? path : tg_last_error());
+    if (!w) return;
+    struct tg_trace_eval e0 = { .graph_id = 1, .compute_seq = 0, .node = 0, .flags = TG_TRACE_EVAL_TIME | TG_TRACE_EVAL_PENDING,
+                                .t_begin_ns = 10, .t_end_ns = 20, .nbytes = 16 };
+    struct tg_trace_eval e1 = e0;
+    e1.node = 1;
+    struct tg_trace_result r0 = { .graph_id = 1, .compute_seq = 0, .node = 0,
+                                  .flags = TG_TRACE_EVAL_HASH | TG_TRACE_EVAL_SUMMARY, .hash = 0x1234abcdull,
+                                  .sum = { .min = -1, .max = 2, .mean = 0.5, .rms = 1.25, .n_elem = 4 } };
+    struct tg_trace_result r7 = r0;
+    r7.node = 7;
+    r7.hash = 99;
+    bool ok = tg_trace_write_eval(w, &e0) == TG_OK && tg_trace_write_eval(w, &e1) == TG_OK &&
+              tg_trace_write_result(w, &r7) == TG_OK && tg_trace_write_result(w, &r0) == TG_OK;
+    ok = tg_trace_writer_close(w) == TG_OK && ok;
+    CHECK(ok, "two EVALs and two RESULTs written");
+    struct tg_trace * tr = tg_trace_open(path);
+    struct tg_trace_eval a, b;
+    bool got = tr && tg_trace_n_evals(tr) == 2 && tg_trace_get_eval(tr, 0, &a) && tg_trace_get_eval(tr, 1, &b);
+    CHECK(got, "the trace reads back with 2 evals");
+    if (got) {
+        CHECK(a.flags == (TG_TRACE_EVAL_TIME | TG_TRACE_EVAL_HASH | TG_TRACE_EVAL_SUMMARY) && a.hash == 0x1234abcdull &&
+              a.sum.rms == 1.25 && a.sum.n_elem == 4 && a.t_end_ns == 20,
+              "node 0: its RESULT merged (flags %#x, hash %llx)", a.flags, (unsigned long long) a.hash);
+        CHECK(b.flags == (TG_TRACE_EVAL_TIME | TG_TRACE_EVAL_PENDING) && b.hash == 0,
+              "node 1: no RESULT, still pending, no hash (flags %#x)", b.flags);
+        CHECK(tg_trace_find_eval(tr, 1, 7, 0) < 0, "the RESULT of node 7 makes no eval");
+    }
+    tg_trace_close(tr);
+    unlink(path);
+}
+
 int main(void) {
     unsetenv("TGDB_TRACE_HASH_THREAD");   // it would override the modes compared here
     char model_path[1024], path[256];
@@ -135,6 +173,7 @@ int main(void) {
     struct tg_llama_model * model = tg_llama_model_load(model_path, NULL);
     CHECK(model != NULL, "model loaded: %s", model ? model_path : tg_last_error());
     if (!model) return tg_check_finish("test_trace_hash_thread");
+    check_result_merge(path);
     for (int threads = 1; threads <= 2; threads++) {
         struct run r[3] = { 0 };
         bool ok = true;

@@ -39,6 +39,33 @@ for k in 0 2 4; do
         || bad "kill-at $k: $(echo "$out" | grep computations)"
 done
 
+# 2b. the same kill with the recorder's hashing thread off and forced on (the victim computes on
+# one thread, so on a machine of 2 CPUs the thread is on by default). Off, every node of graph 2
+# up to the kill (graph 1: 6; graph 2: k + 1) has its EVAL, hashed: each is written before the
+# next node runs. On, the thread writes each node's EVAL as soon as it sees the node, then its
+# hash in a RESULT: the nodes of a graph cut short that it had not reached are missing (here the
+# kill comes microseconds after the node), but graph 1 is whole and every EVAL present is either
+# hashed or says it is not.
+for mode in 0 1; do
+    for k in 2 4; do
+        { TGDB_TRACE_HASH_THREAD=$mode TGDB_TRACE=$tmp/kt$mode$k.tgt "$VICTIM" victim kill-at $k >/dev/null 2>&1; } 2>/dev/null
+        rc=$?
+        [ $rc = 137 ] && ok "hash thread $mode, kill-at $k: killed inside graph 2" || bad "hash thread $mode, kill-at $k: exit $rc"
+        if [ "$mode" = 0 ]; then min=$((6 + k + 1)); else min=6; fi
+        check_info "hash thread $mode, kill-at $k" "$tmp/kt$mode$k.tgt" $min
+        out=$("$TGDB" trace info "$tmp/kt$mode$k.tgt")
+        nh=$(echo "$out" | sed -n 's/^evaluated nodes: [0-9]* (\([0-9]*\) hashed.*/\1/p')
+        np=$(echo "$out" | sed -n 's/^  \([0-9]*\) of them not hashed.*/\1/p')
+        ne=$(echo "$out" | sed -n 's/^evaluated nodes: \([0-9]*\).*/\1/p')
+        [ "$((${nh:-0} + ${np:-0}))" = "${ne:-x}" ] && ok "hash thread $mode, kill-at $k: $ne nodes = $nh hashed + ${np:-0} whose hash the thread had not written" \
+            || bad "hash thread $mode, kill-at $k: $ne nodes, $nh hashed, ${np:-0} pending: $out"
+        if [ "$mode" = 0 ]; then
+            [ -z "$np" ] && ok "hash thread 0, kill-at $k: nothing pending without the thread" \
+                || bad "hash thread 0, kill-at $k: $np nodes pending without a thread"
+        fi
+    done
+done
+
 # 3. abort() inside a graph.
 { TGDB_TRACE=$tmp/abort.tgt "$VICTIM" victim abort-at 1 >/dev/null 2>&1; } 2>/dev/null
 rc=$?

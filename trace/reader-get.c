@@ -425,15 +425,28 @@ bool tg_trace_get_compute(const struct tg_trace * tr, int i, struct tg_trace_com
 
 int tg_trace_n_evals(const struct tg_trace * tr) { return tr ? tr->kind[TG_TRACE_REC_EVAL].n : 0; }
 
+static int find_key(const struct trace_key * k, int n, uint32_t graph_id, int node, uint32_t seq);
+
 bool tg_trace_get_eval(const struct tg_trace * tr, int i, struct tg_trace_eval * out) {
     uint32_t ord = trace_kind_ord(tr, TG_TRACE_REC_EVAL, i);
     if (ord == UINT32_MAX || !out || tr->recs[ord].len < TRACE_SIZE(eval)) return false;
     trace_get_eval(trace_payload(tr, ord), out);
     out->record = ord;
+    if ((out->flags & TG_TRACE_EVAL_PENDING) && tr->result_keys) {   // its RESULT, written after it (1.4)
+        int k = find_key(tr->result_keys, tr->kind[TG_TRACE_REC_RESULT].n, out->graph_id, out->node, out->compute_seq);
+        if (k >= 0) {
+            struct tg_trace_result r;
+            trace_get_result(trace_payload(tr, tr->kind[TG_TRACE_REC_RESULT].v[k]), &r);
+            const uint32_t adds = TG_TRACE_EVAL_HASH | TG_TRACE_EVAL_SUMMARY | TG_TRACE_EVAL_SKETCH | TG_TRACE_EVAL_NODATA;
+            out->flags = (out->flags & ~(uint32_t) TG_TRACE_EVAL_PENDING) | (r.flags & adds);
+            out->hash = r.hash;
+            out->sum = r.sum;
+        }
+    }
     return true;
 }
 
-// Sorted keys (graph_id<<32 | node, seq) over the EVAL, CONTENTS or SKETCH records.
+// Sorted keys (graph_id<<32 | node, seq) over the EVAL, CONTENTS, SKETCH or RESULT records.
 static struct trace_key * build_keys(const struct tg_trace * tr, uint32_t type) {
     int n = tr->kind[type].n;
     struct trace_key * k = malloc((size_t) (n ? n : 1) * sizeof(*k));
@@ -455,6 +468,10 @@ static struct trace_key * build_keys(const struct tg_trace * tr, uint32_t type) 
             struct tg_trace_sketch s;
             trace_get_sketch(p, &s);
             graph_id = s.graph_id, seq = s.compute_seq, node = s.node;
+        } else if (type == TG_TRACE_REC_RESULT && len >= TRACE_SIZE(result)) {
+            struct tg_trace_result r;
+            trace_get_result(p, &r);
+            graph_id = r.graph_id, seq = r.compute_seq, node = r.node;
         } else {
             k[i] = (struct trace_key) { UINT64_MAX, UINT64_MAX, i };
             continue;
@@ -477,6 +494,10 @@ static int find_key(const struct trace_key * k, int n, uint32_t graph_id, int no
         if (k[mid].a < a || (k[mid].a == a && k[mid].b < seq)) lo = mid + 1; else hi = mid;
     }
     return lo < n && k[lo].a == a && k[lo].b == seq ? k[lo].i : -1;
+}
+
+bool tg_trace_build_result_keys(struct tg_trace * tr) {
+    return tr->kind[TG_TRACE_REC_RESULT].n == 0 || (tr->result_keys = build_keys(tr, TG_TRACE_REC_RESULT)) != NULL;
 }
 
 int tg_trace_find_eval(struct tg_trace * tr, uint32_t graph_id, int node, uint32_t compute_seq) {

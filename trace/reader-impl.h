@@ -5,7 +5,7 @@
 #include "tg/trace-read.h"
 #include "trace-impl.h"
 
-#define TRACE_N_KINDS 18   // record types 1..17 are listed per kind (deltas in their full kind's list)
+#define TRACE_N_KINDS 19   // record types 1..18 are listed per kind (deltas in their full kind's list)
 
 struct trace_rec {           // one complete record
     uint64_t off;            // file offset of the frame
@@ -72,9 +72,13 @@ struct tg_trace {
     struct trace_key * eval_keys;       // lazy: (graph_id<<32|node, seq)
     struct trace_key * contents_keys;   // lazy
     struct trace_key * sketch_keys;     // lazy
+    struct trace_key * result_keys;     // at open, when there are RESULT records (merged into EVALs)
     struct trace_key * uid_keys;        // lazy: (uid, gi<<32|ti)
     int                n_uid_keys;
 };
+
+// Builds result_keys (false: no memory).
+bool tg_trace_build_result_keys(struct tg_trace * tr);
 
 // Payload of record ordinal `ord` (no bounds check: ord < n_recs).
 static inline const uint8_t * trace_payload(const struct tg_trace * tr, uint32_t ord) {

@@ -604,6 +604,7 @@ static struct tg_trace * open_common(struct tg_trace * tr) {
                      tr->n_recs);
     }
     if (build_lists(tr) != TG_OK) { tg_trace_close(tr); return NULL; }
+    if (!tg_trace_build_result_keys(tr)) { tg_error(TG_ERR_NOMEM, "trace: no memory"); tg_trace_close(tr); return NULL; }
     return tr;
 }
 
@@ -711,6 +712,7 @@ void tg_trace_close(struct tg_trace * tr) {
     free(tr->eval_keys);
     free(tr->contents_keys);
     free(tr->sketch_keys);
+    free(tr->result_keys);
     free(tr->uid_keys);
     free(tr);
 }

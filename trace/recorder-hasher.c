@@ -1,14 +1,19 @@
 // recorder-hasher.c - the recorder's hashing thread: the hash, summary and
-// sketch of each node computed, and its records written, on a CPU the engine
-// leaves free while the engine goes on with the next nodes.
+// sketch of each node computed on a CPU the engine leaves free while the
+// engine goes on with the next nodes.
 //
 // The recorder (under its mutex, on the engine's thread) puts each batch of
-// items (a node and the views after it) into a ring. The thread hashes the
-// items in compute buffers first, in ring order (the allocator hands a dead
-// node's memory to the next nodes within microseconds), and the others (the
-// KV-cache views, whose bytes stay put until the next token's store) when
-// it has nothing else; it writes the records in ring order as items are
-// done, so they come out in node order whatever the thread's speed.
+// items (a node and the views after it) into a ring and writes their EVAL
+// records at once, those still to be hashed with TG_TRACE_EVAL_PENDING (a
+// crash keeps every node that ran). The thread hashes the items in compute
+// buffers first, in ring order (the allocator hands a dead node's memory to
+// the next nodes within microseconds), and the others (the KV-cache views,
+// whose bytes stay put until the next token's store) when it has nothing
+// else, and frames their RESULT (and SKETCH) records; the recorder appends
+// those in ring order at its next callbacks (records written from one thread
+// only: a record written from either side would pull the writer's state and
+// page over to its CPU). Readers merge a RESULT into its EVAL
+// (trace/FORMAT.md, 1.4).
 //
 // Before a node runs, every unhashed item whose bytes the node writes (a
 // reused range; a cache view written by its store) is copied aside in
@@ -17,6 +22,7 @@
 // drained. Both sides spin a little before sleeping: a node takes
 // microseconds, a wake-up through the kernel about as long.
 #include "recorder-impl.h"
+#include "trace-impl.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +38,7 @@
                                     // through the kernel costs tens of microseconds on a VM)
 #define THREAD_REST_NS 100000ull    // idle between computations
 #define WAIT_SPIN_NS   200000ull    // the recorder: waiting this long before sleeping
+#define WRITE_BURST    64           // done items the thread lets gather, while busy, before appending them
 
 static uint64_t ld(const uint64_t * p) { return __atomic_load_n(p, __ATOMIC_SEQ_CST); }
 static void st(uint64_t * p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_SEQ_CST); }
@@ -64,62 +71,91 @@ static void process(struct rec_hasher * h, uint64_t pos) {
         tg_trace_rec_item_hash(&h->r->opt, it);
         if (it->view_ns) __atomic_fetch_add(&h->view_ns, it->view_ns, __ATOMIC_RELAXED);
     }
+    if (it->pending) tg_trace_rec_item_frame_result(it);
     __atomic_store_n(&h->done[pos % REC_RING], 1, __ATOMIC_SEQ_CST);
     notify(h);
 }
 
-// Writes the done items from *w on, in order.
-static void write_ready(struct rec_hasher * h, uint64_t * w, uint64_t head) {
-    const uint64_t w0 = *w;
-    while (*w < head && is_done(h, *w)) {
-        tg_trace_rec_item_write(h->r, &h->ring[*w % REC_RING]);
-        st(&h->written, ++*w);
+// Appends the RESULT / SKETCH frames of the done items from `written` on, in
+// order, in one call to the writer (one lock, one pass of the writer's state
+// over to this CPU): between the engine's nodes, while it computes.
+static void flush_done(struct rec_hasher * h) {
+    const uint8_t * fr[2 * REC_RING];
+    size_t len[2 * REC_RING];
+    int n = 0;
+    uint64_t w = h->written;
+    const uint64_t head = ld(&h->head);
+    for (; w < head && is_done(h, w); w++) {
+        const struct rec_item * it = &h->ring[w % REC_RING];
+        if (!it->pending) continue;
+        fr[n] = it->frames; len[n++] = TRACE_FRAME_RESULT;
+        if (it->n_frames > 1) { fr[n] = it->frames + TRACE_FRAME_RESULT; len[n++] = TRACE_FRAME_SKETCH; }
     }
-    if (*w != w0) notify(h);
+    if (n) tg_trace_writer_append_frames(h->r->w, fr, len, n);   // an error stays in the writer (detach reports it)
+    if (w != h->written) { st(&h->written, w); notify(h); }
 }
 
 // Whether the thread may take items now (hash_thread 2 holds it back until
 // the recorder waits for it, or stops it).
 static bool may_work(const struct rec_hasher * h) { return !h->hold || ldb(&h->kick) || ldb(&h->stop); }
 
-// Nothing for the thread to do: no new items and none left behind, or held back.
-static bool idle(const struct rec_hasher * h, uint64_t fast, uint64_t slow) {
-    return !ldb(&h->stop) && (!may_work(h) || (ld(&h->head) == fast && slow >= fast));
+// Nothing for the thread to do: no new items (no EVAL to write) and none
+// left behind, or held back.
+static bool idle(const struct rec_hasher * h, uint64_t fast, uint64_t slow, uint64_t evald) {
+    if (ldb(&h->stop)) return false;
+    const uint64_t head = ld(&h->head);
+    if (head > evald) return false;
+    return !may_work(h) || (head == fast && slow >= fast);
+}
+
+// The EVAL records of the items put since *evald, at once (before any
+// hashing: the node is in the trace even if the process ends now), those
+// whose hash is to come with TG_TRACE_EVAL_PENDING. Returns the head seen.
+static uint64_t write_evals(struct rec_hasher * h, uint64_t * evald) {
+    const uint64_t head = ld(&h->head);
+    for (; *evald < head; ++*evald) {
+        const struct rec_item * it = &h->ring[*evald % REC_RING];
+        struct tg_trace_eval e = it->e;
+        if (it->pending) e.flags |= TG_TRACE_EVAL_PENDING;
+        tg_trace_write_eval(h->r->w, &e);
+    }
+    return head;
 }
 
 static void * hasher_main(void * arg) {
     struct rec_hasher * h = arg;
-    uint64_t fast = 0, slow = 0, w = 0;   // next item for the first pass, the second pass, the writes
+    uint64_t fast = 0, slow = 0, evald = 0;   // next item for the first pass, the second, its EVAL
     for (;;) {
         const uint64_t t0 = tg_observe_now_ns();
-        uint64_t head = may_work(h) ? ld(&h->head) : fast;
-        bool did = false;
+        const uint64_t ev0 = evald, seen = write_evals(h, &evald);
+        uint64_t head = may_work(h) ? seen : fast;
+        bool did = evald != ev0;
         for (; fast < head && may_work(h); fast++) {   // items in compute buffers, in order
             const struct rec_item * it = &h->ring[fast % REC_RING];
             if (it->lazy || (it->same >= 0 && !__atomic_load_n(&h->done[it->same], __ATOMIC_SEQ_CST))) continue;
             process(h, fast);
+            write_evals(h, &evald);   // nodes that ran meanwhile
             did = true;
         }
-        write_ready(h, &w, fast);
+        if (!did || fast - h->written >= WRITE_BURST) flush_done(h);
         while (slow < fast && is_done(h, slow)) slow++;
         if (slow < fast && may_work(h)) {   // then one of the others, oldest first
             process(h, slow++);
-            write_ready(h, &w, fast);
             did = true;
         }
         if (did) {
             __atomic_fetch_add(&h->busy_ns, tg_observe_now_ns() - t0, __ATOMIC_RELAXED);
             continue;
         }
-        if (ldb(&h->stop) && w == ld(&h->head)) break;
+        if (ldb(&h->stop) && fast == ld(&h->head) && slow >= fast && h->written == fast && evald == fast) break;
         uint64_t spin0 = t0;   // nothing to do: spin, then sleep until signalled (new items, a
         unsigned k = 0;        // computation beginning), then spin again
-        while (idle(h, fast, slow)) {
+        while (idle(h, fast, slow, evald)) {
             CPU_RELAX();
             if (++k % 256 == 0 && tg_observe_now_ns() - spin0 > (ldb(&h->active) ? THREAD_SPIN_NS : THREAD_REST_NS)) {
                 pthread_mutex_lock(&h->mu);
                 stb(&h->sleeping, true);
-                if (idle(h, fast, slow)) pthread_cond_wait(&h->wake, &h->mu);
+                if (idle(h, fast, slow, evald)) pthread_cond_wait(&h->wake, &h->mu);
                 stb(&h->sleeping, false);
                 pthread_mutex_unlock(&h->mu);
                 spin0 = tg_observe_now_ns();
@@ -151,7 +187,7 @@ void tg_trace_rec_hasher_stop(struct rec_hasher * h) {
     stb(&h->stop, true);
     pthread_cond_broadcast(&h->wake);
     pthread_mutex_unlock(&h->mu);
-    pthread_join(h->thread, NULL);   // it writes what is left first
+    pthread_join(h->thread, NULL);   // it hashes what is left first
     pthread_cond_destroy(&h->progress);
     pthread_cond_destroy(&h->wake);
     pthread_mutex_destroy(&h->mu);
@@ -186,6 +222,7 @@ static void wait_for(struct tg_trace_recorder * r, bool (*ready)(const struct re
     r->stats.wait_ns += tg_observe_now_ns() - t0;
 }
 
+static bool item_done(const struct rec_hasher * h, uint64_t q) { return is_done(h, q); }
 static bool written_to(const struct rec_hasher * h, uint64_t pos) { return ld((uint64_t *) &h->written) >= pos; }
 
 void tg_trace_rec_hasher_active(struct tg_trace_recorder * r, bool on) {
@@ -227,6 +264,7 @@ void tg_trace_rec_hasher_put(struct tg_trace_recorder * r, const int * same_as, 
         h->hi[k] = reads ? (uintptr_t) it->data + (uintptr_t) it->e.nbytes : 0;
         h->a_end[k] = 0;
         __atomic_store_n(&h->done[k], 0, __ATOMIC_SEQ_CST);
+        it->pending = reads || it->same >= 0;   // its EVAL (the thread's first work) says so
     }
     st(&h->head, head + (uint64_t) n);
     if (ldb(&h->sleeping)) {
@@ -291,13 +329,29 @@ static bool copy_aside(struct tg_trace_recorder * r, uint64_t q) {
     return ok;
 }
 
-static bool item_done(const struct rec_hasher * h, uint64_t q) { return is_done(h, q); }
-
 void tg_trace_rec_hasher_before_write(struct tg_trace_recorder * r, uintptr_t lo, uintptr_t hi) {
     struct rec_hasher * h = r->hasher;
     if (!h || lo >= hi) return;
     for (uint64_t q = ld(&h->written); q < h->head; q++) {
         const unsigned k = (unsigned) (q % REC_RING);
         if (h->lo[k] < hi && lo < h->hi[k] && !is_done(h, q) && !copy_aside(r, q)) wait_for(r, item_done, q);
+    }
+}
+
+_Static_assert(TRACE_FRAME_RESULT + TRACE_FRAME_SKETCH <= REC_ITEM_FRAMES, "REC_ITEM_FRAMES too small");
+
+void tg_trace_rec_item_frame_result(struct rec_item * it) {
+    const uint32_t adds = TG_TRACE_EVAL_HASH | TG_TRACE_EVAL_SUMMARY | TG_TRACE_EVAL_SKETCH | TG_TRACE_EVAL_NODATA;
+    const struct tg_trace_result res = { .graph_id = it->e.graph_id, .compute_seq = it->e.compute_seq,
+                                         .node = it->e.node, .flags = it->e.flags & adds, .hash = it->e.hash,
+                                         .sum = it->e.sum };
+    tg_trace_frame_result(it->frames, &res);
+    it->n_frames = 1;
+    if (it->sketched) {
+        struct tg_trace_sketch sk = { .graph_id = it->e.graph_id, .compute_seq = it->e.compute_seq,
+                                      .node = it->e.node, .n = TG_TRACE_SKETCH_N, .scheme = 1 };
+        memcpy(sk.v, it->sketch, sizeof(sk.v));
+        tg_trace_frame_sketch(it->frames + TRACE_FRAME_RESULT, &sk);
+        it->n_frames = 2;
     }
 }

@@ -81,6 +81,8 @@ struct rec_sched {                 // what the recorder knows of one scheduler
 // Frees a scheduler state's buffers.
 void tg_trace_rec_sched_free(struct rec_sched * s);
 
+#define REC_ITEM_FRAMES 400   // a RESULT and a SKETCH frame (checked in recorder-hasher.c)
+
 // One evaluated node on its way into the trace: its EVAL record, where its
 // bytes are, and what to compute over them.
 struct rec_item {
@@ -91,6 +93,7 @@ struct rec_item {
     bool                 contents;   // write a CONTENTS record too
     bool                 done;       // hash/summary already computed (device copies)
     bool                 sketched;   // sketch holds the node's SKETCH buckets
+    bool                 pending;    // hashing thread: its EVAL is written, its RESULT is to come
     bool                 lazy;       // hashing thread: in no compute buffer (the KV cache: its bytes
                                      // stay put for a while), hashed after the others
     int32_t              same;       // hashing thread: ring slot of an earlier item of the same
@@ -99,26 +102,33 @@ struct rec_item {
                                      // thread, 2 the recorder copying its bytes aside)
     uint64_t             view_ns;    // time item_hash took for a view node (0 for others)
     float                sketch[TG_TRACE_SKETCH_N];
+    uint32_t             n_frames;   // hashing thread: its RESULT (and SKETCH) record, framed
+    uint8_t              frames[REC_ITEM_FRAMES];
 };
 struct tg_trace_recorder;
 // Hash, summary and sketch of one item (thread-safe: reads its bytes only).
 void tg_trace_rec_item_hash(const struct tg_trace_options * opt, struct rec_item * it);
 // Results of `from` (same bytes) into `to`, keeping to's times.
 void tg_trace_rec_item_copy(struct rec_item * to, const struct rec_item * from);
-// Writes its EVAL (SKETCH, CONTENTS) records (thread-safe without contents).
+// Writes its EVAL (SKETCH, CONTENTS) records.
 void tg_trace_rec_item_write(struct tg_trace_recorder * r, struct rec_item * it);
+// Frames its RESULT and SKETCH records into it->frames (thread-safe): the
+// hash and summary of an EVAL written with TG_TRACE_EVAL_PENDING.
+void tg_trace_rec_item_frame_result(struct rec_item * it);
 
 // ---- the hashing thread (recorder-hasher.c) ----------------------------------------
-// The recorder puts items into a ring in node order; the thread hashes them
-// (the KV-cache views last) and writes their records in ring order. The
-// recorder's side runs under its mutex.
+// The recorder puts items into a ring in node order, writing their EVAL
+// records at once (a crash loses no node; those still to be hashed carry
+// TG_TRACE_EVAL_PENDING); the thread hashes them (the KV-cache views last)
+// and appends their RESULT records in ring order, in bursts while the engine
+// computes. The recorder's side runs under its mutex.
 #define REC_RING   256
 #define REC_MARGIN 64             // free slots kept: an item's `same` stays in the ring until it is done
 #define REC_ARENA  (1u << 20)     // bytes of copies set aside (an item of more than a quarter is waited for)
 struct rec_hasher {
     // the thread's (its counters on their own cache lines: the recorder polls them)
-    uint64_t         written __attribute__((aligned(64)));   // items written (atomic)
-    uint64_t         busy_ns;     // hashing and writing time (atomic)
+    uint64_t         written __attribute__((aligned(64)));   // items whose RESULT is written (atomic)
+    uint64_t         busy_ns;     // hashing and appending time (atomic)
     uint64_t         view_ns;     // of it, hashing views (atomic)
     uint8_t          done[REC_RING] __attribute__((aligned(64)));   // item hashed (atomic)
     // the recorder's

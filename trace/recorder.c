@@ -149,6 +149,14 @@ static bool use_hasher(struct tg_trace_recorder * r, struct rec_sched * s) {
         struct rec_hasher * h = aligned_alloc(64, sizeof(*h));   // cache-line aligned members
         if (!h || !tg_trace_rec_hasher_start(h, r)) { free(h); r->opt.hash_thread = 0; return false; }
         r->hasher = h;
+        struct tg_trace_event e = { .kind = TG_TRACE_EV_LOG, .severity = TG_TRACE_INFO, .time_ns = tg_observe_now_ns(),
+                                    .graph_id = -1, .tensor = -1, .step = -1, .name = "",
+                                    .message = "node hashes are computed on the recorder's own thread (a CPU was free): "
+                                               "each node's EVAL is written when the thread sees it, its hash in a "
+                                               "RESULT record after; if the process ends abruptly the last nodes may "
+                                               "be missing or unhashed (TGDB_TRACE_HASH_THREAD=0 writes every node, "
+                                               "hashed, before the next one runs)" };
+        tg_trace_write_event(r->w, &e);
     }
     return true;
 }
@@ -305,6 +313,7 @@ static void item_prepare(struct tg_trace_recorder * r, struct rec_sched * s, str
     memcpy(it->nb, t->nb, sizeof(it->nb));
     it->sketched = false;
     it->same = -1;
+    it->pending = false;
     it->lazy = false;
     it->claim = 0;
     it->view_ns = 0;
@@ -348,6 +357,7 @@ void tg_trace_rec_item_copy(struct rec_item * x, const struct rec_item * y) {
     x->sketched = y->sketched;
     memcpy(x->sketch, y->sketch, sizeof(x->sketch));
 }
+
 
 void tg_trace_rec_item_write(struct tg_trace_recorder * r, struct rec_item * it) {
     tg_trace_write_eval(r->w, &it->e);

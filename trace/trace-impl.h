@@ -5,13 +5,14 @@
 #define TG_TRACE_IMPL_H
 
 #include "records.h"
+#include "tg/trace.h"
 
 #include <stdint.h>
 #include <string.h>
 
 #define TRACE_MAGIC          "TGTRACE"    // 8 bytes with the NUL
-#define TRACE_VERSION_MAJOR  1
-#define TRACE_VERSION_MINOR  3
+#define TRACE_VERSION_MAJOR  TG_TRACE_FORMAT_MAJOR   // tg/trace.h: the version this library writes
+#define TRACE_VERSION_MINOR  TG_TRACE_FORMAT_MINOR
 #define TRACE_HEADER_SIZE    TRACE_SIZE(file_header)
 #define TRACE_SYNC           0xA5434552u  // bytes 'R' 'E' 'C' 0xA5
 #define TRACE_FRAME_HEAD     TRACE_SIZE(frame_head)   // sync, type, fflags, length
@@ -32,5 +33,17 @@ uint32_t tg_trace_frame_checksum(const uint8_t * frame_after_sync, size_t n);
 struct tg_trace_writer;
 uint8_t *      tg_trace_rec_begin(struct tg_trace_writer * w, uint16_t type, size_t len);
 enum tg_status tg_trace_rec_commit(struct tg_trace_writer * w);
+
+// Frames made away from the writer (the recorder's hashing thread): a whole
+// frame of a RESULT / SKETCH record at dst (TRACE_FRAME_RESULT /
+// TRACE_FRAME_SKETCH bytes), checksummed, its sync word still 0.
+#define TRACE_FRAME_RESULT (TRACE_FRAME_OVERHEAD + TRACE_SIZE(result))
+#define TRACE_FRAME_SKETCH (TRACE_FRAME_OVERHEAD + TRACE_SIZE(sketch))
+void tg_trace_frame_result(uint8_t * dst, const struct tg_trace_result * r);
+void tg_trace_frame_sketch(uint8_t * dst, const struct tg_trace_sketch * s);
+// Appends n such frames (frames[i], len[i] bytes each) as records, in order,
+// under one lock; each frame's sync word is stored last, as for any record.
+enum tg_status tg_trace_writer_append_frames(struct tg_trace_writer * w, const uint8_t * const * frames,
+                                             const size_t * len, int n);
 
 #endif // TG_TRACE_IMPL_H

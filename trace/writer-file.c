@@ -198,14 +198,13 @@ static enum tg_status flush_pending(struct tg_trace_writer * w) {
     return st;
 }
 
-static enum tg_status rec_commit_locked(struct tg_trace_writer * w) {
+// The record at w->cur, checksummed: its sync word last, then the index.
+static enum tg_status commit_framed(struct tg_trace_writer * w) {
     uint8_t * r = w->cur;
     struct trace_frame_head f;
     trace_get_frame_head(r, &f);
     uint16_t type = f.type;
     uint32_t len  = f.length;
-    const size_t after_sync = TRACE_AT(frame_head, type);   // the checksum covers type, flags, length, payload
-    wr_u32(r + TRACE_FRAME_HEAD + len, tg_trace_frame_checksum(r + after_sync, TRACE_FRAME_HEAD - after_sync + (size_t) len));
     if (w->n_index == w->index_cap) {
         size_t cap = w->index_cap ? w->index_cap * 2 : 256;
         struct index_entry * ni = realloc(w->index, cap * sizeof(*ni));
@@ -234,8 +233,44 @@ static enum tg_status rec_commit_locked(struct tg_trace_writer * w) {
     return st;
 }
 
+static enum tg_status rec_commit_locked(struct tg_trace_writer * w) {
+    uint8_t * r = w->cur;
+    struct trace_frame_head f;
+    trace_get_frame_head(r, &f);
+    const size_t after_sync = TRACE_AT(frame_head, type);   // the checksum covers type, flags, length, payload
+    wr_u32(r + TRACE_FRAME_HEAD + f.length,
+           tg_trace_frame_checksum(r + after_sync, TRACE_FRAME_HEAD - after_sync + (size_t) f.length));
+    return commit_framed(w);
+}
+
 enum tg_status tg_trace_rec_commit(struct tg_trace_writer * w) {
     enum tg_status st = rec_commit_locked(w);
+    pthread_mutex_unlock(&w->mu);
+    return st;
+}
+
+enum tg_status tg_trace_writer_append_frames(struct tg_trace_writer * w, const uint8_t * const * frames,
+                                             const size_t * len, int n) {
+    if (!w || n <= 0) return w || n == 0 ? TG_OK : tg_error(TG_ERR_INVALID_ARG, "trace: NULL writer");
+    enum tg_status st = TG_OK;
+    for (int i = 0; i < n && st == TG_OK; i++) {   // one record at a time, under one lock
+        if (i == 0) pthread_mutex_lock(&w->mu);
+        if (w->err != TG_OK) { st = tg_error(w->err, "%s (the trace stopped there)", w->err_msg); break; }
+        if (len[i] < TRACE_FRAME_OVERHEAD) { st = tg_error(TG_ERR_INTERNAL, "trace: bad frame"); break; }
+        if (w->map) {
+            if (map_reserve(w, w->off + len[i]) != TG_OK) { st = tg_last_status(); break; }
+            if (w->off + len[i] > w->populated) map_populate(w, w->off + len[i]);
+            w->cur = w->map + w->off;
+        } else {
+            if (!TG_GROW(w->buf, w->buf_cap, len[i])) { st = tg_error(TG_ERR_NOMEM, "trace: no memory for a record"); break; }
+            w->cur = w->buf;
+        }
+        memcpy(w->cur, frames[i], len[i]);   // sync word 0: rec_commit_locked stores it last
+        struct trace_frame_head f;
+        trace_get_frame_head(w->cur, &f);
+        if ((size_t) f.length + TRACE_FRAME_OVERHEAD != len[i]) { st = tg_error(TG_ERR_INTERNAL, "trace: bad frame"); break; }
+        st = commit_framed(w);   // checksummed by the frame's maker
+    }
     pthread_mutex_unlock(&w->mu);
     return st;
 }

@@ -28,6 +28,7 @@ const char * tg_trace_rec_name(uint32_t type) {
     case TG_TRACE_REC_PLACEMENT_DELTA: return "PLACEMENT_DELTA";
     case TG_TRACE_REC_ALLOC_DELTA:     return "ALLOC_DELTA";
     case TG_TRACE_REC_SKETCH:    return "SKETCH";
+    case TG_TRACE_REC_RESULT:    return "RESULT";
     case TG_TRACE_REC_INDEX:     return "INDEX";
     case TG_TRACE_REC_FOOTER:    return "FOOTER";
     default:                     return "UNKNOWN";
@@ -339,6 +340,34 @@ enum tg_status tg_trace_write_sketch(struct tg_trace_writer * w, const struct tg
     if (!p) return tg_last_status();
     trace_put_sketch(p, s);
     return tg_trace_rec_commit(w);
+}
+
+enum tg_status tg_trace_write_result(struct tg_trace_writer * w, const struct tg_trace_result * r) {
+    if (!r) return tg_error(TG_ERR_INVALID_ARG, "trace: NULL RESULT");
+    uint8_t * p = tg_trace_rec_begin(w, TG_TRACE_REC_RESULT, TRACE_SIZE(result));
+    if (!p) return tg_last_status();
+    trace_put_result(p, r);
+    return tg_trace_rec_commit(w);
+}
+
+// A frame of `len` payload bytes at dst: head (sync 0), payload already
+// encoded at dst + TRACE_FRAME_HEAD, checksum.
+static void frame_finish(uint8_t * dst, uint16_t type, size_t len) {
+    trace_put_frame_head(dst, &(struct trace_frame_head) { .type = type, .length = (uint32_t) len });
+    const size_t after_sync = TRACE_AT(frame_head, type);
+    wr_u32(dst + TRACE_FRAME_HEAD + len, tg_trace_frame_checksum(dst + after_sync, TRACE_FRAME_HEAD - after_sync + len));
+}
+
+void tg_trace_frame_result(uint8_t * dst, const struct tg_trace_result * r) {
+    memset(dst, 0, TRACE_FRAME_RESULT);
+    trace_put_result(dst + TRACE_FRAME_HEAD, r);
+    frame_finish(dst, TG_TRACE_REC_RESULT, TRACE_SIZE(result));
+}
+
+void tg_trace_frame_sketch(uint8_t * dst, const struct tg_trace_sketch * s) {
+    memset(dst, 0, TRACE_FRAME_SKETCH);
+    trace_put_sketch(dst + TRACE_FRAME_HEAD, s);
+    frame_finish(dst, TG_TRACE_REC_SKETCH, TRACE_SIZE(sketch));
 }
 
 enum tg_status tg_trace_write_marker(struct tg_trace_writer * w, const struct tg_trace_marker * m,

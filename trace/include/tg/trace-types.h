@@ -56,6 +56,7 @@ enum tg_trace_rec {
     TG_TRACE_REC_ALLOC_DELTA     = 15,  // an ALLOC as an earlier one with some entries changed (1.1)
     TG_TRACE_REC_SKETCH          = 16,  // a fixed-size sketch of one evaluated node's values (1.2)
     TG_TRACE_REC_GRADS           = 17,  // gradient links of a graph: gradient tensor -> the tensor it differentiates (1.3)
+    TG_TRACE_REC_RESULT          = 18,  // an EVAL's hash and summary, computed after it was written (1.4)
     TG_TRACE_REC_INDEX     = 0x7F00, // offsets of every earlier record (written at close)
     TG_TRACE_REC_FOOTER    = 0x7F01, // last record: where the index is
 };
@@ -81,6 +82,8 @@ enum tg_trace_eval_flag {
     TG_TRACE_EVAL_CONTENTS = 1 << 3,  // a CONTENTS record follows
     TG_TRACE_EVAL_NODATA   = 1 << 4,  // the data was not readable from the host
     TG_TRACE_EVAL_SKETCH   = 1 << 5,  // a SKETCH record follows (1.2)
+    TG_TRACE_EVAL_PENDING  = 1 << 6,  // its hash and summary follow in a RESULT record (1.4); readers
+                                      // merge it and clear the flag: still set, the process ended first
 };
 enum tg_trace_codec { TG_TRACE_CODEC_RAW = 0, TG_TRACE_CODEC_ZSTD = 1 };
 enum tg_trace_host_kind { TG_TRACE_HOST_READ = 0, TG_TRACE_HOST_WRITE = 1 };

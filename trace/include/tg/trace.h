@@ -21,8 +21,9 @@
 // tgtrace defines it: it attaches a global recorder to every scheduler and
 // closes the file at exit (atexit). A crash (SIGKILL, abort) leaves every
 // complete record readable: records go into a shared mapping of the file as
-// they are made (a node's EVAL as soon as the node ran), so they are in the
-// kernel's page cache without a system call per record (trace/FORMAT.md).
+// they are made (a node's EVAL as soon as the node ran; with the hashing
+// thread, as soon as that thread sees the node), so they are in the kernel's
+// page cache without a system call per record (trace/FORMAT.md).
 //
 // From code (e.g. `tgdb generate --trace FILE`):
 //
@@ -56,7 +57,7 @@ extern "C" {
 #endif
 
 #define TG_TRACE_FORMAT_MAJOR 1
-#define TG_TRACE_FORMAT_MINOR 1
+#define TG_TRACE_FORMAT_MINOR 4   // trace/FORMAT.md "Changes"
 
 // ============================================================================
 // Record writer: one call = one framed record, in the file when the call
@@ -148,6 +149,9 @@ enum tg_status tg_trace_write_contents(struct tg_trace_writer * w, const struct 
 enum tg_status tg_trace_write_host(struct tg_trace_writer * w, const struct tg_trace_host * h);
 // SKETCH (format 1.2): s->n must be TG_TRACE_SKETCH_N.
 enum tg_status tg_trace_write_sketch(struct tg_trace_writer * w, const struct tg_trace_sketch * s);
+// RESULT (format 1.4): the hash and summary of an EVAL written with
+// TG_TRACE_EVAL_PENDING (same graph_id, compute_seq, node).
+enum tg_status tg_trace_write_result(struct tg_trace_writer * w, const struct tg_trace_result * r);
 // MARKER: ids[m->n_ids] token ids (may be NULL when n_ids == 0).
 enum tg_status tg_trace_write_marker(struct tg_trace_writer * w, const struct tg_trace_marker * m,
                                      const int32_t * ids);
@@ -214,11 +218,14 @@ struct tg_trace_options {
                               // (default: when the scheduler's CPU threads leave a CPU of the process
                               // free), 0 never, 1 always; 2 as 1 but the thread works only when the
                               // recorder waits for it (every overwritten node is set aside: a test of
-                              // that path, slow). The same records in the same order in every mode,
-                              // but for bytes a program changes itself between a node and the nodes
-                              // after it (an eval callback writing a node's memory): the thread may
-                              // hash them after the change. TGDB_TRACE_HASH_THREAD=auto|0|1|2
-                              // overrides it.
+                              // that path, slow). The same hashes, summaries and sketches in every
+                              // mode (with the thread, each node's EVAL is written when the thread
+                              // sees the node and its hash follows in a RESULT record, which readers
+                              // merge: a crash may lose the last nodes' records, where mode 0 writes
+                              // every node before the next one runs), but for bytes a program
+                              // changes itself between a node and the nodes after it (an eval
+                              // callback writing a node's memory): the thread may hash them after
+                              // the change. TGDB_TRACE_HASH_THREAD=auto|0|1|2 overrides it.
 };
 
 // Sets hashes/summaries/views from a mode name: "all" (every node, the
