@@ -64,6 +64,9 @@ static const struct tg_cli_opt train_table[] = {
       .help = "store the full contents of the nodes matching PATTERN (needs --trace)" },
     { .name = "--trace-hash", .value = "MODE", .kind = TG_CLI_STR, .off = TRO(run.trace_hash),
       .help = "which nodes get content hashes: all, computed or none (needs --trace; default all)" },
+    { .name = "--trace-thread", .value = "MODE", .kind = TG_CLI_STR, .off = TRO(run.trace_thread),
+      .help = "hash on the recorder's own thread: on, off or auto (when -t leaves a CPU free; needs --trace; "
+              "default auto, or TGDB_TRACE_HASH_THREAD)" },
     { .name = "--poison", .kind = TG_CLI_FLAG, .off = TRO(run.poison),
       .help = "fill freed compute memory with NaN so stale reads show" },
     { .name = "--progress", .kind = TG_CLI_FLAG, .off = TRO(run.progress),

@@ -41,6 +41,9 @@ const struct tg_cli_opt tg_cli_run_table[] = {
       .help = "store the full contents of the nodes matching PATTERN (needs --trace)" },
     { .name = "--trace-hash", .value = "MODE", .kind = TG_CLI_STR, .off = RUN(trace_hash),
       .help = "which nodes get content hashes: all, computed or none (needs --trace; default all)" },
+    { .name = "--trace-thread", .value = "MODE", .kind = TG_CLI_STR, .off = RUN(trace_thread),
+      .help = "hash on the recorder's own thread: on, off or auto (when -t leaves a CPU free; needs --trace; "
+              "default auto, or TGDB_TRACE_HASH_THREAD)" },
     { .name = "--poison", .kind = TG_CLI_FLAG, .off = RUN(poison),
       .help = "fill freed compute memory with NaN so stale reads show" },
     { .name = "--allow-long-ctx", .kind = TG_CLI_FLAG, .off = RUN(allow_long_ctx),
@@ -99,6 +102,13 @@ static int check_devices(const char * cmd, const char * list) {
     }
 }
 
+int tg_cli_trace_thread(const char * mode) {
+    if (!strcmp(mode, "on") || !strcmp(mode, "1")) return 1;
+    if (!strcmp(mode, "off") || !strcmp(mode, "0")) return 0;
+    if (!strcmp(mode, "auto")) return -1;
+    return -2;
+}
+
 int tg_cli_run_validate(const char * cmd, const struct tg_cli_run_opts * o) {
     if (!o->model) return tg_cli_err("%s: no model (-m MODEL)", cmd);
     if (o->trace_dump && !o->trace) return tg_cli_err("%s: --trace-dump needs --trace FILE", cmd);
@@ -106,6 +116,9 @@ int tg_cli_run_validate(const char * cmd, const struct tg_cli_run_opts * o) {
     struct tg_trace_options probe = tg_trace_default_options();
     if (o->trace_hash && !tg_trace_set_hash_mode(&probe, o->trace_hash))
         return tg_cli_err("%s: --trace-hash '%s': expected all, computed or none", cmd, o->trace_hash);
+    if (o->trace_thread && !o->trace) return tg_cli_err("%s: --trace-thread needs --trace FILE", cmd);
+    if (o->trace_thread && tg_cli_trace_thread(o->trace_thread) < -1)
+        return tg_cli_err("%s: --trace-thread '%s': expected on, off or auto", cmd, o->trace_thread);
     if (o->devices && *o->devices && check_devices(cmd, o->devices)) return TG_CLI_ERROR;
     return TG_CLI_OK;
 }
@@ -187,6 +200,7 @@ int tg_cli_run_observe(struct tg_cli_run * r, const char * note) {
         struct tg_trace_options topt = tg_trace_default_options();
         topt.contents = o->trace_dump;
         if (o->trace_hash) tg_trace_set_hash_mode(&topt, o->trace_hash);
+        if (o->trace_thread) topt.hash_thread = tg_cli_trace_thread(o->trace_thread);
         topt.note = note;
         r->rec = tg_trace_attach(NULL, o->trace, &topt);
         if (!r->rec) return tg_cli_err("%s: %s", r->cmd, tg_last_error());

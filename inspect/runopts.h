@@ -33,7 +33,7 @@ struct tg_cli_run_opts {
     int type_k, type_v;       // enum tg_cli_kv
     int flash_attn;           // enum tg_cli_fa
     const char * devices;     // -dev "BLAS,CPU"
-    const char * trace, * trace_dump, * trace_hash;
+    const char * trace, * trace_dump, * trace_hash, * trace_thread;
     bool poison;
     bool allow_long_ctx;      // a context longer than the model's n_ctx_train is a warning, not an error
     bool no_mem_check;        // skip the available-memory check
@@ -52,6 +52,8 @@ void tg_cli_run_defaults(struct tg_cli_run_opts * o);
 // with --trace, the hash mode, every device named exists in the registry.
 // TG_CLI_OK, or TG_CLI_ERROR after one line "CMD: ...".
 int tg_cli_run_validate(const char * cmd, const struct tg_cli_run_opts * o);
+// --trace-thread MODE as tg_trace_options.hash_thread: on 1, off 0, auto -1; -2 for another word.
+int tg_cli_trace_thread(const char * mode);
 // Progress lines on stderr: with --progress, or when stderr is a terminal.
 bool tg_cli_run_progress(const struct tg_cli_run_opts * o);
 

@@ -572,8 +572,8 @@ struct tg_trace_recorder * tg_trace_attach(struct tg_sched * sched, const char *
     r->note = r->opt.note ? strdup(r->opt.note) : NULL;
     r->opt.contents = r->contents;
     r->opt.note = r->note;
-    const char * ht = getenv("TGDB_TRACE_HASH_THREAD");   // overrides the option (auto, 0, 1)
-    if (ht && *ht) r->opt.hash_thread = !strcmp(ht, "auto") ? -1 : atoi(ht) < 0 ? -1 : atoi(ht) > 2 ? 1 : atoi(ht);
+    const char * ht = getenv("TGDB_TRACE_HASH_THREAD");   // decides where the options leave it to auto
+    if (ht && *ht && r->opt.hash_thread < 0) r->opt.hash_thread = !strcmp(ht, "auto") ? -1 : atoi(ht) < 0 ? -1 : atoi(ht) > 2 ? 1 : atoi(ht);
     r->sched = sched;
     r->next_graph_id = 1;   // graph ids count from 1, like the schedulers' graph_seq
     pthread_mutex_init(&r->mu, NULL);

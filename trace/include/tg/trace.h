@@ -225,7 +225,8 @@ struct tg_trace_options {
                               // every node before the next one runs), but for bytes a program
                               // changes itself between a node and the nodes after it (an eval
                               // callback writing a node's memory): the thread may hash them after
-                              // the change. TGDB_TRACE_HASH_THREAD=auto|0|1|2 overrides it.
+                              // the change. TGDB_TRACE_HASH_THREAD=auto|0|1|2 decides where this
+                              // is -1.
 };
 
 // Sets hashes/summaries/views from a mode name: "all" (every node, the
