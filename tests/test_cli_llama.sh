@@ -76,6 +76,26 @@ TGDB_TRACE="$TMP/e.tgt" TGDB_TRACE_HASH=computed "$TGDB" generate -m "$DATA/tiny
 read -r n_e h_e <<<"$(hashed "$TMP/e.info")"
 check "TGDB_TRACE_HASH=computed: the same through the environment ($h_e of $n_e)" [ -n "$n_e" ] && [ "$h_e" = "$h_c" ]
 
+# --trace-thread: on (here: -t 1 leaves a CPU on most machines; on forces it anyway) the close line
+# gives the hashing thread's time and the trace says the thread was on; off, neither; the node
+# hashes are the same either way (tgdb diff: equivalent, by hash); bad values and a missing --trace
+# are refused
+"$TGDB" generate -m "$DATA/tiny-f32.gguf" -p "Once upon a time" -n 3 --temp 0 -t 1 --trace "$TMP/ton.tgt" \
+    --trace-thread on >/dev/null 2>"$TMP/ton.err"
+"$TGDB" generate -m "$DATA/tiny-f32.gguf" -p "Once upon a time" -n 3 --temp 0 -t 1 --trace "$TMP/toff.tgt" \
+    --trace-thread off >/dev/null 2>"$TMP/toff.err"
+check "--trace-thread on: the close line gives the thread's hashing time" grep -q "ms on the recorder's own thread" "$TMP/ton.err"
+check "--trace-thread off: it does not" bash -c "! grep -q \"recorder's own thread\" '$TMP/toff.err'"
+check "--trace-thread on: trace info says the node hashes came from the thread" \
+    bash -c "'$TGDB' trace info '$TMP/ton.tgt' | grep -q 'computed on the recorder.s own thread'"
+"$TGDB" diff "$TMP/toff.tgt" "$TMP/ton.tgt" >"$TMP/tdiff.out" 2>&1
+check "--trace-thread on and off: the same hashes (tgdb diff: $(tail -1 "$TMP/tdiff.out"))" \
+    bash -c "grep -q 'by hash' '$TMP/tdiff.out' && grep -q '^result: equivalent' '$TMP/tdiff.out'"
+"$TGDB" generate -m "$DATA/tiny-f32.gguf" -p "x" -n 1 --trace "$TMP/tbad.tgt" --trace-thread sometimes >/dev/null 2>"$TMP/tbad.err"
+check "--trace-thread sometimes: refused, naming the choices" grep -q "expected on, off or auto" "$TMP/tbad.err"
+"$TGDB" generate -m "$DATA/tiny-f32.gguf" -p "x" -n 1 --trace-thread on >/dev/null 2>"$TMP/tnot.err"
+check "--trace-thread without --trace: refused" grep -q -- "--trace-thread needs --trace FILE" "$TMP/tnot.err"
+
 # --poison: freed ranges become NaN as they are freed; a correct runtime generates the same tokens,
 # and the trace says the mode was on
 ids_of() { grep -o '"generated_ids": \[[^]]*\]' "$1"; }
