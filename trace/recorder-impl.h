@@ -93,7 +93,7 @@ struct rec_item {
     bool                 contents;   // write a CONTENTS record too
     bool                 done;       // hash/summary already computed (device copies)
     bool                 sketched;   // sketch holds the node's SKETCH buckets
-    bool                 pending;    // hashing thread: its EVAL is written, its RESULT is to come
+    bool                 pending;    // hashing thread: its EVAL says TG_TRACE_EVAL_PENDING, a RESULT follows
     bool                 lazy;       // hashing thread: in no compute buffer (the KV cache: its bytes
                                      // stay put for a while), hashed after the others
     int32_t              same;       // hashing thread: ring slot of an earlier item of the same

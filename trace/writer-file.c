@@ -253,8 +253,8 @@ enum tg_status tg_trace_writer_append_frames(struct tg_trace_writer * w, const u
                                              const size_t * len, int n) {
     if (!w || n <= 0) return w || n == 0 ? TG_OK : tg_error(TG_ERR_INVALID_ARG, "trace: NULL writer");
     enum tg_status st = TG_OK;
+    pthread_mutex_lock(&w->mu);
     for (int i = 0; i < n && st == TG_OK; i++) {   // one record at a time, under one lock
-        if (i == 0) pthread_mutex_lock(&w->mu);
         if (w->err != TG_OK) { st = tg_error(w->err, "%s (the trace stopped there)", w->err_msg); break; }
         if (len[i] < TRACE_FRAME_OVERHEAD) { st = tg_error(TG_ERR_INTERNAL, "trace: bad frame"); break; }
         if (w->map) {
@@ -265,7 +265,7 @@ enum tg_status tg_trace_writer_append_frames(struct tg_trace_writer * w, const u
             if (!TG_GROW(w->buf, w->buf_cap, len[i])) { st = tg_error(TG_ERR_NOMEM, "trace: no memory for a record"); break; }
             w->cur = w->buf;
         }
-        memcpy(w->cur, frames[i], len[i]);   // sync word 0: rec_commit_locked stores it last
+        memcpy(w->cur, frames[i], len[i]);   // sync word 0: commit_framed stores it last
         struct trace_frame_head f;
         trace_get_frame_head(w->cur, &f);
         if ((size_t) f.length + TRACE_FRAME_OVERHEAD != len[i]) { st = tg_error(TG_ERR_INTERNAL, "trace: bad frame"); break; }
