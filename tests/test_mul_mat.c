@@ -625,11 +625,12 @@ static void test_other_quant_types(void) {
                     R[(i2 * n + j) * m + i] = acc;
                 }
             }
-            // IQ4_NL, Q5_0, Q4_1, Q5_1 run on Q8_0-style kernels (per block f32
-            // multiply-adds): bitwise the same for any thread count within a
-            // level, levels within float rounding (like Q8_0); the K-quants and
-            // IQ4_XS are bitwise the same at every level too.
-            const bool per_level = wt == TG_TYPE_IQ4_NL || wt == TG_TYPE_Q5_0 || wt == TG_TYPE_Q4_1 || wt == TG_TYPE_Q5_1;
+            // IQ4_NL (its VNNI tile), Q4_1 and Q5_1 (f32 lane accumulators;
+            // the scalar path rounds where SIMD fuses): bitwise the same for
+            // any thread count within a level, levels within float rounding;
+            // Q5_0 (the exact block sums of Q4_0), the K-quants and IQ4_XS are
+            // bitwise the same at every level too.
+            const bool per_level = wt == TG_TYPE_IQ4_NL || wt == TG_TYPE_Q4_1 || wt == TG_TYPE_Q5_1;
             float * first = NULL, * level_first = NULL;
             bool same = true;
             double level_err = 0;

@@ -118,6 +118,7 @@ static float kernel_dot(enum tg_type t, int level, const void * x, const void * 
     if (tg_mm_kquant_supported(t)) fn = tg_mm_kquant_block(t, level);
     else if (tg_mm_legacy_supported(t)) fn = tg_mm_legacy_block(t, level);
     else if (t == TG_TYPE_IQ4_NL) fn = tg_mm_quant_block(TG_MM_IQ4NL_Q8, level);
+    else if (t == TG_TYPE_Q5_0) fn = tg_mm_quant_block(TG_MM_Q5_0_Q8, level);
     else if (t == TG_TYPE_Q8_0) fn = tg_mm_quant_block(TG_MM_Q8_Q8, level);
     else if (t == TG_TYPE_Q4_0) fn = tg_mm_quant_block(TG_MM_Q4_Q8, level);
     if (!fn) return NAN;

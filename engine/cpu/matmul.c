@@ -51,6 +51,7 @@ static bool mm_make_plan(const struct tg_tensor * dst, int nth, struct mm_plan *
     case TG_TYPE_Q8_0: pl->kind = TG_MM_Q8_Q8;    pl->vec_type = TG_TYPE_Q8_0; break;
     case TG_TYPE_Q4_0: pl->kind = TG_MM_Q4_Q8;    pl->vec_type = TG_TYPE_Q8_0; break;
     case TG_TYPE_IQ4_NL: pl->kind = TG_MM_IQ4NL_Q8; pl->vec_type = TG_TYPE_Q8_0; break;
+    case TG_TYPE_Q5_0: pl->kind = TG_MM_Q5_0_Q8; pl->vec_type = TG_TYPE_Q8_0; break;
     default:
         if (tg_mm_kquant_supported(a->type)) {
             pl->kind = TG_MM_KQUANT;

@@ -15,6 +15,8 @@
 
 #include "cpu-impl.h"
 
+#include <string.h>
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define TG_X86 1
@@ -54,8 +56,9 @@ enum tg_mm_kind {
     TG_MM_Q8_Q8,      // q8_0 weights, q8_0 activations
     TG_MM_Q4_Q8,      // q4_0 weights, q8_0 activations
     TG_MM_IQ4NL_Q8,   // iq4_nl weights, q8_0 activations
+    TG_MM_Q5_0_Q8,    // q5_0 weights, q8_0 activations
     TG_MM_KQUANT,     // Q2_K..Q6_K, IQ4_XS weights, Q8_K activations (vec-kquant.c)
-    TG_MM_LEGACY,     // Q5_0 (Q8_0 activations), Q4_1, Q5_1 (Q8_1 activations) (vec-legacy.c)
+    TG_MM_LEGACY,     // Q4_1, Q5_1 (Q8_1 activations) (vec-legacy.c)
     TG_MM_GENERIC,    // other quantized weights, their tg_type_vec_dot_type activations (vec-generic.c)
     TG_MM_KIND_COUNT
 };
@@ -80,7 +83,7 @@ bool           tg_mm_kquant_supported(enum tg_type type);
 tg_mm_block_fn tg_mm_kquant_block(enum tg_type type, int level);
 float          tg_vec_dot_kquant(int level, enum tg_type type, int64_t n, const void * x, const void * y);
 
-// vec-legacy.c: Q5_0, Q4_1, Q5_1; NULL / false for other types.
+// vec-legacy.c: Q4_1, Q5_1; NULL / false for other types.
 bool           tg_mm_legacy_supported(enum tg_type type);
 tg_mm_block_fn tg_mm_legacy_block(enum tg_type type, int level);
 
@@ -148,6 +151,28 @@ static inline __attribute__((always_inline, target("avx"))) void tg_store_rows8(
     float t[8];
     _mm256_storeu_ps(t, v);
     for (int r = 0; r < rows; r++) c[r] = t[r];
+}
+
+// Q5_0 / Q5_1 high bits, rows in pairs (vec-quant.c, vec-legacy.c). The
+// 32-bit words at p of four rows (`stride` bytes apart) as [w0 w1 w2 w3] in
+// both 128-bit halves: the qh fields of four rows' blocks.
+static inline __attribute__((always_inline, target("avx2"))) __m256i tg_w4x2_avx2(const void * p0, size_t stride) {
+    const char * p = p0;
+    uint32_t w[4];
+    for (int r = 0; r < 4; r++) memcpy(&w[r], p + r * stride, 4);
+    return _mm256_broadcastsi128_si256(_mm_setr_epi32((int) w[0], (int) w[1], (int) w[2], (int) w[3]));
+}
+// 0x10 in the bytes whose element's high bit is set, for rows a = 2 * pair
+// (low half) and b = a + 1 (high half) of q4 (tg_w4x2_avx2's four rows):
+// hi = 0 elements 0..15 of each, hi = 1 elements 16..31.
+static inline __attribute__((always_inline, target("avx2"))) __m256i tg_q5hb_pair_avx2(__m256i q4, int pair, int hi) {
+    const char o = (char) (8 * pair + 2 * hi);   // the byte of row a's word holding bits 16 * hi ..
+    const __m256i ctl = _mm256_setr_epi8(o, o, o, o, o, o, o, o, o + 1, o + 1, o + 1, o + 1, o + 1, o + 1, o + 1, o + 1,
+                                         o + 4, o + 4, o + 4, o + 4, o + 4, o + 4, o + 4, o + 4,
+                                         o + 5, o + 5, o + 5, o + 5, o + 5, o + 5, o + 5, o + 5);
+    const __m256i bit = _mm256_set1_epi64x((long long) 0x8040201008040201ull);
+    const __m256i sel = _mm256_and_si256(_mm256_shuffle_epi8(q4, ctl), bit);
+    return _mm256_and_si256(_mm256_cmpeq_epi8(sel, bit), _mm256_set1_epi8(0x10));
 }
 #endif
 

@@ -29,6 +29,7 @@
 
 #include <math.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <string.h>
 
 // ---- scalar ---------------------------------------------------------------
@@ -55,6 +56,14 @@ static inline int iq4_at(const tg_block_iq4_nl * b, int e) {
     return e < 16 ? tg_iq4nl_values[b->qs[e] & 0x0F] : tg_iq4nl_values[b->qs[e - 16] >> 4];
 }
 TG_SCALAR_QDOT(dot_iq4_q8_scalar, tg_block_iq4_nl, iq4_at)
+// Q5_0: the nibble and bit e of qh as bit 4, minus 16.
+static inline int q5_0_at(const tg_block_q5_0 * b, int e) {
+    uint32_t qh;
+    memcpy(&qh, b->qh, 4);
+    const int nib = e < 16 ? (b->qs[e] & 0x0F) : (b->qs[e - 16] >> 4);
+    return (nib | (int) (((qh >> e) & 1) << 4)) - 16;
+}
+TG_SCALAR_QDOT(dot_q5_0_q8_scalar, tg_block_q5_0, q5_0_at)
 
 #define TG_SCALAR_QBLOCK(NAME, DOT, BX)                                       \
 static void NAME(const struct tg_mm_args * g) {                               \
@@ -69,6 +78,7 @@ static void NAME(const struct tg_mm_args * g) {                               \
 TG_SCALAR_QBLOCK(block_q8_q8_scalar, dot_q8_q8_scalar, tg_block_q8_0)
 TG_SCALAR_QBLOCK(block_q4_q8_scalar, dot_q4_q8_scalar, tg_block_q4_0)
 TG_SCALAR_QBLOCK(block_iq4_q8_scalar, dot_iq4_q8_scalar, tg_block_iq4_nl)
+TG_SCALAR_QBLOCK(block_q5_0_q8_scalar, dot_q5_0_q8_scalar, tg_block_q5_0)
 
 #ifdef TG_X86
 // Bytes ahead in a weight row that single-column (generation) tiles prefetch.
@@ -183,6 +193,23 @@ TG_AVX2_INLINE __m256i q4u_avx2(const tg_block_q4_0 * b) {
     const __m128i t = _mm_loadu_si128((const __m128i *) b->qs);
     return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(t, 4), m4), _mm_and_si128(t, m4));
 }
+// Q5_0: 0x10 in the bytes (element order) whose bit of the block's qh is set.
+TG_AVX2_INLINE __m256i q5hb_avx2(const uint8_t * qh) {
+    uint32_t h;
+    memcpy(&h, qh, 4);
+    const __m256i shuf = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+                                          2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+    const __m256i bit = _mm256_set1_epi64x((long long) 0x8040201008040201ull);
+    const __m256i sel = _mm256_and_si256(_mm256_shuffle_epi8(_mm256_set1_epi32((int) h), shuf), bit);
+    return _mm256_and_si256(_mm256_cmpeq_epi8(sel, bit), _mm256_set1_epi8(0x10));
+}
+// Q5_0's levels, signed (-16..15).
+TG_AVX2_INLINE __m256i q5s_avx2(const tg_block_q5_0 * b) {
+    const __m128i m4 = _mm_set1_epi8(0x0F);
+    const __m128i t = _mm_loadu_si128((const __m128i *) b->qs);
+    const __m256i nib = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(t, 4), m4), _mm_and_si128(t, m4));
+    return _mm256_sub_epi8(_mm256_or_si256(nib, q5hb_avx2(b->qh)), _mm256_set1_epi8(16));
+}
 TG_AVX2_INLINE __m256i iq4_avx2(const tg_block_iq4_nl * b) {
     const __m128i m4 = _mm_set1_epi8(0x0F);
     const __m128i tab = _mm_loadu_si128((const __m128i *) tg_iq4nl_values);
@@ -260,6 +287,7 @@ TG_AVX2_INLINE float NAME(int64_t nb, const BX * x, const tg_block_q8_0 * y, con
 TG_AVX2_GEMV(gemv_q8_avx2, tg_block_q8_0, q8_avx2, false)
 TG_AVX2_GEMV(gemv_q4_avx2, tg_block_q4_0, q4u_avx2, true)
 TG_AVX2_GEMV(gemv_iq4_avx2, tg_block_iq4_nl, iq4_avx2, false)
+TG_AVX2_GEMV(gemv_q5_0_avx2, tg_block_q5_0, q5s_avx2, false)
 
 // Generation, four weight rows (lda bytes apart, dense) against one
 // activation row: per block, the four rows' integer sums in the lanes of one
@@ -299,19 +327,36 @@ TG_AVX2_INLINE __m128i pairsum4_avx2(__m256i p01, __m256i p23) {
 // Rows r and r+1 of a 4-bit block (t: row r's 16 bytes in the low half, row
 // r+1's in the high half) against the activation halves yl, yh broadcast to
 // both: each row's four int32 partial sums in its half. Q4_0: the unsigned
-// nibbles (the offset comes off later, once per block); IQ4_NL: the table
-// values, through |x| and sign(y, x).
-TG_AVX2_INLINE __m256i nibpair_avx2(__m256i t, __m256i yl, __m256i yh, bool q4) {
+// nibbles (the offset comes off later, once per block); Q5_0: the same with
+// the high bits hbl / hbh (0x10 where set) or-ed in (levels 0..31: two
+// maddubs still add up in int16); IQ4_NL: the table values, through |x| and
+// sign(y, x).
+enum { TG_NIB_IQ4, TG_NIB_Q4, TG_NIB_Q5 };
+TG_AVX2_INLINE __m256i nibpair_avx2(__m256i t, __m256i yl, __m256i yh, int mode, __m256i hbl, __m256i hbh) {
     const __m256i m4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
     __m256i xl = _mm256_and_si256(t, m4), xh = _mm256_and_si256(_mm256_srli_epi16(t, 4), m4);
-    if (q4) return _mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(xl, yl), _mm256_maddubs_epi16(xh, yh)), ones);
+    if (mode == TG_NIB_Q5) {
+        xl = _mm256_or_si256(xl, hbl);
+        xh = _mm256_or_si256(xh, hbh);
+    }
+    if (mode != TG_NIB_IQ4)
+        return _mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(xl, yl), _mm256_maddubs_epi16(xh, yh)), ones);
     const __m256i tab = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) tg_iq4nl_values));
     xl = _mm256_shuffle_epi8(tab, xl);
     xh = _mm256_shuffle_epi8(tab, xh);
     return _mm256_add_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(xl, xl), _mm256_sign_epi8(yl, xl)), ones),
                             _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(xh, xh), _mm256_sign_epi8(yh, xh)), ones));
 }
-#define TG_AVX2_GEMV4_NIB(NAME, BX, Q4)                                                           \
+// The offset the unsigned levels carry, per block: 8 * sum(y) (Q4_0), 16 * sum(y) (Q5_0).
+#define TG_NIB_OFFSET(MODE, ys8, blk) ((MODE) == TG_NIB_Q5 ? 2 * (ys8)[blk] : (ys8)[blk])
+// Q5_0's high bits of the rows of pair h (0..3) of a block, q4[h / 2] holding
+// the qh words of rows 4 * (h / 2) ..; zero for the other modes.
+#define TG_NIB_HB(MODE, q4, h, hi) \
+    ((MODE) == TG_NIB_Q5 ? tg_q5hb_pair_avx2((q4)[(h) / 2], (h) % 2, (hi)) : _mm256_setzero_si256())
+#define TG_NIB_QH(MODE, BX, x, g, blk, lda) \
+    ((MODE) == TG_NIB_Q5 ? tg_w4x2_avx2((const char *) &(x)[4 * (g)][blk] + offsetof(tg_block_q5_0, qh), lda) \
+                         : _mm256_setzero_si256())
+#define TG_AVX2_GEMV4_NIB(NAME, BX, MODE)                                                         \
 TG_AVX2_INLINE __m128 NAME(int64_t nb, const char * a, size_t lda, const tg_block_q8_0 * y,       \
                            const int32_t * ys8) {                                                 \
     const BX * x[4];                                                                              \
@@ -321,22 +366,25 @@ TG_AVX2_INLINE __m128 NAME(int64_t nb, const char * a, size_t lda, const tg_bloc
         const __m256i yl = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) y[blk].qs)); \
         const __m256i yh = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) (y[blk].qs + 16))); \
         __m256i p[2];                                                                             \
+        const __m256i q4[1] = { TG_NIB_QH(MODE, BX, x, 0, blk, lda) };                           \
         TG_UNROLL for (int h = 0; h < 2; h++) {                                                   \
             _mm_prefetch(a + 4 * lda + (4 * blk + 2 * h) * sizeof(BX), _MM_HINT_T0);             \
             _mm_prefetch(a + 4 * lda + (4 * blk + 2 * h + 1) * sizeof(BX), _MM_HINT_T0);         \
             p[h] = nibpair_avx2(_mm256_loadu2_m128i((const __m128i *) x[2 * h + 1][blk].qs,       \
-                                                    (const __m128i *) x[2 * h][blk].qs), yl, yh, Q4); \
+                                                    (const __m128i *) x[2 * h][blk].qs), yl, yh, MODE, \
+                                TG_NIB_HB(MODE, q4, h, 0), TG_NIB_HB(MODE, q4, h, 1));            \
         }                                                                                         \
         __m128i si = pairsum4_avx2(p[0], p[1]);                                                   \
-        if (Q4) si = _mm_sub_epi32(si, _mm_set1_epi32(ys8[blk]));                                 \
+        if (MODE != TG_NIB_IQ4) si = _mm_sub_epi32(si, _mm_set1_epi32(TG_NIB_OFFSET(MODE, ys8, blk))); \
         const __m128 d = _mm_mul_ps(_mm_cvtph_ps(d4_avx2(&x[0][blk].d, lda)),                     \
                                     _mm_set1_ps(_cvtsh_ss(y[blk].d)));                            \
         acc = _mm_fmadd_ps(_mm_cvtepi32_ps(si), d, acc);                                          \
     }                                                                                             \
     return acc;                                                                                   \
 }
-TG_AVX2_GEMV4_NIB(gemv4_q4_avx2, tg_block_q4_0, true)
-TG_AVX2_GEMV4_NIB(gemv4_iq4_avx2, tg_block_iq4_nl, false)
+TG_AVX2_GEMV4_NIB(gemv4_q4_avx2, tg_block_q4_0, TG_NIB_Q4)
+TG_AVX2_GEMV4_NIB(gemv4_iq4_avx2, tg_block_iq4_nl, TG_NIB_IQ4)
+TG_AVX2_GEMV4_NIB(gemv4_q5_0_avx2, tg_block_q5_0, TG_NIB_Q5)
 
 // Eight rows (lda bytes apart, dense) against one activation row. The row
 // sums of a block come out of the reduction in the lane order
@@ -352,7 +400,7 @@ TG_AVX2_INLINE __m128i d8_avx2(const tg_fp16_t * d, size_t stride) {   // halves
 #undef TG_H
     return _mm_set_epi64x((long long) hi, (long long) lo);
 }
-#define TG_AVX2_GEMV8_NIB(NAME, BX, Q4)                                                           \
+#define TG_AVX2_GEMV8_NIB(NAME, BX, MODE)                                                         \
 TG_AVX2_INLINE __m256 NAME(int64_t nb, const char * a, size_t lda, const tg_block_q8_0 * y,       \
                            const int32_t * ys8) {                                                 \
     const BX * x[8];                                                                              \
@@ -362,25 +410,28 @@ TG_AVX2_INLINE __m256 NAME(int64_t nb, const char * a, size_t lda, const tg_bloc
         const __m256i yl = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) y[blk].qs)); \
         const __m256i yh = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) (y[blk].qs + 16))); \
         __m256i p[4];                                                                             \
+        const __m256i q4[2] = { TG_NIB_QH(MODE, BX, x, 0, blk, lda), TG_NIB_QH(MODE, BX, x, 1, blk, lda) }; \
         TG_UNROLL for (int h = 0; h < 4; h++) {                                                   \
             _mm_prefetch(a + 8 * lda + (8 * blk + 2 * h) * sizeof(BX), _MM_HINT_T0);             \
             _mm_prefetch(a + 8 * lda + (8 * blk + 2 * h + 1) * sizeof(BX), _MM_HINT_T0);         \
             p[h] = nibpair_avx2(_mm256_loadu2_m128i((const __m128i *) x[2 * h + 1][blk].qs,       \
-                                                    (const __m128i *) x[2 * h][blk].qs), yl, yh, Q4); \
+                                                    (const __m128i *) x[2 * h][blk].qs), yl, yh, MODE, \
+                                TG_NIB_HB(MODE, q4, h, 0), TG_NIB_HB(MODE, q4, h, 1));            \
         }                                                                                         \
         /* p[h]: row 2h in the low half, 2h + 1 in the high half (4 partials each) */            \
         const __m256i a01 = _mm256_add_epi32(_mm256_unpacklo_epi32(p[0], p[1]), _mm256_unpackhi_epi32(p[0], p[1])); \
         const __m256i a23 = _mm256_add_epi32(_mm256_unpacklo_epi32(p[2], p[3]), _mm256_unpackhi_epi32(p[2], p[3])); \
         __m256i si = _mm256_add_epi32(_mm256_unpacklo_epi64(a01, a23), _mm256_unpackhi_epi64(a01, a23)); \
-        if (Q4) si = _mm256_sub_epi32(si, _mm256_set1_epi32(ys8[blk]));                           \
+        if (MODE != TG_NIB_IQ4) si = _mm256_sub_epi32(si, _mm256_set1_epi32(TG_NIB_OFFSET(MODE, ys8, blk))); \
         const __m256 d = _mm256_mul_ps(_mm256_cvtph_ps(d8_avx2(&x[0][blk].d, lda)),               \
                                        _mm256_set1_ps(_cvtsh_ss(y[blk].d)));                      \
         acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(si), d, acc);                                    \
     }                                                                                             \
     return _mm256_permutevar8x32_ps(acc, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));              \
 }
-TG_AVX2_GEMV8_NIB(gemv8_q4_avx2, tg_block_q4_0, true)
-TG_AVX2_GEMV8_NIB(gemv8_iq4_avx2, tg_block_iq4_nl, false)
+TG_AVX2_GEMV8_NIB(gemv8_q4_avx2, tg_block_q4_0, TG_NIB_Q4)
+TG_AVX2_GEMV8_NIB(gemv8_iq4_avx2, tg_block_iq4_nl, TG_NIB_IQ4)
+TG_AVX2_GEMV8_NIB(gemv8_q5_0_avx2, tg_block_q5_0, TG_NIB_Q5)
 // Q8_0 streams at memory speed four rows at a time already.
 TG_AVX2_INLINE __m256 gemv8_q8_avx2(int64_t nb, const char * a, size_t lda, const tg_block_q8_0 * y, const int32_t * ys8) {
     return _mm256_set_m128(gemv4_q8_avx2(nb, a + 4 * lda, lda, y, ys8), gemv4_q8_avx2(nb, a, lda, y, ys8));
@@ -412,6 +463,7 @@ TG_AVX2 static void NAME(const char * a, size_t lda, int rows, int64_t b0, int n
 TG_AVX2_PACK(pack_q8_avx2, tg_block_q8_0, q8_avx2)
 TG_AVX2_PACK(pack_q4_avx2, tg_block_q4_0, q4u_avx2)
 TG_AVX2_PACK(pack_iq4_avx2, tg_block_iq4_nl, iq4_avx2)
+TG_AVX2_PACK(pack_q5_0_avx2, tg_block_q5_0, q5s_avx2)
 
 // The panel against RJ (1..4) activation columns (b: block b0 of the first,
 // ldb apart), acc[j] lane r for row r. Signed weights: maddubs(|w|,
@@ -464,7 +516,7 @@ TG_AVX2_INLINE void ysums_avx2(const tg_block_q8_0 * y, int64_t b0, int nbk, int
 // Block of ni x nj: fewer than 4 columns (generation) by GEMV row by row
 // time; otherwise panels of 8 rows x TG_PANEL_KC blocks against 4 columns at
 // a time, the accumulators kept in c between the k chunks.
-#define TG_AVX2_QBLOCK(NAME, BX, GEMV, GEMV4, GEMV8, PACK, Q4)                                               \
+#define TG_AVX2_QBLOCK(NAME, BX, GEMV, GEMV4, GEMV8, PACK, Q4, YS)                                           \
 TG_AVX2 static void NAME(const struct tg_mm_args * g) {                                          \
     const int64_t nb = g->k / TG_QK8_0;                                                           \
     if (g->nj < 4) {                                                                              \
@@ -472,13 +524,13 @@ TG_AVX2 static void NAME(const struct tg_mm_args * g) {                         
             const tg_block_q8_0 * y = (const tg_block_q8_0 *) (g->b + j * g->ldb);                \
             float * c = g->c + j * g->ldc;                                                        \
             /* Q4_0: 8 * sum(y) per block once for all the rows */                               \
-            int32_t ysb[Q4 ? TG_GEMV_YS : 1];                                                     \
+            int32_t ysb[YS ? TG_GEMV_YS : 1];                                                     \
             const int32_t * ys = NULL;                                                            \
-            if (Q4 && nb <= TG_GEMV_YS && g->ni > 1) { ysums_avx2(y, 0, (int) nb, ysb); ys = ysb; } \
+            if (YS && nb <= TG_GEMV_YS && g->ni > 1) { ysums_avx2(y, 0, (int) nb, ysb); ys = ysb; } \
             int64_t i = 0;                                                                        \
-            if (!Q4 || ys)                                                                        \
+            if (!YS || ys)                                                                        \
                 for (; i + 8 <= g->ni; i += 8) _mm256_storeu_ps(c + i, GEMV8(nb, g->a + i * g->lda, g->lda, y, ys)); \
-            if (!Q4 || ys)                                                                        \
+            if (!YS || ys)                                                                        \
                 for (; i + 4 <= g->ni; i += 4) _mm_storeu_ps(c + i, GEMV4(nb, g->a + i * g->lda, g->lda, y, ys)); \
             for (; i < g->ni; i++) c[i] = GEMV(nb, (const BX *) (g->a + i * g->lda), y, ys);      \
         }                                                                                         \
@@ -517,9 +569,12 @@ TG_AVX2 static void NAME(const struct tg_mm_args * g) {                         
         }                                                                                         \
     }                                                                                             \
 }
-TG_AVX2_QBLOCK(block_q8_q8_avx2, tg_block_q8_0, gemv_q8_avx2, gemv4_q8_avx2, gemv8_q8_avx2, pack_q8_avx2, false)
-TG_AVX2_QBLOCK(block_q4_q8_avx2, tg_block_q4_0, gemv_q4_avx2, gemv4_q4_avx2, gemv8_q4_avx2, pack_q4_avx2, true)
-TG_AVX2_QBLOCK(block_iq4_q8_avx2, tg_block_iq4_nl, gemv_iq4_avx2, gemv4_iq4_avx2, gemv8_iq4_avx2, pack_iq4_avx2, false)
+TG_AVX2_QBLOCK(block_q8_q8_avx2, tg_block_q8_0, gemv_q8_avx2, gemv4_q8_avx2, gemv8_q8_avx2, pack_q8_avx2, false, false)
+TG_AVX2_QBLOCK(block_q4_q8_avx2, tg_block_q4_0, gemv_q4_avx2, gemv4_q4_avx2, gemv8_q4_avx2, pack_q4_avx2, true, true)
+TG_AVX2_QBLOCK(block_iq4_q8_avx2, tg_block_iq4_nl, gemv_iq4_avx2, gemv4_iq4_avx2, gemv8_iq4_avx2, pack_iq4_avx2, false, false)
+// Q5_0: generation on the unsigned levels (16 * sum(y) off per block), prompts
+// on the signed ones (the panel's int16 sums hold only 4-bit levels).
+TG_AVX2_QBLOCK(block_q5_0_q8_avx2, tg_block_q5_0, gemv_q5_0_avx2, gemv4_q5_0_avx2, gemv8_q5_0_avx2, pack_q5_0_avx2, false, true)
 
 TG_AVX2 static float dot_q8_q8_avx2(int64_t nb, const tg_block_q8_0 * x, const tg_block_q8_0 * y) {
     return gemv_q8_avx2(nb, x, y, NULL);
@@ -790,6 +845,12 @@ TG_MM_DOT(dot_q4_q8_vnni, TG_VNNI, tile_q4_q8_vnni, tg_block_q4_0, tg_block_q8_0
 
 tg_mm_block_fn tg_mm_quant_block(enum tg_mm_kind kind, int level) {
     const bool q4 = kind == TG_MM_Q4_Q8;
+    if (kind == TG_MM_Q5_0_Q8) {   // no 128-bit or VNNI path: the avx2 one (the same bits as scalar)
+#ifdef TG_X86
+        if (level >= TG_SIMD_AVX2) return block_q5_0_q8_avx2;
+#endif
+        return block_q5_0_q8_scalar;
+    }
     if (kind == TG_MM_IQ4NL_Q8) {   // no 128-bit path: the avx level takes the scalar one
 #ifdef TG_X86
         if (level >= TG_SIMD_AVX512VNNI) return block_iq4_q8_vnni;
