@@ -19,7 +19,7 @@ static const struct tg_cli_opt quant_table[] = {
 static void quant_defaults(struct quant_opts * o) { *o = (struct quant_opts) { 0 }; }
 
 TG_CLI_COMMAND_OPTS(quantize, "quantize IN.gguf OUT.gguf TYPE [--progress]",
-               "requantize an F32/F16 model: TYPE is f32 f16 q8_0 q4_0 q6_k q5_k_m q4_k_m q4_k_s q3_k_m q2_k iq4_nl iq4_xs",
+               "requantize an F32/F16 model: TYPE is f32 f16 q8_0 q4_0 q4_1 q5_0 q5_1 q6_k q5_k_m q4_k_m q4_k_s q3_k_m q2_k iq4_nl iq4_xs",
                quant_table, struct quant_opts, quant_defaults)
 
 // On a terminal one line rewritten in place; otherwise (--progress) one line per tensor.

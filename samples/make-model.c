@@ -35,7 +35,7 @@ struct opts {
 static int usage(void) {
     fprintf(stderr, "usage: make-model [--preset tiny|100m] [--n-embd N] [--n-layer N] [--n-head N] [--n-head-kv N]\n"
                     "                  [--n-ff N] [--n-ctx N] [--type TYPE] [--seed S] [--vocab FILE] -o FILE\n"
-                    "  TYPE: f32 f16 q8_0 q4_0 q6_k q5_k_m q4_k_m q4_k_s q3_k_m q2_k iq4_nl iq4_xs (per-tensor mixtures\n"
+                    "  TYPE: f32 f16 q8_0 q4_0 q4_1 q5_0 q5_1 q6_k q5_k_m q4_k_m q4_k_s q3_k_m q2_k iq4_nl iq4_xs (per-tensor mixtures\n"
                     "        like the established quantizer's presets: output and some attn_v/ffn_down at more bits)\n");
     return 1;
 }
@@ -220,15 +220,7 @@ static enum tg_status add_tensors(struct tg_gguf_writer * w, struct blobs * bl, 
 }
 
 static enum tg_status set_hparams(struct tg_gguf_writer * w, const struct opts * o, int64_t n_vocab) {
-    // general.file_type: the GGUF ftype numbers of the presets
-    static const struct { const char * preset; uint32_t ftype; } ftypes[] = {
-        {"f32", 0}, {"f16", 1}, {"q4_0", 2}, {"q8_0", 7}, {"q2_k", 10}, {"q3_k_m", 12}, {"q4_k_s", 14},
-        {"q4_k_m", 15}, {"q5_k_m", 17}, {"q6_k", 18}, {"iq4_nl", 25}, {"iq4_xs", 30},
-    };
-    uint32_t ftype = 0;
-    for (size_t i = 0; i < sizeof(ftypes) / sizeof(ftypes[0]); i++) {
-        if (!strcmp(ftypes[i].preset, o->qpreset)) ftype = ftypes[i].ftype;
-    }
+    const uint32_t ftype = tg_llama_quant_preset_ftype(o->qpreset);   // general.file_type
     enum tg_status st = TG_OK;
     st = st ? st : tg_gguf_set_str(w, "general.architecture", "llama");
     st = st ? st : tg_gguf_set_str(w, "general.name", "tgdb-random");

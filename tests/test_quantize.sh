@@ -14,9 +14,9 @@ S=${TG_SOURCE_DIR:-}
 V=()
 REFV=${TG_REF_DIR:-$S/../shared/reference}/r2/kq-q6_k.gguf
 [ -n "$S" ] && [ -r "$REFV" ] && V=(--vocab "$REFV")
-TYPES="q4_k_m q5_k_m q6_k q4_k_s q3_k_m q2_k iq4_nl iq4_xs"
+TYPES="q4_k_m q5_k_m q6_k q4_k_s q3_k_m q2_k iq4_nl iq4_xs q4_1 q5_0 q5_1"
 if grep -q "TG_SANITIZE:BOOL=ON" "$B/CMakeCache.txt" 2>/dev/null; then
-    TYPES="q4_k_m iq4_xs"   # -O0 + sanitizers: two presets (the release run checks all eight)
+    TYPES="q4_k_m iq4_xs"   # -O0 + sanitizers: two presets (the release run checks all eleven)
     echo "note: sanitizer build: presets $TYPES only"
 fi
 "$MM" --n-embd 256 --n-ff 768 "${V[@]}" -o "$work/f32.gguf" > /dev/null || bad "make-model f32"
@@ -29,12 +29,21 @@ for t in $TYPES; do
       q2_k)   want="q2_K:9 q3_K:6 q6_K:1 " ;;
       q6_k)   want="q6_K:16 " ;;
       iq4_xs) want="iq4_xs:15 q6_K:1 " ;;
+      q4_1|q5_0|q5_1) want="$t:16 " ;;
       *)      want="$m" ;;
     esac
     [ "$m" = "$want" ] && ok "make-model --type $t: tensor types $m" || bad "make-model --type $t: $m (want $want)"
     out=$("$TGDB" generate -m "$work/$t.gguf" -p "Hello" -n 4 --temp 0 2>&1) && ok "$t model generates: $(echo "$out" | tail -1 | head -c 60)" \
         || bad "$t generate: $out"
 done
+# Rows that 256 does not divide (n_embd 384, like Qwen2.5-0.5B's 896) fall back
+# to 32-element types as the established quantizer's do: Q4_K -> Q5_0, Q6_K -> Q8_0.
+"$MM" --n-embd 384 --n-ff 768 "${V[@]}" --type q4_k_m -o "$work/k384.gguf" > /dev/null || bad "make-model n_embd 384"
+m=$(mix "$work/k384.gguf")
+[ "$m" = "q4_K:1 q5_0:12 q6_K:1 q8_0:2 " ] && ok "q4_k_m with n_embd 384: $m (only ffn_down, k = n_ff, stays a K-quant)" \
+    || bad "q4_k_m with n_embd 384: $m"
+out=$("$TGDB" generate -m "$work/k384.gguf" -p "Hello" -n 4 --temp 0 2>&1) && ok "it generates: $(echo "$out" | tail -1 | head -c 60)" \
+    || bad "n_embd 384 generate: $out"
 "$TGDB" quantize "$work/f32.gguf" "$work/req.gguf" q4_k_m > "$work/out" 2>&1 && cmp -s "$work/req.gguf" "$work/q4_k_m.gguf" \
     && ok "tgdb quantize f32 -> q4_k_m gives the bytes of make-model --type q4_k_m" || { bad "quantize differs"; cat "$work/out"; }
 "$TGDB" quantize "$work/f32.gguf" "$work/x.gguf" q9 > "$work/out" 2>&1; rc=$?

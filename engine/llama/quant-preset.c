@@ -42,6 +42,12 @@ static const struct preset presets[] = {
      .wo = TG_TYPE_Q8_0},
     {.name = "q4_0",   .base = TG_TYPE_Q4_0,   .output = TG_TYPE_Q4_0, .more = TG_TYPE_Q4_0, .wv_wd = TG_TYPE_Q4_0,
      .wo = TG_TYPE_Q4_0},
+    {.name = "q4_1",   .base = TG_TYPE_Q4_1,   .output = TG_TYPE_Q4_1, .more = TG_TYPE_Q4_1, .wv_wd = TG_TYPE_Q4_1,
+     .wo = TG_TYPE_Q4_1},
+    {.name = "q5_0",   .base = TG_TYPE_Q5_0,   .output = TG_TYPE_Q5_0, .more = TG_TYPE_Q5_0, .wv_wd = TG_TYPE_Q5_0,
+     .wo = TG_TYPE_Q5_0},
+    {.name = "q5_1",   .base = TG_TYPE_Q5_1,   .output = TG_TYPE_Q5_1, .more = TG_TYPE_Q5_1, .wv_wd = TG_TYPE_Q5_1,
+     .wo = TG_TYPE_Q5_1},
     {.name = "f16",    .base = TG_TYPE_F16,    .output = TG_TYPE_F16,  .more = TG_TYPE_F16,  .wv_wd = TG_TYPE_F16,
      .wo = TG_TYPE_F16},
     {.name = "f32",    .base = TG_TYPE_F32,    .output = TG_TYPE_F32,  .more = TG_TYPE_F32,  .wv_wd = TG_TYPE_F32,
@@ -49,7 +55,7 @@ static const struct preset presets[] = {
 };
 
 const char * tg_llama_quant_presets(void) {
-    return "f32, f16, q8_0, q4_0, q6_k, q5_k_m, q4_k_m, q4_k_s, q3_k_m, q2_k, iq4_nl, iq4_xs";
+    return "f32, f16, q8_0, q4_0, q4_1, q5_0, q5_1, q6_k, q5_k_m, q4_k_m, q4_k_s, q3_k_m, q2_k, iq4_nl, iq4_xs";
 }
 
 bool tg_llama_quant_preset_known(const char * preset) {
@@ -100,13 +106,14 @@ enum tg_type tg_llama_quant_preset_type(const char * preset, const char * name, 
 }
 
 // general.file_type numbers of the presets (GGUF ftype).
-static uint32_t preset_ftype(const char * preset) {
+uint32_t tg_llama_quant_preset_ftype(const char * preset) {
     static const struct { const char * preset; uint32_t ftype; } ftypes[] = {
-        {"f32", 0}, {"f16", 1}, {"q4_0", 2}, {"q8_0", 7}, {"q2_k", 10}, {"q3_k_m", 12}, {"q4_k_s", 14},
+        {"f32", 0}, {"f16", 1}, {"q4_0", 2}, {"q4_1", 3}, {"q8_0", 7}, {"q5_0", 8}, {"q5_1", 9}, {"q2_k", 10},
+        {"q3_k_m", 12}, {"q4_k_s", 14},
         {"q4_k_m", 15}, {"q5_k_m", 17}, {"q6_k", 18}, {"iq4_nl", 25}, {"iq4_xs", 30},
     };
     for (size_t i = 0; i < sizeof(ftypes) / sizeof(ftypes[0]); i++) {
-        if (!strcmp(ftypes[i].preset, preset)) return ftypes[i].ftype;
+        if (preset && !strcmp(ftypes[i].preset, preset)) return ftypes[i].ftype;
     }
     return 0;
 }
@@ -127,7 +134,7 @@ enum tg_status tg_llama_quantize_file(const char * in, const char * out, const c
     if (!tg_gguf_get_u32(g, key, &n_layer)) { tg_clear_error(); n_layer = 1; }
     struct tg_gguf_writer * w = tg_gguf_writer_new();
     enum tg_status st = w ? tg_gguf_set_kv_from(w, g) : tg_error(TG_ERR_NOMEM, "quantize: out of memory");
-    if (st == TG_OK) st = tg_gguf_set_u32(w, "general.file_type", preset_ftype(preset));
+    if (st == TG_OK) st = tg_gguf_set_u32(w, "general.file_type", tg_llama_quant_preset_ftype(preset));
     const int64_t n = tg_gguf_n_tensors(g);
     void ** bufs = calloc((size_t) (n > 0 ? n : 1), sizeof(void *));
     float * row = NULL;

@@ -103,6 +103,8 @@ enum tg_type tg_llama_quant_preset_type(const char * preset, const char * name, 
 bool         tg_llama_quant_preset_known(const char * preset);
 // "f32, f16, q8_0, q4_0, q6_k, ..." for messages and help.
 const char * tg_llama_quant_presets(void);
+// The GGUF general.file_type number of a preset (0, F32, for an unknown one).
+uint32_t     tg_llama_quant_preset_ftype(const char * preset);
 // Called after each tensor: i of n done, its name and the type written.
 typedef void (*tg_llama_quant_progress_fn)(int i, int n, const char * name, enum tg_type type, void * user);
 // Writes `out`: the GGUF `in` with its F32/F16/BF16 matrices requantized to
