@@ -692,12 +692,37 @@ TG_KQ_GEN(kq_gen_iq4_xs_t, tg_block_iq4_xs, kq_lv_iq4_xs_avx2, kq_sc_iq4_xs_avx2
 TG_KQ_GEN(kq_gen_q2_K_t, tg_block_q2_K, kq_lv_q2_K_avx2, kq_sc_q2_K_avx2, true, false)
 TG_KQ_GEN(kq_gen_q3_K_t, tg_block_q3_K, kq_lv_q3_K_avx2, kq_sc_q3_K_avx2, false, false)
 
+// Q4_K / Q5_K scales without lane crossings: the 8 six-bit scales and the 8
+// mins as bytes [sc | mn] in both 128-bit halves, from which one in-lane
+// shuffle per group gives that group's scale in every int16 lane (the
+// [s_2t x 8 | s_2t+1 x 8] of kq_scale_th_avx2: Q4_K's per-16 scales come in
+// equal pairs) and one more the per-16 mins. On Zen 3 the lane-crossing
+// permutes and widenings of the general path (kq_sc_k4_avx2,
+// kq_scale_halves_avx2) share a port with maddubs / madd.
+TG_KQ_AVX2_INLINE __m256i kq_k4_smv_avx2(const uint8_t * scales) {
+    uint64_t sc, mn;
+    k4_unpack(scales, &sc, &mn);
+    return _mm256_broadcastsi128_si256(_mm_set_epi64x((long long) mn, (long long) sc));
+}
+TG_KQ_AVX2_INLINE __m256i kq_k4_sct_avx2(__m256i smv, int t) {
+    return _mm256_shuffle_epi8(smv, _mm256_set1_epi16((short) (0x8000 | t)));
+}
+TG_KQ_AVX2_INLINE __m256i kq_k4_mins_avx2(__m256i smv) {
+    return _mm256_shuffle_epi8(smv, _mm256_setr_epi16((short) 0x8008, (short) 0x8008, (short) 0x8009, (short) 0x8009,
+                                                      (short) 0x800A, (short) 0x800A, (short) 0x800B, (short) 0x800B,
+                                                      (short) 0x800C, (short) 0x800C, (short) 0x800D, (short) 0x800D,
+                                                      (short) 0x800E, (short) 0x800E, (short) 0x800F, (short) 0x800F));
+}
+#define kq_smv_k4(x)   kq_k4_smv_avx2((x)->scales)
+#define kq_smv_none(x) _mm256_setzero_si256()
+
 // Four rows (lda bytes apart) against one column: per super-block the four
 // rows' exact sums in the lanes of one vector, then the float steps of
 // kq_gen_*_t lane by lane (lane r: row r, the same bits). The activation
 // block is read once for the four rows; the prefetch runs linearly through
-// the next four rows.
-#define TG_KQ_GEN4(NAME, BX, LV, SC, TWO, SGN)                                                    \
+// the next four rows. K4 (Q4_K, Q5_K): scales by kq_k4_*, and the four rows'
+// d and dmin (a block's first two f16) converted together.
+#define TG_KQ_GEN4(NAME, BX, LV, SC, TWO, SGN, K4, SMV)                                          \
 TG_KQ_AVX2_INLINE __m128 NAME(int64_t nsb, const char * a, size_t lda, const tg_block_q8_K * y) { \
     __m128 s = _mm_setzero_ps();                                                                  \
     for (int64_t b = 0; b < nsb; b++) {                                                           \
@@ -709,35 +734,49 @@ TG_KQ_AVX2_INLINE __m128 NAME(int64_t nsb, const char * a, size_t lda, const tg_
         float d[4], dmin[4];                                                                      \
         TG_UNROLL for (int r = 0; r < 4; r++) {                                                   \
             const BX * x = (const BX *) (a + (size_t) r * lda) + b;                               \
-            __m256i sv, mv;                                                                       \
-            SC(x, &sv, &mv, &d[r], &dmin[r]);                                                     \
-            __m256i svh[2];                                                                       \
-            kq_scale_halves_avx2(sv, svh);                                                        \
+            __m256i sv = _mm256_setzero_si256(), mv = sv, svh[2] = { sv, sv }, smv = sv;         \
+            if (K4) {                                                                             \
+                smv = SMV(x);                                                                     \
+                mv = kq_k4_mins_avx2(smv);                                                        \
+            } else {                                                                              \
+                SC(x, &sv, &mv, &d[r], &dmin[r]);                                                 \
+                kq_scale_halves_avx2(sv, svh);                                                    \
+            }                                                                                     \
             ai[r] = _mm256_setzero_si256();                                                       \
             TG_UNROLL for (int t = 0; t < 8; t++) {                                               \
                 const __m256i av = _mm256_loadu_si256((const __m256i *) (yb->qs + 32 * t));       \
                 ai[r] = _mm256_add_epi32(ai[r], _mm256_madd_epi16(kq_prod_avx2(LV(x, t), av, SGN), \
-                                                                  kq_scale_th_avx2(svh, t)));     \
+                                                   K4 ? kq_k4_sct_avx2(smv, t) : kq_scale_th_avx2(svh, t))); \
             }                                                                                     \
             mi[r] = _mm256_madd_epi16(mv, bs);                                                    \
             if (!TWO) ai[r] = _mm256_sub_epi32(ai[r], mi[r]);                                     \
         }                                                                                         \
+        __m128 d4, dmin4;                                                                         \
+        if (K4) {   /* [d0 dm0 d1 dm1 | d2 dm2 d3 dm3] */                                         \
+            const __m256 dm = _mm256_cvtph_ps(_mm256_castsi256_si128(tg_w4x2_avx2((const BX *) a + b, lda))); \
+            const __m128 lo = _mm256_castps256_ps128(dm), hi = _mm256_extractf128_ps(dm, 1);     \
+            d4 = _mm_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));                                 \
+            dmin4 = _mm_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1));                              \
+        } else {                                                                                  \
+            d4 = _mm_loadu_ps(d);                                                                 \
+            dmin4 = _mm_loadu_ps(dmin);                                                           \
+        }                                                                                         \
         const __m128 yd = _mm_set1_ps(yb->d);                                                     \
         const __m128i is = reduce4_avx2(ai[0], ai[1], ai[2], ai[3]);                              \
-        s = _mm_add_ps(s, _mm_mul_ps(_mm_mul_ps(yd, _mm_loadu_ps(d)), _mm_cvtepi32_ps(is)));      \
+        s = _mm_add_ps(s, _mm_mul_ps(_mm_mul_ps(yd, d4), _mm_cvtepi32_ps(is)));                   \
         if (TWO) {                                                                                \
             const __m128i ms = reduce4_avx2(mi[0], mi[1], mi[2], mi[3]);                          \
-            s = _mm_sub_ps(s, _mm_mul_ps(_mm_mul_ps(yd, _mm_loadu_ps(dmin)), _mm_cvtepi32_ps(ms))); \
+            s = _mm_sub_ps(s, _mm_mul_ps(_mm_mul_ps(yd, dmin4), _mm_cvtepi32_ps(ms)));            \
         }                                                                                         \
     }                                                                                             \
     return s;                                                                                     \
 }
-TG_KQ_GEN4(kq_gen4_q4_K_t, tg_block_q4_K, kq_lv_q4_K_avx2, kq_sc_q4_K_avx2, true, false)
-TG_KQ_GEN4(kq_gen4_q5_K_t, tg_block_q5_K, kq_lv_q5_K_avx2, kq_sc_q5_K_avx2, true, false)
-TG_KQ_GEN4(kq_gen4_q6_K_t, tg_block_q6_K, kq_lv_q6_K_avx2, kq_sc_q6_K_avx2, false, false)
-TG_KQ_GEN4(kq_gen4_iq4_xs_t, tg_block_iq4_xs, kq_lv_iq4_xs_avx2, kq_sc_iq4_xs_avx2, false, true)
-TG_KQ_GEN4(kq_gen4_q2_K_t, tg_block_q2_K, kq_lv_q2_K_avx2, kq_sc_q2_K_avx2, true, false)
-TG_KQ_GEN4(kq_gen4_q3_K_t, tg_block_q3_K, kq_lv_q3_K_avx2, kq_sc_q3_K_avx2, false, false)
+TG_KQ_GEN4(kq_gen4_q4_K_t, tg_block_q4_K, kq_lv_q4_K_avx2, kq_sc_q4_K_avx2, true, false, true, kq_smv_k4)
+TG_KQ_GEN4(kq_gen4_q5_K_t, tg_block_q5_K, kq_lv_q5_K_avx2, kq_sc_q5_K_avx2, true, false, true, kq_smv_k4)
+TG_KQ_GEN4(kq_gen4_q6_K_t, tg_block_q6_K, kq_lv_q6_K_avx2, kq_sc_q6_K_avx2, false, false, false, kq_smv_none)
+TG_KQ_GEN4(kq_gen4_iq4_xs_t, tg_block_iq4_xs, kq_lv_iq4_xs_avx2, kq_sc_iq4_xs_avx2, false, true, false, kq_smv_none)
+TG_KQ_GEN4(kq_gen4_q2_K_t, tg_block_q2_K, kq_lv_q2_K_avx2, kq_sc_q2_K_avx2, true, false, false, kq_smv_none)
+TG_KQ_GEN4(kq_gen4_q3_K_t, tg_block_q3_K, kq_lv_q3_K_avx2, kq_sc_q3_K_avx2, false, false, false, kq_smv_none)
 
 // Rows four at a time, the rest one by one.
 #define KQ_GEN_ROWS(FN, FN4, BX, g, y, c, nsb)                                                    \
