@@ -153,7 +153,18 @@ static inline __attribute__((always_inline, target("avx"))) void tg_store_rows8(
     for (int r = 0; r < rows; r++) c[r] = t[r];
 }
 
-// Q5_0 / Q5_1 high bits, rows in pairs (vec-quant.c, vec-legacy.c). The
+// Q5_0 / Q5_1 high bits (vec-quant.c, vec-legacy.c): 0x10 in byte e (element
+// order) where bit e of a block's qh is set.
+static inline __attribute__((always_inline, target("avx2"))) __m256i tg_q5hb_avx2(const uint8_t * qh) {
+    uint32_t h;
+    memcpy(&h, qh, 4);
+    const __m256i shuf = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+                                          2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+    const __m256i bit = _mm256_set1_epi64x((long long) 0x8040201008040201ull);
+    const __m256i sel = _mm256_and_si256(_mm256_shuffle_epi8(_mm256_set1_epi32((int) h), shuf), bit);
+    return _mm256_and_si256(_mm256_cmpeq_epi8(sel, bit), _mm256_set1_epi8(0x10));
+}
+// The same for rows in pairs. The
 // 32-bit words at p of four rows (`stride` bytes apart) as [w0 w1 w2 w3] in
 // both 128-bit halves: the qh fields of four rows' blocks.
 static inline __attribute__((always_inline, target("avx2"))) __m256i tg_w4x2_avx2(const void * p0, size_t stride) {

@@ -5,10 +5,9 @@
 // Reduction order (every level): per block of 32, the exact int32 sums of the
 // 8 groups of 4 consecutive products (lane u = elements 4u..4u+3) are
 // converted to f32 and multiply-added with dx * dy into 8 f32 lane
-// accumulators; the block's offset term
-// m_x * s_y is multiply-added (fmaf at the SIMD levels) to one f32
-// accumulator in block order. At the end the lanes are summed with the 8-lane
-// tree and the offset sum is added. The AVX2
+// accumulators; the block's offset term m_x * s_y is multiply-added (fmaf at
+// the SIMD levels) to one f32 accumulator in block order. At the end the
+// lanes are summed with the 8-lane tree and the offset sum is added. The AVX2
 // and VNNI paths give the same bits (vpdpbusd forms the same int32 lane sums
 // as maddubs + madd); the scalar path differs only where the compiler fuses a
 // multiply-add.
@@ -83,15 +82,6 @@ static inline __attribute__((always_inline, target(TG_LG_AVX2))) __m256i nibbles
     const __m128i t = _mm_loadu_si128((const __m128i *) qs), m4 = _mm_set1_epi8(0x0F);
     return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(t, 4), m4), _mm_and_si128(t, m4));
 }
-// 0x10 in byte e where bit e of the block's qh is set.
-static inline __attribute__((always_inline, target(TG_LG_AVX2))) __m256i high_bits(const uint8_t * qh) {
-    const __m256i v = _mm256_set1_epi32((int) qh_bits(qh));
-    const __m256i shuf = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
-                                          2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
-    const __m256i bit = _mm256_set1_epi64x((long long) 0x8040201008040201ull);
-    const __m256i sel = _mm256_and_si256(_mm256_shuffle_epi8(v, shuf), bit);
-    return _mm256_and_si256(_mm256_cmpeq_epi8(sel, bit), _mm256_set1_epi8(0x10));
-}
 
 // Exact int32 lanes of sum(x * y) over each 4 elements: x unsigned (0..31),
 // y int8 (-127..127).
@@ -141,7 +131,7 @@ static inline __attribute__((always_inline, target(TG_LG_AVX2))) __m256i load_q4
     return nibbles(b->qs);
 }
 static inline __attribute__((always_inline, target(TG_LG_AVX2))) __m256i load_q5_1(const tg_block_q5_1 * b) {
-    return _mm256_or_si256(nibbles(b->qs), high_bits(b->qh));
+    return _mm256_or_si256(nibbles(b->qs), tg_q5hb_avx2(b->qh));
 }
 
 LG_TILE(tile_q4_1_avx2, TG_LG_AVX2, LG_PROD_AVX2, tg_block_q4_1, load_q4_1)

@@ -1,4 +1,4 @@
-// vec-quant.c - dot products of Q8_0 / Q4_0 / IQ4_NL weight rows against Q8_0
+// vec-quant.c - dot products of Q8_0 / Q4_0 / Q5_0 / IQ4_NL weight rows against Q8_0
 // activation rows: the single dots of cpu-impl.h and the register-blocked
 // block kernels used by matmul.c.
 //
@@ -20,8 +20,11 @@
 // -128 (never produced by tg_quantize_row_q8_0 or ggml's quantizer). Q4_0 x
 // Q8_0 multiplies the unsigned nibbles and subtracts 8 * sum(y): exact for
 // all inputs (in the panel the nibble products of a block add up in int16:
-// at most 8 * 2 * 15 * 128 in magnitude). At the avx512vnni level a 512-bit
-// VNNI path (two blocks per register, its own lane order and f32 lane
+// at most 8 * 2 * 15 * 128 in magnitude). Q5_0 (levels 0..31 with the high
+// bit) does the same in generation (16 * sum(y) off; two maddubs still add
+// up in int16) and packs its signed levels (-16..15) into prompt panels like
+// Q8_0's; it has no VNNI path (the avx2 one runs there). At the avx512vnni
+// level a 512-bit VNNI path (two blocks per register, its own lane order and f32 lane
 // accumulators, below) whose vpdpbusd starts from the correction term
 // (-8 * sum(y) for Q4_0, -128 * sum(x) with unsigned y + 128 for Q8_0: exact
 // for all inputs), so a product costs one vpdpbusd and the f32 update.
@@ -193,22 +196,12 @@ TG_AVX2_INLINE __m256i q4u_avx2(const tg_block_q4_0 * b) {
     const __m128i t = _mm_loadu_si128((const __m128i *) b->qs);
     return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(t, 4), m4), _mm_and_si128(t, m4));
 }
-// Q5_0: 0x10 in the bytes (element order) whose bit of the block's qh is set.
-TG_AVX2_INLINE __m256i q5hb_avx2(const uint8_t * qh) {
-    uint32_t h;
-    memcpy(&h, qh, 4);
-    const __m256i shuf = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
-                                          2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
-    const __m256i bit = _mm256_set1_epi64x((long long) 0x8040201008040201ull);
-    const __m256i sel = _mm256_and_si256(_mm256_shuffle_epi8(_mm256_set1_epi32((int) h), shuf), bit);
-    return _mm256_and_si256(_mm256_cmpeq_epi8(sel, bit), _mm256_set1_epi8(0x10));
-}
 // Q5_0's levels, signed (-16..15).
 TG_AVX2_INLINE __m256i q5s_avx2(const tg_block_q5_0 * b) {
     const __m128i m4 = _mm_set1_epi8(0x0F);
     const __m128i t = _mm_loadu_si128((const __m128i *) b->qs);
     const __m256i nib = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(t, 4), m4), _mm_and_si128(t, m4));
-    return _mm256_sub_epi8(_mm256_or_si256(nib, q5hb_avx2(b->qh)), _mm256_set1_epi8(16));
+    return _mm256_sub_epi8(_mm256_or_si256(nib, tg_q5hb_avx2(b->qh)), _mm256_set1_epi8(16));
 }
 TG_AVX2_INLINE __m256i iq4_avx2(const tg_block_iq4_nl * b) {
     const __m128i m4 = _mm_set1_epi8(0x0F);
@@ -353,7 +346,7 @@ TG_AVX2_INLINE __m256i nibpair_avx2(__m256i t, __m256i yl, __m256i yh, int mode,
 // the qh words of rows 4 * (h / 2) ..; zero for the other modes.
 #define TG_NIB_HB(MODE, q4, h, hi) \
     ((MODE) == TG_NIB_Q5 ? tg_q5hb_pair_avx2((q4)[(h) / 2], (h) % 2, (hi)) : _mm256_setzero_si256())
-#define TG_NIB_QH(MODE, BX, x, g, blk, lda) \
+#define TG_NIB_QH(MODE, x, g, blk, lda) \
     ((MODE) == TG_NIB_Q5 ? tg_w4x2_avx2((const char *) &(x)[4 * (g)][blk] + offsetof(tg_block_q5_0, qh), lda) \
                          : _mm256_setzero_si256())
 #define TG_AVX2_GEMV4_NIB(NAME, BX, MODE)                                                         \
@@ -366,7 +359,7 @@ TG_AVX2_INLINE __m128 NAME(int64_t nb, const char * a, size_t lda, const tg_bloc
         const __m256i yl = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) y[blk].qs)); \
         const __m256i yh = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) (y[blk].qs + 16))); \
         __m256i p[2];                                                                             \
-        const __m256i q4[1] = { TG_NIB_QH(MODE, BX, x, 0, blk, lda) };                           \
+        const __m256i q4[1] = { TG_NIB_QH(MODE, x, 0, blk, lda) };                           \
         TG_UNROLL for (int h = 0; h < 2; h++) {                                                   \
             _mm_prefetch(a + 4 * lda + (4 * blk + 2 * h) * sizeof(BX), _MM_HINT_T0);             \
             _mm_prefetch(a + 4 * lda + (4 * blk + 2 * h + 1) * sizeof(BX), _MM_HINT_T0);         \
@@ -410,7 +403,7 @@ TG_AVX2_INLINE __m256 NAME(int64_t nb, const char * a, size_t lda, const tg_bloc
         const __m256i yl = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) y[blk].qs)); \
         const __m256i yh = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) (y[blk].qs + 16))); \
         __m256i p[4];                                                                             \
-        const __m256i q4[2] = { TG_NIB_QH(MODE, BX, x, 0, blk, lda), TG_NIB_QH(MODE, BX, x, 1, blk, lda) }; \
+        const __m256i q4[2] = { TG_NIB_QH(MODE, x, 0, blk, lda), TG_NIB_QH(MODE, x, 1, blk, lda) }; \
         TG_UNROLL for (int h = 0; h < 4; h++) {                                                   \
             _mm_prefetch(a + 8 * lda + (8 * blk + 2 * h) * sizeof(BX), _MM_HINT_T0);             \
             _mm_prefetch(a + 8 * lda + (8 * blk + 2 * h + 1) * sizeof(BX), _MM_HINT_T0);         \
