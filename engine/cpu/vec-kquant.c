@@ -774,7 +774,57 @@ TG_KQ_AVX2_INLINE __m128 NAME(int64_t nsb, const char * a, size_t lda, const tg_
 TG_KQ_GEN4(kq_gen4_q4_K_t, tg_block_q4_K, kq_lv_q4_K_avx2, kq_sc_q4_K_avx2, true, false, true, kq_smv_k4)
 TG_KQ_GEN4(kq_gen4_q5_K_t, tg_block_q5_K, kq_lv_q5_K_avx2, kq_sc_q5_K_avx2, true, false, true, kq_smv_k4)
 TG_KQ_GEN4(kq_gen4_q6_K_t, tg_block_q6_K, kq_lv_q6_K_avx2, kq_sc_q6_K_avx2, false, false, false, kq_smv_none)
-TG_KQ_GEN4(kq_gen4_iq4_xs_t, tg_block_iq4_xs, kq_lv_iq4_xs_avx2, kq_sc_iq4_xs_avx2, false, true, false, kq_smv_none)
+
+// IQ4_XS, four rows: a 32-byte load holds groups 2p and 2p + 1 (16 bytes
+// each, low nibbles the first 16 levels, high the last), so its low nibbles
+// are [2p's 0..15 | 2p+1's 0..15] and its high ones [2p's 16..31 | 2p+1's
+// 16..31]. The activations are put in that order instead (two permutes per
+// group pair, once for the four rows) and the scale vector is [s_2p x 8 |
+// s_2p+1 x 8]: no lane crossing per row where kq_lv_iq4_xs_avx2 assembles
+// each group's levels. The same products, so the same exact sums and bits.
+TG_KQ_AVX2_INLINE __m128 kq_gen4_iq4_xs_t(int64_t nsb, const char * a, size_t lda, const tg_block_q8_K * y) {
+    const __m256i tab = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) tg_iq4nl_values));
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    __m128 s = _mm_setzero_ps();
+    for (int64_t b = 0; b < nsb; b++) {
+        const tg_block_q8_K * yb = y + b;
+        TG_UNROLL for (size_t o_ = 0; o_ < 4 * sizeof(tg_block_iq4_xs); o_ += 64)
+            _mm_prefetch(a + 4 * lda + 4 * b * sizeof(tg_block_iq4_xs) + o_, _MM_HINT_T0);
+        __m256i yl[4], yh[4];
+        TG_UNROLL for (int p = 0; p < 4; p++) {
+            const __m256i g0 = _mm256_loadu_si256((const __m256i *) (yb->qs + 64 * p));
+            const __m256i g1 = _mm256_loadu_si256((const __m256i *) (yb->qs + 64 * p + 32));
+            yl[p] = _mm256_permute2x128_si256(g0, g1, 0x20);
+            yh[p] = _mm256_permute2x128_si256(g0, g1, 0x31);
+        }
+        __m256i ai[4];
+        float d[4];
+        TG_UNROLL for (int r = 0; r < 4; r++) {
+            const tg_block_iq4_xs * x = (const tg_block_iq4_xs *) (a + (size_t) r * lda) + b;
+            __m256i sv, mv, svh[2];
+            float dmin;
+            kq_sc_iq4_xs_avx2(x, &sv, &mv, &d[r], &dmin);
+            kq_scale_halves_avx2(sv, svh);
+            ai[r] = _mm256_setzero_si256();
+            TG_UNROLL for (int p = 0; p < 4; p++) {
+                const __m256i v = _mm256_loadu_si256((const __m256i *) (x->qs + 32 * p));
+                const __m256i lo = _mm256_shuffle_epi8(tab, _mm256_and_si256(v, m4));
+                const __m256i hi = _mm256_shuffle_epi8(tab, _mm256_and_si256(_mm256_srli_epi16(v, 4), m4));
+                // per-16 scales 4p (group 2p) and 4p + 2 (group 2p + 1), int16 lanes of svh[p / 2]
+                const char k0 = (char) (2 * ((4 * p) % 8)), k1 = (char) (2 * ((4 * p + 2) % 8));
+                const __m256i sc = _mm256_shuffle_epi8(svh[p / 2], _mm256_setr_epi8(
+                    k0, k0 + 1, k0, k0 + 1, k0, k0 + 1, k0, k0 + 1, k0, k0 + 1, k0, k0 + 1, k0, k0 + 1, k0, k0 + 1,
+                    k1, k1 + 1, k1, k1 + 1, k1, k1 + 1, k1, k1 + 1, k1, k1 + 1, k1, k1 + 1, k1, k1 + 1, k1, k1 + 1));
+                ai[r] = _mm256_add_epi32(ai[r], _mm256_add_epi32(_mm256_madd_epi16(kq_prod_avx2(lo, yl[p], true), sc),
+                                                                 _mm256_madd_epi16(kq_prod_avx2(hi, yh[p], true), sc)));
+            }
+        }
+        const __m128 yd = _mm_set1_ps(yb->d);
+        const __m128i is = reduce4_avx2(ai[0], ai[1], ai[2], ai[3]);
+        s = _mm_add_ps(s, _mm_mul_ps(_mm_mul_ps(yd, _mm_loadu_ps(d)), _mm_cvtepi32_ps(is)));
+    }
+    return s;
+}
 TG_KQ_GEN4(kq_gen4_q2_K_t, tg_block_q2_K, kq_lv_q2_K_avx2, kq_sc_q2_K_avx2, true, false, false, kq_smv_none)
 TG_KQ_GEN4(kq_gen4_q3_K_t, tg_block_q3_K, kq_lv_q3_K_avx2, kq_sc_q3_K_avx2, false, false, false, kq_smv_none)
 
