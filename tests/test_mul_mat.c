@@ -699,8 +699,8 @@ static void test_other_quant_types(void) {
 // kernels), for every weight type with its own kernels, at every SIMD level.
 static void test_batch_invariance(void) {
     static const enum tg_type types[] = { TG_TYPE_F32, TG_TYPE_F16, TG_TYPE_Q8_0, TG_TYPE_Q4_0, TG_TYPE_IQ4_NL,
-                                          TG_TYPE_Q5_0, TG_TYPE_Q4_1, TG_TYPE_Q5_1, TG_TYPE_Q4_K, TG_TYPE_Q5_K, TG_TYPE_Q6_K,
-                                          TG_TYPE_IQ4_XS };
+                                          TG_TYPE_Q5_0, TG_TYPE_Q4_1, TG_TYPE_Q5_1, TG_TYPE_Q2_K, TG_TYPE_Q3_K, TG_TYPE_Q4_K,
+                                          TG_TYPE_Q5_K, TG_TYPE_Q6_K, TG_TYPE_IQ4_XS };
     const int64_t k = 2304, m = 19, n = 70;   // 72 blocks of 32: past one panel's k chunk
     const int top = tg_cpu_simd_level();
     for (size_t ti = 0; ti < sizeof(types) / sizeof(types[0]); ti++) {

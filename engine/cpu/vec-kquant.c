@@ -28,6 +28,8 @@
 // the same integer sums.
 #include "vec-impl.h"
 
+#include <stddef.h>
+
 #include <string.h>
 
 #pragma GCC optimize("fp-contract=off")
@@ -715,13 +717,28 @@ TG_KQ_AVX2_INLINE __m256i kq_k4_mins_avx2(__m256i smv) {
 }
 #define kq_smv_k4(x)   kq_k4_smv_avx2((x)->scales)
 #define kq_smv_none(x) _mm256_setzero_si256()
+// Q2_K the same way: its 16 bytes (scale | min << 4 per 16 weights) in both
+// halves; group t's [s_2t x 8 | s_2t+1 x 8] and the per-16 mins are one
+// in-lane shuffle each of the masked scales / the shifted mins.
+#define kq_smv_q2(x)   _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) (x)->scales))
+TG_KQ_AVX2_INLINE __m256i kq_q2_sct_avx2(__m256i sc, int t) {
+    const short lo = (short) (0x8000 | (2 * t)), hi = (short) (0x8000 | (2 * t + 1));
+    return _mm256_shuffle_epi8(sc, _mm256_setr_epi16(lo, lo, lo, lo, lo, lo, lo, lo, hi, hi, hi, hi, hi, hi, hi, hi));
+}
+TG_KQ_AVX2_INLINE __m256i kq_q2_mins_avx2(__m256i raw) {
+    const __m256i mn = _mm256_and_si256(_mm256_srli_epi16(raw, 4), _mm256_set1_epi8(0x0F));
+#define TG_B(g) (short) (0x8000 | (g))
+    return _mm256_shuffle_epi8(mn, _mm256_setr_epi16(TG_B(0), TG_B(1), TG_B(2), TG_B(3), TG_B(4), TG_B(5), TG_B(6), TG_B(7),
+                                                     TG_B(8), TG_B(9), TG_B(10), TG_B(11), TG_B(12), TG_B(13), TG_B(14), TG_B(15)));
+#undef TG_B
+}
 
 // Four rows (lda bytes apart) against one column: per super-block the four
 // rows' exact sums in the lanes of one vector, then the float steps of
 // kq_gen_*_t lane by lane (lane r: row r, the same bits). The activation
 // block is read once for the four rows; the prefetch runs linearly through
-// the next four rows. K4 (Q4_K, Q5_K): scales by kq_k4_*, and the four rows'
-// d and dmin (a block's first two f16) converted together.
+// the next four rows. K4 1 (Q4_K, Q5_K): scales by kq_k4_*, 2 (Q2_K): by
+// kq_q2_*, and the four rows' d and dmin (adjacent f16) converted together.
 #define TG_KQ_GEN4(NAME, BX, LV, SC, TWO, SGN, K4, SMV)                                          \
 TG_KQ_AVX2_INLINE __m128 NAME(int64_t nsb, const char * a, size_t lda, const tg_block_q8_K * y) { \
     __m128 s = _mm_setzero_ps();                                                                  \
@@ -735,7 +752,11 @@ TG_KQ_AVX2_INLINE __m128 NAME(int64_t nsb, const char * a, size_t lda, const tg_
         TG_UNROLL for (int r = 0; r < 4; r++) {                                                   \
             const BX * x = (const BX *) (a + (size_t) r * lda) + b;                               \
             __m256i sv = _mm256_setzero_si256(), mv = sv, svh[2] = { sv, sv }, smv = sv;         \
-            if (K4) {                                                                             \
+            if (K4 == 2) {                                                                        \
+                const __m256i raw = SMV(x);                                                       \
+                mv = kq_q2_mins_avx2(raw);                                                        \
+                smv = _mm256_and_si256(raw, _mm256_set1_epi8(0x0F));                              \
+            } else if (K4) {                                                                      \
                 smv = SMV(x);                                                                     \
                 mv = kq_k4_mins_avx2(smv);                                                        \
             } else {                                                                              \
@@ -746,14 +767,16 @@ TG_KQ_AVX2_INLINE __m128 NAME(int64_t nsb, const char * a, size_t lda, const tg_
             TG_UNROLL for (int t = 0; t < 8; t++) {                                               \
                 const __m256i av = _mm256_loadu_si256((const __m256i *) (yb->qs + 32 * t));       \
                 ai[r] = _mm256_add_epi32(ai[r], _mm256_madd_epi16(kq_prod_avx2(LV(x, t), av, SGN), \
-                                                   K4 ? kq_k4_sct_avx2(smv, t) : kq_scale_th_avx2(svh, t))); \
+                                                   K4 == 2 ? kq_q2_sct_avx2(smv, t)           \
+                                                   : K4 ? kq_k4_sct_avx2(smv, t) : kq_scale_th_avx2(svh, t))); \
             }                                                                                     \
             mi[r] = _mm256_madd_epi16(mv, bs);                                                    \
             if (!TWO) ai[r] = _mm256_sub_epi32(ai[r], mi[r]);                                     \
         }                                                                                         \
         __m128 d4, dmin4;                                                                         \
         if (K4) {   /* [d0 dm0 d1 dm1 | d2 dm2 d3 dm3] */                                         \
-            const __m256 dm = _mm256_cvtph_ps(_mm256_castsi256_si128(tg_w4x2_avx2((const BX *) a + b, lda))); \
+            const __m256 dm = _mm256_cvtph_ps(_mm256_castsi256_si128(                           \
+                tg_w4x2_avx2((const char *) ((const BX *) a + b) + offsetof(BX, d), lda)));       \
             const __m128 lo = _mm256_castps256_ps128(dm), hi = _mm256_extractf128_ps(dm, 1);     \
             d4 = _mm_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));                                 \
             dmin4 = _mm_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1));                              \
@@ -825,7 +848,7 @@ TG_KQ_AVX2_INLINE __m128 kq_gen4_iq4_xs_t(int64_t nsb, const char * a, size_t ld
     }
     return s;
 }
-TG_KQ_GEN4(kq_gen4_q2_K_t, tg_block_q2_K, kq_lv_q2_K_avx2, kq_sc_q2_K_avx2, true, false, false, kq_smv_none)
+TG_KQ_GEN4(kq_gen4_q2_K_t, tg_block_q2_K, kq_lv_q2_K_avx2, kq_sc_q2_K_avx2, true, false, 2, kq_smv_q2)
 TG_KQ_GEN4(kq_gen4_q3_K_t, tg_block_q3_K, kq_lv_q3_K_avx2, kq_sc_q3_K_avx2, false, false, false, kq_smv_none)
 
 // Rows four at a time, the rest one by one.
