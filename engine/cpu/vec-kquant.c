@@ -737,9 +737,10 @@ TG_KQ_AVX2_INLINE __m256i kq_q2_mins_avx2(__m256i raw) {
 // rows' exact sums in the lanes of one vector, then the float steps of
 // kq_gen_*_t lane by lane (lane r: row r, the same bits). The activation
 // block is read once for the four rows; the prefetch runs linearly through
-// the next four rows. K4 1 (Q4_K, Q5_K): scales by kq_k4_*, 2 (Q2_K): by
-// kq_q2_*, and the four rows' d and dmin (adjacent f16) converted together.
-#define TG_KQ_GEN4(NAME, BX, LV, SC, TWO, SGN, K4, SMV)                                          \
+// the next four rows. SCM, the scales: 0 SC and the halves (kq_scale_th_avx2),
+// 1 kq_k4_* (Q4_K, Q5_K), 2 kq_q2_* (Q2_K); with 1 and 2 the four rows' d and
+// dmin (adjacent f16) are converted together.
+#define TG_KQ_GEN4(NAME, BX, LV, SC, TWO, SGN, SCM, SMV)                                          \
 TG_KQ_AVX2_INLINE __m128 NAME(int64_t nsb, const char * a, size_t lda, const tg_block_q8_K * y) { \
     __m128 s = _mm_setzero_ps();                                                                  \
     for (int64_t b = 0; b < nsb; b++) {                                                           \
@@ -752,11 +753,11 @@ TG_KQ_AVX2_INLINE __m128 NAME(int64_t nsb, const char * a, size_t lda, const tg_
         TG_UNROLL for (int r = 0; r < 4; r++) {                                                   \
             const BX * x = (const BX *) (a + (size_t) r * lda) + b;                               \
             __m256i sv = _mm256_setzero_si256(), mv = sv, svh[2] = { sv, sv }, smv = sv;         \
-            if (K4 == 2) {                                                                        \
+            if (SCM == 2) {                                                                        \
                 const __m256i raw = SMV(x);                                                       \
                 mv = kq_q2_mins_avx2(raw);                                                        \
                 smv = _mm256_and_si256(raw, _mm256_set1_epi8(0x0F));                              \
-            } else if (K4) {                                                                      \
+            } else if (SCM == 1) {                                                                      \
                 smv = SMV(x);                                                                     \
                 mv = kq_k4_mins_avx2(smv);                                                        \
             } else {                                                                              \
@@ -767,14 +768,14 @@ TG_KQ_AVX2_INLINE __m128 NAME(int64_t nsb, const char * a, size_t lda, const tg_
             TG_UNROLL for (int t = 0; t < 8; t++) {                                               \
                 const __m256i av = _mm256_loadu_si256((const __m256i *) (yb->qs + 32 * t));       \
                 ai[r] = _mm256_add_epi32(ai[r], _mm256_madd_epi16(kq_prod_avx2(LV(x, t), av, SGN), \
-                                                   K4 == 2 ? kq_q2_sct_avx2(smv, t)           \
-                                                   : K4 ? kq_k4_sct_avx2(smv, t) : kq_scale_th_avx2(svh, t))); \
+                                                   SCM == 2 ? kq_q2_sct_avx2(smv, t)           \
+                                                   : SCM == 1 ? kq_k4_sct_avx2(smv, t) : kq_scale_th_avx2(svh, t))); \
             }                                                                                     \
             mi[r] = _mm256_madd_epi16(mv, bs);                                                    \
             if (!TWO) ai[r] = _mm256_sub_epi32(ai[r], mi[r]);                                     \
         }                                                                                         \
         __m128 d4, dmin4;                                                                         \
-        if (K4) {   /* [d0 dm0 d1 dm1 | d2 dm2 d3 dm3] */                                         \
+        if (SCM) {   /* [d0 dm0 d1 dm1 | d2 dm2 d3 dm3] */                                         \
             const __m256 dm = _mm256_cvtph_ps(_mm256_castsi256_si128(                           \
                 tg_w4x2_avx2((const char *) ((const BX *) a + b) + offsetof(BX, d), lda)));       \
             const __m128 lo = _mm256_castps256_ps128(dm), hi = _mm256_extractf128_ps(dm, 1);     \
@@ -794,9 +795,9 @@ TG_KQ_AVX2_INLINE __m128 NAME(int64_t nsb, const char * a, size_t lda, const tg_
     }                                                                                             \
     return s;                                                                                     \
 }
-TG_KQ_GEN4(kq_gen4_q4_K_t, tg_block_q4_K, kq_lv_q4_K_avx2, kq_sc_q4_K_avx2, true, false, true, kq_smv_k4)
-TG_KQ_GEN4(kq_gen4_q5_K_t, tg_block_q5_K, kq_lv_q5_K_avx2, kq_sc_q5_K_avx2, true, false, true, kq_smv_k4)
-TG_KQ_GEN4(kq_gen4_q6_K_t, tg_block_q6_K, kq_lv_q6_K_avx2, kq_sc_q6_K_avx2, false, false, false, kq_smv_none)
+TG_KQ_GEN4(kq_gen4_q4_K_t, tg_block_q4_K, kq_lv_q4_K_avx2, kq_sc_q4_K_avx2, true, false, 1, kq_smv_k4)
+TG_KQ_GEN4(kq_gen4_q5_K_t, tg_block_q5_K, kq_lv_q5_K_avx2, kq_sc_q5_K_avx2, true, false, 1, kq_smv_k4)
+TG_KQ_GEN4(kq_gen4_q6_K_t, tg_block_q6_K, kq_lv_q6_K_avx2, kq_sc_q6_K_avx2, false, false, 0, kq_smv_none)
 
 // IQ4_XS, four rows: a 32-byte load holds groups 2p and 2p + 1 (16 bytes
 // each, low nibbles the first 16 levels, high the last), so its low nibbles
@@ -849,7 +850,7 @@ TG_KQ_AVX2_INLINE __m128 kq_gen4_iq4_xs_t(int64_t nsb, const char * a, size_t ld
     return s;
 }
 TG_KQ_GEN4(kq_gen4_q2_K_t, tg_block_q2_K, kq_lv_q2_K_avx2, kq_sc_q2_K_avx2, true, false, 2, kq_smv_q2)
-TG_KQ_GEN4(kq_gen4_q3_K_t, tg_block_q3_K, kq_lv_q3_K_avx2, kq_sc_q3_K_avx2, false, false, false, kq_smv_none)
+TG_KQ_GEN4(kq_gen4_q3_K_t, tg_block_q3_K, kq_lv_q3_K_avx2, kq_sc_q3_K_avx2, false, false, 0, kq_smv_none)
 
 // Rows four at a time, the rest one by one.
 #define KQ_GEN_ROWS(FN, FN4, BX, g, y, c, nsb)                                                    \
