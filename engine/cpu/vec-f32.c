@@ -171,11 +171,12 @@ TG_AVX_TILE(tile_f16_f32_avx,   tg_fp16_t, float,     v8_f16,  v8_f32,  s_f16,  
 TG_AVX_TILE(tile_bf16_f32_avx,  tg_bf16_t, float,     v8_bf16, v8_f32,  s_bf16, s_f32)
 TG_AVX_TILE(tile_bf16_bf16_avx, tg_bf16_t, tg_bf16_t, v8_bf16, v8_bf16, s_bf16, s_bf16)
 
-// f32 generation one row at a time: consecutive rows make one long stream
-// from memory (4-row tiles: four short ones, 15% slower on one thread).
+// Generation one row at a time: consecutive rows make one long stream from
+// memory (4-row tiles: four short ones; f32 15% slower on one thread, f16 and
+// bf16 20-30% slower from DRAM on two threads).
 TG_MM_BLOCK(block_f32_f32_avx, TG_AVX, tile_f32_f32_avx, 3, 4, 1, 1)
-TG_MM_BLOCK(block_f16_f32_avx, TG_AVX, tile_f16_f32_avx, 3, 4, 4, 1)
-TG_MM_BLOCK(block_bf16_f32_avx, TG_AVX, tile_bf16_f32_avx, 3, 3, 4, 1)
+TG_MM_BLOCK(block_f16_f32_avx, TG_AVX, tile_f16_f32_avx, 3, 4, 1, 1)
+TG_MM_BLOCK(block_bf16_f32_avx, TG_AVX, tile_bf16_f32_avx, 3, 3, 1, 1)
 TG_MM_BLOCK_NARROW(narrow_f32_f32_avx, TG_AVX, tile_f32_f32_avx, 3, 4)
 TG_MM_BLOCK_NARROW(narrow_f16_f32_avx, TG_AVX, tile_f16_f32_avx, 3, 4)
 
