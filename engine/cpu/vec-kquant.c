@@ -1062,6 +1062,47 @@ static void block_kq_scalar(const struct tg_mm_args * g) {
     kq_block(g, kq_kind_of(g->type)->unpack_scalar, kq_dot_scalar);
 }
 #ifdef TG_X86
+// ---- avx (no avx2): 128-bit dot of unpacked super-blocks ---------------------
+// For CPUs with AVX but not AVX2 (the levels are unpacked by the scalar code):
+// per 16 levels maddubs (or |q|, sign(y, q)) -> int16 pairs, madd with the
+// group's scale -> int32 lanes; the same exact isum / msum and the same float
+// steps (kq_term) as kq_dot_scalar1, so the same bits.
+__attribute__((target("avx"))) static void kq_dot_avx(const struct kq_kind * kd, int ni, int nsb,
+                                                       const struct kq_sb * const * u, const char * yb, size_t ldb,
+                                                       int64_t nj, float * c, size_t ldc, bool first) {
+    for (int i = 0; i < ni; i++)
+        for (int64_t j = 0; j < nj; j++) {
+            const tg_block_q8_K * y = (const tg_block_q8_K *) (yb + (size_t) j * ldb);
+            float * o = c + (size_t) j * ldc + i;
+            float s = first ? 0.0f : *o;
+            for (int b = 0; b < nsb; b++) {
+                const struct kq_sb * x = &u[i][b];
+                __m128i acc = _mm_setzero_si128();
+                for (int g = 0; g < 16; g++) {
+                    const __m128i q = _mm_load_si128((const __m128i *) (x->q + 16 * g));
+                    const __m128i a = _mm_loadu_si128((const __m128i *) (y[b].qs + 16 * g));
+                    const __m128i p = kd->signed_q ? _mm_maddubs_epi16(_mm_sign_epi8(q, q), _mm_sign_epi8(a, q))
+                                                   : _mm_maddubs_epi16(q, a);
+                    acc = _mm_add_epi32(acc, _mm_madd_epi16(p, _mm_set1_epi16(x->sc[g])));
+                }
+                __m128i ms = _mm_setzero_si128();
+                if (kd->has_mn)
+                    ms = _mm_add_epi32(_mm_madd_epi16(_mm_load_si128((const __m128i *) x->mn),
+                                                      _mm_loadu_si128((const __m128i *) y[b].bsums)),
+                                       _mm_madd_epi16(_mm_load_si128((const __m128i *) (x->mn + 8)),
+                                                      _mm_loadu_si128((const __m128i *) (y[b].bsums + 8))));
+                // [isum, isum, msum, msum] after the two folds
+                __m128i t = _mm_hadd_epi32(acc, ms);
+                t = _mm_hadd_epi32(t, t);
+                s = kq_term(kd, x, y[b].d, s, _mm_cvtsi128_si32(t), _mm_extract_epi32(t, 1));
+            }
+            *o = s;
+        }
+}
+static void block_kq_avx(const struct tg_mm_args * g) {
+    kq_block(g, kq_kind_of(g->type)->unpack_scalar, kq_dot_avx);
+}
+
 static void block_kq_avx2(const struct tg_mm_args * g) {
     if (g->nj < 4) {
         if (kq_gen_avx2(g)) return;   // generation: the levels decoded in registers
@@ -1087,6 +1128,7 @@ tg_mm_block_fn tg_mm_kquant_block(enum tg_type type, int level) {
 #ifdef TG_X86
     if (level >= TG_SIMD_AVX512VNNI) return block_kq_vnni;
     if (level >= TG_SIMD_AVX2) return block_kq_avx2;
+    if (level >= TG_SIMD_AVX) return block_kq_avx;
 #endif
     (void) level;
     return block_kq_scalar;

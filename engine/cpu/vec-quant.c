@@ -104,42 +104,64 @@ TG_AVX_INLINE int32_t hsum4i_avx(__m128i v) {
     return _mm_cvtsi128_si32(v);
 }
 
-// Q8_0 x Q8_0, RI x RJ tile. Per block: the RJ activation blocks are held
-// (two 16-byte halves each), every weight block is loaded once, and each
-// pair takes maddubs(|x|, sign(y, x)) -> madd -> the block's int32 sum.
-TG_AVX_INLINE void tile_q8_q8_avx(const int RI, const int RJ, int64_t nb,
-        const char * a, size_t lda, const char * b, size_t ldb, float * c, size_t ldc) {
-    float acc[4][4];
-    const __m128i ones = _mm_set1_epi16(1);
-    TG_UNROLL for (int i = 0; i < RI; i++)
-    TG_UNROLL for (int j = 0; j < RJ; j++) acc[i][j] = 0.0f;
-    for (int64_t blk = 0; blk < nb; blk++) {
-        __m128i yl[4], yh[4];
-        float dy[4];
-        TG_UNROLL for (int j = 0; j < RJ; j++) {
-            const tg_block_q8_0 * by = (const tg_block_q8_0 *) (b + j * ldb) + blk;
-            yl[j] = _mm_loadu_si128((const __m128i *) by->qs);
-            yh[j] = _mm_loadu_si128((const __m128i *) (by->qs + 16));
-            dy[j] = _cvtsh_ss(by->d);
-        }
-        TG_UNROLL for (int i = 0; i < RI; i++) {
-            const tg_block_q8_0 * bx = (const tg_block_q8_0 *) (a + i * lda) + blk;
-            if (RJ == 1) _mm_prefetch((const char *) bx + TG_PREFETCH, _MM_HINT_T0);
-            const __m128i xl = _mm_loadu_si128((const __m128i *) bx->qs);
-            const __m128i xh = _mm_loadu_si128((const __m128i *) (bx->qs + 16));
-            const __m128i al = _mm_sign_epi8(xl, xl), ah = _mm_sign_epi8(xh, xh);
-            const float dx = _cvtsh_ss(bx->d);
-            TG_UNROLL for (int j = 0; j < RJ; j++) {
-                __m128i pl = _mm_madd_epi16(_mm_maddubs_epi16(al, _mm_sign_epi8(yl[j], xl)), ones);
-                __m128i ph = _mm_madd_epi16(_mm_maddubs_epi16(ah, _mm_sign_epi8(yh[j], xh)), ones);
-                acc[i][j] = fmaf((float) hsum4i_avx(_mm_add_epi32(pl, ph)), dx * dy[j], acc[i][j]);
-            }
-        }
-    }
-    TG_UNROLL for (int j = 0; j < RJ; j++)
-    TG_UNROLL for (int i = 0; i < RI; i++)
-        c[j * ldc + i] = acc[i][j];
+// Signed 8-bit weights x Q8_0, RI x RJ tile. Per block: the RJ activation
+// blocks are held (two 16-byte halves each), every weight block is loaded
+// once (LOADX: its levels 0..15 and 16..31 as int8), and each pair takes
+// maddubs(|x|, sign(y, x)) -> madd -> the block's int32 sum.
+#define TG_AVX_S8TILE(NAME, BX, LOADX)                                                           \
+TG_AVX_INLINE void NAME(const int RI, const int RJ, int64_t nb,                                  \
+        const char * a, size_t lda, const char * b, size_t ldb, float * c, size_t ldc) {        \
+    float acc[4][4];                                                                             \
+    const __m128i ones = _mm_set1_epi16(1);                                                      \
+    TG_UNROLL for (int i = 0; i < RI; i++)                                                       \
+    TG_UNROLL for (int j = 0; j < RJ; j++) acc[i][j] = 0.0f;                                     \
+    for (int64_t blk = 0; blk < nb; blk++) {                                                     \
+        __m128i yl[4], yh[4];                                                                    \
+        float dy[4];                                                                             \
+        TG_UNROLL for (int j = 0; j < RJ; j++) {                                                 \
+            const tg_block_q8_0 * by = (const tg_block_q8_0 *) (b + j * ldb) + blk;              \
+            yl[j] = _mm_loadu_si128((const __m128i *) by->qs);                                   \
+            yh[j] = _mm_loadu_si128((const __m128i *) (by->qs + 16));                            \
+            dy[j] = _cvtsh_ss(by->d);                                                            \
+        }                                                                                        \
+        TG_UNROLL for (int i = 0; i < RI; i++) {                                                 \
+            const BX * bx = (const BX *) (a + i * lda) + blk;                                    \
+            if (RJ == 1) _mm_prefetch((const char *) bx + TG_PREFETCH, _MM_HINT_T0);             \
+            __m128i xl, xh;                                                                      \
+            LOADX(bx, &xl, &xh);                                                                 \
+            const __m128i al = _mm_sign_epi8(xl, xl), ah = _mm_sign_epi8(xh, xh);                \
+            const float dx = _cvtsh_ss(bx->d);                                                   \
+            TG_UNROLL for (int j = 0; j < RJ; j++) {                                             \
+                __m128i pl = _mm_madd_epi16(_mm_maddubs_epi16(al, _mm_sign_epi8(yl[j], xl)), ones); \
+                __m128i ph = _mm_madd_epi16(_mm_maddubs_epi16(ah, _mm_sign_epi8(yh[j], xh)), ones); \
+                acc[i][j] = fmaf((float) hsum4i_avx(_mm_add_epi32(pl, ph)), dx * dy[j], acc[i][j]); \
+            }                                                                                    \
+        }                                                                                        \
+    }                                                                                            \
+    TG_UNROLL for (int j = 0; j < RJ; j++)                                                       \
+    TG_UNROLL for (int i = 0; i < RI; i++)                                                       \
+        c[j * ldc + i] = acc[i][j];                                                              \
 }
+TG_AVX_INLINE void q8_lh_avx(const tg_block_q8_0 * b, __m128i * xl, __m128i * xh) {
+    *xl = _mm_loadu_si128((const __m128i *) b->qs);
+    *xh = _mm_loadu_si128((const __m128i *) (b->qs + 16));
+}
+// Q5_0's levels (-16..15): the nibbles, bit e of qh as 0x10, minus 16.
+TG_AVX_INLINE void q5_0_lh_avx(const tg_block_q5_0 * b, __m128i * xl, __m128i * xh) {
+    uint32_t h;
+    memcpy(&h, b->qh, 4);
+    const __m128i m4 = _mm_set1_epi8(0x0F), c16 = _mm_set1_epi8(16), v = _mm_set1_epi32((int) h);
+    const __m128i bit = _mm_set1_epi64x((long long) 0x8040201008040201ull);
+    const __m128i t = _mm_loadu_si128((const __m128i *) b->qs);
+    const __m128i hl = _mm_cmpeq_epi8(_mm_and_si128(_mm_shuffle_epi8(v, _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0,
+                                                                                      1, 1, 1, 1, 1, 1, 1, 1)), bit), bit);
+    const __m128i hh = _mm_cmpeq_epi8(_mm_and_si128(_mm_shuffle_epi8(v, _mm_setr_epi8(2, 2, 2, 2, 2, 2, 2, 2,
+                                                                                      3, 3, 3, 3, 3, 3, 3, 3)), bit), bit);
+    *xl = _mm_sub_epi8(_mm_or_si128(_mm_and_si128(t, m4), _mm_and_si128(hl, c16)), c16);
+    *xh = _mm_sub_epi8(_mm_or_si128(_mm_and_si128(_mm_srli_epi16(t, 4), m4), _mm_and_si128(hh, c16)), c16);
+}
+TG_AVX_S8TILE(tile_q8_q8_avx, tg_block_q8_0, q8_lh_avx)
+TG_AVX_S8TILE(tile_q5_0_q8_avx, tg_block_q5_0, q5_0_lh_avx)
 
 // Q4_0 x Q8_0, RI x RJ tile. The nibbles stay unsigned: each lane is
 // sum(nib * y) - 8 * sum(y), the same exact integers as sum((nib - 8) * y);
@@ -181,6 +203,7 @@ TG_AVX_INLINE void tile_q4_q8_avx(const int RI, const int RJ, int64_t nb,
 
 TG_MM_BLOCK(block_q8_q8_avx, TG_AVX, tile_q8_q8_avx, 2, 2, 4, TG_QK8_0)
 TG_MM_BLOCK(block_q4_q8_avx, TG_AVX, tile_q4_q8_avx, 2, 2, 4, TG_QK8_0)
+TG_MM_BLOCK(block_q5_0_q8_avx, TG_AVX, tile_q5_0_q8_avx, 2, 2, 4, TG_QK8_0)
 
 // ---- avx2 (+fma, f16c): 256-bit integer ops ---------------------------------
 #define TG_AVX2 __attribute__((target("avx2,avx,fma,f16c")))
@@ -838,9 +861,10 @@ TG_MM_DOT(dot_q4_q8_vnni, TG_VNNI, tile_q4_q8_vnni, tg_block_q4_0, tg_block_q8_0
 
 tg_mm_block_fn tg_mm_quant_block(enum tg_mm_kind kind, int level) {
     const bool q4 = kind == TG_MM_Q4_Q8;
-    if (kind == TG_MM_Q5_0_Q8) {   // no 128-bit or VNNI path: the avx2 one (the same bits as scalar)
+    if (kind == TG_MM_Q5_0_Q8) {   // no VNNI path: the avx2 one (the same bits as scalar)
 #ifdef TG_X86
         if (level >= TG_SIMD_AVX2) return block_q5_0_q8_avx2;
+        if (level >= TG_SIMD_AVX) return block_q5_0_q8_avx;
 #endif
         return block_q5_0_q8_scalar;
     }
