@@ -160,7 +160,15 @@ TG_AVX_INLINE void q5_0_lh_avx(const tg_block_q5_0 * b, __m128i * xl, __m128i * 
     *xl = _mm_sub_epi8(_mm_or_si128(_mm_and_si128(t, m4), _mm_and_si128(hl, c16)), c16);
     *xh = _mm_sub_epi8(_mm_or_si128(_mm_and_si128(_mm_srli_epi16(t, 4), m4), _mm_and_si128(hh, c16)), c16);
 }
+// IQ4_NL's levels: the table values of the nibbles.
+TG_AVX_INLINE void iq4_lh_avx(const tg_block_iq4_nl * b, __m128i * xl, __m128i * xh) {
+    const __m128i m4 = _mm_set1_epi8(0x0F), tab = _mm_loadu_si128((const __m128i *) tg_iq4nl_values);
+    const __m128i t = _mm_loadu_si128((const __m128i *) b->qs);
+    *xl = _mm_shuffle_epi8(tab, _mm_and_si128(t, m4));
+    *xh = _mm_shuffle_epi8(tab, _mm_and_si128(_mm_srli_epi16(t, 4), m4));
+}
 TG_AVX_S8TILE(tile_q8_q8_avx, tg_block_q8_0, q8_lh_avx)
+TG_AVX_S8TILE(tile_iq4_q8_avx, tg_block_iq4_nl, iq4_lh_avx)
 TG_AVX_S8TILE(tile_q5_0_q8_avx, tg_block_q5_0, q5_0_lh_avx)
 
 // Q4_0 x Q8_0, RI x RJ tile. The nibbles stay unsigned: each lane is
@@ -204,6 +212,7 @@ TG_AVX_INLINE void tile_q4_q8_avx(const int RI, const int RJ, int64_t nb,
 TG_MM_BLOCK(block_q8_q8_avx, TG_AVX, tile_q8_q8_avx, 2, 2, 4, TG_QK8_0)
 TG_MM_BLOCK(block_q4_q8_avx, TG_AVX, tile_q4_q8_avx, 2, 2, 4, TG_QK8_0)
 TG_MM_BLOCK(block_q5_0_q8_avx, TG_AVX, tile_q5_0_q8_avx, 2, 2, 4, TG_QK8_0)
+TG_MM_BLOCK(block_iq4_q8_avx, TG_AVX, tile_iq4_q8_avx, 2, 2, 4, TG_QK8_0)
 
 // ---- avx2 (+fma, f16c): 256-bit integer ops ---------------------------------
 #define TG_AVX2 __attribute__((target("avx2,avx,fma,f16c")))
@@ -868,10 +877,11 @@ tg_mm_block_fn tg_mm_quant_block(enum tg_mm_kind kind, int level) {
 #endif
         return block_q5_0_q8_scalar;
     }
-    if (kind == TG_MM_IQ4NL_Q8) {   // no 128-bit path: the avx level takes the scalar one
+    if (kind == TG_MM_IQ4NL_Q8) {
 #ifdef TG_X86
         if (level >= TG_SIMD_AVX512VNNI) return block_iq4_q8_vnni;
         if (level >= TG_SIMD_AVX2) return block_iq4_q8_avx2;
+        if (level >= TG_SIMD_AVX) return block_iq4_q8_avx;
 #endif
         return block_iq4_q8_scalar;
     }
