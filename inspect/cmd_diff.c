@@ -60,6 +60,11 @@ static void json_evidence_counts(const struct tg_diff_result * r) {
     printf(", \"none\": %d}", r->evidence[TG_DIFF_EV_NONE]);
 }
 
+// The relative difference of summaries or sums (NAN for other evidence).
+static double stat_rel(const struct tg_diff_pair * p) {
+    return p->evidence == TG_DIFF_EV_SUMMARY || p->evidence == TG_DIFF_EV_SUMS || p->evidence == TG_DIFF_EV_PADDED ? p->rel : NAN;
+}
+
 static void json_pair_numbers(const struct tg_diff_pair * p) {
     printf(", \"evidence\": ");
     if (p->evidence == TG_DIFF_EV_NONE) printf("null"); else json_str(tg_diff_evidence_name(p->evidence));
@@ -67,7 +72,10 @@ static void json_pair_numbers(const struct tg_diff_pair * p) {
     printf(", \"rel_l2_err\": "); json_num(p->rel_l2_err);
     printf(", \"introduced\": %s", p->introduced ? "true" : "false");
     printf(", \"max_abs\": "); json_num(p->max_abs);
-    printf(", \"stat_rel\": "); json_num(p->evidence == TG_DIFF_EV_SUMMARY || p->evidence == TG_DIFF_EV_SUMS ? p->rel : NAN);
+    printf(", \"stat_rel\": "); json_num(stat_rel(p));
+    if (p->padded)
+        printf(", \"shape_b\": [%lld, %lld, %lld, %lld]", (long long) p->ne_b[0], (long long) p->ne_b[1], (long long) p->ne_b[2],
+               (long long) p->ne_b[3]);
 }
 
 static const char * verdict(const struct tg_diff_result * r) {
@@ -184,13 +192,15 @@ static void print_text(const struct tg_diff_result * r, const char * a, const ch
                    tg_diff_kind_name(p->kind), tg_diff_evidence_name(p->evidence));
             print_num(p->rel_l2, 10);
             print_num(p->max_abs, 10);
-            print_num(p->evidence == TG_DIFF_EV_SUMMARY || p->evidence == TG_DIFF_EV_SUMS ? p->rel : NAN, 10);
+            print_num(stat_rel(p), 10);
             if (p->evidence == TG_DIFF_EV_SKETCH) printf(" +-%.2g", p->rel_l2_err);
+            if (p->padded) { shape_str(p->ne_b, sh, sizeof(sh)); printf("  (B %s: padded)", sh); }
             printf("%s%s\n", p->introduced ? "  introduced" : "", k == r->first ? "  <- first divergence" : "");
         }
         printf("  (rel_l2 = ||A-B|| / ||B|| from contents, or estimated from sketches +- one standard deviation; max_abs "
-               "from contents; stat_rel = relative difference of the summaries or sums; introduced = the difference grows "
-               "here faster than in any input; - = unknown)\n\n");
+               "from contents; stat_rel = relative difference of the summaries or sums; padded = B's node is larger in one "
+               "dimension (its KV padding), its sums compared with the extra cells taken as zeros; introduced = the "
+               "difference grows here faster than in any input; - = unknown)\n\n");
     }
     if (r->first >= 0) {
         const struct tg_diff_pair * p = &r->pairs[r->first];
@@ -205,7 +215,9 @@ static void print_text(const struct tg_diff_result * r, const char * a, const ch
                    "(no contents recorded)\n", p->rel_l2, p->rel_l2_err, o->rtol);
         else
             printf("  relative difference of the %s %.4g (rtol %g); element errors unknown (no contents recorded)\n",
-                   p->evidence == TG_DIFF_EV_SUMS ? "sums (sum, sum of squares)" : "summaries (mean, rms, min, max)", p->rel, o->rtol);
+                   p->evidence == TG_DIFF_EV_SUMS ? "sums (sum, sum of squares)" :
+                   p->evidence == TG_DIFF_EV_PADDED ? "sums (sum, sum of squares; B's padded cells taken as zeros)" :
+                   "summaries (mean, rms, min, max)", p->rel, o->rtol);
         printf("  %d node%s of A depend on it", r->n_dependents, r->n_dependents == 1 ? "" : "s");
         for (int k = 0; k < r->n_dependents && k < 8; k++) printf("%s#%d", k ? ", " : ": ", r->dependents[k]);
         printf("%s\n", r->n_dependents > 8 ? ", ..." : "");

@@ -33,6 +33,31 @@ n_near=$(grep -oE "[0-9]+ near" "$work/out" | grep -oE "[0-9]+")
 "$TGDB" diff "$work/f32.tgt" "$D/evalcb-tiny-f32-p1.tsv" --rtol 1e-9 --atol 0 > "$work/out"; rc=$?
 [ $rc = 1 ] && ok "the TSV comparison can fail (rtol 1e-9 -> exit 1)" || bad "rtol 1e-9 should find differences (rc=$rc)"
 
+# another engine's KV padding: llama.cpp's kq / kq_soft_max span 256 cache cells where ours span
+# fewer; the dump's lines for them, shaped [256,T,H,1] with our own sums (the extra cells zeros),
+# pair with our nodes and compare by sums ("padded"); wrong sums there are a DIFF
+"$TGDB" trace node "$work/f32.tgt" kq-0 --json > "$work/kq.json" && "$TGDB" trace node "$work/f32.tgt" kq_soft_max-0 --json > "$work/sm.json" \
+    || bad "trace node kq-0 / kq_soft_max-0"
+padded_tsv() {   # $1: scale applied to kq-0's sums
+  python3 - "$work/kq.json" "$work/sm.json" "$1" <<'PY'
+import json, sys
+for f, scale in ((sys.argv[1], float(sys.argv[3])), (sys.argv[2], 1.0)):
+    d = json.load(open(f)); s = d["evals"][0]["summary"]; ne = d["shape"]; n = ne[0] * ne[1] * ne[2] * ne[3]
+    print("%s\t%s\t256,%d,%d,%d\t%.9g\t%.9g" % (d["name"], d["op"], ne[1], ne[2], ne[3], s["mean"] * n * scale, s["rms"] ** 2 * n * scale))
+PY
+}
+{ grep -E "^(inp_embd|attn_norm-0|Qcur-0)\s" "$D/evalcb-tiny-f32-p1.tsv"; padded_tsv 1; grep -E "^kqv_out-0\s" "$D/evalcb-tiny-f32-p1.tsv"; } > "$work/pad.tsv"
+"$TGDB" diff "$work/f32.tgt" "$work/pad.tsv" --all > "$work/out"; rc=$?
+[ $rc = 0 ] && ok "padded dump: exit 0" || { bad "padded dump: exit $rc"; cat "$work/out"; }
+expect "padded dump: kq-0 paired across its KV padding, compared by sums" "kq-0 +MUL_MAT +\[[0-9]+,[0-9]+,[0-9]+,1\] +near +padded .*\(B \[256,"
+expect "padded dump: kq_soft_max-0 too" "kq_soft_max-0 +SOFT_MAX .* near +padded "
+expect "padded dump: the count by evidence" "compared [0-9]+ of [0-9]+ aligned nodes \(.*2 by padded"
+{ padded_tsv 1.01; } > "$work/pad-bad.tsv"
+"$TGDB" diff "$work/f32.tgt" "$work/pad-bad.tsv" > "$work/out"; rc=$?
+[ $rc = 1 ] && ok "padded dump with kq-0's sums 1% off: exit 1" || bad "padded dump, wrong sums: exit $rc"
+expect "padded dump, wrong sums: kq-0 is the first divergence, by its sums" "^first divergent node: .* kq-0 .*" 
+expect "padded dump, wrong sums: says the padded cells were taken as zeros" "padded cells taken as zeros"
+
 # --trace-hash none: nothing to compare -> inconclusive (exit 3), never "equivalent";
 # --trace-hash computed: the unhashed views do not make it inconclusive
 for mode in none computed; do

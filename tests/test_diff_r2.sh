@@ -28,6 +28,9 @@ n_near=$(grep -oE "[0-9]+ near" "$work/out" | grep -oE "[0-9]+")
 "$TGDB" diff "$work/q3.tgt" "$D/r2/evalcb-qwen3-tiny-p1.tsv" --all > "$work/all"
 grep -qE "Qcur_normed-1 +MUL .* near" "$work/all" && ok "the per-head Q norm of layer 1 is among the matched nodes" \
     || { bad "Qcur_normed-1 not matched"; grep Qcur_normed "$work/all"; }
+grep -qE "kq_soft_max-1 +SOFT_MAX +\[[0-9]+,10,4,1\] +near +padded .*\(B \[256,10,4,1\]: padded\)" "$work/all" \
+    && ok "kq_soft_max-1 paired across the reference's KV padding (256 cells) and within 1e-3 by its sums" \
+    || { bad "kq_soft_max-1 not paired as padded"; grep -E "kq" "$work/all"; }
 "$TGDB" diff "$work/q3.tgt" "$D/r2/evalcb-qwen3-tiny-p1.tsv" --rtol 1e-12 --atol 0 > "$work/out"; rc=$?
 [ $rc = 1 ] && ok "the comparison can fail (rtol 1e-12 -> exit 1)" || bad "rtol 1e-12 should find differences (rc=$rc)"
 finish

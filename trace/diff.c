@@ -187,6 +187,22 @@ static bool same_key(const struct dnode * x, const struct dnode * y) {
     return strcmp(x->name, y->name) == 0 && strcmp(x->op, y->op) == 0 && memcmp(x->ne, y->ne, sizeof(x->ne)) == 0;
 }
 
+// The same node of another engine's dump with one dimension of another size:
+// its padding (llama.cpp steps the KV length of kq, kq_soft_max and the cache
+// views by 256 cells, tgdb by 32). The extra cells hold zeros there (masked
+// probabilities; scores against a cleared cache), so the sums compare.
+static bool pad_key(const struct dnode * x, const struct dnode * y) {
+    if (strcmp(x->name, y->name) != 0 || strcmp(x->op, y->op) != 0 || !x->has_sums || !y->has_sums) return false;
+    int n_diff = 0;
+    for (int d = 0; d < 4; d++) n_diff += x->ne[d] != y->ne[d];
+    return n_diff == 1;
+}
+
+// Pairing key: exact, or padded against a TSV dump.
+static bool key_match(const struct tg_diff_side * B, const struct dnode * x, const struct dnode * y) {
+    return same_key(x, y) || (B->tsv && pad_key(x, y));
+}
+
 // Contents of (graph_id, node) as floats (malloc'd), NULL if none recorded.
 static float * load_contents(struct tg_trace * tr, uint32_t graph_id, int node, int64_t * n) {
     int ci = tg_trace_find_contents(tr, graph_id, node, UINT32_MAX);
@@ -218,10 +234,23 @@ double tg_diff_sketch_rel_l2(const struct tg_trace_sketch * a, const struct tg_t
     return rel;
 }
 
+// Sum and sum of squares: the largest of the relative deltas of the sum
+// (against sqrt(sumsq)) and of the sum of squares.
+static void compare_sums(const struct dnode * x, const struct dnode * y, const struct tg_diff_options * o,
+                         struct tg_diff_pair * p, int evidence) {
+    double norm = sqrt(fmax(y->sq, 0.0));
+    double rs = fabs(x->s - y->s) / (fmax(fabs(y->s), norm) + o->atol);
+    double rq = fabs(x->sq - y->sq) / (fabs(y->sq) + o->atol);
+    p->evidence = evidence;
+    p->rel = fmax(rs, rq);
+    p->kind = p->rel <= o->rtol ? TG_DIFF_NEAR : TG_DIFF_DIFF;
+}
+
 static void compare(const struct tg_diff_side * A, const struct tg_diff_side * B, uint32_t ga, uint32_t gb,
                     const struct dnode * x, const struct dnode * y, const struct tg_diff_options * o,
                     struct tg_diff_pair * p) {
     p->rel_l2 = p->rel_l2_err = p->max_abs = p->mean_abs = p->max_rel = p->rel = NAN;
+    if (p->padded) { compare_sums(x, y, o, p, TG_DIFF_EV_PADDED); return; }   // (pad_key: both have sums)
     // equal hashes mean equal contents only when both traces hash alike
     bool hashed = x->has_hash && y->has_hash && A->xxh3 == B->xxh3;
     if (hashed && x->hash == y->hash) {
@@ -288,15 +317,7 @@ static void compare(const struct tg_diff_side * A, const struct tg_diff_side * B
         p->kind = p->rel <= o->rtol ? TG_DIFF_NEAR : TG_DIFF_DIFF;
         return;
     }
-    if (x->has_sums && y->has_sums) {
-        double norm = sqrt(fmax(y->sq, 0.0));
-        double rs = fabs(x->s - y->s) / (fmax(fabs(y->s), norm) + o->atol);
-        double rq = fabs(x->sq - y->sq) / (fabs(y->sq) + o->atol);
-        p->evidence = TG_DIFF_EV_SUMS;
-        p->rel = fmax(rs, rq);
-        p->kind = p->rel <= o->rtol ? TG_DIFF_NEAR : TG_DIFF_DIFF;
-        return;
-    }
+    if (x->has_sums && y->has_sums) { compare_sums(x, y, o, p, TG_DIFF_EV_SUMS); return; }
     p->kind = TG_DIFF_UNKNOWN;   // (hash_differs: the bytes differ, but nothing measures by how much)
     // a view recorded without data on both sides (--trace-hash computed):
     // its bytes are those of the computed nodes it views, compared there
@@ -337,16 +358,18 @@ static bool align_graph(const struct tg_diff_side * A, const struct tg_diff_side
         p.graph_id = x->graph_id;
         p.rel_l2 = p.rel_l2_err = p.max_abs = p.mean_abs = p.max_rel = p.rel = NAN;
         p.node_a = p.node_b = -1;
-        if (i < x->n && j < y->n && same_key(&x->nodes[i], &y->nodes[j])) {
+        if (i < x->n && j < y->n && key_match(B, &x->nodes[i], &y->nodes[j])) {
             p.node_a = x->nodes[i].node;
             p.node_b = y->nodes[j].node;
             fill_names(&p, &x->nodes[i]);
+            p.padded = !same_key(&x->nodes[i], &y->nodes[j]);
+            if (p.padded) memcpy(p.ne_b, y->nodes[j].ne, sizeof(p.ne_b));
             compare(A, B, x->graph_id, y->graph_id, &x->nodes[i], &y->nodes[j], o, &p);
             i++, j++;
         } else if (i < x->n && j < y->n) {
             int kb = -1, ka = -1;
-            for (int k = j + 1; k < y->n && k <= j + LOOKAHEAD && kb < 0; k++) if (same_key(&x->nodes[i], &y->nodes[k])) kb = k;
-            for (int k = i + 1; k < x->n && k <= i + LOOKAHEAD && ka < 0; k++) if (same_key(&x->nodes[k], &y->nodes[j])) ka = k;
+            for (int k = j + 1; k < y->n && k <= j + LOOKAHEAD && kb < 0; k++) if (key_match(B, &x->nodes[i], &y->nodes[k])) kb = k;
+            for (int k = i + 1; k < x->n && k <= i + LOOKAHEAD && ka < 0; k++) if (key_match(B, &x->nodes[k], &y->nodes[j])) ka = k;
             if (kb >= 0 && (ka < 0 || kb - j <= ka - i)) {
                 p.kind = TG_DIFF_ONLY_B; p.node_b = y->nodes[j].node; fill_names(&p, &y->nodes[j]); j++;
             } else {

@@ -6,7 +6,9 @@
 // the sum and sum of squares (a per-node TSV dump from another engine's eval
 // callback: name, op, ne0,ne1,ne2,ne3, sum, sum of squares). Graphs are paired
 // in order; nodes are aligned by (name, op, shape), tolerant of inserted or
-// missing nodes; each pair is classified and the first divergent node in A's
+// missing nodes (against a TSV dump, a node of the same name and op whose
+// shape differs in one dimension - another engine's KV padding - is paired
+// and compared by its sums); each pair is classified and the first divergent node in A's
 // execution order is reported with the nodes that depend on it.
 #ifndef TG_TRACE_DIFF_H
 #define TG_TRACE_DIFF_H
@@ -56,14 +58,17 @@ struct tg_diff_options tg_diff_default_options(void);
     X(TG_DIFF_EV_CONTENTS, "contents") /* full contents of both sides */ \
     X(TG_DIFF_EV_SUMMARY,  "summary")  /* numeric summaries (mean, rms, min, max, NaN/Inf counts) */ \
     X(TG_DIFF_EV_SUMS,     "sums")     /* sum and sum of squares (a TSV dump side) */ \
-    X(TG_DIFF_EV_SKETCH,   "sketch")   /* value sketches (format 1.2): estimated rel_l2 */
+    X(TG_DIFF_EV_SKETCH,   "sketch")   /* value sketches (format 1.2): estimated rel_l2 */ \
+    X(TG_DIFF_EV_PADDED,   "padded")   /* a TSV dump's node whose shape differs in one dimension \
+                                          (padding: llama.cpp steps the KV length by 256 cells, \
+                                          tgdb by 32): sums, the extra cells taken as zeros */
 enum tg_diff_evidence {
 #define TG_DIFF_EV_ENUM(e, name) e,
     TG_DIFF_EVIDENCE_LIST(TG_DIFF_EV_ENUM)
 #undef TG_DIFF_EV_ENUM
     TG_DIFF_EV_COUNT
 };
-// "-", "hash", "contents", "summary", "sums", "sketch".
+// "-", "hash", "contents", "summary", "sums", "sketch", "padded".
 const char * tg_diff_evidence_name(int evidence);
 
 struct tg_diff_pair {
@@ -91,7 +96,9 @@ struct tg_diff_pair {
                                 // evidence
     char     name[TG_TRACE_NAME];
     char     op[24];
-    int64_t  ne[4];
+    int64_t  ne[4];             // A's shape (B's where only in B)
+    bool     padded;            // B (a TSV dump) has this node with another size in one dimension
+    int64_t  ne_b[4];           // B's shape when padded
 };
 
 struct tg_diff_result {
