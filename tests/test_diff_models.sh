@@ -58,6 +58,24 @@ expect "padded dump: the count by evidence" "compared [0-9]+ of [0-9]+ aligned n
 expect "padded dump, wrong sums: kq-0 is the first divergence, by its sums" "^first divergent node: .* kq-0 .*" 
 expect "padded dump, wrong sums: says the padded cells were taken as zeros" "padded cells taken as zeros"
 
+# another engine's order and names: its dump lines for layer 0 with Vcur-0 before Kcur-0 (llama.cpp's
+# order), the embedding as "embd" (its newer name for inp_embd): all still paired and compared
+awk -F'\t' 'BEGIN { OFS = "\t" } $1 == "inp_embd" { $1 = "embd" } { print }' "$D/evalcb-tiny-f32-p1.tsv" \
+  | awk -F'\t' '$1 == "Kcur-0" && $2 == "MUL_MAT" { k = $0; next } { print } $1 == "Vcur-0" && $2 == "MUL_MAT" && k != "" { print k }' \
+  > "$work/order.tsv"
+order=$(awk -F'\t' '$2 == "MUL_MAT" && ($1 == "Kcur-0" || $1 == "Vcur-0") { printf "%s ", $1 }' "$work/order.tsv")
+[ "$order" = "Vcur-0 Kcur-0 " ] && grep -q "^embd" "$work/order.tsv" && ok "reordered dump: Vcur-0 before Kcur-0, embd for inp_embd" \
+  || bad "reordered dump not built: '$order'"
+"$TGDB" diff "$work/f32.tgt" "$work/order.tsv" --all > "$work/out"; rc=$?
+[ $rc = 0 ] && ok "reordered dump: exit 0" || { bad "reordered dump: exit $rc"; head -20 "$work/out"; }
+expect "reordered dump: Kcur-0 (MUL_MAT) still paired and near" "^ +[0-9]+ +[0-9]+ +[0-9]+  Kcur-0 +MUL_MAT .* near "
+expect "reordered dump: Vcur-0 (MUL_MAT) too" "^ +[0-9]+ +[0-9]+ +[0-9]+  Vcur-0 +MUL_MAT .* near "
+expect "reordered dump: inp_embd paired with the dump's embd" "^ +[0-9]+ +0 +0  inp_embd +GET_ROWS .* near "
+n_b=$("$TGDB" diff "$work/f32.tgt" "$D/evalcb-tiny-f32-p1.tsv" | grep -oE "[0-9]+ only in B" | grep -oE "[0-9]+")
+n_b2=$(grep -oE "[0-9]+ only in B" "$work/out" | grep -oE "[0-9]+")
+[ "$n_b2" = "$n_b" ] && ok "reordered dump: no more nodes only in the dump than in its own order ($n_b2)" \
+  || bad "reordered dump: $n_b2 nodes only in B, $n_b in the original order"
+
 # --trace-hash none: nothing to compare -> inconclusive (exit 3), never "equivalent";
 # --trace-hash computed: the unhashed views do not make it inconclusive
 for mode in none computed; do

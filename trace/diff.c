@@ -183,8 +183,22 @@ struct tg_diff_side * tg_diff_side_tsv(const char * path) {
     return s;
 }
 
+// Names and ops that differ between engines (and versions) for the same
+// node: llama.cpp's embedding output "embd" (older: "inp_embd", ours), its
+// SwiGLU as SWIGLU (ours: GLU).
+static bool alias_eq(const char * a, const char * b, const char * const (*alias)[2], int n) {
+    if (strcmp(a, b) == 0) return true;
+    for (int k = 0; k < n; k++)
+        if ((!strcmp(a, alias[k][0]) && !strcmp(b, alias[k][1])) || (!strcmp(a, alias[k][1]) && !strcmp(b, alias[k][0])))
+            return true;
+    return false;
+}
+static const char * const name_alias[][2] = { { "inp_embd", "embd" } };
+static const char * const op_alias[][2] = { { "GLU", "SWIGLU" } };
+
 static bool same_key(const struct dnode * x, const struct dnode * y) {
-    return strcmp(x->name, y->name) == 0 && strcmp(x->op, y->op) == 0 && memcmp(x->ne, y->ne, sizeof(x->ne)) == 0;
+    return memcmp(x->ne, y->ne, sizeof(x->ne)) == 0 && alias_eq(x->op, y->op, op_alias, 1) &&
+           alias_eq(x->name, y->name, name_alias, 1);
 }
 
 // The same node of another engine's dump with one dimension of another size:
@@ -192,7 +206,8 @@ static bool same_key(const struct dnode * x, const struct dnode * y) {
 // views by 256 cells, tgdb by 32). The extra cells hold zeros there (masked
 // probabilities; scores against a cleared cache), so the sums compare.
 static bool pad_key(const struct dnode * x, const struct dnode * y) {
-    if (strcmp(x->name, y->name) != 0 || strcmp(x->op, y->op) != 0 || !x->has_sums || !y->has_sums) return false;
+    if (!alias_eq(x->name, y->name, name_alias, 1) || !alias_eq(x->op, y->op, op_alias, 1) || !x->has_sums || !y->has_sums)
+        return false;
     int n_diff = 0;
     for (int d = 0; d < 4; d++) n_diff += x->ne[d] != y->ne[d];
     return n_diff == 1;
@@ -324,17 +339,22 @@ static void compare(const struct tg_diff_side * A, const struct tg_diff_side * B
     p->view_skipped = is_view(x) && is_view(y) && !x->has_hash && !y->has_hash && !x->has_summary && !y->has_summary;
 }
 
+// Counts pair p in (sign +1) or out of (-1) the result's tallies.
+static void tally(struct tg_diff_result * r, const struct tg_diff_pair * p, int sign) {
+    r->counts[p->kind] += sign;
+    if (p->node_a >= 0 && p->node_b >= 0) {
+        r->n_aligned += sign;
+        r->evidence[p->evidence] += sign;
+        if (p->evidence != TG_DIFF_EV_NONE) r->n_compared += sign;
+        else if (p->hash_differs) r->n_hash_differs += sign;
+        else if (p->view_skipped) r->n_views_skipped += sign;
+    }
+}
+
 static bool push(struct tg_diff_result * r, size_t * cap, const struct tg_diff_pair * p) {
     if (!TG_GROW(r->pairs, *cap, (size_t) r->n_pairs + 1)) return false;
     r->pairs[r->n_pairs++] = *p;
-    r->counts[p->kind]++;
-    if (p->node_a >= 0 && p->node_b >= 0) {
-        r->n_aligned++;
-        r->evidence[p->evidence]++;
-        if (p->evidence != TG_DIFF_EV_NONE) r->n_compared++;
-        else if (p->hash_differs) r->n_hash_differs++;
-        else if (p->view_skipped) r->n_views_skipped++;
-    }
+    tally(r, p, +1);
     return true;
 }
 
@@ -346,10 +366,53 @@ static void fill_names(struct tg_diff_pair * p, const struct dnode * d) {
 
 #define LOOKAHEAD 256
 
+static const struct dnode * node_at(const struct dgraph * g, int node) {
+    for (int k = 0; k < g->n; k++) if (g->nodes[k].node == node) return &g->nodes[k];
+    return NULL;
+}
+
+// Against another engine's dump: nodes the in-order alignment left on one
+// side whose key matches exactly one node left on the other side and no
+// other of its own: the engines ran them in another order (llama.cpp
+// computes Vcur before Kcur, tgdb after).
+// Paired in A's place; B's entry goes. Pairs from `start` on are graph g's.
+static void pair_leftovers(const struct tg_diff_side * A, const struct tg_diff_side * B, int g, int gb,
+                           const struct tg_diff_options * o, struct tg_diff_result * r, int start) {
+    const struct dgraph * x = &A->graphs[g], * y = &B->graphs[gb];
+    for (int k = start; k < r->n_pairs; k++) {
+        struct tg_diff_pair * pa = &r->pairs[k];
+        const struct dnode * dx = pa->kind == TG_DIFF_ONLY_A ? node_at(x, pa->node_a) : NULL;
+        if (!dx) continue;
+        int hit = -1, n_hit = 0, n_own = 0;
+        for (int m = start; m < r->n_pairs && n_hit < 2; m++) {
+            const struct dnode * dy = r->pairs[m].kind == TG_DIFF_ONLY_B ? node_at(y, r->pairs[m].node_b) : NULL;
+            if (dy && key_match(B, dx, dy)) { hit = m; n_hit++; }
+        }
+        if (n_hit != 1) continue;
+        const struct dnode * dy = node_at(y, r->pairs[hit].node_b);
+        for (int m = start; m < r->n_pairs && n_own < 2; m++) {
+            const struct dnode * d = r->pairs[m].kind == TG_DIFF_ONLY_A ? node_at(x, r->pairs[m].node_a) : NULL;
+            if (d && key_match(B, d, dy)) n_own++;
+        }
+        if (n_own != 1) continue;
+        tally(r, pa, -1);
+        tally(r, &r->pairs[hit], -1);
+        pa->node_b = dy->node;
+        pa->padded = !same_key(dx, dy);
+        if (pa->padded) memcpy(pa->ne_b, dy->ne, sizeof(pa->ne_b));
+        compare(A, B, x->graph_id, y->graph_id, dx, dy, o, pa);
+        tally(r, pa, +1);
+        memmove(&r->pairs[hit], &r->pairs[hit + 1], sizeof(r->pairs[0]) * (size_t) (r->n_pairs - hit - 1));
+        r->n_pairs--;
+        if (hit < k) k--;
+    }
+}
+
 // Aligns graph ga of A with gb of B and appends the pairs.
 static bool align_graph(const struct tg_diff_side * A, const struct tg_diff_side * B, int g, int gb,
                         const struct tg_diff_options * o, struct tg_diff_result * r, size_t * cap) {
     const struct dgraph * x = &A->graphs[g], * y = &B->graphs[gb];
+    const int start = r->n_pairs;
     int i = 0, j = 0;
     while (i < x->n || j < y->n) {
         struct tg_diff_pair p;
@@ -382,6 +445,7 @@ static bool align_graph(const struct tg_diff_side * A, const struct tg_diff_side
         }
         if (!push(r, cap, &p)) return false;
     }
+    if (B->tsv) pair_leftovers(A, B, g, gb, o, r, start);   // another engine's order (between two traces: a difference)
     return true;
 }
 

@@ -6,9 +6,10 @@
 // the sum and sum of squares (a per-node TSV dump from another engine's eval
 // callback: name, op, ne0,ne1,ne2,ne3, sum, sum of squares). Graphs are paired
 // in order; nodes are aligned by (name, op, shape), tolerant of inserted or
-// missing nodes (against a TSV dump, a node of the same name and op whose
-// shape differs in one dimension - another engine's KV padding - is paired
-// and compared by its sums); each pair is classified and the first divergent node in A's
+// missing nodes (against a TSV dump also: nodes run in another order, a node
+// of the same name and op whose shape differs in one dimension - another
+// engine's KV padding - compared by its sums, and the names and ops llama.cpp
+// gives differently: embd for inp_embd, SWIGLU for GLU); each pair is classified and the first divergent node in A's
 // execution order is reported with the nodes that depend on it.
 #ifndef TG_TRACE_DIFF_H
 #define TG_TRACE_DIFF_H
