@@ -228,8 +228,8 @@ static void print_text(const struct tg_diff_result * r, const char * a, const ch
             for (int k = 0; k < r->n_pairs && shown < 6; k++) {
                 const struct tg_diff_pair * q = &r->pairs[k];
                 if (!q->introduced) continue;
-                printf("%s%s (%s, graph %u #%d, rel_l2 %.3g)", shown++ ? ", " : ": ", q->name, q->op, q->graph_id, q->node_a,
-                       q->rel_l2);
+                printf("%s%s (%s, graph %u #%d, %s %.3g)", shown++ ? ", " : ": ", q->name, q->op, q->graph_id, q->node_a,
+                       isnan(q->rel_l2) ? "stat_rel" : "rel_l2", isnan(q->rel_l2) ? q->rel : q->rel_l2);
             }
             printf("%s\n", r->n_introduced > shown ? ", ..." : "");
         }

@@ -57,6 +57,9 @@ expect "padded dump: the count by evidence" "compared [0-9]+ of [0-9]+ aligned n
 [ $rc = 1 ] && ok "padded dump with kq-0's sums 1% off: exit 1" || bad "padded dump, wrong sums: exit $rc"
 expect "padded dump, wrong sums: kq-0 is the first divergence, by its sums" "^first divergent node: .* kq-0 .*" 
 expect "padded dump, wrong sums: says the padded cells were taken as zeros" "padded cells taken as zeros"
+expect "padded dump, wrong sums: the growth of the sums' difference marks where it is introduced" \
+    "divergence introduced .* at 1 node: kq-0 \(MUL_MAT, graph [0-9]+ #[0-9]+, stat_rel 0\.0(09|1|2)"
+
 
 # another engine's order and names: its dump lines for layer 0 with Vcur-0 before Kcur-0 (llama.cpp's
 # order), the embedding as "embd" (its newer name for inp_embd): all still paired and compared

@@ -473,10 +473,19 @@ static bool dependents(const struct tg_diff_side * A, int g, int first, struct t
     return true;
 }
 
-// Flags the pairs whose relative L2 difference (measured or estimated) grows
-// faster than their inputs': beyond 1.5x the largest of their input nodes'
-// (leafs, such as weights, count as 0), both taken at two standard errors
-// against the node, and beyond rtol. Views are never flagged. False on OOM.
+// A pair's measure of difference for mark_introduced: the relative L2
+// difference (measured or estimated from sketches) where known, else the
+// relative difference of the sums or summaries (a TSV dump has only those).
+static double growth_figure(const struct tg_diff_pair * p) {
+    if (!isnan(p->rel_l2)) return p->rel_l2;
+    const int e = p->evidence;
+    return e == TG_DIFF_EV_SUMS || e == TG_DIFF_EV_PADDED || e == TG_DIFF_EV_SUMMARY ? p->rel : NAN;
+}
+
+// Flags the pairs whose difference (growth_figure) grows faster than their
+// inputs': beyond 1.5x the largest of their input nodes' (leafs, such as
+// weights, count as 0), both taken at two standard errors against the node,
+// and beyond rtol. Views are never flagged. False on OOM.
 static bool mark_introduced(const struct tg_diff_side * A, struct tg_diff_result * r, const struct tg_diff_options * o) {
     int start = 0;
     while (start < r->n_pairs) {
@@ -496,18 +505,20 @@ static bool mark_introduced(const struct tg_diff_side * A, struct tg_diff_result
             if (pk < 0) continue;
             struct tg_diff_pair * p = &r->pairs[pk];
             // views read bytes other nodes wrote (a KV cache view: the stores before it), not their sources
-            if (!isfinite(p->rel_l2) || p->rel_l2 <= o->rtol || is_view(d)) continue;
+            const double pf = growth_figure(p);
+            if (!isfinite(pf) || pf <= o->rtol || is_view(d)) continue;
             double in = 0;
             for (int s = 0; s < TG_TRACE_MAX_SRC; s++) {
                 int ps = d->src[s] >= 0 && d->src[s] < n_idx ? pair_of[d->src[s]] : -1;
                 if (ps < 0) continue;
                 const struct tg_diff_pair * q = &r->pairs[ps];
-                if (isnan(q->rel_l2)) continue;   // not compared: no figure to hold it against
+                const double qf = growth_figure(q);
+                if (isnan(qf)) continue;   // not compared: no figure to hold it against
                 double qe = isfinite(q->rel_l2_err) ? q->rel_l2_err : 0;
-                if (q->rel_l2 + 2 * qe > in) in = q->rel_l2 + 2 * qe;
+                if (qf + 2 * qe > in) in = qf + 2 * qe;
             }
             double pe = isfinite(p->rel_l2_err) ? p->rel_l2_err : 0;
-            p->introduced = p->rel_l2 - 2 * pe > 1.5 * in;
+            p->introduced = pf - 2 * pe > 1.5 * in;
             r->n_introduced += p->introduced;
         }
         free(pair_of);

@@ -86,7 +86,8 @@ struct tg_diff_pair {
                                 // hashes; NAN: unknown)
     double   rel_l2_err;        // sketch estimate: its expected error (one standard deviation, same
                                 // units as rel_l2); 0 when rel_l2 is exact; NAN: unknown
-    bool     introduced;        // sketches: the estimated rel_l2 grows here faster than that of any
+    bool     introduced;        // the difference (rel_l2, measured or estimated from sketches; else
+                                // the sums' or summaries' rel) grows here faster than that of any
                                 // input node (divergence introduced here, not inherited)
     double   max_abs, mean_abs; // element errors (contents; 0 for equal hashes; NAN: unknown)
     double   max_rel;           // max |a-b| / (|b| + atol) over elements (contents; else NAN)
