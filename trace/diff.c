@@ -201,16 +201,20 @@ static bool same_key(const struct dnode * x, const struct dnode * y) {
            alias_eq(x->name, y->name, name_alias, 1);
 }
 
-// The same node of another engine's dump with one dimension of another size:
-// its padding (llama.cpp steps the KV length of kq, kq_soft_max and the cache
-// views by 256 cells, tgdb by 32). The extra cells hold zeros there (masked
-// probabilities; scores against a cleared cache), so the sums compare.
+// The same node of another engine's dump, larger in one dimension by its
+// padding (llama.cpp steps the KV length of kq, kq_soft_max and the cache
+// views by 256 cells, tgdb by 32): a multiple of 32 there. The extra cells
+// hold zeros (masked probabilities; scores against a cleared cache), so the
+// sums compare.
 static bool pad_key(const struct dnode * x, const struct dnode * y) {
     if (!alias_eq(x->name, y->name, name_alias, 1) || !alias_eq(x->op, y->op, op_alias, 1) || !x->has_sums || !y->has_sums)
         return false;
-    int n_diff = 0;
-    for (int d = 0; d < 4; d++) n_diff += x->ne[d] != y->ne[d];
-    return n_diff == 1;
+    int n_diff = 0, padded = 0;
+    for (int d = 0; d < 4; d++) {
+        n_diff += x->ne[d] != y->ne[d];
+        padded += y->ne[d] > x->ne[d] && y->ne[d] % 32 == 0;
+    }
+    return n_diff == 1 && padded == 1;
 }
 
 // Pairing key: exact, or padded against a TSV dump.
@@ -366,46 +370,51 @@ static void fill_names(struct tg_diff_pair * p, const struct dnode * d) {
 
 #define LOOKAHEAD 256
 
-static const struct dnode * node_at(const struct dgraph * g, int node) {
-    for (int k = 0; k < g->n; k++) if (g->nodes[k].node == node) return &g->nodes[k];
-    return NULL;
-}
-
 // Against another engine's dump: nodes the in-order alignment left on one
 // side whose key matches exactly one node left on the other side and no
 // other of its own: the engines ran them in another order (llama.cpp
 // computes Vcur before Kcur, tgdb after).
 // Paired in A's place; B's entry goes. Pairs from `start` on are graph g's.
-static void pair_leftovers(const struct tg_diff_side * A, const struct tg_diff_side * B, int g, int gb,
+static bool pair_leftovers(const struct tg_diff_side * A, const struct tg_diff_side * B, int g, int gb,
                            const struct tg_diff_options * o, struct tg_diff_result * r, int start) {
     const struct dgraph * x = &A->graphs[g], * y = &B->graphs[gb];
-    for (int k = start; k < r->n_pairs; k++) {
-        struct tg_diff_pair * pa = &r->pairs[k];
-        const struct dnode * dx = pa->kind == TG_DIFF_ONLY_A ? node_at(x, pa->node_a) : NULL;
+    // the one-sided entries' nodes (the pairs come in each side's node order)
+    const int n = r->n_pairs - start;
+    const struct dnode ** side = malloc(sizeof(*side) * (size_t) (n > 0 ? n : 1));
+    if (!side) return false;
+    for (int k = 0, ia = 0, ib = 0; k < n; k++) {
+        const struct tg_diff_pair * p = &r->pairs[start + k];
+        while (ia < x->n && p->node_a >= 0 && x->nodes[ia].node != p->node_a) ia++;
+        while (ib < y->n && p->node_b >= 0 && y->nodes[ib].node != p->node_b) ib++;
+        side[k] = p->kind == TG_DIFF_ONLY_A && ia < x->n ? &x->nodes[ia] : p->kind == TG_DIFF_ONLY_B && ib < y->n ? &y->nodes[ib] : NULL;
+    }
+    for (int k = 0; k < r->n_pairs - start; k++) {
+        struct tg_diff_pair * pa = &r->pairs[start + k];
+        const struct dnode * dx = pa->kind == TG_DIFF_ONLY_A ? side[k] : NULL;
         if (!dx) continue;
         int hit = -1, n_hit = 0, n_own = 0;
-        for (int m = start; m < r->n_pairs && n_hit < 2; m++) {
-            const struct dnode * dy = r->pairs[m].kind == TG_DIFF_ONLY_B ? node_at(y, r->pairs[m].node_b) : NULL;
-            if (dy && key_match(B, dx, dy)) { hit = m; n_hit++; }
-        }
+        for (int m = 0; m < r->n_pairs - start && n_hit < 2; m++)
+            if (r->pairs[start + m].kind == TG_DIFF_ONLY_B && side[m] && key_match(B, dx, side[m])) { hit = m; n_hit++; }
         if (n_hit != 1) continue;
-        const struct dnode * dy = node_at(y, r->pairs[hit].node_b);
-        for (int m = start; m < r->n_pairs && n_own < 2; m++) {
-            const struct dnode * d = r->pairs[m].kind == TG_DIFF_ONLY_A ? node_at(x, r->pairs[m].node_a) : NULL;
-            if (d && key_match(B, d, dy)) n_own++;
-        }
+        const struct dnode * dy = side[hit];
+        for (int m = 0; m < r->n_pairs - start && n_own < 2; m++)
+            if (r->pairs[start + m].kind == TG_DIFF_ONLY_A && side[m] && key_match(B, side[m], dy)) n_own++;
         if (n_own != 1) continue;
         tally(r, pa, -1);
-        tally(r, &r->pairs[hit], -1);
+        tally(r, &r->pairs[start + hit], -1);
         pa->node_b = dy->node;
         pa->padded = !same_key(dx, dy);
         if (pa->padded) memcpy(pa->ne_b, dy->ne, sizeof(pa->ne_b));
         compare(A, B, x->graph_id, y->graph_id, dx, dy, o, pa);
         tally(r, pa, +1);
-        memmove(&r->pairs[hit], &r->pairs[hit + 1], sizeof(r->pairs[0]) * (size_t) (r->n_pairs - hit - 1));
+        const int tail = r->n_pairs - start - hit - 1;   // B's entry goes
+        memmove(&r->pairs[start + hit], &r->pairs[start + hit + 1], sizeof(r->pairs[0]) * (size_t) tail);
+        memmove(&side[hit], &side[hit + 1], sizeof(side[0]) * (size_t) tail);
         r->n_pairs--;
         if (hit < k) k--;
     }
+    free(side);
+    return true;
 }
 
 // Aligns graph ga of A with gb of B and appends the pairs.
@@ -445,8 +454,8 @@ static bool align_graph(const struct tg_diff_side * A, const struct tg_diff_side
         }
         if (!push(r, cap, &p)) return false;
     }
-    if (B->tsv) pair_leftovers(A, B, g, gb, o, r, start);   // another engine's order (between two traces: a difference)
-    return true;
+    // another engine's order (between two traces it is a difference)
+    return !B->tsv || pair_leftovers(A, B, g, gb, o, r, start);
 }
 
 // Nodes of A's graph g that (transitively) read node `first`.

@@ -60,7 +60,7 @@ struct tg_diff_options tg_diff_default_options(void);
     X(TG_DIFF_EV_SUMMARY,  "summary")  /* numeric summaries (mean, rms, min, max, NaN/Inf counts) */ \
     X(TG_DIFF_EV_SUMS,     "sums")     /* sum and sum of squares (a TSV dump side) */ \
     X(TG_DIFF_EV_SKETCH,   "sketch")   /* value sketches (format 1.2): estimated rel_l2 */ \
-    X(TG_DIFF_EV_PADDED,   "padded")   /* a TSV dump's node whose shape differs in one dimension \
+    X(TG_DIFF_EV_PADDED,   "padded")   /* a TSV dump's node larger in one dimension, a multiple of 32 \
                                           (padding: llama.cpp steps the KV length by 256 cells, \
                                           tgdb by 32): sums, the extra cells taken as zeros */
 enum tg_diff_evidence {
