@@ -29,7 +29,6 @@
 #include "vec-impl.h"
 
 #include <stddef.h>
-
 #include <string.h>
 
 #pragma GCC optimize("fp-contract=off")
@@ -753,11 +752,11 @@ TG_KQ_AVX2_INLINE __m128 NAME(int64_t nsb, const char * a, size_t lda, const tg_
         TG_UNROLL for (int r = 0; r < 4; r++) {                                                   \
             const BX * x = (const BX *) (a + (size_t) r * lda) + b;                               \
             __m256i sv = _mm256_setzero_si256(), mv = sv, svh[2] = { sv, sv }, smv = sv;         \
-            if (SCM == 2) {                                                                        \
+            if (SCM == 2) {                                                                       \
                 const __m256i raw = SMV(x);                                                       \
                 mv = kq_q2_mins_avx2(raw);                                                        \
                 smv = _mm256_and_si256(raw, _mm256_set1_epi8(0x0F));                              \
-            } else if (SCM == 1) {                                                                      \
+            } else if (SCM == 1) {                                                                \
                 smv = SMV(x);                                                                     \
                 mv = kq_k4_mins_avx2(smv);                                                        \
             } else {                                                                              \
