@@ -39,6 +39,20 @@ printf 'oops\n' > "$work/bad.tsv"
 "$TGDB" diff "$work/a.tgt" "$work/bad.tsv" 2> "$work/err"; rc=$?
 check "malformed TSV: one line naming file and line, exit 2 ($(cat "$work/err"))" \
     bash -c "test $rc = 2 && test \$(wc -l < '$work/err') = 1 && grep -q 'bad.tsv:1' '$work/err'"
+# a shape whose element count overflows, a name longer than a tensor name, a
+# line longer than the old 1 KiB line buffer (its tail was read as a line of its own)
+printf 'inp_embd\tGET_ROWS\t64,8,1,1\t1.5\t2.5\nx\tADD\t9223372036854775807,4,1,1\t1\t2\n' > "$work/huge.tsv"
+"$TGDB" diff "$work/a.tgt" "$work/huge.tsv" 2> "$work/err"; rc=$?
+check "TSV shape overflowing 64 bits: exit 2, named at huge.tsv:2 ($(cat "$work/err"))" \
+    bash -c "test $rc = 2 && grep -q 'huge.tsv:2: the shape.s element count overflows' '$work/err'"
+{ printf '%0100d\tADD\t4,1,1,1\t1\t2\n' 0; } > "$work/longname.tsv"
+"$TGDB" diff "$work/a.tgt" "$work/longname.tsv" 2> "$work/err"; rc=$?
+check "TSV name over 63 bytes: exit 2, named ($(cat "$work/err"))" \
+    bash -c "test $rc = 2 && grep -q 'longname.tsv:1: the node name is longer' '$work/err'"
+{ printf 'inp_embd\tGET_ROWS\t64,8,1,1\t1.5\t2.5'; printf '%01200d' 0; printf '\n'; } > "$work/longline.tsv"
+"$TGDB" diff "$work/a.tgt" "$work/longline.tsv" 2> "$work/err"; rc=$?
+check "TSV line over 1 KiB (sum 2.5000...) read whole: compared like b.tsv, exit 1, no error ($(cat "$work/err"))" \
+    bash -c "test $rc = 1 && test ! -s '$work/err'"
 "$TGDB" diff "$work/missing.tgt" "$work/a.tgt" 2> "$work/err"; rc=$?
 check "missing trace: one line, non-zero ($(cat "$work/err"))" bash -c "test $rc != 0 && test \$(wc -l < '$work/err') = 1"
 "$TGDB" diff --bogus 2> "$work/err"; rc=$?

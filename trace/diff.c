@@ -141,10 +141,11 @@ struct tg_diff_side * tg_diff_side_tsv(const char * path) {
     s->any_summary = true;   // sums
     s->graphs = dg;
     s->n_graphs = 1;
-    char line[1024];
-    size_t cap = 0;
+    char * line = NULL;
+    size_t line_cap = 0, cap = 0;
     int lineno = 0;
-    while (fgets(line, sizeof(line), f)) {
+    const char * bad = NULL;   // what is wrong with line `lineno`
+    while (getline(&line, &line_cap, f) >= 0) {
         lineno++;
         line[strcspn(line, "\r\n")] = '\0';
         if (!line[0] || line[0] == '#') continue;
@@ -160,25 +161,38 @@ struct tg_diff_side * tg_diff_side_tsv(const char * path) {
         struct dnode d;
         memset(&d, 0, sizeof(d));
         char * e1, * e2;
+        int64_t n_elem = 1;
         if (nc != 5 || !parse_shape(col[2], d.ne) || (d.s = strtod(col[3], &e1), e1 == col[3] || *e1) ||
             (d.sq = strtod(col[4], &e2), e2 == col[4] || *e2)) {
-            tg_error(TG_ERR_FORMAT, "%s:%d: expected 5 tab-separated columns: name, op, ne0,ne1,ne2,ne3, sum, sum of squares", path, lineno);
-            fclose(f);
-            tg_diff_side_free(s);
-            return NULL;
+            bad = "expected 5 tab-separated columns: name, op, ne0,ne1,ne2,ne3, sum, sum of squares";
+        } else if (strlen(col[0]) >= sizeof(d.name) || strlen(col[1]) >= sizeof(d.op)) {
+            bad = strlen(col[0]) >= sizeof(d.name) ? "the node name is longer than a tensor name can be (63 bytes)"
+                                                  : "the op name is longer than 23 bytes";
+        } else {
+            for (int k = 0; k < 4 && !bad; k++)
+                if (__builtin_mul_overflow(n_elem, d.ne[k], &n_elem)) bad = "the shape's element count overflows 64 bits";
         }
+        if (bad) break;
         snprintf(d.name, sizeof(d.name), "%s", col[0]);
         snprintf(d.op, sizeof(d.op), "%s", col[1]);
         d.node = dg->n;
         d.has_sums = true;
-        d.n = (double) (d.ne[0] * d.ne[1] * d.ne[2] * d.ne[3]);
+        d.n = (double) n_elem;
         for (int k = 0; k < TG_TRACE_MAX_SRC; k++) d.src[k] = TG_TRACE_NONE;
-        if (!TG_GROW(dg->nodes, cap, (size_t) dg->n + 1)) {
-            fclose(f); tg_diff_side_free(s); tg_error(TG_ERR_NOMEM, "diff: out of memory"); return NULL;
+        if (dg->n == INT32_MAX || !TG_GROW(dg->nodes, cap, (size_t) dg->n + 1)) {
+            free(line); fclose(f); tg_diff_side_free(s); tg_error(TG_ERR_NOMEM, "diff: out of memory"); return NULL;
         }
         dg->nodes[dg->n++] = d;
     }
+    const bool read_err = !bad && ferror(f);
+    free(line);
     fclose(f);
+    if (bad || read_err) {
+        tg_diff_side_free(s);
+        if (bad) tg_error(TG_ERR_FORMAT, "%s:%d: %s", path, lineno, bad);
+        else tg_error(TG_ERR_IO, "%s:%d: read error", path, lineno + 1);
+        return NULL;
+    }
     if (dg->n == 0) { tg_diff_side_free(s); tg_error(TG_ERR_FORMAT, "%s: no nodes (empty dump)", path); return NULL; }
     return s;
 }
