@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/run.sh - installs missing build dependencies (as root), builds tgdb,
 # runs the whole CTest suite, then the suite again under ASan+UBSan, then
-# each fuzz harness for a bounded time.
+# each fuzz harness for a bounded time and, from that clang build, the SIMD
+# determinism tests.
 #   TG_FUZZ_SECONDS=N   seconds per fuzz harness (default 20; 0 skips fuzzing)
 #   TG_SKIP_ASAN=1      skip the sanitizer run (local iteration only)
 set -euo pipefail
@@ -40,6 +41,13 @@ if [ "$fuzz_secs" != 0 ] && ls tests/fuzz/fuzz_*.c >/dev/null 2>&1; then
             "$f" -max_total_time="$fuzz_secs" -artifact_prefix="tests/fuzz/$short-crash-" "$work" 2>&1 | tail -n 3
             rm -rf "$work"
         done
+        # The same kernels from another compiler: every SIMD level must still give
+        # the scalar path's bits (clang contracts a * b + c where GCC was told not to)
+        echo "== clang build: SIMD levels, quantizers and ops (ASan+UBSan)"
+        ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+            LSAN_OPTIONS=suppressions=$TG_ROOT/tests/lsan.supp:print_suppressions=0 \
+            ctest --test-dir build-fuzz --output-on-failure -j "$jobs" \
+                -R '^(test_mul_mat|test_ops|test_quant|test_quantize|test_simd_levels)$'
     else
         echo "== fuzzing skipped: clang with libFuzzer not available"
     fi

@@ -19,7 +19,11 @@
 
 // The multiply-adds below must stay separate roundings to match the
 // reference's bits.
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF   // clang ignores GCC's optimize pragma (and would fuse a * b + c)
+#else
 #pragma GCC optimize("fp-contract=off")
+#endif
 
 const int8_t tg_iq4nl_values[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 

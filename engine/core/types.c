@@ -114,6 +114,16 @@ static inline float round_half_even(float v) {
     return r;
 }
 
+// The byte stored for a rounded value r: the low byte of its int32
+// conversion, out of range (an infinity, when d is subnormal and 1/d
+// overflows) INT32_MIN as x86's conversion gives (so 0), the same bytes the
+// SIMD quantizers keep; a plain (int8_t) cast of such a float is undefined
+// and compilers differ on it.
+static inline int8_t q8_low_byte(float r) {
+    const int32_t i = r > -2147483648.0f && r < 2147483648.0f ? (int32_t) r : INT32_MIN;
+    return (int8_t) (uint8_t) ((uint32_t) i & 0xFFu);
+}
+
 // Q8_0: d = amax / 127, q = round(x / d), computed as x * (1/d) and rounded
 // half to even: byte-exact with the Q8_0 files of the reference runtime
 // (tests/data/quant-ref has a block with an exact tie).
@@ -131,7 +141,7 @@ void tg_quantize_row_q8_0(const float * x, tg_block_q8_0 * y, int64_t n) {
         y[b].d = tg_fp32_to_fp16(d);
         for (int j = 0; j < TG_QK8_0; j++) {
             float v = xb[j] * id;
-            y[b].qs[j] = (int8_t) (v == v ? round_half_even(v) : 0.0f);
+            y[b].qs[j] = v == v ? q8_low_byte(round_half_even(v)) : 0;
         }
     }
 }

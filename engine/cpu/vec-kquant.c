@@ -31,7 +31,11 @@
 #include <stddef.h>
 #include <string.h>
 
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF   // clang ignores GCC's optimize pragma (and would fuse a * b + c)
+#else
 #pragma GCC optimize("fp-contract=off")
+#endif
 
 // One unpacked super-block (aligned for 32-byte loads).
 struct kq_sb {
