@@ -42,5 +42,5 @@ tg_build() {
     jobs=$(nproc 2>/dev/null || echo 2)
     cmake -S "$TG_ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >"$dir.configure.log" 2>&1 \
         || { cat "$dir.configure.log"; echo "error: cmake configure failed ($dir)" >&2; return 1; }
-    cmake --build "$dir" -j "$jobs"
+    cmake --build "$dir" -j "$jobs" ${TG_BUILD_TARGETS:+--target $TG_BUILD_TARGETS}
 }

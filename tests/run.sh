@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # tests/run.sh - installs missing build dependencies (as root), builds tgdb,
-# runs the whole CTest suite, then the suite again under ASan+UBSan, then
-# each fuzz harness for a bounded time and, from that clang build, the SIMD
-# determinism tests.
+# runs the whole CTest suite, then the suite again under ASan+UBSan, the
+# threaded tests under ThreadSanitizer, each fuzz harness for a bounded time
+# and, from that clang build, the SIMD determinism tests.
 #   TG_FUZZ_SECONDS=N   seconds per fuzz harness (default 20; 0 skips fuzzing)
-#   TG_SKIP_ASAN=1      skip the sanitizer run (local iteration only)
+#   TG_SKIP_ASAN=1      skip the ASan+UBSan run (local iteration only)
+#   TG_SKIP_TSAN=1      skip the ThreadSanitizer run (local iteration only)
 set -euo pipefail
 TG_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 export TG_ROOT
@@ -27,6 +28,15 @@ if [ "${TG_SKIP_ASAN:-0}" != 1 ]; then
         ctest --test-dir build-asan --output-on-failure -j "$jobs"
 fi
 
+if [ "${TG_SKIP_TSAN:-0}" != 1 ]; then
+    # the tests that run the thread pool, the hashing thread and interrupts
+    tsan_tests="test_cpu_errors test_determinism test_sched test_trace_hash_thread test_trace_llama test_live_interrupt test_llama test_mul_mat"
+    echo "== build (ThreadSanitizer: ${tsan_tests// /, })"
+    TG_BUILD_TARGETS=$tsan_tests tg_build build-tsan -DTG_TSAN=ON -DTG_BLAS=OFF
+    echo "== tests (ThreadSanitizer)"
+    TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-tsan --output-on-failure -j "$jobs" -R "^(${tsan_tests// /|})\$"
+fi
+
 fuzz_secs=${TG_FUZZ_SECONDS:-20}
 if [ "$fuzz_secs" != 0 ] && ls tests/fuzz/fuzz_*.c >/dev/null 2>&1; then
     if command -v clang >/dev/null && echo 'int LLVMFuzzerTestOneInput(const char*d,long n){return 0;}' \
@@ -47,7 +57,7 @@ if [ "$fuzz_secs" != 0 ] && ls tests/fuzz/fuzz_*.c >/dev/null 2>&1; then
         ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
             LSAN_OPTIONS=suppressions=$TG_ROOT/tests/lsan.supp:print_suppressions=0 \
             ctest --test-dir build-fuzz --output-on-failure -j "$jobs" \
-                -R '^(test_mul_mat|test_ops|test_quant|test_quantize|test_simd_levels)$'
+                -R '^(test_mul_mat|test_ops|test_quant)$'
     else
         echo "== fuzzing skipped: clang with libFuzzer not available"
     fi
