@@ -255,9 +255,6 @@ static void kq_dot_scalar(const struct kq_kind * kd, int ni, int nsb, const stru
 #ifdef TG_X86
 #define TG_KQ_AVX2 __attribute__((target("avx2,avx,fma,f16c")))
 #define TG_KQ_AVX2_INLINE static inline __attribute__((always_inline, target("avx2,avx,fma,f16c")))
-#define TG_KQ_VNNI_TARGET "avx512f,avx512bw,avx512vl,avx512vnni,avx2,avx,fma,f16c"
-#define TG_KQ_VNNI __attribute__((target(TG_KQ_VNNI_TARGET)))
-#define TG_KQ_VNNI_INLINE static inline __attribute__((always_inline, target(TG_KQ_VNNI_TARGET)))
 
 // ---- levels per type, AVX2 (the same bytes as the scalar forms) --------------
 
@@ -388,10 +385,10 @@ TG_KQ_AVX2 static void unpack_iq4_xs_avx2(const void * blk, struct kq_sb * u) {
     q_iq4_xs_avx2(blk, u);
 }
 
-// ---- dot kernels: RJ (1..4) columns per pass, AVX2 and AVX-512 VNNI ----------
+// ---- dot kernels: RJ (1..4) columns per pass, AVX2 ----------------------------
 // Per 32 weights and column: maddubs(q, a) (or |q|, sign(a, q)) -> int16
-// pairs, times the 16-lane scale vector into int32 (madd + add, or VNNI's
-// vpdpwssd), exact; the int32 lanes summed once per super-block.
+// pairs, times the 16-lane scale vector into int32 (madd + add), exact; the
+// int32 lanes summed once per super-block.
 
 TG_KQ_AVX2_INLINE int32_t hsum_i32_avx2(__m256i v) {
     __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
@@ -536,10 +533,7 @@ ATTR static void NAME(const struct kq_kind * kd, int ni, int nsb, const struct k
 }
 
 #define TG_KQ_MACC_AVX2(acc, p, sc) _mm256_add_epi32((acc), _mm256_madd_epi16((p), (sc)))
-#define TG_KQ_MACC_VNNI(acc, p, sc) _mm256_dpwssd_epi32((acc), (p), (sc))
 TG_KQ_DOT(kq_dot_avx2, TG_KQ_AVX2, TG_KQ_AVX2_INLINE, TG_KQ_MACC_AVX2)
-
-TG_KQ_DOT(kq_dot_vnni, TG_KQ_VNNI, TG_KQ_VNNI_INLINE, TG_KQ_MACC_VNNI)
 
 // ---- generation without unpacking: the K-quants and IQ4_XS, AVX2 --------------------
 // One weight row against one activation column, the levels decoded in
@@ -1119,9 +1113,6 @@ static void block_kq_avx2(const struct tg_mm_args * g) {
     default:             kq_panel_two_avx2(g); return;
     }
 }
-static void block_kq_vnni(const struct tg_mm_args * g) {
-    kq_block(g, kq_kind_of(g->type)->unpack_avx2, kq_dot_vnni);
-}
 #endif
 
 bool tg_mm_kquant_supported(enum tg_type type) { return kq_kind_of(type) != NULL; }
@@ -1129,7 +1120,8 @@ bool tg_mm_kquant_supported(enum tg_type type) { return kq_kind_of(type) != NULL
 tg_mm_block_fn tg_mm_kquant_block(enum tg_type type, int level) {
     if (!kq_kind_of(type)) return NULL;
 #ifdef TG_X86
-    if (level >= TG_SIMD_AVX512VNNI) return block_kq_vnni;
+    // the avx512 levels run the avx2 kernels (generation reads the weights
+    // at memory speed; the panels' int16 chunk sums leave vpdpbusd little to save)
     if (level >= TG_SIMD_AVX2) return block_kq_avx2;
     if (level >= TG_SIMD_AVX) return block_kq_avx;
 #endif

@@ -2,7 +2,7 @@
 // activation rows: the single dots of cpu-impl.h and the register-blocked
 // block kernels used by matmul.c.
 //
-// What every element is (scalar, avx, avx2 and avx512 levels, bit for bit):
+// What every element is (at every level, bit for bit):
 // per block of 32, the exact int32 sum s of the 32 products, then
 //   acc = fma((float) s, dx * dy, acc)
 // block after block from acc = 0 (dx, dy the blocks' scales as f32). The
@@ -23,11 +23,11 @@
 // at most 8 * 2 * 15 * 128 in magnitude). Q5_0 (levels 0..31 with the high
 // bit) does the same in generation (16 * sum(y) off; two maddubs still add
 // up in int16) and packs its signed levels (-16..15) into prompt panels like
-// Q8_0's; it has no VNNI path (the avx2 one runs there). At the avx512vnni
-// level a 512-bit VNNI path (two blocks per register, its own lane order and f32 lane
-// accumulators, below) whose vpdpbusd starts from the correction term
-// (-8 * sum(y) for Q4_0, -128 * sum(x) with unsigned y + 128 for Q8_0: exact
-// for all inputs), so a product costs one vpdpbusd and the f32 update.
+// Q8_0's. The avx512vnni level runs the same avx2 kernels with 256-bit
+// vpdpbusd in place of maddubs/madd: signed weights as x + 128 against the
+// signed activations, the sums starting from -128 * sum(y) (exact for all
+// inputs), so the integers and therefore the bits are the same as at the
+// other levels.
 #include "vec-impl.h"
 
 #include <math.h>
@@ -90,13 +90,6 @@ TG_SCALAR_QBLOCK(block_q5_0_q8_scalar, dot_q5_0_q8_scalar, tg_block_q5_0)
 // ---- avx (+fma, f16c): 128-bit integer halves -------------------------------
 #define TG_AVX __attribute__((target("avx,fma,f16c")))
 #define TG_AVX_INLINE static inline __attribute__((always_inline, target("avx,fma,f16c")))
-
-TG_AVX_INLINE float hsum8(__m256 v) {   // the VNNI path's lane tree
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
 
 TG_AVX_INLINE int32_t hsum4i_avx(__m128i v) {
     v = _mm_add_epi32(v, _mm_shuffle_epi32(v, 0x4E));
@@ -217,6 +210,10 @@ TG_MM_BLOCK(block_iq4_q8_avx, TG_AVX, tile_iq4_q8_avx, 2, 2, 4, TG_QK8_0)
 // ---- avx2 (+fma, f16c): 256-bit integer ops ---------------------------------
 #define TG_AVX2 __attribute__((target("avx2,avx,fma,f16c")))
 #define TG_AVX2_INLINE static inline __attribute__((always_inline, target("avx2,avx,fma,f16c")))
+// The avx512vnni level: the same kernels with 256-bit vpdpbusd (AVX512-VL + VNNI).
+#define TG_VNNI_TARGET "avx512f,avx512bw,avx512vl,avx512vnni,avx2,avx,fma,f16c"
+#define TG_VNNI __attribute__((target(TG_VNNI_TARGET)))
+#define TG_VNNI_INLINE static inline __attribute__((always_inline, target(TG_VNNI_TARGET)))
 
 // A block's 32 weights as bytes: signed for Q8_0 and IQ4_NL (the table
 // values), the unsigned nibbles 0..15 for Q4_0.
@@ -244,16 +241,42 @@ TG_AVX2_INLINE __m256i iq4_avx2(const tg_block_iq4_nl * b) {
 }
 
 
-// The 8 int32 partial sums of a weight block against y (their sum is the
-// block's exact sum); ys: 8 * the partial sums of y (Q4_0's offset).
-TG_AVX2_INLINE __m256i part_s_avx2(__m256i x, __m256i y) {
+// The int32 partial sums of a weight block (8 lanes; their sum is the
+// block's exact sum), in two flavours with the same lanes:
+//   avx2: maddubs -> madd (signed weights through maddubs(|x|, sign(y, x)));
+//   vnni: vpdpbusd (AVX512-VL, 256-bit). Signed weights go in as x + 128
+//         (unsigned) and the accumulation starts at -128 * (the lane's sum
+//         of y), ycorr_vnni, once per activation block: exact for all
+//         inputs. Unsigned nibbles go in as they are.
+// Every lane is the same integer either way, so the two levels give the
+// same bits (the VNNI kernels are the avx2 ones with these helpers).
+TG_AVX2_INLINE __m256i ycorr_avx2(__m256i y) { (void) y; return _mm256_setzero_si256(); }
+TG_AVX2_INLINE __m256i part_s_avx2(__m256i x, __m256i y, __m256i yc) {
+    (void) yc;
     return _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x)), _mm256_set1_epi16(1));
 }
+// ys: 8 * the partial sums of y (Q4_0's offset); part_r: no offset.
 TG_AVX2_INLINE __m256i ysum8_avx2(__m256i y) {
     return _mm256_slli_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), y), _mm256_set1_epi16(1)), 3);
 }
+TG_AVX2_INLINE __m256i part_r_avx2(__m256i x, __m256i y) {
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(x, y), _mm256_set1_epi16(1));
+}
 TG_AVX2_INLINE __m256i part_u_avx2(__m256i x, __m256i y, __m256i ys) {
-    return _mm256_sub_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(x, y), _mm256_set1_epi16(1)), ys);
+    return _mm256_sub_epi32(part_r_avx2(x, y), ys);
+}
+TG_VNNI_INLINE __m256i ycorr_vnni(__m256i y) {
+    return _mm256_sub_epi32(_mm256_setzero_si256(),
+                            _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8((char) 0x80), y));
+}
+TG_VNNI_INLINE __m256i part_s_vnni(__m256i x, __m256i y, __m256i yc) {
+    return _mm256_dpbusd_epi32(yc, _mm256_xor_si256(x, _mm256_set1_epi8((char) 0x80)), y);
+}
+TG_VNNI_INLINE __m256i part_r_vnni(__m256i x, __m256i y) {
+    return _mm256_dpbusd_epi32(_mm256_setzero_si256(), x, y);
+}
+TG_VNNI_INLINE __m256i part_u_vnni(__m256i x, __m256i y, __m256i ys) {
+    return _mm256_dpbusd_epi32(_mm256_sub_epi32(_mm256_setzero_si256(), ys), x, y);
 }
 
 // Lane u (u < 4): the sum of the 8 int32 lanes of p[u].
@@ -275,12 +298,15 @@ TG_AVX2_INLINE __m128i d4_avx2(const tg_fp16_t * d, size_t stride) {
     return _mm_insert_epi16(v, *(const tg_fp16_t *) (p + 3 * stride), 3);
 }
 
+// The kernels below are macros over INL (the function attributes) and SFX
+// (avx2 or vnni: which partial-sum helpers), instantiated once per level.
+
 // Generation: one weight row against one activation row, one sequential
 // stream through the row. Four blocks at a time: their integer sums reduced
 // together (one lane per block), their scale products in one vector, then
 // the four multiply-adds in block order.
-#define TG_AVX2_GEMV(NAME, BX, LOADX, Q4)                                                         \
-TG_AVX2_INLINE float NAME(int64_t nb, const BX * x, const tg_block_q8_0 * y, const int32_t * ys8) { \
+#define TG_QGEMV(NAME, INL, SFX, BX, LOADX, Q4)                                                   \
+INL float NAME(int64_t nb, const BX * x, const tg_block_q8_0 * y, const int32_t * ys8) {         \
     float acc = 0.0f;                                                                             \
     int64_t blk = 0;                                                                              \
     for (; blk + 4 <= nb; blk += 4) {                                                             \
@@ -289,9 +315,8 @@ TG_AVX2_INLINE float NAME(int64_t nb, const BX * x, const tg_block_q8_0 * y, con
         _mm_prefetch((const char *) (x + blk) + TG_PREFETCH + 64, _MM_HINT_T0);                   \
         TG_UNROLL for (int u = 0; u < 4; u++) {                                                   \
             const __m256i yv = q8_avx2(&y[blk + u]), xv = LOADX(&x[blk + u]);                     \
-            p[u] = !Q4 ? part_s_avx2(xv, yv)                                                      \
-                 : ys8 ? _mm256_madd_epi16(_mm256_maddubs_epi16(xv, yv), _mm256_set1_epi16(1))    \
-                       : part_u_avx2(xv, yv, ysum8_avx2(yv));                                     \
+            p[u] = !Q4 ? part_s_##SFX(xv, yv, ycorr_##SFX(yv))                                    \
+                 : ys8 ? part_r_##SFX(xv, yv) : part_u_##SFX(xv, yv, ysum8_avx2(yv));             \
         }                                                                                         \
         __m128i si = hsum4x8u_avx2(p);                                                            \
         if (Q4 && ys8) si = _mm_sub_epi32(si, _mm_loadu_si128((const __m128i *) (ys8 + blk)));   \
@@ -304,15 +329,12 @@ TG_AVX2_INLINE float NAME(int64_t nb, const BX * x, const tg_block_q8_0 * y, con
     for (; blk < nb; blk++) {                                                                     \
         const __m256i yv = q8_avx2(&y[blk]), xv = LOADX(&x[blk]);                                 \
         const __m256i z = _mm256_setzero_si256();                                                 \
-        const __m256i p[4] = { Q4 ? part_u_avx2(xv, yv, ysum8_avx2(yv)) : part_s_avx2(xv, yv), z, z, z }; \
+        const __m256i p[4] = { Q4 ? part_u_##SFX(xv, yv, ysum8_avx2(yv))                          \
+                                  : part_s_##SFX(xv, yv, ycorr_##SFX(yv)), z, z, z };             \
         acc = fmaf((float) _mm_cvtsi128_si32(hsum4x8u_avx2(p)), _cvtsh_ss(x[blk].d) * _cvtsh_ss(y[blk].d), acc); \
     }                                                                                             \
     return acc;                                                                                   \
 }
-TG_AVX2_GEMV(gemv_q8_avx2, tg_block_q8_0, q8_avx2, false)
-TG_AVX2_GEMV(gemv_q4_avx2, tg_block_q4_0, q4u_avx2, true)
-TG_AVX2_GEMV(gemv_iq4_avx2, tg_block_iq4_nl, iq4_avx2, false)
-TG_AVX2_GEMV(gemv_q5_0_avx2, tg_block_q5_0, q5s_avx2, false)
 
 // Generation, four weight rows (lda bytes apart, dense) against one
 // activation row: per block, the four rows' integer sums in the lanes of one
@@ -320,24 +342,24 @@ TG_AVX2_GEMV(gemv_q5_0_avx2, tg_block_q5_0, q5s_avx2, false)
 // bits as GEMV row by row) - four independent chains instead of one, and each
 // activation block loaded once. The prefetch runs linearly through the next
 // four rows (a stream per row left them waiting on memory).
-TG_AVX2_INLINE __m128 gemv4_q8_avx2(int64_t nb, const char * a, size_t lda, const tg_block_q8_0 * y,
-                                    const int32_t * ys8) {
-    (void) ys8;
-    const tg_block_q8_0 * x[4];
-    TG_UNROLL for (int r = 0; r < 4; r++) x[r] = (const tg_block_q8_0 *) (a + r * lda);
-    __m128 acc = _mm_setzero_ps();
-    for (int64_t blk = 0; blk < nb; blk++) {
-        const __m256i yv = q8_avx2(&y[blk]);
-        __m256i p[4];
-        TG_UNROLL for (int r = 0; r < 4; r++) {
-            _mm_prefetch(a + 4 * lda + (4 * blk + r) * sizeof(tg_block_q8_0), _MM_HINT_T0);
-            p[r] = part_s_avx2(q8_avx2(&x[r][blk]), yv);
-        }
-        const __m128 d = _mm_mul_ps(_mm_cvtph_ps(d4_avx2(&x[0][blk].d, lda)),
-                                    _mm_set1_ps(_cvtsh_ss(y[blk].d)));
-        acc = _mm_fmadd_ps(_mm_cvtepi32_ps(hsum4x8u_avx2(p)), d, acc);
-    }
-    return acc;
+#define TG_QGEMV4_Q8(NAME, INL, SFX)                                                              \
+INL __m128 NAME(int64_t nb, const char * a, size_t lda, const tg_block_q8_0 * y, const int32_t * ys8) { \
+    (void) ys8;                                                                                   \
+    const tg_block_q8_0 * x[4];                                                                   \
+    TG_UNROLL for (int r = 0; r < 4; r++) x[r] = (const tg_block_q8_0 *) (a + r * lda);           \
+    __m128 acc = _mm_setzero_ps();                                                                \
+    for (int64_t blk = 0; blk < nb; blk++) {                                                      \
+        const __m256i yv = q8_avx2(&y[blk]), yc = ycorr_##SFX(yv);                                \
+        __m256i p[4];                                                                             \
+        TG_UNROLL for (int r = 0; r < 4; r++) {                                                   \
+            _mm_prefetch(a + 4 * lda + (4 * blk + r) * sizeof(tg_block_q8_0), _MM_HINT_T0);       \
+            p[r] = part_s_##SFX(q8_avx2(&x[r][blk]), yv, yc);                                     \
+        }                                                                                         \
+        const __m128 d = _mm_mul_ps(_mm_cvtph_ps(d4_avx2(&x[0][blk].d, lda)),                     \
+                                    _mm_set1_ps(_cvtsh_ss(y[blk].d)));                            \
+        acc = _mm_fmadd_ps(_mm_cvtepi32_ps(hsum4x8u_avx2(p)), d, acc);                            \
+    }                                                                                             \
+    return acc;                                                                                   \
 }
 
 // The 4-bit types: rows r and r+1 of a block in one vector (row r in the low
@@ -355,9 +377,16 @@ TG_AVX2_INLINE __m128i pairsum4_avx2(__m256i p01, __m256i p23) {
 // nibbles (the offset comes off later, once per block); Q5_0: the same with
 // the high bits hbl / hbh (0x10 where set) or-ed in (levels 0..31: two
 // maddubs still add up in int16); IQ4_NL: the table values, through |x| and
-// sign(y, x).
+// sign(y, x) (avx2) or as value + 128 from -128 * the lane's sum of y, yc
+// (vnni: nibcorr_vnni, once per activation block).
 enum { TG_NIB_IQ4, TG_NIB_Q4, TG_NIB_Q5 };
-TG_AVX2_INLINE __m256i nibpair_avx2(__m256i t, __m256i yl, __m256i yh, int mode, __m256i hbl, __m256i hbh) {
+TG_AVX2_INLINE __m256i nibcorr_avx2(int mode, __m256i yl, __m256i yh) {
+    (void) mode; (void) yl; (void) yh;
+    return _mm256_setzero_si256();
+}
+TG_AVX2_INLINE __m256i nibpair_avx2(__m256i t, __m256i yl, __m256i yh, int mode, __m256i hbl, __m256i hbh,
+                                    __m256i yc) {
+    (void) yc;
     const __m256i m4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
     __m256i xl = _mm256_and_si256(t, m4), xh = _mm256_and_si256(_mm256_srli_epi16(t, 4), m4);
     if (mode == TG_NIB_Q5) {
@@ -372,6 +401,28 @@ TG_AVX2_INLINE __m256i nibpair_avx2(__m256i t, __m256i yl, __m256i yh, int mode,
     return _mm256_add_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(xl, xl), _mm256_sign_epi8(yl, xl)), ones),
                             _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(xh, xh), _mm256_sign_epi8(yh, xh)), ones));
 }
+TG_VNNI_INLINE __m256i nibcorr_vnni(int mode, __m256i yl, __m256i yh) {
+    if (mode != TG_NIB_IQ4) return _mm256_setzero_si256();
+    const __m256i c128 = _mm256_set1_epi8((char) 0x80);
+    return _mm256_sub_epi32(_mm256_setzero_si256(),
+                            _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), c128, yl), c128, yh));
+}
+TG_VNNI_INLINE __m256i nibpair_vnni(__m256i t, __m256i yl, __m256i yh, int mode, __m256i hbl, __m256i hbh,
+                                    __m256i yc) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    __m256i xl = _mm256_and_si256(t, m4), xh = _mm256_and_si256(_mm256_srli_epi16(t, 4), m4);
+    if (mode == TG_NIB_Q5) {
+        xl = _mm256_or_si256(xl, hbl);
+        xh = _mm256_or_si256(xh, hbh);
+    }
+    if (mode == TG_NIB_IQ4) {   // the table's values + 128, unsigned
+        const __m256i tab = _mm256_xor_si256(_mm256_broadcastsi128_si256(
+            _mm_loadu_si128((const __m128i *) tg_iq4nl_values)), _mm256_set1_epi8((char) 0x80));
+        xl = _mm256_shuffle_epi8(tab, xl);
+        xh = _mm256_shuffle_epi8(tab, xh);
+    }
+    return _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(yc, xl, yl), xh, yh);
+}
 // The offset the unsigned levels carry, per block: 8 * sum(y) (Q4_0), 16 * sum(y) (Q5_0).
 #define TG_NIB_OFFSET(MODE, ys8, blk) ((MODE) == TG_NIB_Q5 ? 2 * (ys8)[blk] : (ys8)[blk])
 // Q5_0's high bits of the rows of pair h (0..3) of a block, q4[h / 2] holding
@@ -381,8 +432,8 @@ TG_AVX2_INLINE __m256i nibpair_avx2(__m256i t, __m256i yl, __m256i yh, int mode,
 #define TG_NIB_QH(MODE, x, g, blk, lda) \
     ((MODE) == TG_NIB_Q5 ? tg_w4x2_avx2((const char *) &(x)[4 * (g)][blk] + offsetof(tg_block_q5_0, qh), lda) \
                          : _mm256_setzero_si256())
-#define TG_AVX2_GEMV4_NIB(NAME, BX, MODE)                                                         \
-TG_AVX2_INLINE __m128 NAME(int64_t nb, const char * a, size_t lda, const tg_block_q8_0 * y,       \
+#define TG_QGEMV4_NIB(NAME, INL, SFX, BX, MODE)                                                   \
+INL __m128 NAME(int64_t nb, const char * a, size_t lda, const tg_block_q8_0 * y,                 \
                            const int32_t * ys8) {                                                 \
     const BX * x[4];                                                                              \
     TG_UNROLL for (int r = 0; r < 4; r++) x[r] = (const BX *) (a + r * lda);                      \
@@ -390,14 +441,15 @@ TG_AVX2_INLINE __m128 NAME(int64_t nb, const char * a, size_t lda, const tg_bloc
     for (int64_t blk = 0; blk < nb; blk++) {                                                      \
         const __m256i yl = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) y[blk].qs)); \
         const __m256i yh = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) (y[blk].qs + 16))); \
+        const __m256i yc = nibcorr_##SFX(MODE, yl, yh);                                           \
         __m256i p[2];                                                                             \
-        const __m256i q4[1] = { TG_NIB_QH(MODE, x, 0, blk, lda) };                           \
+        const __m256i q4[1] = { TG_NIB_QH(MODE, x, 0, blk, lda) };                                \
         TG_UNROLL for (int h = 0; h < 2; h++) {                                                   \
             _mm_prefetch(a + 4 * lda + (4 * blk + 2 * h) * sizeof(BX), _MM_HINT_T0);             \
             _mm_prefetch(a + 4 * lda + (4 * blk + 2 * h + 1) * sizeof(BX), _MM_HINT_T0);         \
-            p[h] = nibpair_avx2(_mm256_loadu2_m128i((const __m128i *) x[2 * h + 1][blk].qs,       \
-                                                    (const __m128i *) x[2 * h][blk].qs), yl, yh, MODE, \
-                                TG_NIB_HB(MODE, q4, h, 0), TG_NIB_HB(MODE, q4, h, 1));            \
+            p[h] = nibpair_##SFX(_mm256_loadu2_m128i((const __m128i *) x[2 * h + 1][blk].qs,      \
+                                                     (const __m128i *) x[2 * h][blk].qs), yl, yh, MODE, \
+                                 TG_NIB_HB(MODE, q4, h, 0), TG_NIB_HB(MODE, q4, h, 1), yc);       \
         }                                                                                         \
         __m128i si = pairsum4_avx2(p[0], p[1]);                                                   \
         if (MODE != TG_NIB_IQ4) si = _mm_sub_epi32(si, _mm_set1_epi32(TG_NIB_OFFSET(MODE, ys8, blk))); \
@@ -407,9 +459,6 @@ TG_AVX2_INLINE __m128 NAME(int64_t nb, const char * a, size_t lda, const tg_bloc
     }                                                                                             \
     return acc;                                                                                   \
 }
-TG_AVX2_GEMV4_NIB(gemv4_q4_avx2, tg_block_q4_0, TG_NIB_Q4)
-TG_AVX2_GEMV4_NIB(gemv4_iq4_avx2, tg_block_iq4_nl, TG_NIB_IQ4)
-TG_AVX2_GEMV4_NIB(gemv4_q5_0_avx2, tg_block_q5_0, TG_NIB_Q5)
 
 // Eight rows (lda bytes apart, dense) against one activation row. The row
 // sums of a block come out of the reduction in the lane order
@@ -425,8 +474,8 @@ TG_AVX2_INLINE __m128i d8_avx2(const tg_fp16_t * d, size_t stride) {   // halves
 #undef TG_H
     return _mm_set_epi64x((long long) hi, (long long) lo);
 }
-#define TG_AVX2_GEMV8_NIB(NAME, BX, MODE)                                                         \
-TG_AVX2_INLINE __m256 NAME(int64_t nb, const char * a, size_t lda, const tg_block_q8_0 * y,       \
+#define TG_QGEMV8_NIB(NAME, INL, SFX, BX, MODE)                                                   \
+INL __m256 NAME(int64_t nb, const char * a, size_t lda, const tg_block_q8_0 * y,                 \
                            const int32_t * ys8) {                                                 \
     const BX * x[8];                                                                              \
     TG_UNROLL for (int r = 0; r < 8; r++) x[r] = (const BX *) (a + r * lda);                      \
@@ -434,14 +483,15 @@ TG_AVX2_INLINE __m256 NAME(int64_t nb, const char * a, size_t lda, const tg_bloc
     for (int64_t blk = 0; blk < nb; blk++) {                                                      \
         const __m256i yl = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) y[blk].qs)); \
         const __m256i yh = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) (y[blk].qs + 16))); \
+        const __m256i yc = nibcorr_##SFX(MODE, yl, yh);                                           \
         __m256i p[4];                                                                             \
         const __m256i q4[2] = { TG_NIB_QH(MODE, x, 0, blk, lda), TG_NIB_QH(MODE, x, 1, blk, lda) }; \
         TG_UNROLL for (int h = 0; h < 4; h++) {                                                   \
             _mm_prefetch(a + 8 * lda + (8 * blk + 2 * h) * sizeof(BX), _MM_HINT_T0);             \
             _mm_prefetch(a + 8 * lda + (8 * blk + 2 * h + 1) * sizeof(BX), _MM_HINT_T0);         \
-            p[h] = nibpair_avx2(_mm256_loadu2_m128i((const __m128i *) x[2 * h + 1][blk].qs,       \
-                                                    (const __m128i *) x[2 * h][blk].qs), yl, yh, MODE, \
-                                TG_NIB_HB(MODE, q4, h, 0), TG_NIB_HB(MODE, q4, h, 1));            \
+            p[h] = nibpair_##SFX(_mm256_loadu2_m128i((const __m128i *) x[2 * h + 1][blk].qs,      \
+                                                     (const __m128i *) x[2 * h][blk].qs), yl, yh, MODE, \
+                                 TG_NIB_HB(MODE, q4, h, 0), TG_NIB_HB(MODE, q4, h, 1), yc);       \
         }                                                                                         \
         /* p[h]: row 2h in the low half, 2h + 1 in the high half (4 partials each) */            \
         const __m256i a01 = _mm256_add_epi32(_mm256_unpacklo_epi32(p[0], p[1]), _mm256_unpackhi_epi32(p[0], p[1])); \
@@ -454,41 +504,32 @@ TG_AVX2_INLINE __m256 NAME(int64_t nb, const char * a, size_t lda, const tg_bloc
     }                                                                                             \
     return _mm256_permutevar8x32_ps(acc, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));              \
 }
-TG_AVX2_GEMV8_NIB(gemv8_q4_avx2, tg_block_q4_0, TG_NIB_Q4)
-TG_AVX2_GEMV8_NIB(gemv8_iq4_avx2, tg_block_iq4_nl, TG_NIB_IQ4)
-TG_AVX2_GEMV8_NIB(gemv8_q5_0_avx2, tg_block_q5_0, TG_NIB_Q5)
-// Q8_0 streams at memory speed four rows at a time already.
-TG_AVX2_INLINE __m256 gemv8_q8_avx2(int64_t nb, const char * a, size_t lda, const tg_block_q8_0 * y, const int32_t * ys8) {
-    return _mm256_set_m128(gemv4_q8_avx2(nb, a + 4 * lda, lda, y, ys8), gemv4_q8_avx2(nb, a, lda, y, ys8));
-}
 
 // Prompts: a panel of 8 weight rows over up to TG_PANEL_KC blocks, packed per
 // block as 8 vectors (chunk q: bytes 4q..4q+3 of each row, row r at 4r) and
-// the 8 rows' scales as f32. Packed once per 8 rows and 64 columns.
+// the 8 rows' scales as f32. Packed once per 8 rows and 64 columns. The VNNI
+// panels hold signed weights as w + 128 (XOR 0x80 at packing).
 enum { TG_PANEL_KC = 64, TG_PANEL_NJ = 64, TG_GEMV_YS = 1024 };
 struct tg_qpanel {
     int8_t q[TG_PANEL_KC][8][32] __attribute__((aligned(32)));
     float  d[TG_PANEL_KC][8] __attribute__((aligned(32)));
 };
 
-#define TG_AVX2_PACK(NAME, BX, LOADX)                                                             \
-TG_AVX2 static void NAME(const char * a, size_t lda, int rows, int64_t b0, int nbk,              \
-                         struct tg_qpanel * P) {                                                  \
+#define TG_QPACK(NAME, ATTR, BX, LOADX, XOR)                                                      \
+ATTR static void NAME(const char * a, size_t lda, int rows, int64_t b0, int nbk,                  \
+                      struct tg_qpanel * P) {                                                     \
     for (int r = 0; r < 8; r++) {                                                                 \
         const BX * x = (const BX *) (a + (size_t) r * lda) + b0;                                  \
         for (int b = 0; b < nbk; b++) {                                                           \
             int32_t v[8];                                                                         \
-            if (r < rows) _mm256_storeu_si256((__m256i *) v, LOADX(&x[b]));                       \
-            else memset(v, 0, sizeof(v));                                                         \
+            if (r < rows) _mm256_storeu_si256((__m256i *) v, _mm256_xor_si256(LOADX(&x[b]),       \
+                                                             _mm256_set1_epi8((char) (XOR))));    \
+            else memset(v, (XOR), sizeof(v));                                                     \
             for (int q = 0; q < 8; q++) memcpy(&P->q[b][q][4 * r], &v[q], 4);                     \
             P->d[b][r] = r < rows ? _cvtsh_ss(x[b].d) : 0.0f;                                     \
         }                                                                                         \
     }                                                                                             \
 }
-TG_AVX2_PACK(pack_q8_avx2, tg_block_q8_0, q8_avx2)
-TG_AVX2_PACK(pack_q4_avx2, tg_block_q4_0, q4u_avx2)
-TG_AVX2_PACK(pack_iq4_avx2, tg_block_iq4_nl, iq4_avx2)
-TG_AVX2_PACK(pack_q5_0_avx2, tg_block_q5_0, q5s_avx2)
 
 // The panel against RJ (1..4) activation columns (b: block b0 of the first,
 // ldb apart), acc[j] lane r for row r. Signed weights: maddubs(|w|,
@@ -526,6 +567,35 @@ TG_AVX2_INLINE void panel_avx2(const int RJ, const bool Q4, const struct tg_qpan
     }
     TG_UNROLL for (int j = 0; j < RJ; j++) acc[j] = A[j];
 }
+// The VNNI panel: one vpdpbusd per chunk and column, each column's sums
+// starting at -ys (Q4_0: 8 * sum(y)) or -16 * ys (128 * sum(y), what the
+// signed weights' + 128 adds).
+TG_VNNI_INLINE void panel_vnni(const int RJ, const bool Q4, const struct tg_qpanel * P, int nbk,
+                               const char * b, size_t ldb, const int32_t * ys, __m256 * acc) {
+    __m256 A[4];
+    TG_UNROLL for (int j = 0; j < RJ; j++) A[j] = acc[j];
+    for (int blk = 0; blk < nbk; blk++) {
+        const tg_block_q8_0 * by[4];
+        __m256i s[4];
+        TG_UNROLL for (int j = 0; j < RJ; j++) {
+            by[j] = (const tg_block_q8_0 *) (b + j * ldb) + blk;
+            const int32_t o = ys[j * TG_PANEL_KC + blk];
+            s[j] = _mm256_set1_epi32(Q4 ? -o : -16 * o);
+        }
+        TG_UNROLL for (int q = 0; q < 8; q++) {
+            const __m256i w = _mm256_load_si256((const __m256i *) P->q[blk][q]);
+            TG_UNROLL for (int j = 0; j < RJ; j++) {
+                int32_t y4;
+                memcpy(&y4, by[j]->qs + 4 * q, 4);
+                s[j] = _mm256_dpbusd_epi32(s[j], w, _mm256_set1_epi32(y4));
+            }
+        }
+        const __m256 dx = _mm256_load_ps(P->d[blk]);
+        TG_UNROLL for (int j = 0; j < RJ; j++)
+            A[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[j]), _mm256_mul_ps(dx, _mm256_set1_ps(_cvtsh_ss(by[j]->d))), A[j]);
+    }
+    TG_UNROLL for (int j = 0; j < RJ; j++) acc[j] = A[j];
+}
 
 // 8 * sum(y) of blocks [b0, b0 + nbk) of an activation row, into out.
 TG_AVX2_INLINE void ysums_avx2(const tg_block_q8_0 * y, int64_t b0, int nbk, int32_t * out) {
@@ -540,9 +610,11 @@ TG_AVX2_INLINE void ysums_avx2(const tg_block_q8_0 * y, int64_t b0, int nbk, int
 }
 // Block of ni x nj: fewer than 4 columns (generation) by GEMV row by row
 // time; otherwise panels of 8 rows x TG_PANEL_KC blocks against 4 columns at
-// a time, the accumulators kept in c between the k chunks.
-#define TG_AVX2_QBLOCK(NAME, BX, GEMV, GEMV4, GEMV8, PACK, Q4, YS)                                           \
-TG_AVX2 static void NAME(const struct tg_mm_args * g) {                                          \
+// a time, the accumulators kept in c between the k chunks. YS: generation
+// takes 8 * sum(y) per block (Q4_0, Q5_0); PYS: the panels do (Q4_0, and
+// every type at the vnni level).
+#define TG_QBLOCK(NAME, ATTR, BX, GEMV, GEMV4, GEMV8, PACK, PANEL, Q4, YS, PYS)                   \
+ATTR static void NAME(const struct tg_mm_args * g) {                                              \
     const int64_t nb = g->k / TG_QK8_0;                                                           \
     if (g->nj < 4) {                                                                              \
         for (int64_t j = 0; j < g->nj; j++) {                                                     \
@@ -562,12 +634,12 @@ TG_AVX2 static void NAME(const struct tg_mm_args * g) {                         
         return;                                                                                   \
     }                                                                                             \
     struct tg_qpanel P;                                                                           \
-    int32_t ys[Q4 ? TG_PANEL_NJ * TG_PANEL_KC : 1];                                               \
+    int32_t ys[PYS ? TG_PANEL_NJ * TG_PANEL_KC : 1];                                              \
     for (int64_t jc = 0; jc < g->nj; jc += TG_PANEL_NJ) {                                         \
         const int64_t njc = g->nj - jc < TG_PANEL_NJ ? g->nj - jc : TG_PANEL_NJ;                  \
         for (int64_t k0 = 0; k0 < nb; k0 += TG_PANEL_KC) {                                        \
             const int nbk = (int) (nb - k0 < TG_PANEL_KC ? nb - k0 : TG_PANEL_KC);                \
-            if (Q4)                                                                               \
+            if (PYS)                                                                              \
                 for (int64_t j = 0; j < njc; j++)                                                 \
                     ysums_avx2((const tg_block_q8_0 *) (g->b + (jc + j) * g->ldb), k0, nbk,       \
                                ys + j * TG_PANEL_KC);                                             \
@@ -578,15 +650,15 @@ TG_AVX2 static void NAME(const struct tg_mm_args * g) {                         
                     const int rj = (int) (njc - j0 < 4 ? njc - j0 : 4);                           \
                     float * c = g->c + (jc + j0) * g->ldc + i0;                                   \
                     const char * bb = g->b + (jc + j0) * g->ldb + k0 * sizeof(tg_block_q8_0);     \
-                    const int32_t * yj = Q4 ? ys + j0 * TG_PANEL_KC : NULL;                       \
+                    const int32_t * yj = PYS ? ys + j0 * TG_PANEL_KC : NULL;                      \
                     __m256 acc[4];                                                                \
                     for (int j = 0; j < rj; j++)                                                  \
                         acc[j] = k0 ? tg_load_rows8(c + j * g->ldc, rows) : _mm256_setzero_ps(); \
                     switch (rj) {                                                                 \
-                    case 4: panel_avx2(4, Q4, &P, nbk, bb, g->ldb, yj, acc); break;               \
-                    case 3: panel_avx2(3, Q4, &P, nbk, bb, g->ldb, yj, acc); break;               \
-                    case 2: panel_avx2(2, Q4, &P, nbk, bb, g->ldb, yj, acc); break;               \
-                    default: panel_avx2(1, Q4, &P, nbk, bb, g->ldb, yj, acc); break;              \
+                    case 4: PANEL(4, Q4, &P, nbk, bb, g->ldb, yj, acc); break;                    \
+                    case 3: PANEL(3, Q4, &P, nbk, bb, g->ldb, yj, acc); break;                    \
+                    case 2: PANEL(2, Q4, &P, nbk, bb, g->ldb, yj, acc); break;                    \
+                    default: PANEL(1, Q4, &P, nbk, bb, g->ldb, yj, acc); break;                   \
                     }                                                                             \
                     for (int j = 0; j < rj; j++) tg_store_rows8(c + j * g->ldc, acc[j], rows);   \
                 }                                                                                 \
@@ -594,178 +666,46 @@ TG_AVX2 static void NAME(const struct tg_mm_args * g) {                         
         }                                                                                         \
     }                                                                                             \
 }
-TG_AVX2_QBLOCK(block_q8_q8_avx2, tg_block_q8_0, gemv_q8_avx2, gemv4_q8_avx2, gemv8_q8_avx2, pack_q8_avx2, false, false)
-TG_AVX2_QBLOCK(block_q4_q8_avx2, tg_block_q4_0, gemv_q4_avx2, gemv4_q4_avx2, gemv8_q4_avx2, pack_q4_avx2, true, true)
-TG_AVX2_QBLOCK(block_iq4_q8_avx2, tg_block_iq4_nl, gemv_iq4_avx2, gemv4_iq4_avx2, gemv8_iq4_avx2, pack_iq4_avx2, false, false)
-// Q5_0: generation on the unsigned levels (16 * sum(y) off per block), prompts
-// on the signed ones (the panel's int16 sums hold only 4-bit levels).
-TG_AVX2_QBLOCK(block_q5_0_q8_avx2, tg_block_q5_0, gemv_q5_0_avx2, gemv4_q5_0_avx2, gemv8_q5_0_avx2, pack_q5_0_avx2, false, true)
 
-TG_AVX2 static float dot_q8_q8_avx2(int64_t nb, const tg_block_q8_0 * x, const tg_block_q8_0 * y) {
-    return gemv_q8_avx2(nb, x, y, NULL);
+// One instance per level. Q5_0: generation on the unsigned levels (16 *
+// sum(y) off per block), prompts on the signed ones (the avx2 panel's int16
+// sums hold only 4-bit levels).
+#define TG_QKERNELS(SFX, INL, ATTR, VNNI)                                                          \
+TG_QGEMV(gemv_q8_##SFX, INL, SFX, tg_block_q8_0, q8_avx2, false)                                  \
+TG_QGEMV(gemv_q4_##SFX, INL, SFX, tg_block_q4_0, q4u_avx2, true)                                  \
+TG_QGEMV(gemv_iq4_##SFX, INL, SFX, tg_block_iq4_nl, iq4_avx2, false)                              \
+TG_QGEMV(gemv_q5_0_##SFX, INL, SFX, tg_block_q5_0, q5s_avx2, false)                               \
+TG_QGEMV4_Q8(gemv4_q8_##SFX, INL, SFX)                                                            \
+TG_QGEMV4_NIB(gemv4_q4_##SFX, INL, SFX, tg_block_q4_0, TG_NIB_Q4)                                 \
+TG_QGEMV4_NIB(gemv4_iq4_##SFX, INL, SFX, tg_block_iq4_nl, TG_NIB_IQ4)                             \
+TG_QGEMV4_NIB(gemv4_q5_0_##SFX, INL, SFX, tg_block_q5_0, TG_NIB_Q5)                               \
+TG_QGEMV8_NIB(gemv8_q4_##SFX, INL, SFX, tg_block_q4_0, TG_NIB_Q4)                                 \
+TG_QGEMV8_NIB(gemv8_iq4_##SFX, INL, SFX, tg_block_iq4_nl, TG_NIB_IQ4)                             \
+TG_QGEMV8_NIB(gemv8_q5_0_##SFX, INL, SFX, tg_block_q5_0, TG_NIB_Q5)                               \
+/* Q8_0 streams at memory speed four rows at a time already */                                   \
+INL __m256 gemv8_q8_##SFX(int64_t nb, const char * a, size_t lda, const tg_block_q8_0 * y, const int32_t * ys8) { \
+    return _mm256_set_m128(gemv4_q8_##SFX(nb, a + 4 * lda, lda, y, ys8), gemv4_q8_##SFX(nb, a, lda, y, ys8)); \
+}                                                                                                 \
+TG_QPACK(pack_q8_##SFX, ATTR, tg_block_q8_0, q8_avx2, (VNNI) ? 0x80 : 0)                          \
+TG_QPACK(pack_q4_##SFX, ATTR, tg_block_q4_0, q4u_avx2, 0)                                         \
+TG_QPACK(pack_iq4_##SFX, ATTR, tg_block_iq4_nl, iq4_avx2, (VNNI) ? 0x80 : 0)                      \
+TG_QPACK(pack_q5_0_##SFX, ATTR, tg_block_q5_0, q5s_avx2, (VNNI) ? 0x80 : 0)                       \
+TG_QBLOCK(block_q8_q8_##SFX, ATTR, tg_block_q8_0, gemv_q8_##SFX, gemv4_q8_##SFX, gemv8_q8_##SFX,  \
+          pack_q8_##SFX, panel_##SFX, false, false, VNNI)                                         \
+TG_QBLOCK(block_q4_q8_##SFX, ATTR, tg_block_q4_0, gemv_q4_##SFX, gemv4_q4_##SFX, gemv8_q4_##SFX,  \
+          pack_q4_##SFX, panel_##SFX, true, true, true)                                           \
+TG_QBLOCK(block_iq4_q8_##SFX, ATTR, tg_block_iq4_nl, gemv_iq4_##SFX, gemv4_iq4_##SFX,             \
+          gemv8_iq4_##SFX, pack_iq4_##SFX, panel_##SFX, false, false, VNNI)                       \
+TG_QBLOCK(block_q5_0_q8_##SFX, ATTR, tg_block_q5_0, gemv_q5_0_##SFX, gemv4_q5_0_##SFX,            \
+          gemv8_q5_0_##SFX, pack_q5_0_##SFX, panel_##SFX, false, true, VNNI)                      \
+ATTR static float dot_q8_q8_##SFX(int64_t nb, const tg_block_q8_0 * x, const tg_block_q8_0 * y) { \
+    return gemv_q8_##SFX(nb, x, y, NULL);                                                         \
+}                                                                                                 \
+ATTR static float dot_q4_q8_##SFX(int64_t nb, const tg_block_q4_0 * x, const tg_block_q8_0 * y) { \
+    return gemv_q4_##SFX(nb, x, y, NULL);                                                         \
 }
-TG_AVX2 static float dot_q4_q8_avx2(int64_t nb, const tg_block_q4_0 * x, const tg_block_q8_0 * y) {
-    return gemv_q4_avx2(nb, x, y, NULL);
-}
-
-// ---- avx512 with BW and VNNI: two blocks per 512-bit register --------------
-// Used at the avx512 level when the CPU also has AVX512-BW and VNNI. Its own
-// order: 16 f32 lanes, lanes 0-7 take the even blocks and lanes 8-15 the odd
-// ones (a missing last odd block adds exact zeros), the per-block int32
-// lanes being the same exact sums as above (vpdpbusd does not saturate);
-// at the end lane l + lane l+8, then the 8-lane tree.
-#define TG_VNNI_TARGET "avx512f,avx512bw,avx512vnni,avx2,avx,fma,f16c"
-#define TG_VNNI __attribute__((target(TG_VNNI_TARGET)))
-#define TG_VNNI_INLINE static inline __attribute__((always_inline, target(TG_VNNI_TARGET)))
-
-// Quants of blocks b[0] and (if two) b[1] in the low and high halves.
-TG_VNNI_INLINE __m512i q8x2_vnni(const tg_block_q8_0 * b, bool two) {
-    __m256i lo = _mm256_loadu_si256((const __m256i *) b[0].qs);
-    __m256i hi = two ? _mm256_loadu_si256((const __m256i *) b[1].qs) : _mm256_setzero_si256();
-    return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
-}
-// [d0 x 8 | d1 x 8] (d1 = 0 when there is no second block): both halves
-// converted by one vcvtph2ps and spread by one permute.
-TG_VNNI_INLINE __m512 d2_vnni(tg_fp16_t d0, tg_fp16_t d1, bool two) {
-    const __m512i idx = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
-    const uint32_t h = (uint32_t) d0 | (two ? (uint32_t) d1 << 16 : 0u);
-    const __m128 f = _mm_cvtph_ps(_mm_cvtsi32_si128((int) h));
-    return _mm512_permutexvar_ps(idx, _mm512_zextps128_ps512(f));
-}
-// The Q4_0 tiles use an interleaved lane order so that the nibbles of two
-// blocks unpack with one shift and one mask: bytes [x0 e0-15 | x1 e0-15 |
-// x0 e16-31 | x1 e16-31], i.e. int32 lanes 0-3 and 8-11 hold groups 0-3
-// and 4-7 of the even block, lanes 4-7 and 12-15 those of the odd one.
-// The activations and scales are loaded in the same order, and
-// hsum16i_vnni puts the lanes back in the order above before the same sums.
-TG_VNNI_INLINE __m512i q4x2i_vnni(const tg_block_q4_0 * b, bool two) {
-    const __m128i t0 = _mm_loadu_si128((const __m128i *) b[0].qs);
-    const __m128i t1 = two ? _mm_loadu_si128((const __m128i *) b[1].qs) : _mm_setzero_si128();
-    const __m256i t = _mm256_inserti128_si256(_mm256_castsi128_si256(t0), t1, 1);
-    const __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(t), _mm256_srli_epi16(t, 4), 1);
-    return _mm512_and_si512(v, _mm512_set1_epi8(0x0F));
-}
-TG_VNNI_INLINE __m512i q8x2i_vnni(const tg_block_q8_0 * b, bool two) {
-    const __m128i a0 = _mm_loadu_si128((const __m128i *) b[0].qs);
-    const __m128i a1 = _mm_loadu_si128((const __m128i *) (b[0].qs + 16));
-    const __m128i b0 = two ? _mm_loadu_si128((const __m128i *) b[1].qs) : _mm_setzero_si128();
-    const __m128i b1 = two ? _mm_loadu_si128((const __m128i *) (b[1].qs + 16)) : _mm_setzero_si128();
-    const __m256i lo = _mm256_inserti128_si256(_mm256_castsi128_si256(a0), b0, 1);
-    const __m256i hi = _mm256_inserti128_si256(_mm256_castsi128_si256(a1), b1, 1);
-    return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
-}
-// [d0 x 4 | d1 x 4 | d0 x 4 | d1 x 4] (d1 = 0 when there is no second block).
-TG_VNNI_INLINE __m512 d2i_vnni(tg_fp16_t d0, tg_fp16_t d1, bool two) {
-    const __m512i idx = _mm512_set_epi32(1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0);
-    const uint32_t h = (uint32_t) d0 | (two ? (uint32_t) d1 << 16 : 0u);
-    const __m128 f = _mm_cvtph_ps(_mm_cvtsi32_si128((int) h));
-    return _mm512_permutexvar_ps(idx, _mm512_zextps128_ps512(f));
-}
-TG_VNNI_INLINE float hsum16_vnni(__m512 v) {
-    __m256 lo = _mm512_castps512_ps256(v);
-    __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
-    return hsum8(_mm256_add_ps(lo, hi));
-}
-// hsum16_vnni of the interleaved order: lanes permuted to [even | odd] first.
-TG_VNNI_INLINE float hsum16i_vnni(__m512 v) {
-    const __m512i idx = _mm512_set_epi32(15, 14, 13, 12, 7, 6, 5, 4, 11, 10, 9, 8, 3, 2, 1, 0);
-    return hsum16_vnni(_mm512_permutexvar_ps(idx, v));
-}
-
-// Signed 8-bit weights (Q8_0, or IQ4_NL through its table) x Q8_0, RI x RJ
-// tile. The activations are made unsigned (y + 128, one xor per activation
-// block) so vpdpbusd takes them against the signed weights; the accumulator
-// starts at -128 * sum(x) per group of 4 (once per weight block), so each lane
-// is exactly sum(x * y) as above, for all inputs.
-#define TG_VNNI_Q8TILE(NAME, BX, LOADX2) \
-TG_VNNI_INLINE void NAME(const int RI, const int RJ, int64_t nb,                                          \
-        const char * a, size_t lda, const char * b, size_t ldb, float * c, size_t ldc) {                  \
-    __m512 acc[4][4];                                                                                     \
-    const __m512i c128 = _mm512_set1_epi8((char) 0x80);                                                   \
-    TG_UNROLL for (int i = 0; i < RI; i++)                                                                \
-    TG_UNROLL for (int j = 0; j < RJ; j++) acc[i][j] = _mm512_setzero_ps();                               \
-    for (int64_t blk = 0; blk < nb; blk += 2) {                                                           \
-        const bool two = blk + 1 < nb;                                                                    \
-        __m512i yu[4];                                                                                    \
-        __m512 dy[4];                                                                                     \
-        TG_UNROLL for (int j = 0; j < RJ; j++) {                                                          \
-            const tg_block_q8_0 * by = (const tg_block_q8_0 *) (b + j * ldb) + blk;                       \
-            yu[j] = _mm512_xor_si512(q8x2_vnni(by, two), c128);                                           \
-            dy[j] = d2_vnni(by[0].d, two ? by[1].d : 0, two);                                             \
-        }                                                                                                 \
-        TG_UNROLL for (int i = 0; i < RI; i++) {                                                          \
-            const BX * bx = (const BX *) (a + i * lda) + blk;                                             \
-            if (RJ == 1) _mm_prefetch((const char *) bx + TG_PREFETCH, _MM_HINT_T0);                      \
-            const __m512i x = LOADX2(bx, two);                                                            \
-            const __m512i corr = _mm512_sub_epi32(_mm512_setzero_si512(),                                 \
-                                                  _mm512_dpbusd_epi32(_mm512_setzero_si512(), c128, x));  \
-            const __m512 dx = d2_vnni(bx[0].d, two ? bx[1].d : 0, two);                                   \
-            TG_UNROLL for (int j = 0; j < RJ; j++) {                                                      \
-                const __m512i p = _mm512_dpbusd_epi32(corr, yu[j], x);                                    \
-                acc[i][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_mul_ps(dx, dy[j]), acc[i][j]);  \
-            }                                                                                             \
-        }                                                                                                 \
-    }                                                                                                     \
-    TG_UNROLL for (int j = 0; j < RJ; j++)                                                                \
-    TG_UNROLL for (int i = 0; i < RI; i++)                                                                \
-        c[j * ldc + i] = hsum16_vnni(acc[i][j]);                                                          \
-}                                                                                                         \
-
-TG_VNNI_Q8TILE(tile_q8_q8_vnni, tg_block_q8_0, q8x2_vnni)
-
-// The table values of two IQ4_NL blocks, each in element order.
-TG_VNNI_INLINE __m512i iq4x2_vnni(const tg_block_iq4_nl * b, bool two) {
-    const __m128i m4 = _mm_set1_epi8(0x0F);
-    const __m128i tab = _mm_loadu_si128((const __m128i *) tg_iq4nl_values);
-    __m128i t0 = _mm_loadu_si128((const __m128i *) b[0].qs);
-    __m256i v0 = _mm256_set_m128i(_mm_shuffle_epi8(tab, _mm_and_si128(_mm_srli_epi16(t0, 4), m4)),
-                                  _mm_shuffle_epi8(tab, _mm_and_si128(t0, m4)));
-    __m256i v1 = _mm256_setzero_si256();
-    if (two) {
-        __m128i t1 = _mm_loadu_si128((const __m128i *) b[1].qs);
-        v1 = _mm256_set_m128i(_mm_shuffle_epi8(tab, _mm_and_si128(_mm_srli_epi16(t1, 4), m4)),
-                              _mm_shuffle_epi8(tab, _mm_and_si128(t1, m4)));
-    }
-    return _mm512_inserti64x4(_mm512_castsi256_si512(v0), v1, 1);
-}
-TG_VNNI_Q8TILE(tile_iq4_q8_vnni, tg_block_iq4_nl, iq4x2_vnni)
-
-TG_VNNI_INLINE void tile_q4_q8_vnni(const int RI, const int RJ, int64_t nb,
-        const char * a, size_t lda, const char * b, size_t ldb, float * c, size_t ldc) {
-    __m512 acc[8][4];
-    const __m512i ones8 = _mm512_set1_epi8(1);
-    TG_UNROLL for (int i = 0; i < RI; i++)
-    TG_UNROLL for (int j = 0; j < RJ; j++) acc[i][j] = _mm512_setzero_ps();
-    for (int64_t blk = 0; blk < nb; blk += 2) {
-        const bool two = blk + 1 < nb;
-        __m512i y[4], nys[4];   // nys: -8 * sum(y) per group of 4, where vpdpbusd starts
-        __m512 dy[4];
-        TG_UNROLL for (int j = 0; j < RJ; j++) {
-            const tg_block_q8_0 * by = (const tg_block_q8_0 *) (b + j * ldb) + blk;
-            y[j] = q8x2i_vnni(by, two);
-            nys[j] = _mm512_sub_epi32(_mm512_setzero_si512(),
-                     _mm512_slli_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), ones8, y[j]), 3));
-            dy[j] = d2i_vnni(by[0].d, two ? by[1].d : 0, two);
-        }
-        TG_UNROLL for (int i = 0; i < RI; i++) {
-            const tg_block_q4_0 * bx = (const tg_block_q4_0 *) (a + i * lda) + blk;
-            if (RJ == 1) _mm_prefetch((const char *) bx + TG_PREFETCH, _MM_HINT_T0);
-            const __m512i x = q4x2i_vnni(bx, two);
-            const __m512 dx = d2i_vnni(bx[0].d, two ? bx[1].d : 0, two);
-            TG_UNROLL for (int j = 0; j < RJ; j++) {
-                const __m512i p = _mm512_dpbusd_epi32(nys[j], x, y[j]);
-                acc[i][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_mul_ps(dx, dy[j]), acc[i][j]);
-            }
-        }
-    }
-    TG_UNROLL for (int j = 0; j < RJ; j++)
-    TG_UNROLL for (int i = 0; i < RI; i++)
-        c[j * ldc + i] = hsum16i_vnni(acc[i][j]);
-}
-
-TG_MM_BLOCK(block_q8_q8_vnni, TG_VNNI, tile_q8_q8_vnni, 4, 4, 4, TG_QK8_0)
-TG_MM_BLOCK(block_iq4_q8_vnni, TG_VNNI, tile_iq4_q8_vnni, 4, 4, 4, TG_QK8_0)
-TG_MM_BLOCK(block_q4_q8_vnni, TG_VNNI, tile_q4_q8_vnni, 4, 4, 8, TG_QK8_0)
+TG_QKERNELS(avx2, TG_AVX2_INLINE, TG_AVX2, 0)
+TG_QKERNELS(vnni, TG_VNNI_INLINE, TG_VNNI, 1)
 
 // Quantizes n floats (n multiple of 32) to Q8_0 with the same bytes as
 // tg_quantize_row_q8_0: amax over |x| skipping NaN, d = amax / 127,
@@ -862,16 +802,15 @@ TG_AVX2 static void quantize_q8K_avx2(const float * x, tg_block_q8_K * y, int64_
 
 TG_MM_DOT(dot_q8_q8_avx,  TG_AVX,  tile_q8_q8_avx,  tg_block_q8_0, tg_block_q8_0)
 TG_MM_DOT(dot_q4_q8_avx,  TG_AVX,  tile_q4_q8_avx,  tg_block_q4_0, tg_block_q8_0)
-TG_MM_DOT(dot_q8_q8_vnni, TG_VNNI, tile_q8_q8_vnni, tg_block_q8_0, tg_block_q8_0)
-TG_MM_DOT(dot_q4_q8_vnni, TG_VNNI, tile_q4_q8_vnni, tg_block_q4_0, tg_block_q8_0)
 #endif // TG_X86
 
 // ---- dispatch ---------------------------------------------------------------
 
 tg_mm_block_fn tg_mm_quant_block(enum tg_mm_kind kind, int level) {
     const bool q4 = kind == TG_MM_Q4_Q8;
-    if (kind == TG_MM_Q5_0_Q8) {   // no VNNI path: the avx2 one (the same bits as scalar)
+    if (kind == TG_MM_Q5_0_Q8) {
 #ifdef TG_X86
+        if (level >= TG_SIMD_AVX512VNNI) return block_q5_0_q8_vnni;
         if (level >= TG_SIMD_AVX2) return block_q5_0_q8_avx2;
         if (level >= TG_SIMD_AVX) return block_q5_0_q8_avx;
 #endif
