@@ -582,17 +582,23 @@ TG_VNNI_INLINE void panel_vnni(const int RJ, const bool Q4, const struct tg_qpan
             const int32_t o = ys[j * TG_PANEL_KC + blk];
             s[j] = _mm256_set1_epi32(Q4 ? -o : -16 * o);
         }
+        // two chains per column (even and odd chunks): vpdpbusd's latency, not
+        // its throughput, bounds a single chain of 8
+        __m256i t[4];
+        TG_UNROLL for (int j = 0; j < RJ; j++) t[j] = _mm256_setzero_si256();
         TG_UNROLL for (int q = 0; q < 8; q++) {
             const __m256i w = _mm256_load_si256((const __m256i *) P->q[blk][q]);
             TG_UNROLL for (int j = 0; j < RJ; j++) {
                 int32_t y4;
                 memcpy(&y4, by[j]->qs + 4 * q, 4);
-                s[j] = _mm256_dpbusd_epi32(s[j], w, _mm256_set1_epi32(y4));
+                if (q % 2) t[j] = _mm256_dpbusd_epi32(t[j], w, _mm256_set1_epi32(y4));
+                else       s[j] = _mm256_dpbusd_epi32(s[j], w, _mm256_set1_epi32(y4));
             }
         }
         const __m256 dx = _mm256_load_ps(P->d[blk]);
         TG_UNROLL for (int j = 0; j < RJ; j++)
-            A[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[j]), _mm256_mul_ps(dx, _mm256_set1_ps(_cvtsh_ss(by[j]->d))), A[j]);
+            A[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(s[j], t[j])),
+                                   _mm256_mul_ps(dx, _mm256_set1_ps(_cvtsh_ss(by[j]->d))), A[j]);
     }
     TG_UNROLL for (int j = 0; j < RJ; j++) acc[j] = A[j];
 }
