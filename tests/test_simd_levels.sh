@@ -4,6 +4,7 @@
 # op suite (test_ops), the matrix tests (test_mul_mat) and the determinism
 # test pass at every one of them.
 . "$(dirname "$0")/support/check.sh"
+unset TG_SIMD TG_NO_SIMD   # this test sets the level itself (a cap from outside would skew "detected")
 all="scalar avx avx2 avx512 avx512vnni"
 top=$("$TGDB" devices | awk '$1 == "CPU" {print $NF}')
 case " $all " in *" $top "*) ;; *) bad "tgdb devices names no SIMD level ('$top')"; finish; exit;; esac
