@@ -657,7 +657,8 @@ ATTR static void NAME(const struct tg_mm_args * g) {                            
                     float * c = g->c + (jc + j0) * g->ldc + i0;                                   \
                     const char * bb = g->b + (jc + j0) * g->ldb + k0 * sizeof(tg_block_q8_0);     \
                     const int32_t * yj = PYS ? ys + j0 * TG_PANEL_KC : NULL;                      \
-                    __m256 acc[4];                                                                \
+                    __m256 acc[4] = { _mm256_setzero_ps(), _mm256_setzero_ps(),                   \
+                                      _mm256_setzero_ps(), _mm256_setzero_ps() };                 \
                     for (int j = 0; j < rj; j++)                                                  \
                         acc[j] = k0 ? tg_load_rows8(c + j * g->ldc, rows) : _mm256_setzero_ps(); \
                     switch (rj) {                                                                 \
