@@ -43,15 +43,19 @@ static float get_elem(enum tg_type t, const char * p) {
     }
 }
 
-// Weights [k,m,p,q] of `type` filled with random rows; with `pad` the rows
-// are a view into a wider tensor (nb1 > row size). *ref gets the values the
-// tensor holds (dequantized), as doubles [q][p][m][k].
+enum { W_DENSE, W_PADDED, W_HEADS };
+// Weights [k,m,p,q] of `type` filled with random rows; W_PADDED: the rows are
+// a view into a wider tensor (nb1 > row size); W_HEADS: the p matrices are
+// interleaved row by row, as attention's heads in a K cache view (nb2 < nb1).
+// *ref gets the values the tensor holds (dequantized), as doubles [q][p][m][k].
 static struct tg_tensor * make_weights(struct tg_context * ctx, enum tg_type type, int64_t k, int64_t m,
-                                       int64_t p, int64_t q, bool pad, double ** ref) {
-    const int64_t padk = pad ? (is_quant(type) ? 32 : 3) : 0;
-    struct tg_tensor * base = tg_new_tensor_4d(ctx, type, k + padk, m, p, q);
+                                       int64_t p, int64_t q, int pad, double ** ref) {
+    const int64_t padk = pad == W_PADDED ? (is_quant(type) ? 32 : 3) : 0;
+    struct tg_tensor * base = pad == W_HEADS ? tg_new_tensor_4d(ctx, type, k, p, m, q)
+                                             : tg_new_tensor_4d(ctx, type, k + padk, m, p, q);
     if (!base) return NULL;
-    struct tg_tensor * a = pad ? tg_view_4d(ctx, base, k, m, p, q, base->nb[1], base->nb[2], base->nb[3], 0) : base;
+    struct tg_tensor * a = pad == W_PADDED ? tg_view_4d(ctx, base, k, m, p, q, base->nb[1], base->nb[2], base->nb[3], 0)
+                         : pad == W_HEADS  ? tg_permute(ctx, base, 0, 2, 1, 3) : base;
     if (!a) return NULL;
     const struct tg_type_traits * tr = tg_type_traits(type);
     float * row = malloc((size_t) k * sizeof(float));
@@ -181,7 +185,7 @@ struct mm_case {
     enum tg_type wt, bt;
     int64_t k, m, n, p, q, r, s;
     int layout;
-    bool pad;
+    int pad;   // W_DENSE, W_PADDED, W_HEADS
 };
 
 static double mm_threshold(enum tg_type wt) { (void) wt; return 1e-9; }
@@ -204,7 +208,8 @@ static float * check_case(const struct mm_case * c, int nth, bool print) {
         if (print || !(e <= thr)) {
             CHECK(e <= thr, "MUL_MAT w=%s b=%s a[%lld,%lld,%lld,%lld]%s b[%lld,%lld,%lld,%lld] %s nth=%d level=%d: nmse %.3g <= %.0e",
                   tg_type_name(c->wt), tg_type_name(c->bt), (long long) c->k, (long long) c->m,
-                  (long long) c->p, (long long) c->q, c->pad ? " padded-rows" : "", (long long) c->k,
+                  (long long) c->p, (long long) c->q,
+                  c->pad == W_PADDED ? " padded-rows" : c->pad == W_HEADS ? " heads-interleaved" : "", (long long) c->k,
                   (long long) c->n, (long long) c->r, (long long) c->s, layout_name[c->layout], nth,
                   tg_cpu_simd_level(), e, thr);
         }
@@ -229,16 +234,16 @@ static void test_types_and_layouts(void) {
         const int64_t k = is_quant(wt) ? 64 : 37;
         for (int layout = 0; layout < 3; layout++) {
             // broadcast: a has 2x2 matrices, b 4x6 (dims 2/3 repeat 2 and 3 times)
-            struct mm_case c = { wt, btypes[bi], k, 13, 7, 2, 2, 4, 6, layout, layout == LAYOUT_TRANSPOSED };
+            struct mm_case c = { wt, btypes[bi], k, 13, 7, 2, 2, 4, 6, layout, layout == LAYOUT_TRANSPOSED ? W_PADDED : W_DENSE };
             free(check_case(&c, 2, true));
         }
         // larger tiles with edges, and generation (one column)
-        struct mm_case big = { wt, btypes[bi], is_quant(wt) ? 160 : 101, 33, 29, 1, 1, 1, 1, LAYOUT_CONTIG, false };
+        struct mm_case big = { wt, btypes[bi], is_quant(wt) ? 160 : 101, 33, 29, 1, 1, 1, 1, LAYOUT_CONTIG, W_DENSE };
         free(check_case(&big, 2, true));
-        struct mm_case gen = { wt, btypes[bi], is_quant(wt) ? 256 : 259, 67, 1, 1, 1, 1, 1, LAYOUT_CONTIG, true };
+        struct mm_case gen = { wt, btypes[bi], is_quant(wt) ? 256 : 259, 67, 1, 1, 1, 1, 1, LAYOUT_CONTIG, W_PADDED };
         free(check_case(&gen, 2, true));
         if (!is_quant(wt)) {   // rows shorter than one vector: the tail alone
-            struct mm_case tiny = { wt, btypes[bi], 5, 7, 3, 1, 1, 1, 1, LAYOUT_TRANSPOSED, false };
+            struct mm_case tiny = { wt, btypes[bi], 5, 7, 3, 1, 1, 1, 1, LAYOUT_TRANSPOSED, W_DENSE };
             free(check_case(&tiny, 2, true));
         }
     }
@@ -307,7 +312,7 @@ static void test_f32_batch_invariance(void) {
         tg_cpu_set_simd_cap(lv);
         for (size_t ki = 0; ki < sizeof(ks) / sizeof(ks[0]); ki++)
         for (size_t ri = 0; ri < sizeof(rows) / sizeof(rows[0]); ri++) {
-            struct mm_case many = { TG_TYPE_F32, TG_TYPE_F32, ks[ki], rows[ri], 9, 1, 1, 1, 1, LAYOUT_CONTIG, false };
+            struct mm_case many = { TG_TYPE_F32, TG_TYPE_F32, ks[ki], rows[ri], 9, 1, 1, 1, 1, LAYOUT_CONTIG, W_DENSE };
             struct mm_case one = many;
             one.n = 1;
             rng = 999;   // the same weights; the single column is the first of the nine
@@ -336,7 +341,7 @@ static void test_levels_and_threads(void) {
     printf("     cpu simd level %d (%s)\n", top, tg_cpu_simd_name());
     for (int wi = 0; wi < 5; wi++) {
         const enum tg_type wt = wtypes[wi];
-        struct mm_case c = { wt, TG_TYPE_F32, is_quant(wt) ? 192 : 77, 29, 17, 1, 1, 2, 1, LAYOUT_CONTIG, false };
+        struct mm_case c = { wt, TG_TYPE_F32, is_quant(wt) ? 192 : 77, 29, 17, 1, 1, 2, 1, LAYOUT_CONTIG, W_DENSE };
         const int64_t nout = c.m * c.n * c.r * c.s;
         float * res[TG_SIMD_AVX512VNNI + 1] = { NULL };
         for (int lv = 0; lv <= top; lv++) {
@@ -738,6 +743,51 @@ static void test_batch_invariance(void) {
     }
 }
 
+// Weights whose matrices interleave row by row (attention's kq over a K
+// cache view: a head's row is a slice of a cache row), shared by 3 columns'
+// matrices each (grouped-query attention), short rows (the several-row
+// generation tiles) and long ones, one column and several: against the
+// reference, 1 and 3 threads bitwise (the matrices are numbered first then,
+// so threads take other units), every level against the scalar path.
+static void test_heads_interleaved(void) {
+    const int top = tg_cpu_simd_level();
+    for (int wi = 0; wi < 5; wi++)
+    for (int ki = 0; ki < 2; ki++)
+    for (int ni = 0; ni < 2; ni++) {
+        const enum tg_type wt = wtypes[wi];
+        const int64_t k = ki == 0 ? 64 : (is_quant(wt) ? 320 : 259), n = ni == 0 ? 1 : 3;
+        struct mm_case c = { wt, TG_TYPE_F32, k, 29, n, 4, 1, 12, 1, LAYOUT_CONTIG, W_HEADS };
+        const int64_t nout = c.m * c.n * c.r * c.s;
+        rng = 99;
+        float * one = check_case(&c, 1, ki == 0 && ni == 0);
+        rng = 99;
+        float * three = check_case(&c, 3, false);
+        CHECK(one && three && memcmp(one, three, (size_t) nout * sizeof(float)) == 0,
+              "MUL_MAT w=%s k=%lld n=%lld heads interleaved: 1 and 3 threads give the same bits",
+              tg_type_name(wt), (long long) k, (long long) n);
+        float * res[TG_SIMD_AVX512VNNI + 1] = { NULL };
+        for (int lv = 0; lv <= top; lv++) {
+            tg_cpu_set_simd_cap(lv);
+            rng = 99;
+            res[lv] = check_case(&c, 2, false);
+        }
+        tg_cpu_set_simd_cap(-1);
+        for (int lv = 1; lv <= top; lv++) {
+            const bool bits = res[lv] && res[0] && memcmp(res[lv], res[0], (size_t) nout * sizeof(float)) == 0;
+            const double e = res[lv] && res[0] ? nmse_f(res[lv], res[0], nout) : INFINITY;
+            if (is_quant(wt))
+                CHECK(bits, "MUL_MAT w=%s k=%lld n=%lld heads interleaved, level %d: the scalar path's bits",
+                      tg_type_name(wt), (long long) k, (long long) n, lv);
+            else
+                CHECK(e <= 1e-10, "MUL_MAT w=%s k=%lld n=%lld heads interleaved, level %d vs scalar: nmse %.3g <= 1e-10",
+                      tg_type_name(wt), (long long) k, (long long) n, lv, e);
+        }
+        for (int lv = 0; lv <= top; lv++) free(res[lv]);
+        free(one);
+        free(three);
+    }
+}
+
 int main(void) {
     tg_cpu_set_task_grain(1);   // small shapes still use every thread asked for
     test_supported();
@@ -745,6 +795,7 @@ int main(void) {
     test_random_sweep();
     test_quant_end_to_end();
     test_levels_and_threads();
+    test_heads_interleaved();
     test_f32_batch_invariance();
     test_dots_match_tiles();
     test_batch_invariance();

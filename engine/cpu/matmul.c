@@ -164,6 +164,7 @@ struct mm_units {
     tg_mm_block_fn           fn;
     const char *             rows;   // the converted b rows
     int64_t                  nrb, ncb;
+    bool                     mat_inner;  // matrices numbered fastest (see below)
 };
 
 static void mm_run_units(const struct mm_units * U, int64_t u0, int64_t u1) {
@@ -171,7 +172,12 @@ static void mm_run_units(const struct mm_units * U, int64_t u0, int64_t u1) {
     const int64_t m = dst->ne[0], n = dst->ne[1], r = dst->ne[2], s = dst->ne[3];
     const int64_t br2 = r / a->ne[2], br3 = s / a->ne[3], nrb = U->nrb, ncb = U->ncb;
     for (int64_t u = u0; u < u1; u++) {
-        const int64_t mat = u / (nrb * ncb), jb = (u / nrb) % ncb, ib = u % nrb;
+        int64_t mat, jb, ib;
+        if (U->mat_inner) {
+            mat = u % (r * s); ib = (u / (r * s)) % nrb; jb = u / (r * s * nrb);
+        } else {
+            mat = u / (nrb * ncb); jb = (u / nrb) % ncb; ib = u % nrb;
+        }
         const int64_t i2 = mat % r, i3 = mat / r;
         const int64_t i0 = ib * TG_MM_RB, j0 = jb * TG_MM_CB;
         struct tg_mm_args g;
@@ -223,7 +229,12 @@ void tg_cpu_mul_mat(const struct tg_cpu_params * p, struct tg_tensor * dst) {
     const int64_t m = dst->ne[0], n = dst->ne[1], r = dst->ne[2], s = dst->ne[3];
     const int64_t nrb = (m + TG_MM_RB - 1) / TG_MM_RB, ncb = (n + TG_MM_CB - 1) / TG_MM_CB;
     const int64_t nu = r * s * nrb * ncb;
-    struct mm_units U = { dst, &pl, fn, rows, nrb, ncb };
+    // a's matrices interleaved row by row (attention's heads in a K/V cache
+    // view: a head's row is a slice of a cache row): the same row block of
+    // every matrix in turn, so a run of units reads whole cache rows, not a
+    // slice of each of them per pass. The bits do not depend on the order.
+    const bool mat_inner = a->ne[2] * a->ne[3] > 1 && a->nb[2] < a->nb[1];
+    struct mm_units U = { dst, &pl, fn, rows, nrb, ncb, mat_inner };
     if (p->nth > 1) {
         // taken in runs of units as threads come free: a thread slowed down
         // (another process, a busy core) does less of the work

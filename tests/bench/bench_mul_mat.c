@@ -278,6 +278,62 @@ static bool bench_one_w(struct tg_cpu_pool * pool, enum tg_type wt, int64_t k, i
     return true;
 }
 
+// Generation's attention without fusion, as the llama graph builds it: per
+// layer kq = K^T q over a K cache view (head_dim x n_kv x heads, a head's row
+// a slice of a cache row) and kqv = V q' over the transposed V cache (n_kv x
+// head_dim x heads, rows kv_size apart). `layers` caches of kv_size cells,
+// each node its own, so the caches come from DRAM as in a model. Times per
+// node (median and min over the repeats) of the kq graph and the kqv graph.
+static bool bench_attn(struct tg_cpu_pool * pool, enum tg_type ct, int64_t n_kv, int layers, int reps_arg,
+                       double t_kq[2], double t_kqv[2], size_t * bytes) {
+    const int64_t hd = 64, heads = 12, embd = hd * heads, kv_size = n_kv;
+    const size_t cache = tg_row_size(ct, embd) * (size_t) kv_size;
+    struct tg_context_params cp = { 2 * cache * (size_t) layers + (size_t) layers * 4 * (size_t) (n_kv + hd) * heads * 4 + (16u << 20),
+                                    NULL, false };
+    struct tg_context * ctx = tg_context_new(cp);
+    if (!ctx) return false;
+    struct tg_tensor * q = tg_new_tensor_3d(ctx, TG_TYPE_F32, hd, 1, heads);
+    struct tg_tensor * p = tg_new_tensor_3d(ctx, TG_TYPE_F32, n_kv, 1, heads);
+    struct tg_graph * gk = tg_graph_new(ctx, 4 * layers + 8), * gv = tg_graph_new(ctx, 4 * layers + 8);
+    bool ok = q && p && gk && gv;
+    const size_t es = tg_type_size(ct);
+    for (int l = 0; ok && l < layers; l++) {
+        struct tg_tensor * kc = tg_new_tensor_2d(ctx, ct, embd, kv_size);
+        struct tg_tensor * vc = tg_new_tensor_2d(ctx, ct, kv_size, embd);
+        ok = kc && vc;
+        if (!ok) break;
+        memset(kc->data, 0x11, tg_nbytes(kc));  // f16 0x1111: a small normal number
+        memset(vc->data, 0x11, tg_nbytes(vc));
+        struct tg_tensor * k = tg_view_3d(ctx, kc, hd, n_kv, heads, kc->nb[1], hd * es, 0);
+        struct tg_tensor * v = tg_view_3d(ctx, vc, n_kv, hd, heads, vc->nb[1], hd * vc->nb[1], 0);
+        struct tg_tensor * kq = k ? tg_mul_mat(ctx, k, q) : NULL;
+        struct tg_tensor * kqv = v ? tg_mul_mat(ctx, v, p) : NULL;
+        ok = kq && kqv && tg_graph_build_forward(gk, kq) == TG_OK && tg_graph_build_forward(gv, kqv) == TG_OK;
+    }
+    if (!ok) { tg_context_free(ctx); return false; }
+    for (int64_t t = 0; t < hd * heads; t++) ((float *) q->data)[t] = 0.01f * (float) (t % 7);
+    for (int64_t t = 0; t < n_kv * heads; t++) ((float *) p->data)[t] = 1.0f / (float) n_kv;
+    *bytes = cache;
+    for (int w = 0; w < 2; w++) {
+        struct tg_graph * g = w ? gv : gk;
+        double * out = w ? t_kqv : t_kq;
+        const int reps = reps_arg > 0 ? reps_arg : 50;
+        double * ts = malloc(sizeof(double) * (size_t) reps);
+        if (!ts || tg_cpu_graph_compute(pool, g, NULL) != TG_OK) { free(ts); tg_context_free(ctx); return false; }
+        for (int r = 0; r < reps; r++) {
+            double t0 = now_s();
+            tg_cpu_graph_compute(pool, g, NULL);
+            ts[r] = (now_s() - t0) / layers;
+        }
+        qsort(ts, (size_t) reps, sizeof(double), cmp_double);
+        out[0] = ts[reps / 2];
+        out[1] = ts[0];
+        free(ts);
+    }
+    tg_context_free(ctx);
+    return true;
+}
+
 static bool bench_one(struct tg_cpu_pool * pool, enum tg_type wt, int64_t k, int64_t m, int64_t n,
                       int reps_arg, struct result * res, size_t * wbytes) {
     return bench_one_w(pool, wt, k, m, n, 1, BENCH_NODES, reps_arg, res, wbytes);
@@ -386,6 +442,25 @@ int main(int argc, char ** argv) {
         }
         printf("%-6s %9d %8.1f us %6.1f GB/s %5.0f%%\n", tg_type_name(types[ti]), nw, r.t_med * 1e6, r.wbytes_s * 1e-9,
                100.0 * r.wbytes_s / bw_dram);
+        fflush(stdout);
+    }
+    // generation's attention at depth (unfused: kq and kqv nodes over F16 caches)
+    printf("\ngeneration's attention without fusion (kq, kqv per layer: 12 heads of 64, F16 cache, 12 layers' "
+           "caches from DRAM), next to the DRAM read bandwidth %.1f GB/s:\n", bw_dram * 1e-9);
+    printf("%-6s %6s %11s %11s %11s %6s\n", "node", "n_kv", "time/node", "(min)", "cache/s", "of bw");
+    const int64_t depths[] = { 256, 1024, 4096 };
+    for (int di = 0; di < 3; di++) {
+        double tk[2], tv[2];
+        size_t cb = 0;
+        if (!bench_attn(pool, TG_TYPE_F16, depths[di], 12, reps, tk, tv, &cb)) {
+            printf("n_kv %lld   failed: %s\n", (long long) depths[di], tg_last_error());
+            continue;
+        }
+        for (int w = 0; w < 2; w++) {
+            const double * t = w ? tv : tk;
+            printf("%-6s %6lld %8.1f us %8.1f us %6.1f GB/s %5.0f%%\n", w ? "kqv" : "kq", (long long) depths[di],
+                   t[0] * 1e6, t[1] * 1e6, (double) cb / t[0] * 1e-9, 100.0 * (double) cb / t[0] / bw_dram);
+        }
         fflush(stdout);
     }
     tg_cpu_pool_free(pool);
