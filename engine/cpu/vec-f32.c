@@ -19,7 +19,7 @@
 // are read once for all of them (TG_MM_BLOCK takes those columns one at a
 // time, the streaming shape of weight matrices). Every element is the same
 // bits either way (the reduction contract).
-#define TG_MM_BLOCK_NARROW(NAME, ATTR, TILE, TI, TJ)                            \
+#define TG_MM_BLOCK_NARROW(NAME, ATTR, TILE, TA, TI, TJ)                            \
 ATTR static void NAME(const struct tg_mm_args * g) {                            \
     const int64_t ni = g->ni, nj = g->nj, k = g->k, nj0 = nj - nj % (TJ);       \
     for (int64_t j = 0; j < nj; j += (TJ)) {                                    \
@@ -27,8 +27,15 @@ ATTR static void NAME(const struct tg_mm_args * g) {                            
         const char * b = g->b + j * g->ldb;                                     \
         float * c = g->c + j * g->ldc;                                          \
         int64_t i = 0;                                                          \
+        const size_t rb = (size_t) k * sizeof(*(TA *) 0);                       \
         for (; i + (TI) <= ni; i += (TI)) {                                     \
             const char * a = g->a + i * g->lda;                                 \
+            /* rows two tiles on, past ni too: the caller's next block */       \
+            /* (prefetches do not fault; any row stride) */                    \
+            const uintptr_t pa = (uintptr_t) a + 2 * (TI) * g->lda;             \
+            for (int r = 0; r < (TI); r++)                                      \
+                for (size_t o = 0; o < rb; o += 64)                             \
+                    _mm_prefetch((const char *) (pa + r * g->lda + o), _MM_HINT_T0); \
             switch (rj) {                                                       \
             case 1:  TILE(TI, 1, k, a, g->lda, b, g->ldb, c + i, g->ldc); break; \
             case 2:  TILE(TI, 2, k, a, g->lda, b, g->ldb, c + i, g->ldc); break; \
@@ -194,8 +201,8 @@ TG_MM_BLOCK(block_bf16_f32_avx_3, TG_AVX, tile_bf16_f32_avx, 3, 3, 3, 1)
 TG_MM_SHORT(block_f32_f32_avx, float, block_f32_f32_avx_1, block_f32_f32_avx_3)
 TG_MM_SHORT(block_f16_f32_avx, tg_fp16_t, block_f16_f32_avx_1, block_f16_f32_avx_3)
 TG_MM_SHORT(block_bf16_f32_avx, tg_bf16_t, block_bf16_f32_avx_1, block_bf16_f32_avx_3)
-TG_MM_BLOCK_NARROW(narrow_f32_f32_avx, TG_AVX, tile_f32_f32_avx, 3, 4)
-TG_MM_BLOCK_NARROW(narrow_f16_f32_avx, TG_AVX, tile_f16_f32_avx, 3, 4)
+TG_MM_BLOCK_NARROW(narrow_f32_f32_avx, TG_AVX, tile_f32_f32_avx, float, 3, 4)
+TG_MM_BLOCK_NARROW(narrow_f16_f32_avx, TG_AVX, tile_f16_f32_avx, tg_fp16_t, 3, 4)
 
 TG_MM_DOT(dot_f32_f32_avx,   TG_AVX, tile_f32_f32_avx,   float,     float)
 TG_MM_DOT(dot_f16_f16_avx,   TG_AVX, tile_f16_f16_avx,   tg_fp16_t, tg_fp16_t)
@@ -325,8 +332,8 @@ TG_MM_BLOCK(block_bf16_f32_avx512_6, TG_AVX512, tile_bf16_f32_avx512, 6, 4, 6, 1
 TG_MM_SHORT(block_f32_f32_avx512, float, block_f32_f32_avx512_1, block_f32_f32_avx512_6)
 TG_MM_SHORT(block_f16_f32_avx512, tg_fp16_t, block_f16_f32_avx512_1, block_f16_f32_avx512_6)
 TG_MM_SHORT(block_bf16_f32_avx512, tg_bf16_t, block_bf16_f32_avx512_1, block_bf16_f32_avx512_6)
-TG_MM_BLOCK_NARROW(narrow_f32_f32_avx512, TG_AVX512, tile_f32_f32_avx512, 6, 4)
-TG_MM_BLOCK_NARROW(narrow_f16_f32_avx512, TG_AVX512, tile_f16_f32_avx512, 6, 4)
+TG_MM_BLOCK_NARROW(narrow_f32_f32_avx512, TG_AVX512, tile_f32_f32_avx512, float, 6, 4)
+TG_MM_BLOCK_NARROW(narrow_f16_f32_avx512, TG_AVX512, tile_f16_f32_avx512, tg_fp16_t, 6, 4)
 
 #define TG_AVX512_DOT(NAME, TILE, TA, TB)                                     \
 TG_AVX512 static float NAME(int64_t k, const TA * x, const TB * y) {         \

@@ -278,15 +278,16 @@ static bool bench_one_w(struct tg_cpu_pool * pool, enum tg_type wt, int64_t k, i
     return true;
 }
 
-// Generation's attention without fusion, as the llama graph builds it: per
-// layer kq = K^T q over a K cache view (head_dim x n_kv x heads, a head's row
-// a slice of a cache row) and kqv = V q' over the transposed V cache (n_kv x
-// head_dim x heads, rows kv_size apart). `layers` caches of kv_size cells,
-// each node its own, so the caches come from DRAM as in a model. Times per
-// node (median and min over the repeats) of the kq graph and the kqv graph.
+// Generation's attention as the llama graph builds it (12 query heads of 64
+// sharing 4 K/V heads, like make-model's presets): unfused, per layer kq =
+// K^T q over a K cache view (head_dim x n_kv x heads, a head's row a slice of
+// a cache row) and kqv = V q' over the transposed V cache (n_kv x head_dim x
+// heads, rows kv_size apart); fused, one FLASH_ATTN_EXT over both. `layers`
+// caches, each node its own, so the caches come from DRAM as in a model.
+// Times per node (median, min over the repeats) of the kq, kqv and fused graphs.
 static bool bench_attn(struct tg_cpu_pool * pool, enum tg_type ct, int64_t n_kv, int layers, int reps_arg,
-                       double t_kq[2], double t_kqv[2], size_t * bytes) {
-    const int64_t hd = 64, heads = 12, embd = hd * heads, kv_size = n_kv;
+                       double tm[3][2], size_t * bytes) {
+    const int64_t hd = 64, heads = 12, heads_kv = 4, embd = hd * heads_kv, kv_size = n_kv;
     const size_t cache = tg_row_size(ct, embd) * (size_t) kv_size;
     struct tg_context_params cp = { 2 * cache * (size_t) layers + (size_t) layers * 4 * (size_t) (n_kv + hd) * heads * 4 + (16u << 20),
                                     NULL, false };
@@ -294,8 +295,9 @@ static bool bench_attn(struct tg_cpu_pool * pool, enum tg_type ct, int64_t n_kv,
     if (!ctx) return false;
     struct tg_tensor * q = tg_new_tensor_3d(ctx, TG_TYPE_F32, hd, 1, heads);
     struct tg_tensor * p = tg_new_tensor_3d(ctx, TG_TYPE_F32, n_kv, 1, heads);
-    struct tg_graph * gk = tg_graph_new(ctx, 4 * layers + 8), * gv = tg_graph_new(ctx, 4 * layers + 8);
-    bool ok = q && p && gk && gv;
+    struct tg_graph * gs[3] = { tg_graph_new(ctx, 4 * layers + 8), tg_graph_new(ctx, 4 * layers + 8),
+                                tg_graph_new(ctx, 4 * layers + 8) };
+    bool ok = q && p && gs[0] && gs[1] && gs[2];
     const size_t es = tg_type_size(ct);
     for (int l = 0; ok && l < layers; l++) {
         struct tg_tensor * kc = tg_new_tensor_2d(ctx, ct, embd, kv_size);
@@ -304,19 +306,21 @@ static bool bench_attn(struct tg_cpu_pool * pool, enum tg_type ct, int64_t n_kv,
         if (!ok) break;
         memset(kc->data, 0x11, tg_nbytes(kc));  // f16 0x1111: a small normal number
         memset(vc->data, 0x11, tg_nbytes(vc));
-        struct tg_tensor * k = tg_view_3d(ctx, kc, hd, n_kv, heads, kc->nb[1], hd * es, 0);
-        struct tg_tensor * v = tg_view_3d(ctx, vc, n_kv, hd, heads, vc->nb[1], hd * vc->nb[1], 0);
+        struct tg_tensor * k = tg_view_3d(ctx, kc, hd, n_kv, heads_kv, kc->nb[1], hd * es, 0);
+        struct tg_tensor * v = tg_view_3d(ctx, vc, n_kv, hd, heads_kv, vc->nb[1], hd * vc->nb[1], 0);
         struct tg_tensor * kq = k ? tg_mul_mat(ctx, k, q) : NULL;
         struct tg_tensor * kqv = v ? tg_mul_mat(ctx, v, p) : NULL;
-        ok = kq && kqv && tg_graph_build_forward(gk, kq) == TG_OK && tg_graph_build_forward(gv, kqv) == TG_OK;
+        struct tg_tensor * fa = k && v ? tg_flash_attn_ext(ctx, q, k, v, NULL, 0.125f) : NULL;
+        ok = kq && kqv && fa && tg_graph_build_forward(gs[0], kq) == TG_OK &&
+             tg_graph_build_forward(gs[1], kqv) == TG_OK && tg_graph_build_forward(gs[2], fa) == TG_OK;
     }
     if (!ok) { tg_context_free(ctx); return false; }
     for (int64_t t = 0; t < hd * heads; t++) ((float *) q->data)[t] = 0.01f * (float) (t % 7);
     for (int64_t t = 0; t < n_kv * heads; t++) ((float *) p->data)[t] = 1.0f / (float) n_kv;
     *bytes = cache;
-    for (int w = 0; w < 2; w++) {
-        struct tg_graph * g = w ? gv : gk;
-        double * out = w ? t_kqv : t_kq;
+    for (int w = 0; w < 3; w++) {
+        struct tg_graph * g = gs[w];
+        double * out = tm[w];
         const int reps = reps_arg > 0 ? reps_arg : 50;
         double * ts = malloc(sizeof(double) * (size_t) reps);
         if (!ts || tg_cpu_graph_compute(pool, g, NULL) != TG_OK) { free(ts); tg_context_free(ctx); return false; }
@@ -445,21 +449,23 @@ int main(int argc, char ** argv) {
         fflush(stdout);
     }
     // generation's attention at depth (unfused: kq and kqv nodes over F16 caches)
-    printf("\ngeneration's attention without fusion (kq, kqv per layer: 12 heads of 64, F16 cache, 12 layers' "
-           "caches from DRAM), next to the DRAM read bandwidth %.1f GB/s:\n", bw_dram * 1e-9);
+    printf("\ngeneration's attention per layer (12 query heads of 64 over 4 K/V heads, F16 cache, 12 layers' caches "
+           "from DRAM): unfused kq and kqv, fused FLASH_ATTN_EXT (K and V), next to the DRAM read bandwidth %.1f GB/s:\n",
+           bw_dram * 1e-9);
     printf("%-6s %6s %11s %11s %11s %6s\n", "node", "n_kv", "time/node", "(min)", "cache/s", "of bw");
     const int64_t depths[] = { 256, 1024, 4096 };
     for (int di = 0; di < 3; di++) {
-        double tk[2], tv[2];
+        double ta[3][2];
         size_t cb = 0;
-        if (!bench_attn(pool, TG_TYPE_F16, depths[di], 12, reps, tk, tv, &cb)) {
+        if (!bench_attn(pool, TG_TYPE_F16, depths[di], 12, reps, ta, &cb)) {
             printf("n_kv %lld   failed: %s\n", (long long) depths[di], tg_last_error());
             continue;
         }
-        for (int w = 0; w < 2; w++) {
-            const double * t = w ? tv : tk;
-            printf("%-6s %6lld %8.1f us %8.1f us %6.1f GB/s %5.0f%%\n", w ? "kqv" : "kq", (long long) depths[di],
-                   t[0] * 1e6, t[1] * 1e6, (double) cb / t[0] * 1e-9, 100.0 * (double) cb / t[0] / bw_dram);
+        static const char * nm[3] = { "kq", "kqv", "fused" };
+        for (int w = 0; w < 3; w++) {
+            const double * t = ta[w], bytes = (double) cb * (w == 2 ? 2 : 1);   // fused: K and V
+            printf("%-6s %6lld %8.1f us %8.1f us %6.1f GB/s %5.0f%%\n", nm[w], (long long) depths[di],
+                   t[0] * 1e6, t[1] * 1e6, bytes / t[0] * 1e-9, 100.0 * bytes / t[0] / bw_dram);
         }
         fflush(stdout);
     }
