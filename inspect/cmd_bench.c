@@ -187,6 +187,9 @@ static int cmd_bench(int argc, char ** argv) {
         if (tests[i].depth > d_max) d_max = tests[i].depth;
         if (tests[i].n_prompt > n_batch) n_batch = tests[i].n_prompt;
     }
+    // the depth is filled in batches (as the reference's llama-bench does): one
+    // token per decode made -d 4096 minutes of untimed filling
+    if (d_max > n_batch) n_batch = d_max < 512 ? d_max : 512;
     if (o.run.n_batch) n_batch = o.run.n_batch;
     int rc = TG_CLI_ERROR;
     int32_t * toks = malloc(sizeof(int32_t) * (size_t) n_max);
