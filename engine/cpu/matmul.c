@@ -165,18 +165,25 @@ struct mm_units {
     const char *             rows;   // the converted b rows
     int64_t                  nrb, ncb;
     bool                     mat_inner;  // matrices numbered fastest (see below)
+    bool                     group;      // generation's shared matrices as one unit's columns (see below)
 };
 
 static void mm_run_units(const struct mm_units * U, int64_t u0, int64_t u1) {
     const struct tg_tensor * dst = U->dst, * a = dst->src[0], * b = dst->src[1];
     const int64_t m = dst->ne[0], n = dst->ne[1], r = dst->ne[2], s = dst->ne[3];
     const int64_t br2 = r / a->ne[2], br3 = s / a->ne[3], nrb = U->nrb, ncb = U->ncb;
+    // U->group: r / br2 matrices of a (times s), each with its br2 columns
+    const int64_t nm = U->group ? (r / br2) * s : r * s;
     for (int64_t u = u0; u < u1; u++) {
         int64_t mat, jb, ib;
         if (U->mat_inner) {
-            mat = u % (r * s); ib = (u / (r * s)) % nrb; jb = u / (r * s * nrb);
+            mat = u % nm; ib = (u / nm) % nrb; jb = u / (nm * nrb);
         } else {
             mat = u / (nrb * ncb); jb = (u / nrb) % ncb; ib = u % nrb;
+        }
+        if (U->group) {   // the first of the br2 matrices of b that share a's matrix
+            const int64_t ia = mat % (r / br2);
+            mat = (mat / (r / br2)) * r + ia * br2;
         }
         const int64_t i2 = mat % r, i3 = mat / r;
         const int64_t i0 = ib * TG_MM_RB, j0 = jb * TG_MM_CB;
@@ -196,6 +203,11 @@ static void mm_run_units(const struct mm_units * U, int64_t u0, int64_t u1) {
         g.ldc = dst->nb[1] / sizeof(float);
         g.ni = m - i0 < TG_MM_RB ? m - i0 : TG_MM_RB;
         g.nj = n - j0 < TG_MM_CB ? n - j0 : TG_MM_CB;
+        if (U->group) {   // n == 1: column c is matrix i2 + c
+            g.ldb = U->pl->convert ? U->pl->row_bytes : b->nb[2];
+            g.ldc = dst->nb[2] / sizeof(float);
+            g.nj = br2;
+        }
         U->fn(&g);
     }
 }
@@ -228,13 +240,22 @@ void tg_cpu_mul_mat(const struct tg_cpu_params * p, struct tg_tensor * dst) {
                                                      : tg_mm_float_block(pl.kind, level);
     const int64_t m = dst->ne[0], n = dst->ne[1], r = dst->ne[2], s = dst->ne[3];
     const int64_t nrb = (m + TG_MM_RB - 1) / TG_MM_RB, ncb = (n + TG_MM_CB - 1) / TG_MM_CB;
-    const int64_t nu = r * s * nrb * ncb;
+
     // a's matrices interleaved row by row (attention's heads in a K/V cache
     // view: a head's row is a slice of a cache row): the same row block of
     // every matrix in turn, so a run of units reads whole cache rows, not a
     // slice of each of them per pass. The bits do not depend on the order.
     const bool mat_inner = a->ne[2] * a->ne[3] > 1 && a->nb[2] < a->nb[1];
-    struct mm_units U = { dst, &pl, fn, rows, nrb, ncb, mat_inner };
+    // Generation with a's matrices shared by several of b's (grouped-query
+    // attention: 3 query heads per K/V head): those columns in one unit,
+    // through the narrow kernels (a's rows read once for all of them, not
+    // once per query head). Float kinds; every element the same bits.
+    const int64_t br2 = r / a->ne[2];
+    const bool group = n == 1 && br2 > 1 && br2 <= 8 && s == a->ne[3] &&
+                       (pl.kind == TG_MM_F32_F32 || pl.kind == TG_MM_F16_F32) && dst->nb[2] % sizeof(float) == 0;
+    const int64_t nu = (group ? (r / br2) * s : r * s) * nrb * ncb;
+    struct mm_units U = { dst, &pl, group ? tg_mm_float_block_narrow(pl.kind, level) : fn, rows, nrb, ncb,
+                          mat_inner, group };
     if (p->nth > 1) {
         // taken in runs of units as threads come free: a thread slowed down
         // (another process, a busy core) does less of the work
