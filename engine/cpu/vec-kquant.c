@@ -551,8 +551,11 @@ TG_KQ_AVX2_INLINE __m256i kq_lv_q6_K_avx2(const tg_block_q6_K * x, int t) {
     const __m256i l = _mm256_loadu_si256((const __m256i *) (x->ql + 64 * c + 32 * (s % 2)));
     const __m256i h = _mm256_loadu_si256((const __m256i *) (x->qh + 32 * c));
     const __m256i lo = _mm256_and_si256(s / 2 ? _mm256_srli_epi16(l, 4) : l, _mm256_set1_epi8(0xF));
-    const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(h, 2 * s), _mm256_set1_epi8(3));
-    return _mm256_or_si256(lo, _mm256_slli_epi16(hi, 4));
+    // bits 2s, 2s + 1 of each byte of h moved to bits 4, 5 (16-bit shifts: what
+    // crosses into the next byte lands outside the mask)
+    const __m256i hs = s == 0 ? _mm256_slli_epi16(h, 4) : s == 1 ? _mm256_slli_epi16(h, 2)
+                     : s == 2 ? h : _mm256_srli_epi16(h, 2);
+    return _mm256_or_si256(lo, _mm256_and_si256(hs, _mm256_set1_epi8(0x30)));
 }
 
 TG_KQ_AVX2_INLINE __m256i kq_lv_q5_K_avx2(const tg_block_q5_K * x, int t) {
