@@ -13,13 +13,14 @@
 #include <math.h>
 #include <string.h>
 
-// Attention blocks (ops-attn.c): a handful of columns (the query rows of a
-// tile, e.g. the 3 query heads of a K/V head in generation). TI x TJ tiles,
+// Attention blocks (ops-attn.c; matmul.c's generation over a matrix shared
+// by several of b's, the unfused kq and kqv): a handful of columns (the query
+// rows of a tile, e.g. the 3 query heads of a K/V head). TI x TJ tiles,
 // then the last nj % TJ columns together in TI x (nj % TJ) tiles, so a's rows
 // are read once for all of them (TG_MM_BLOCK takes those columns one at a
 // time, the streaming shape of weight matrices). Every element is the same
 // bits either way (the reduction contract).
-#define TG_MM_BLOCK_NARROW(NAME, ATTR, TILE, TA, TI, TJ)                            \
+#define TG_MM_BLOCK_NARROW(NAME, ATTR, TILE, TA, TI, TJ)                        \
 ATTR static void NAME(const struct tg_mm_args * g) {                            \
     const int64_t ni = g->ni, nj = g->nj, k = g->k, nj0 = nj - nj % (TJ);       \
     for (int64_t j = 0; j < nj; j += (TJ)) {                                    \
@@ -27,7 +28,7 @@ ATTR static void NAME(const struct tg_mm_args * g) {                            
         const char * b = g->b + j * g->ldb;                                     \
         float * c = g->c + j * g->ldc;                                          \
         int64_t i = 0;                                                          \
-        const size_t rb = (size_t) k * sizeof(*(TA *) 0);                       \
+        const size_t rb = (size_t) k * sizeof(TA);                              \
         for (; i + (TI) <= ni; i += (TI)) {                                     \
             const char * a = g->a + i * g->lda;                                 \
             /* rows two tiles on, past ni too: the caller's next block */       \
