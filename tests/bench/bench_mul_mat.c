@@ -11,11 +11,12 @@
 // multiply-accumulate throughput (AVX-512 VNNI vpdpbusd, else AVX2 maddubs)
 // for the quantized ones. A last table runs generation (n = 1) over distinct
 // weight matrices totalling 256 MiB, so the weights come from DRAM as in a
-// model's token, next to the DRAM read bandwidth.
+// model's token, next to the DRAM read bandwidth; then generation's
+// attention at depths 256, 1024 and 4096 (bench_attn), cache bytes per second.
 //
 // usage: bench_mul_mat [-t threads (2)] [-r repeats (scaled to ~0.2 s)]
 //                      [-l scalar|avx|avx2|avx512|avx512vnni (cap the SIMD level)]
-//                      [-T type,type... (those types only)] [-g (the generation-from-DRAM table only)]
+//                      [-T type,type... (those types only)] [-g (the from-DRAM tables only)]
 #include "cpu/vec-impl.h"
 #include "tg/cpu.h"
 
@@ -360,7 +361,7 @@ int main(int argc, char ** argv) {
             if (cap == -2) { fprintf(stderr, "bench_mul_mat: unknown level '%s'\n", l); return 1; }
         } else {
             fprintf(stderr, "usage: bench_mul_mat [-t threads] [-r repeats] [-l scalar|avx|avx2|avx512|avx512vnni] "
-                            "[-T type,type...] [-g (generation from DRAM only)]\n");
+                            "[-T type,type...] [-g (the from-DRAM tables only)]\n");
             return 1;
         }
     }
