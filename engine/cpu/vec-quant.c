@@ -468,11 +468,14 @@ INL __m128 NAME(int64_t nb, const char * a, size_t lda, const tg_block_q8_0 * y,
 // chain over the blocks, the same bits as GEMV row by row.
 TG_AVX2_INLINE __m128i d8_avx2(const tg_fp16_t * d, size_t stride) {   // halves of rows 0 2 4 6 1 3 5 7
     const char * p = (const char *) d;
-#define TG_H(r) ((uint64_t) *(const tg_fp16_t *) (p + (r) * stride))
-    const uint64_t lo = TG_H(0) | TG_H(2) << 16 | TG_H(4) << 32 | TG_H(6) << 48;
-    const uint64_t hi = TG_H(1) | TG_H(3) << 16 | TG_H(5) << 32 | TG_H(7) << 48;
+#define TG_H(r) (*(const tg_fp16_t *) (p + (r) * stride))
+    // inserted from memory (one load+insert each), two chains of four
+    __m128i lo = _mm_cvtsi32_si128(TG_H(0)), hi = _mm_cvtsi32_si128(TG_H(1));
+    lo = _mm_insert_epi16(lo, TG_H(2), 1); hi = _mm_insert_epi16(hi, TG_H(3), 1);
+    lo = _mm_insert_epi16(lo, TG_H(4), 2); hi = _mm_insert_epi16(hi, TG_H(5), 2);
+    lo = _mm_insert_epi16(lo, TG_H(6), 3); hi = _mm_insert_epi16(hi, TG_H(7), 3);
 #undef TG_H
-    return _mm_set_epi64x((long long) hi, (long long) lo);
+    return _mm_unpacklo_epi64(lo, hi);
 }
 #define TG_QGEMV8_NIB(NAME, INL, SFX, BX, MODE)                                                   \
 INL __m256 NAME(int64_t nb, const char * a, size_t lda, const tg_block_q8_0 * y,                 \
