@@ -8,9 +8,12 @@
 #include "tg/cpu.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 // ---- helpers ------------------------------------------------------------------
 
@@ -788,7 +791,53 @@ static void test_heads_interleaved(void) {
     }
 }
 
+// The first SIMD-level query of a process comes from several threads at once
+// (a pool's workers reaching their first kernel together, as in CI's TSan run):
+// detection must happen once and every thread must see the same level and
+// features. Under ThreadSanitizer a racy detection fails this test.
+static pthread_barrier_t g_first_barrier;
+static void * first_query(void * arg) {
+    int * out = arg;
+    pthread_barrier_wait(&g_first_barrier);
+    out[0] = tg_cpu_simd_level();
+    struct tg_cpu_features f = tg_cpu_features();
+    out[1] = f.avx + 2 * f.avx2 + 4 * f.avx512f + 8 * f.avx512vnni;
+    return NULL;
+}
+
+static bool first_detection_once(void) {
+    enum { N = 16 };
+    pthread_t th[N];
+    int got[N][2];
+    pthread_barrier_init(&g_first_barrier, NULL, N);
+    for (int i = 0; i < N; i++) pthread_create(&th[i], NULL, first_query, got[i]);
+    for (int i = 0; i < N; i++) pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&g_first_barrier);
+    bool same = true;
+    for (int i = 1; i < N; i++) same = same && got[i][0] == got[0][0] && got[i][1] == got[0][1];
+    return same;
+}
+
+// Detection happens once per process, so each try runs in a fresh child (a race
+// shows in some tries, not all; ThreadSanitizer's exit code 66 fails the child).
+static void test_first_detection(void) {
+    enum { TRIES = 6 };
+    int ok = 0, codes[TRIES];
+    for (int t = 0; t < TRIES; t++) {
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) _exit(first_detection_once() ? 0 : 1);
+        int st = 0;
+        codes[t] = pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+        ok += codes[t] == 0;
+    }
+    CHECK(ok == TRIES, "first SIMD detection from 16 threads at once, in %d fresh processes: one level and one "
+          "feature set, no race (%d of %d clean; exit codes %d %d %d ...)", TRIES, ok, TRIES, codes[0], codes[1],
+          codes[2]);
+}
+
 int main(void) {
+    test_first_detection();
     tg_cpu_set_task_grain(1);   // small shapes still use every thread asked for
     test_supported();
     test_types_and_layouts();

@@ -6,6 +6,7 @@
 // the level. avx512 means F+BW+VL+DQ; avx512vnni adds VNNI (vpdpbusd).
 #include "cpu/cpu-impl.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,12 +68,9 @@ static int level_from(const struct tg_cpu_features * f) {
     return TG_SIMD_AVX;
 }
 
-static int detected_level(void) {
-    int lvl = atomic_load_explicit(&g_detected_level, memory_order_acquire);
-    if (lvl >= 0) return lvl;
-    // Idempotent: racing threads compute the same answer.
+static void detect_once(void) {
     g_features = detect();
-    lvl = level_from(&g_features);
+    int lvl = level_from(&g_features);
     const char * env = getenv("TG_NO_SIMD");
     if (env && env[0] && strcmp(env, "0") != 0) atomic_store(&g_force_scalar, true);
     // TG_SIMD=scalar|avx|avx2|avx512|avx512vnni: the highest level to use (never above
@@ -86,7 +84,16 @@ static int detected_level(void) {
             if (!strcmp(want, names[k])) atomic_store(&g_cap, levels[k]);
     }
     atomic_store_explicit(&g_detected_level, lvl, memory_order_release);
-    return lvl;
+}
+
+// The first caller detects; callers racing with it (pool workers reaching their
+// first kernel together) wait in pthread_once, so g_features is written once.
+static int detected_level(void) {
+    int lvl = atomic_load_explicit(&g_detected_level, memory_order_acquire);
+    if (lvl >= 0) return lvl;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, detect_once);
+    return atomic_load_explicit(&g_detected_level, memory_order_acquire);
 }
 
 // Features of this CPU (cpuid + OS support), detected once.
