@@ -4,7 +4,7 @@
 // by one thread; a row is a (token, query head) pair, the query heads that
 // share the K/V head (grouped-query attention) side by side, so a block of K
 // and V is read once for all of them (generation: one tile per K/V head).
-// For each block of TG_FA_CB cells:
+// For each block of CB cells (fa_block: 128 in prompts, 512 in generation):
 //   S = K_block . Q_tile         (the matrix kernels of vec-f32.c; Q rounded
 //                                 to f16 when K is f16, like the unfused path)
 //   s = S * scale + mask
@@ -21,7 +21,12 @@
 #include <math.h>
 #include <string.h>
 
-enum { TG_FA_TT = 16, TG_FA_CB = 128 };
+// Cells per block: 128 for prompts (a causal mask skips whole blocks), 512
+// in generation (one query token: a block's K rows and each value dimension's
+// run of V cells stay long enough to stream; the softmax steps per block are
+// fewer). A fixed function of the shape, so any thread split gives the same bits.
+enum { TG_FA_TT = 16, TG_FA_CB_PROMPT = 128, TG_FA_CB_GEN = 512, TG_FA_CB = TG_FA_CB_GEN };
+static inline int64_t fa_block(int64_t tokens) { return tokens == 1 ? TG_FA_CB_GEN : TG_FA_CB_PROMPT; }
 
 static size_t fa_scratch(const struct tg_tensor * dst) {
     const struct tg_tensor * q = dst->src[0], * v = dst->src[2];
@@ -64,7 +69,7 @@ void tg_cpu_op_flash_attn(const struct tg_cpu_params * p, struct tg_tensor * dst
     const struct tg_tensor * q = dst->src[0], * k = dst->src[1], * v = dst->src[2], * mask = dst->src[3];
     const float scale = tg_get_op_param_f32(dst, 0);
     const int64_t D = q->ne[0], T = q->ne[1], H = q->ne[2], C = k->ne[1], Dv = v->ne[1], Hk = k->ne[2];
-    const int64_t group = H / Hk, R = T * group, ntiles = (R + TG_FA_TT - 1) / TG_FA_TT;   // R rows per K/V head
+    const int64_t CB = fa_block(T), group = H / Hk, R = T * group, ntiles = (R + TG_FA_TT - 1) / TG_FA_TT;   // R rows per K/V head
     const bool kf16 = k->type == TG_TYPE_F16, vf16 = v->type == TG_TYPE_F16;
     const int level = tg_cpu_simd_level();
     const tg_mm_block_fn kq_fn = tg_mm_float_block_narrow(kf16 ? TG_MM_F16_F32 : TG_MM_F32_F32, level);
@@ -101,8 +106,8 @@ void tg_cpu_op_flash_attn(const struct tg_cpu_params * p, struct tg_tensor * dst
         bool nan[TG_FA_TT] = { false };
         const char * kbase = (const char *) k->data + hk * k->nb[2];
         const char * vbase = (const char *) v->data + hk * v->nb[2];
-        for (int64_t c0 = 0; c0 < C; c0 += TG_FA_CB) {
-            const int64_t nb = C - c0 < TG_FA_CB ? C - c0 : TG_FA_CB;
+        for (int64_t c0 = 0; c0 < C; c0 += CB) {
+            const int64_t nb = C - c0 < CB ? C - c0 : CB;
             if (mask) {   // skip a block every token of the tile has masked
                 bool any = false;
                 for (int64_t j = 0; j < nt && !any; j++) {
@@ -114,11 +119,11 @@ void tg_cpu_op_flash_attn(const struct tg_cpu_params * p, struct tg_tensor * dst
             }
             struct tg_mm_args g = { .k = D, .a = kbase + c0 * k->nb[1], .lda = k->nb[1],
                                     .b = (const char *) Q, .ldb = (size_t) D * sizeof(float),
-                                    .c = S, .ldc = TG_FA_CB, .ni = nb, .nj = nt, .type = k->type };
+                                    .c = S, .ldc = (size_t) CB, .ni = nb, .nj = nt, .type = k->type };
             kq_fn(&g);   // S[j][c] = k_c . q_j
             bool any_p = false;
             for (int64_t j = 0; j < nt; j++) {
-                float * sj = S + j * TG_FA_CB, * pj = P + j * TG_FA_CB;
+                float * sj = S + j * CB, * pj = P + j * CB;
                 tg_cpu_vscale(nb, sj, sj, scale);
                 if (mask) tg_cpu_vadd(nb, sj, sj, mask_row(mask, tok[j], c0, nb, mtmp));
                 int bad = 0;
@@ -140,7 +145,7 @@ void tg_cpu_op_flash_attn(const struct tg_cpu_params * p, struct tg_tensor * dst
             }
             if (!any_p) continue;
             g = (struct tg_mm_args) { .k = nb, .a = vbase + (size_t) c0 * tg_type_size(v->type), .lda = v->nb[1],
-                                      .b = (const char *) P, .ldb = TG_FA_CB * sizeof(float),
+                                      .b = (const char *) P, .ldb = (size_t) CB * sizeof(float),
                                       .c = Ob, .ldc = (size_t) Dv, .ni = Dv, .nj = nt, .type = v->type };
             pv_fn(&g);   // Ob[j][d] = v_d(block) . p_j
             tg_cpu_vadd(nt * Dv, O, O, Ob);
