@@ -701,10 +701,18 @@ TG_KQ_GEN(kq_gen_q3_K_t, tg_block_q3_K, kq_lv_q3_K_avx2, kq_sc_q3_K_avx2, false,
 // equal pairs) and one more the per-16 mins. On Zen 3 the lane-crossing
 // permutes and widenings of the general path (kq_sc_k4_avx2,
 // kq_scale_halves_avx2) share a port with maddubs / madd.
+// The unpacking of k4_unpack in vector lanes: with the 12 bytes as dwords
+// [u0 u1 u2], the 16 bytes [sc | mn] are the dwords [u0 & 0x3F.., (u2 & 0x0F..)
+// | ((u0 >> 6) & 3) << 4 per byte, u1 & 0x3F.., ((u2 >> 4) & 0x0F..) | ((u1 >>
+// 6) & 3) << 4] (((u >> 6) & 3) << 4 is (u >> 2) & 0x30 bytewise). Reads 16
+// bytes from `scales` (within the block: the levels follow).
 TG_KQ_AVX2_INLINE __m256i kq_k4_smv_avx2(const uint8_t * scales) {
-    uint64_t sc, mn;
-    k4_unpack(scales, &sc, &mn);
-    return _mm256_broadcastsi128_si256(_mm_set_epi64x((long long) mn, (long long) sc));
+    const __m128i v = _mm_loadu_si128((const __m128i *) (const void *) scales);
+    const __m128i lo = _mm_and_si128(_mm_srlv_epi32(_mm_shuffle_epi32(v, _MM_SHUFFLE(2, 1, 2, 0)), _mm_setr_epi32(0, 0, 0, 4)),
+                                     _mm_setr_epi32(0x3F3F3F3F, 0x0F0F0F0F, 0x3F3F3F3F, 0x0F0F0F0F));
+    const __m128i hi = _mm_and_si128(_mm_srli_epi32(_mm_shuffle_epi32(v, _MM_SHUFFLE(1, 1, 0, 0)), 2),
+                                     _mm_setr_epi32(0, 0x30303030, 0, 0x30303030));
+    return _mm256_broadcastsi128_si256(_mm_or_si128(lo, hi));
 }
 TG_KQ_AVX2_INLINE __m256i kq_k4_sct_avx2(__m256i smv, int t) {
     return _mm256_shuffle_epi8(smv, _mm256_set1_epi16((short) (0x8000 | t)));
