@@ -37,6 +37,7 @@ static int cmd_devices(int argc, char ** argv) {
         struct tg_device * d = tg_device_get(i);
         bool host = tg_buft_is_host(tg_device_buffer_type(d));
         const char * kind = tg_device_type_name(tg_device_type(d));
+        size_t dfree = 0, dtotal = 0;
         if (o.json) {
             printf("%s{\"name\": ", i ? ", " : "");
             json_str(tg_device_name(d));
@@ -46,16 +47,21 @@ static int cmd_devices(int argc, char ** argv) {
             json_str(tg_device_description(d));
             if (host) printf(", \"host_memory\": true, \"memory_total\": %llu, \"memory_free\": %llu}", (unsigned long long) total,
                              (unsigned long long) avail);
+            else if (tg_device_memory(d, &dfree, &dtotal))
+                printf(", \"host_memory\": false, \"memory_total\": %zu, \"memory_free\": %zu}", dtotal, dfree);
             else printf(", \"host_memory\": false, \"memory_total\": null, \"memory_free\": null}");
             continue;
         }
         printf("%-8s %-6s ", tg_device_name(d), kind);
         if (host) printf("host memory: %.2f GiB available of %.2f GiB", avail / 1073741824.0, total / 1073741824.0);
+        else if (tg_device_memory(d, &dfree, &dtotal))
+            printf("own memory: %.2f GiB free of %.2f GiB", dfree / 1073741824.0, dtotal / 1073741824.0);
         else printf("own memory (size unknown)");
         printf("   ");
         tg_cli_fputs_escaped(stdout, tg_device_description(d));
         putchar('\n');
     }
     if (o.json) fputs("]\n", stdout);
+    else printf("(CUDA: %s)\n", tg_cuda_probe());
     return TG_CLI_OK;
 }

@@ -35,6 +35,9 @@ const struct tg_cli_opt tg_cli_run_table[] = {
       .help = "attention path (llama.cpp's -fa): on = one fused FLASH_ATTN_EXT node per layer, off = the kq / kq_soft_max / kqv nodes, auto = fused unless a trace or callback watches the nodes" },
     { .name = "--device", .short_name = "-dev", .value = "LIST", .kind = TG_CLI_STR, .off = RUN(devices),
       .help = "backends in priority order, comma-separated (see 'tgdb devices'; default CPU)" },
+    { .name = "--n-gpu-layers", .short_name = "-ngl", .value = "N", .kind = TG_CLI_INT, .off = RUN(n_gpu_layers), .lo = 0, .hi = 100000,
+      .help = "put the weights and KV cache of the last N layers in GPU memory (N above the layer count: the output too; "
+              "the GPU is the first GPU in --device, else CUDA0)" },
     { .name = "--trace", .value = "FILE", .kind = TG_CLI_STR, .off = RUN(trace),
       .help = "record every graph into a trace file" },
     { .name = "--trace-dump", .value = "PATTERN", .kind = TG_CLI_STR, .off = RUN(trace_dump),
@@ -125,7 +128,21 @@ int tg_cli_run_validate(const char * cmd, const struct tg_cli_run_opts * o) {
 
 int tg_cli_run_open(struct tg_cli_run * r, const char * cmd, const struct tg_cli_run_opts * o) {
     *r = (struct tg_cli_run) { .cmd = cmd, .opts = o };
-    r->model = tg_llama_model_load(o->model, NULL);
+    struct tg_llama_model_params mp = tg_llama_model_default_params();
+    mp.n_gpu_layers = o->n_gpu_layers;
+    for (const char * p = o->devices; p && *p && o->n_gpu_layers;) {   // the first GPU named in --device
+        size_t len = strcspn(p, ",");
+        char name[64];
+        if (len < sizeof name) {
+            memcpy(name, p, len);
+            name[len] = 0;
+            struct tg_device * d = tg_device_by_name(name);
+            if (d && tg_device_type(d) == TG_DEVICE_GPU) { mp.gpu_device = tg_device_name(d); break; }
+        }
+        p += len;
+        if (*p == ',') p++;
+    }
+    r->model = tg_llama_model_load(o->model, &mp);
     if (!r->model) return tg_cli_err("%s: %s", cmd, tg_last_error());
     return TG_CLI_OK;
 }

@@ -3,7 +3,12 @@
 // matmul to the weight's backend (CPU) unless BLAS asks for it (offload_op,
 // from 32 columns): the placement and the number of splits change.
 //
-// Usage: sched-splits [n_cols]   (default 16; try 64)
+// With --device NAME (a GPU such as CUDA0) that device takes BLAS's place:
+// it supports every op of the graph, so with usage "any" the whole graph runs
+// there (the CPU weights copied in), with usage "weights" the matmul stays by
+// its weight on the CPU.
+//
+// Usage: sched-splits [--device NAME] [n_cols]   (default 16; try 64)
 #include "tg/sched.h"
 
 #include <stdio.h>
@@ -74,24 +79,27 @@ static int run(struct tg_backend ** backends, int n_backends, int n_cols, enum t
 
 int main(int argc, char ** argv) {
     int n_cols = 16;
-    if (argc > 1) {  // the whole argument, a number in range
-        char * end;
-        long v = strtol(argv[1], &end, 10);
-        n_cols = end != argv[1] && *end == '\0' && v >= 1 && v <= 4096 ? (int) v : 0;
+    const char * device = NULL;
+    for (int a = 1; a < argc; a++) {
+        if (strcmp(argv[a], "--device") == 0 && a + 1 < argc) { device = argv[++a]; continue; }
+        char * end;   // the whole argument, a number in range
+        long v = strtol(argv[a], &end, 10);
+        n_cols = end != argv[a] && *end == '\0' && v >= 1 && v <= 4096 ? (int) v : 0;
     }
     if (n_cols < 1 || n_cols > 4096) { fprintf(stderr, "sched-splits: n_cols must be 1..4096\n"); return 1; }
     struct tg_backend * cpu = tg_backend_cpu_init();
-    struct tg_backend * blas = tg_backend_blas_init();
-    if (!cpu) { fprintf(stderr, "sched-splits: %s\n", tg_last_error()); return 1; }
+    struct tg_backend * accel = device ? tg_backend_init_by_name(device, NULL) : tg_backend_blas_init();
+    if (!cpu || (device && !accel)) { fprintf(stderr, "sched-splits: %s\n", tg_last_error()); tg_backend_free(cpu); return 1; }
     tg_backend_cpu_set_n_threads(cpu, 1);
-    struct tg_backend * backends[2] = { blas, cpu };
-    struct tg_backend ** bk = blas ? backends : backends + 1;
-    int nb = blas ? 2 : 1;
-    if (blas) tg_backend_blas_set_n_threads(blas, 1);
-    else printf("note: this build has no BLAS backend; the scheduler has CPU only\n");
+    struct tg_backend * backends[2] = { accel, cpu };
+    struct tg_backend ** bk = accel ? backends : backends + 1;
+    int nb = accel ? 2 : 1;
+    if (tg_backend_is_blas(accel)) tg_backend_blas_set_n_threads(accel, 1);
+    if (!accel) printf("note: this build has no BLAS backend; the scheduler has CPU only\n");
     printf("sched-splits: h = W x (%d columns), y = h + b1, z = y + b2; backends:", n_cols);
     for (int i = 0; i < nb; i++) printf(" %s", tg_backend_name(bk[i]));
-    printf(" (BLAS supports MUL_MAT from %d columns, asks for it from %d)\n\n", TG_BLAS_MIN_BATCH, TG_BLAS_OFFLOAD_BATCH);
+    if (device) printf(" (%s supports every op here)\n\n", device);
+    else printf(" (BLAS supports MUL_MAT from %d columns, asks for it from %d)\n\n", TG_BLAS_MIN_BATCH, TG_BLAS_OFFLOAD_BATCH);
 
     size_t n_out = (size_t) 48 * n_cols;
     float * za = malloc(n_out * sizeof(float)), * zw = malloc(n_out * sizeof(float));
@@ -108,7 +116,7 @@ int main(int argc, char ** argv) {
                s_any, s_w, max_diff);
     }
     free(za); free(zw);
-    tg_backend_free(blas);
+    tg_backend_free(accel);
     tg_backend_free(cpu);
     return rc;
 }

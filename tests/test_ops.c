@@ -7,6 +7,7 @@
 // AVX and scalar outputs are also compared with the first run's.
 #include "check.h"
 #include "cpu/cpu-impl.h"
+#include "tg/backend.h"
 #include "tg/cpu.h"
 
 #include <math.h>
@@ -151,9 +152,89 @@ static const char * desc(const struct tg_tensor * t, char * buf, size_t n) {
 
 // ---- compute and compare ---------------------------------------------------------------
 
+// ---- another backend (--backend NAME: the whole suite on e.g. CUDA0) ----------------------------
+
+static struct tg_backend * g_be;   // NULL: the CPU pool
+static int g_skipped;              // cases whose op the backend does not support
+
+#define MAX_MIRROR 256
+struct mirror { struct tg_tensor * t; void * data; struct tg_buffer * buffer; };
+
+static void * dev_addr(struct tg_tensor * t, struct tg_tensor ** roots, char ** raddr, int nr) {
+    if (t->view_src) return (char *) dev_addr(t->view_src, roots, raddr, nr) + t->view_offs;
+    for (int i = 0; i < nr; i++) if (roots[i] == t) return raddr[i];
+    return NULL;
+}
+
+// Computes g on g_be: every tensor's memory (roots of views) copied into one
+// buffer of the backend, the graph run there, every root copied back; the
+// tensors get their host memory back. Returns the status (1: skipped).
+static int compute_on_backend(struct tg_graph * g, const char * what) {
+    for (int i = 0; i < g->n_nodes; i++) {
+        if (!tg_backend_supports_op(g_be, g->nodes[i])) {
+            printf("skip [%s] %s: %s does not compute %s\n", g_level, what, tg_backend_name(g_be), tg_op_name(g->nodes[i]->op));
+            g_skipped++;
+            return 1;
+        }
+    }
+    struct mirror mm[MAX_MIRROR];
+    struct tg_tensor * roots[MAX_MIRROR];
+    char * raddr[MAX_MIRROR];
+    int nm = 0, nr = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        int n = pass ? g->n_leafs : g->n_nodes;
+        for (int i = 0; i < n; i++) {
+            struct tg_tensor * t = pass ? g->leafs[i] : g->nodes[i];
+            struct tg_tensor * list[1 + TG_MAX_SRC];
+            int nl = 0;
+            list[nl++] = t;
+            for (int j = 0; j < TG_MAX_SRC; j++) if (t->src[j]) list[nl++] = t->src[j];
+            for (int k = 0; k < nl; k++) {
+                struct tg_tensor * u = list[k];
+                for (struct tg_tensor * v = u; v; v = v->view_src) {
+                    bool seen = false;
+                    for (int q = 0; q < nm && !seen; q++) seen = mm[q].t == v;
+                    if (seen || nm == MAX_MIRROR) continue;
+                    mm[nm++] = (struct mirror) { v, v->data, v->buffer };
+                    if (!v->view_src && nr < MAX_MIRROR) roots[nr++] = v;
+                }
+            }
+        }
+    }
+    struct tg_buffer_type * buft = tg_backend_get_default_buffer_type(g_be);
+    size_t align = tg_buft_get_alignment(buft), size = 0;
+    for (int i = 0; i < nr; i++) size = (size + align - 1) / align * align + tg_nbytes(roots[i]);
+    struct tg_buffer * buf = tg_buft_alloc_buffer(buft, size ? size : 1);
+    if (!buf) { CHECK(false, "[%s] %s: device buffer: %s", g_level, what, tg_last_error()); return 2; }
+    char * base = tg_buffer_get_base(buf);
+    size_t off = 0;
+    for (int i = 0; i < nr; i++) {
+        off = (off + align - 1) / align * align;
+        raddr[i] = base + off;
+        off += tg_nbytes(roots[i]);
+    }
+    for (int i = 0; i < nm; i++) { mm[i].t->data = dev_addr(mm[i].t, roots, raddr, nr); mm[i].t->buffer = buf; }
+    for (int i = 0; i < nr; i++) {
+        void * host = NULL;
+        for (int q = 0; q < nm; q++) if (mm[q].t == roots[i]) host = mm[q].data;
+        buf->iface.set_tensor(buf, roots[i], host, 0, tg_nbytes(roots[i]));
+    }
+    enum tg_status st = tg_backend_graph_compute(g_be, g);
+    if (st != TG_OK) CHECK(false, "[%s] %s computes: %s", g_level, what, tg_last_error());
+    for (int i = 0; i < nr; i++) {
+        void * host = NULL;
+        for (int q = 0; q < nm; q++) if (mm[q].t == roots[i]) host = mm[q].data;
+        buf->iface.get_tensor(buf, roots[i], host, 0, tg_nbytes(roots[i]));
+    }
+    for (int i = 0; i < nm; i++) { mm[i].t->data = mm[i].data; mm[i].t->buffer = mm[i].buffer; }
+    tg_buffer_free(buf);
+    return st == TG_OK ? 0 : 2;
+}
+
 static bool compute(struct tg_context * ctx, struct tg_tensor * out, const char * what) {
     struct tg_graph * g = tg_graph_new(ctx, 64);
     enum tg_status st = g ? tg_graph_build_forward(g, out) : tg_last_status();
+    if (st == TG_OK && g_be) return compute_on_backend(g, what) == 0;
     if (st == TG_OK) st = tg_cpu_graph_compute(g_pool, g, NULL);
     if (st != TG_OK) CHECK(false, "[%s] %s computes: %s", g_level, what, tg_last_error());
     return st == TG_OK;
@@ -1044,7 +1125,30 @@ static void run_all_cases(void) {
     case_mul_mat();
 }
 
-int main(void) {
+// --backend NAME: the whole suite once on that backend (e.g. CUDA0), against
+// the same float64 references; a backend the build or the machine lacks is
+// reported as skipped.
+static int run_on_backend(const char * name) {
+    struct tg_device * dev = tg_device_by_name(name);
+    if (!dev) {
+        printf("skipped: no device %s (%s)\n", name, tg_cuda_probe());
+        return 0;
+    }
+    g_be = tg_device_init_backend(dev, NULL);
+    CHECK(g_be != NULL, "backend %s starts: %s", name, g_be ? "ok" : tg_last_error());
+    if (!g_be) return tg_check_finish("test_ops");
+    g_level = name;
+    g_rng = 0x9E3779B97F4A7C15ull;
+    run_all_cases();
+    printf("%s: %d cases skipped (op not supported there)\n", name, g_skipped);
+    tg_backend_free(g_be);
+    for (int i = 0; i < MAX_SAVED; i++) free(g_saved[i]);
+    return tg_check_finish("test_ops");
+}
+
+int main(int argc, char ** argv) {
+    if (argc == 3 && strcmp(argv[1], "--backend") == 0) return run_on_backend(argv[2]);
+    if (argc != 1) { fprintf(stderr, "usage: test_ops [--backend NAME]\n"); return 2; }
     const char * levels[3];
     int caps[3], n_levels = 0;
     int native = tg_cpu_simd_level();

@@ -69,7 +69,7 @@ enum tg_status tg_llama_kv_init(struct tg_llama_kv * kv, const struct tg_llama_m
         tg_format_name(kv->k[il], "cache_k_l%d", il);
         tg_format_name(kv->v[il], "cache_v_l%d", il);
     }
-    if (tg_llama_kv_alloc(kv) != TG_OK) {
+    if (tg_llama_kv_alloc(kv, m) != TG_OK) {
         enum tg_status st = tg_last_status();
         tg_llama_kv_free(kv);
         return st;

@@ -65,6 +65,9 @@ struct tg_llama_model {
     size_t  size;
     int64_t n_params;
     void *  weights_buf;                 // backend buffer wrapping the mapping (struct tg_buffer *)
+    void *  gpu_buf;                     // offloaded weights (struct tg_buffer *, usage WEIGHTS) or NULL
+    struct tg_device * gpu_dev;          // their device, NULL when nothing is offloaded
+    int32_t n_gpu_layers;                // layers offloaded (0..n_layer+1)
     struct tg_vocab * vocab;             // NULL when absent/unsupported (vocab_error says why)
     char    vocab_error[256];
 };
@@ -81,6 +84,8 @@ struct tg_llama_kv {
     struct tg_tensor ** v;          // [n_layer]
     size_t bytes;
     void * mem;                     // the CPU buffer holding them (struct tg_buffer *)
+    void * mem_gpu;                 // layers >= first_gpu in the model's GPU memory, or NULL
+    int32_t first_gpu;              // first layer whose cache is on the GPU (n_layer: none)
 };
 
 // Bytes of a KV cache of n_ctx cells (K and V of every layer); the one
@@ -126,7 +131,10 @@ int tg_llama_graph_size(const struct tg_llama_model * m);
 enum tg_status tg_llama_model_place_weights(struct tg_llama_model * m);
 void tg_llama_model_release_weights(struct tg_llama_model * m);
 // Memory for the KV cache tensors (in kv->ctx, no_alloc), zeroed; release; zero.
-enum tg_status tg_llama_kv_alloc(struct tg_llama_kv * kv);
+enum tg_status tg_llama_kv_alloc(struct tg_llama_kv * kv, const struct tg_llama_model * m);
+// Moves the weights of the last params->n_gpu_layers layers (and the output
+// above n_layer) into a buffer of the GPU device's memory (model load).
+enum tg_status tg_llama_model_offload(struct tg_llama_model * m, const struct tg_llama_model_params * params);
 void tg_llama_kv_release(struct tg_llama_kv * kv);
 void tg_llama_kv_clear_memory(struct tg_llama_kv * kv);
 

@@ -9,8 +9,10 @@
 #include "tg/observe.h"
 #include "tg/sched.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 enum tg_status tg_llama_model_place_weights(struct tg_llama_model * m) {
     const char * base = tg_gguf_data(m->gguf);
@@ -32,25 +34,140 @@ enum tg_status tg_llama_model_place_weights(struct tg_llama_model * m) {
 }
 
 void tg_llama_model_release_weights(struct tg_llama_model * m) {
+    tg_buffer_free(m->gpu_buf);
+    m->gpu_buf = NULL;
     tg_buffer_free(m->weights_buf);
     m->weights_buf = NULL;
 }
 
-enum tg_status tg_llama_kv_alloc(struct tg_llama_kv * kv) {
-    struct tg_buffer * buf = tg_backend_alloc_ctx_tensors_from_buft(kv->ctx, tg_cpu_buffer_type());
-    if (!buf) return tg_last_status() ? tg_last_status() : tg_error(TG_ERR_NOMEM, "KV cache: cannot allocate");
-    tg_buffer_clear(buf, 0);
-    kv->mem = buf;
+static size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
+
+// One buffer of buft holding tensors ts[0..n) (aligned, in order); NULL + error.
+static struct tg_buffer * alloc_group(struct tg_buffer_type * buft, struct tg_tensor ** ts, int n) {
+    const size_t align = tg_buft_get_alignment(buft);
+    size_t size = 0;
+    for (int i = 0; i < n; i++) size = round_up(size, align) + tg_buft_get_alloc_size(buft, ts[i]);
+    struct tg_buffer * buf = tg_buft_alloc_buffer(buft, size ? size : 1);
+    if (!buf) return NULL;
+    char * base = tg_buffer_get_base(buf);
+    size_t off = 0;
+    for (int i = 0; i < n; i++) {
+        off = round_up(off, align);
+        if (tg_buffer_alloc_tensor(buf, ts[i], base + off) != TG_OK) { tg_buffer_free(buf); return NULL; }
+        off += tg_buft_get_alloc_size(buft, ts[i]);
+    }
+    return buf;
+}
+
+// Layer of a weight named "blk.N.*", -1 for the others.
+static int layer_of(const char * name) {
+    int il = -1, used = 0;
+    if (sscanf(name, "blk.%d.%n", &il, &used) == 1 && used > 0) return il;
+    return -1;
+}
+
+// Whether backend be can multiply a weight like w (2-D weights) or read it
+// in element-wise ops (F32 vectors).
+static bool gpu_can_use(struct tg_backend * be, struct tg_tensor * w) {
+    if (w->ne[1] == 1 && w->ne[2] == 1 && w->type == TG_TYPE_F32) return true;
+    struct tg_tensor x = { .type = TG_TYPE_F32, .ne = { w->ne[0], 1, 1, 1 } };
+    x.nb[0] = sizeof(float); x.nb[1] = x.nb[2] = x.nb[3] = (size_t) w->ne[0] * sizeof(float);
+    struct tg_tensor mm = { .type = TG_TYPE_F32, .ne = { w->ne[1], 1, 1, 1 }, .op = TG_OP_MUL_MAT };
+    mm.nb[0] = sizeof(float); mm.nb[1] = mm.nb[2] = mm.nb[3] = (size_t) w->ne[1] * sizeof(float);
+    mm.src[0] = w; mm.src[1] = &x;
+    return tg_backend_supports_op(be, &mm);
+}
+
+enum tg_status tg_llama_model_offload(struct tg_llama_model * m, const struct tg_llama_model_params * params) {
+    const int n_layer = m->hparams.n_layer;
+    struct tg_device * dev = NULL;
+    if (params->gpu_device && params->gpu_device[0]) {
+        dev = tg_device_by_name(params->gpu_device);
+        if (!dev) return tg_error(TG_ERR_INVALID_ARG, "-ngl: no device named '%s' (%s)", params->gpu_device, tg_cuda_probe());
+        if (tg_device_type(dev) != TG_DEVICE_GPU)
+            return tg_error(TG_ERR_INVALID_ARG, "-ngl: device %s is not a GPU (its weights would stay in host memory)",
+                            tg_device_name(dev));
+    } else {
+        for (int i = 0; i < tg_device_count() && !dev; i++)
+            if (tg_device_type(tg_device_get(i)) == TG_DEVICE_GPU) dev = tg_device_get(i);
+        if (!dev) return tg_error(TG_ERR_UNSUPPORTED, "-ngl %d asks for GPU layers, but there is no GPU: %s",
+                                  params->n_gpu_layers, tg_cuda_probe());
+    }
+    struct tg_backend * be = tg_device_init_backend(dev, NULL);
+    if (!be) return tg_last_status() ? tg_last_status() : TG_ERR_INTERNAL;
+    const int ngl = params->n_gpu_layers > n_layer + 1 ? n_layer + 1 : params->n_gpu_layers;
+    const int first = n_layer - (ngl > n_layer ? n_layer : ngl);
+    int n = 0, cap = (int) m->n_tensors + 4;
+    struct tg_tensor ** ts = calloc((size_t) cap, sizeof *ts);
+    const void ** host = calloc((size_t) cap, sizeof *host);
+    if (!ts || !host) { free(ts); free(host); tg_backend_free(be); return tg_error(TG_ERR_NOMEM, "-ngl: out of memory"); }
+    for (struct tg_tensor * t = tg_context_first_tensor(m->ctx_w); t && n < cap; t = tg_context_next_tensor(m->ctx_w, t)) {
+        const int il = layer_of(t->name);
+        bool take = il >= first ||
+                    (t == m->rope_freqs && first < n_layer) ||
+                    (ngl > n_layer && (t == m->output || t == m->output_norm));
+        if (t == m->tok_embd && t != m->output) take = false;
+        if (!take || !gpu_can_use(be, t)) continue;
+        host[n] = t->data;
+        ts[n++] = t;
+    }
+    tg_backend_free(be);
+    enum tg_status st = TG_OK;
+    struct tg_buffer * buf = n ? alloc_group(tg_device_buffer_type(dev), ts, n) : NULL;
+    if (n && !buf) st = tg_last_status() ? tg_last_status() : TG_ERR_NOMEM;
+    for (int i = 0; st == TG_OK && i < n; i++) {   // upload; a failed copy leaves the last error set
+        tg_clear_error();
+        buf->iface.set_tensor(buf, ts[i], host[i], 0, tg_nbytes(ts[i]));
+        if (tg_last_status() != TG_OK) st = tg_last_status();
+    }
+    if (st != TG_OK) {   // the tensors go back to the mapped file
+        for (int i = 0; i < n; i++)
+            if (ts[i]->buffer == buf) tg_buffer_alloc_tensor(m->weights_buf, ts[i], (void *) host[i]);
+        tg_buffer_free(buf);
+    } else if (buf) {
+        tg_buffer_set_usage(buf, TG_BUFFER_USAGE_WEIGHTS);
+        m->gpu_buf = buf;
+        m->gpu_dev = dev;
+        m->n_gpu_layers = ngl;
+    }
+    free(ts);
+    free(host);
+    return st;
+}
+
+enum tg_status tg_llama_kv_alloc(struct tg_llama_kv * kv, const struct tg_llama_model * m) {
+    const int n_layer = m->hparams.n_layer;
+    const int on_gpu = m->gpu_dev ? (m->n_gpu_layers > n_layer ? n_layer : m->n_gpu_layers) : 0;
+    kv->first_gpu = n_layer - on_gpu;
+    struct tg_tensor ** ts = calloc((size_t) (2 * n_layer + 1), sizeof *ts);
+    if (!ts) return tg_error(TG_ERR_NOMEM, "KV cache: out of memory");
+    int n = 0;
+    for (int il = 0; il < kv->first_gpu; il++) { ts[n++] = kv->k[il]; ts[n++] = kv->v[il]; }
+    struct tg_buffer * cpu = n ? alloc_group(tg_cpu_buffer_type(), ts, n) : NULL;
+    if (n && !cpu) { free(ts); return tg_last_status() ? tg_last_status() : tg_error(TG_ERR_NOMEM, "KV cache: cannot allocate"); }
+    n = 0;
+    for (int il = kv->first_gpu; il < n_layer; il++) { ts[n++] = kv->k[il]; ts[n++] = kv->v[il]; }
+    struct tg_buffer * gpu = n ? alloc_group(tg_device_buffer_type(m->gpu_dev), ts, n) : NULL;
+    free(ts);
+    if (n && !gpu) {
+        tg_buffer_free(cpu);
+        return tg_error(tg_last_status() ? tg_last_status() : TG_ERR_NOMEM, "KV cache of %d GPU layers: %s", on_gpu, tg_last_error());
+    }
+    kv->mem = cpu;
+    kv->mem_gpu = gpu;
+    tg_llama_kv_clear_memory(kv);
     return TG_OK;
 }
 
 void tg_llama_kv_release(struct tg_llama_kv * kv) {
     tg_buffer_free(kv->mem);
-    kv->mem = NULL;
+    tg_buffer_free(kv->mem_gpu);
+    kv->mem = kv->mem_gpu = NULL;
 }
 
 void tg_llama_kv_clear_memory(struct tg_llama_kv * kv) {
     if (kv->mem) tg_buffer_clear(kv->mem, 0);
+    if (kv->mem_gpu) tg_buffer_clear(kv->mem_gpu, 0);
 }
 
 struct tg_llama_exec {
@@ -110,9 +227,26 @@ static enum tg_status open_backends(struct tg_llama_exec * e, const char * devic
     return TG_OK;
 }
 
+// Whether the comma-separated list names dev (case-insensitive).
+static bool lists_device(const char * list, const char * dev) {
+    size_t n = strlen(dev);
+    for (const char * p = list; p && *p;) {
+        size_t len = strcspn(p, ",");
+        if (len == n && strncasecmp(p, dev, n) == 0) return true;
+        p += len;
+        if (*p == ',') p++;
+    }
+    return false;
+}
+
 struct tg_llama_exec * tg_llama_exec_new(const struct tg_llama_model * m, int n_threads, const char * devices, int graph_size) {
     struct tg_llama_exec * e = calloc(1, sizeof *e);
     if (!e) { tg_error(TG_ERR_NOMEM, "out of memory (llama exec)"); return NULL; }
+    char list[256];
+    if (m->gpu_dev && !lists_device(devices, tg_device_name(m->gpu_dev))) {   // offloaded layers: their GPU first
+        snprintf(list, sizeof list, "%s,%s", tg_device_name(m->gpu_dev), devices && devices[0] ? devices : "CPU");
+        devices = list;
+    }
     if (open_backends(e, devices, n_threads) != TG_OK) goto fail;
     e->sched = tg_sched_new(e->backends, e->n_backends, graph_size > 0 ? graph_size : tg_llama_graph_size(m));
     if (!e->sched) goto fail;

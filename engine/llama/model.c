@@ -10,7 +10,7 @@
 #include <string.h>
 
 struct tg_llama_model_params tg_llama_model_default_params(void) {
-    struct tg_llama_model_params p = { .check_tensors = false };
+    struct tg_llama_model_params p = { .check_tensors = false, .n_gpu_layers = 0, .gpu_device = NULL };
     return p;
 }
 
@@ -293,6 +293,14 @@ struct tg_llama_model * tg_llama_model_load(const char * path, const struct tg_l
     if (m->bos >= m->hparams.n_vocab) m->bos = -1;
     if (m->eos >= m->hparams.n_vocab) m->eos = -1;
     if (tg_llama_model_place_weights(m) != TG_OK) goto fail;
+    if (params->n_gpu_layers < 0) {
+        tg_error(TG_ERR_INVALID_ARG, "%s: n_gpu_layers %d must be >= 0", path, params->n_gpu_layers);
+        goto fail;
+    }
+    if (params->n_gpu_layers > 0 && tg_llama_model_offload(m, params) != TG_OK) {
+        tg_error(tg_last_status(), "%s: %s", path, tg_last_error());
+        goto fail;
+    }
     m->vocab = tg_vocab_load(m->gguf);  // optional: decode works on ids without it
     if (!m->vocab) snprintf(m->vocab_error, sizeof m->vocab_error, "%s: %s", path, tg_last_error());
     tg_clear_error();
@@ -320,6 +328,8 @@ int64_t tg_llama_model_n_params(const struct tg_llama_model * m) { return m->n_p
 int32_t tg_llama_model_bos(const struct tg_llama_model * m) { return m->bos; }
 int32_t tg_llama_model_eos(const struct tg_llama_model * m) { return m->eos; }
 enum tg_type tg_llama_model_weight_type(const struct tg_llama_model * m) { return m->layers[0].wq->type; }
+struct tg_device * tg_llama_model_gpu_device(const struct tg_llama_model * m) { return m ? m->gpu_dev : NULL; }
+int32_t tg_llama_model_n_gpu_layers(const struct tg_llama_model * m) { return m ? m->n_gpu_layers : 0; }
 
 const struct tg_vocab * tg_llama_model_vocab(const struct tg_llama_model * m) {
     if (!m) return NULL;

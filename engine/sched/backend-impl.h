@@ -11,6 +11,10 @@ struct tg_device * tg_cpu_device(void);
 #ifdef TG_HAVE_BLAS
 struct tg_device * tg_blas_device(void);
 #endif
+#ifdef TG_HAVE_CUDA
+// Probes the GPUs and stores up to max device pointers in out; returns the count.
+int tg_cuda_register_devices(struct tg_device ** out, int max);
+#endif
 
 // ---- observer dispatch (observe.c) ----
 // Number of global observers; the one branch every emission site takes.

@@ -285,3 +285,10 @@ enum tg_status tg_backend_blas_set_batch_limits(struct tg_backend * b, int m, in
 }
 void tg_backend_blas_clear_cache(struct tg_backend * b) { (void) b; }
 #endif
+
+#ifndef TG_HAVE_CUDA
+// ---- CUDA backend stubs (built without the CUDA toolkit) ----------------------------
+bool tg_backend_is_cuda(const struct tg_backend * b) { (void) b; return false; }
+bool tg_buffer_type_is_cuda(const struct tg_buffer_type * buft) { (void) buft; return false; }
+const char * tg_cuda_probe(void) { return "this build has no CUDA backend (configure with TG_CUDA=ON and the CUDA toolkit)"; }
+#endif

@@ -16,6 +16,9 @@ static void register_builtin(void) {
 #ifdef TG_HAVE_BLAS
     devices[n_devices++] = tg_blas_device();
 #endif
+#ifdef TG_HAVE_CUDA
+    n_devices += tg_cuda_register_devices(devices + n_devices, TG_MAX_DEVICES - n_devices);
+#endif
 }
 
 int tg_device_count(void) {
@@ -51,6 +54,14 @@ const char * tg_device_type_name(enum tg_device_type type) {
         case TG_DEVICE_GPU:   return "gpu";
         default:              return "?";
     }
+}
+
+bool tg_device_memory(struct tg_device * dev, size_t * free_bytes, size_t * total_bytes) {
+    size_t f = 0, t = 0;
+    bool ok = dev && dev->iface.get_memory && dev->iface.get_memory(dev, &f, &t);
+    if (free_bytes) *free_bytes = ok ? f : 0;
+    if (total_bytes) *total_bytes = ok ? t : 0;
+    return ok;
 }
 
 struct tg_buffer_type * tg_device_buffer_type(struct tg_device * dev) {

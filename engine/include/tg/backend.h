@@ -246,6 +246,8 @@ struct tg_device_iface {
     // New backend on this device; `params` is backend-specific (may be NULL).
     struct tg_backend * (*init_backend)(struct tg_device * dev, const char * params);
     struct tg_buffer_type * (*get_buffer_type)(struct tg_device * dev);
+    // Optional (devices with their own memory): free and total bytes now.
+    bool (*get_memory)(struct tg_device * dev, size_t * free_bytes, size_t * total_bytes);
 };
 
 struct tg_device {
@@ -270,6 +272,24 @@ enum tg_status tg_device_register(struct tg_device * dev);
 // tg_device_init_backend(tg_device_by_name(name), params); NULL + last error
 // naming the missing device.
 struct tg_backend * tg_backend_init_by_name(const char * name, const char * params);
+// Free and total bytes of a device's own memory; false for host devices and
+// when the device cannot say.
+bool tg_device_memory(struct tg_device * dev, size_t * free_bytes, size_t * total_bytes);
+
+// ---- CUDA backend (engine/cuda/, only with TG_HAVE_CUDA) -------------------------
+// One registry device per GPU: "CUDA0", "CUDA1", ... (type GPU), each with a
+// device-memory buffer type of the same name (not host: tensors in it are
+// read and written through tg_backend_tensor_get/set). The backend computes
+// the element-wise ops, norms, softmax, rope, GLU, copies, get_rows, fused
+// attention and MUL_MAT (cuBLAS SGEMM, or matrix-vector kernels on the stored
+// weight type for up to 8 columns) on F32/F16/BF16 data and every quantized
+// weight type but Q3_K; supports_op says no to the rest (the scheduler then
+// uses the CPU).
+bool tg_backend_is_cuda(const struct tg_backend * backend);
+bool tg_buffer_type_is_cuda(const struct tg_buffer_type * buft);
+// What the registry found: "2 CUDA devices", "no CUDA device (reason)", or
+// "this build has no CUDA backend" (tests print it when they skip).
+const char * tg_cuda_probe(void);
 
 #ifdef __cplusplus
 }

@@ -53,6 +53,12 @@ struct tg_llama_hparams {
 
 struct tg_llama_model_params {
     bool check_tensors;      // verify every weight's data is finite while loading (slow); default false
+    // Layers whose weights live in a GPU's memory (llama.cpp's -ngl): the last
+    // n_gpu_layers layers; above n_layer also the output norm and projection.
+    // The token embeddings stay in host memory. 0 (default) = none.
+    // Weights of a type the GPU backend cannot multiply stay in host memory.
+    int32_t      n_gpu_layers;
+    const char * gpu_device;  // registry name ("CUDA0"); NULL = the first GPU device
 };
 
 // Defaults: see the field comments.
@@ -79,6 +85,11 @@ int64_t tg_llama_model_n_tensors(const struct tg_llama_model * model);
 size_t  tg_llama_model_size(const struct tg_llama_model * model);
 // Number of parameters (weight elements).
 int64_t tg_llama_model_n_params(const struct tg_llama_model * model);
+// The GPU device holding offloaded weights (NULL: none) and how many layers
+// it holds (tg_llama_model_params.n_gpu_layers, capped at n_layer + 1).
+struct tg_device;
+struct tg_device * tg_llama_model_gpu_device(const struct tg_llama_model * model);
+int32_t tg_llama_model_n_gpu_layers(const struct tg_llama_model * model);
 // Type of most matrices ("ftype" summary: the type of blk.0.attn_q.weight).
 enum tg_type tg_llama_model_weight_type(const struct tg_llama_model * model);
 // The model's vocabulary and tokenizer (tg/vocab.h), loaded with the model
@@ -144,6 +155,8 @@ struct tg_llama_context_params {
                              // registry, e.g. "BLAS,CPU"); the CPU is appended as the fallback when
                              // missing. NULL or "" = "CPU". Weights live in a host buffer of usage
                              // WEIGHTS: the scheduler places ops by its rules (offload, expansion...).
+                             // A model with offloaded layers puts its GPU device first when the list
+                             // lacks it, and those layers' KV cache in that GPU's memory.
     tg_llama_eval_cb eval_cb; // optional per-node callback (see above); NULL = none
     void *       eval_cb_user;
 };
