@@ -5,9 +5,12 @@
 // the intermediate is not an output, were even reused inside the first
 // graph). The allocation data says who owns them.
 //
-// Usage: graph-reuse [--correct]
-//   --correct  marks the intermediate as an output and copies it out right
-//              after the first graph: the value read is valid.
+// Usage: graph-reuse [--correct] [--device NAME]
+//   --correct      marks the intermediate as an output and copies it out right
+//                  after the first graph: the value read is valid.
+//   --device NAME  computes both graphs on that device (e.g. CUDA0, the CPU
+//                  as the scheduler's fallback): the compute buffer reused
+//                  is then the device's memory.
 #include "tg/sched.h"
 
 #include <math.h>
@@ -29,13 +32,25 @@ static void print_owner(struct tg_sched * s, const struct tg_tensor * t, size_t 
     printf("\n");
 }
 
+// Pins every node of g to backend b (no-op for NULL).
+static void pin_all(struct tg_sched * s, struct tg_graph * g, struct tg_backend * b) {
+    for (int i = 0; b && i < g->n_nodes; i++) tg_sched_set_tensor_backend(s, g->nodes[i], b);
+}
+
 int main(int argc, char ** argv) {
-    bool correct = argc > 1 && strcmp(argv[1], "--correct") == 0;
-    if (argc > 2 || (argc == 2 && !correct)) { fprintf(stderr, "usage: graph-reuse [--correct]\n"); return 1; }
+    bool correct = false;
+    const char * device = NULL;
+    for (int a = 1; a < argc; a++) {
+        if (strcmp(argv[a], "--correct") == 0) correct = true;
+        else if (strcmp(argv[a], "--device") == 0 && a + 1 < argc) device = argv[++a];
+        else { fprintf(stderr, "usage: graph-reuse [--correct] [--device NAME]\n"); return 1; }
+    }
     struct tg_backend * cpu = tg_backend_cpu_init();
-    if (!cpu) { fprintf(stderr, "graph-reuse: %s\n", tg_last_error()); return 1; }
+    struct tg_backend * dev = device ? tg_backend_init_by_name(device, NULL) : NULL;
+    if (!cpu || (device && !dev)) { fprintf(stderr, "graph-reuse: %s\n", tg_last_error()); tg_backend_free(cpu); return 1; }
     tg_backend_cpu_set_n_threads(cpu, 1);
-    struct tg_sched * s = tg_sched_new(&cpu, 1, 64);
+    struct tg_backend * backends[2] = { dev, cpu };
+    struct tg_sched * s = dev ? tg_sched_new(backends, 2, 64) : tg_sched_new(&cpu, 1, 64);
     struct tg_context_params cp = { 1 << 20, NULL, true };
 
     // graph 1: mid = (2x)^2, out1 = silu(mid) + x
@@ -65,6 +80,8 @@ int main(int argc, char ** argv) {
 
     printf("graph-reuse (%s): graph 1 computes mid = (2x)^2, graph 2 runs next on the same scheduler\n",
            correct ? "--correct: mid is an output and copied out" : "mid kept as a pointer");
+    if (dev) printf("nodes pinned to %s; its compute buffer holds the intermediates\n", tg_backend_name(dev));
+    pin_all(s, g1, dev);
     if (tg_sched_alloc_graph(s, g1) != TG_OK || tg_backend_tensor_set(x, xv, 0, sizeof xv) != TG_OK
         || tg_sched_graph_compute(s, g1) != TG_OK) {
         fprintf(stderr, "graph-reuse: %s\n", tg_last_error());
@@ -78,6 +95,7 @@ int main(int argc, char ** argv) {
     if (correct) tg_backend_tensor_get(mid, copy, 0, sizeof copy);   // copy out while it is valid
 
     tg_sched_reset(s);
+    pin_all(s, g2, dev);
     if (tg_sched_alloc_graph(s, g2) != TG_OK || tg_backend_tensor_set(y, yv, 0, sizeof yv) != TG_OK
         || tg_sched_graph_compute(s, g2) != TG_OK) {
         fprintf(stderr, "graph-reuse: %s\n", tg_last_error());
@@ -95,6 +113,7 @@ int main(int argc, char ** argv) {
     tg_sched_free(s);
     tg_context_free(c1);
     tg_context_free(c2);
+    tg_backend_free(dev);
     tg_backend_free(cpu);
     return 0;
 }

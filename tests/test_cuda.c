@@ -2,7 +2,8 @@
 // every tiny model (F32, F16, Q8_0, Q4_0 weights) decoded with all layers and
 // the output on the GPU (-ngl 99) must give the CPU's last-position logits
 // within 1e-3 relative L2 (F32/F16) or 3e-2 (quantized), for a prompt and for
-// three generated tokens, with fused attention on and off; the scheduler must
+// six generated tokens (run it with TG_CUDA_GRAPHS=1 for CUDA-graph capture
+// and replay), with fused attention on and off; the scheduler must
 // put the layers on CUDA0; a node whose memory was never allocated must fail
 // with a named "tensor buffer not set" error. Without a CUDA device (or a
 // build without CUDA) it prints "skipped: ..." and passes: the op suite on
@@ -78,7 +79,8 @@ static void compare_model(const char * name, bool quant) {
                    tg_sched_get_n_splits(sg), tg_sched_get_n_copies(sg));
             CHECK(on_gpu > nodes / 2, "%s fa %s: most nodes run on CUDA (%d of %d)", name, f ? "on" : "off", on_gpu, nodes);
             int32_t tok = tg_llama_argmax(tg_llama_get_logits(cc, -1), n_vocab);
-            for (int k = 0; k < 3; k++) {   // generation: the matrix-vector kernels
+            for (int k = 0; k < 6; k++) {   // generation: the matrix-vector kernels; with TG_CUDA_GRAPHS=1 a
+                                             // graph captured at the second token, replayed after
                 s1 = tg_llama_decode(cc, &tok, 1, n + k);
                 s2 = tg_llama_decode(cg, &tok, 1, n + k);
                 if (!CHECK(s1 == TG_OK && s2 == TG_OK, "%s: token %d decodes (%s)", name, k, s2 ? tg_last_error() : "ok")) break;
@@ -120,6 +122,33 @@ static void check_unallocated(void) {   // b and the sum get device memory, a do
     tg_backend_free(be);
 }
 
+// GET_ROWS with a row id past the table: the rows are skipped on the device
+// and the compute fails naming the node and the ids (the CPU fails alike).
+static void check_bad_row_id(void) {
+    struct tg_backend * be = tg_backend_init_by_name("CUDA0", NULL);
+    if (!be) return;
+    struct tg_context_params p = { .mem_size = 1 << 16, .no_alloc = true };
+    struct tg_context * ctx = tg_context_new(p);
+    struct tg_tensor * tab = tg_new_tensor_2d(ctx, TG_TYPE_F32, 8, 4);
+    struct tg_tensor * ids = tg_set_name(tg_new_tensor_1d(ctx, TG_TYPE_I32, 2), "token_ids");
+    struct tg_tensor * rows = tg_set_name(tg_get_rows(ctx, tab, ids), "emb");
+    struct tg_graph * g = tg_graph_new(ctx, 8);
+    tg_graph_build_forward(g, rows);
+    struct tg_buffer * buf = tg_backend_alloc_ctx_tensors(ctx, be);
+    const int32_t bad[2] = { 1, 7 };
+    tg_backend_tensor_set(ids, bad, 0, sizeof bad);
+    enum tg_status st = tg_backend_graph_compute(be, g);
+    const char * msg = tg_last_error();
+    CHECK(st == TG_ERR_INVALID_ARG && strstr(msg, "'emb'") && strstr(msg, "token_ids") && strstr(msg, "out of range [0, 4)"),
+          "row id 7 of a 4-row table: %s", msg);
+    const int32_t good[2] = { 1, 3 };
+    tg_backend_tensor_set(ids, good, 0, sizeof good);
+    CHECK(tg_backend_graph_compute(be, g) == TG_OK, "the next compute with good ids succeeds (the flag was cleared)");
+    tg_buffer_free(buf);
+    tg_context_free(ctx);
+    tg_backend_free(be);
+}
+
 int main(void) {
     if (!tg_device_by_name("CUDA0")) {
         printf("skipped: %s\n", tg_cuda_probe());
@@ -127,6 +156,7 @@ int main(void) {
     }
     printf("# CUDA0: %s\n", tg_device_description(tg_device_by_name("CUDA0")));
     check_unallocated();
+    check_bad_row_id();
     compare_model("tiny-f32.gguf", false);
     compare_model("tiny-f16.gguf", false);
     compare_model("tiny-q8_0.gguf", true);

@@ -34,4 +34,19 @@ check "graph-reuse --correct: mid kept to the end of graph 1" has "$out" "mid (g
 check "graph-reuse --correct: the copy is valid" has "$out" "0 of 256 values wrong -> valid"
 "$B/graph-reuse" --bogus >/dev/null 2>&1
 check "graph-reuse rejects an unknown flag" test $? -eq 1
+# With a CUDA device: the same two scenarios on CUDA0 (its compute buffer is
+# device memory). Without one this part says why it is skipped.
+if "$B/../inspect/tgdb" devices 2>/dev/null | grep -q '^CUDA0 '; then
+    out=$("$B/sched-splits" --device CUDA0 64 2>&1)
+    check "sched-splits --device CUDA0 64: usage any 1 split, usage weights 2 splits" has "$out" "usage any -> 1 split(s), usage weights -> 2 split(s); results agree"
+    out=$("$B/graph-reuse" --device CUDA0 2>&1)
+    check "graph-reuse --device CUDA0: the intermediates are in CUDA0 memory" has "$out" "of buffer CUDA0 (usage compute)"
+    check "graph-reuse --device CUDA0: the read is stale" has "$out" "256 of 256 values wrong -> STALE"
+    out=$("$B/graph-reuse" --device CUDA0 --correct 2>&1)
+    check "graph-reuse --device CUDA0 --correct: the copy is valid" has "$out" "0 of 256 values wrong -> valid"
+else
+    echo "skipped: the CUDA0 scenarios ($("$B/../inspect/tgdb" devices 2>/dev/null | grep '^(CUDA' || echo 'no tgdb'))"
+fi
+out=$("$B/graph-reuse" --device NO_SUCH_DEVICE 2>&1); rc=$?
+check "graph-reuse --device NO_SUCH_DEVICE fails naming the device" test $rc -eq 1 -a -n "$(grep -F "no backend device named 'NO_SUCH_DEVICE'" <<<"$out")"
 finish

@@ -158,6 +158,19 @@ struct cu_backend {
     cublasHandle_t     blas;
     void *             scratch[2];   // operands converted for MUL_MAT (A, B)
     size_t             scratch_n[2];
+    int *              d_err;        // device: 1 + index of the first node that met a bad row id
+    bool               err_armed;    // a kernel that may set it ran since the last check
+    // CUDA graphs (TG_CUDA_GRAPHS=1): a graph computed twice in a row with the
+    // same fingerprint (every node's op, parameters, shapes, strides and
+    // addresses, and the scratch addresses) is captured on its second run and
+    // replayed after. Off by default: on an H200 with the ~100M model,
+    // generation was 5-10% slower with them (the kernels' own time, not their
+    // launches, bounds it there; a capture every 32 tokens costs more).
+    bool               graphs;       // TG_CUDA_GRAPHS=1, until a capture fails
+    uint64_t           last_fp;      // fingerprint of the last graph computed
+    uint64_t           exec_fp;      // fingerprint of the captured one (0: none)
+    cudaGraphExec_t    exec;
+    void *             cublas_ws;    // cuBLAS workspace (no allocation inside a capture)
 };
 
 static const char * cu_name(struct tg_backend * be) { return ((struct cu_backend *) be->context)->d->name; }
@@ -167,6 +180,9 @@ static void cu_free(struct tg_backend * be) {
     cu_set_device(c->d);
     cudaStreamSynchronize(c->stream);
     for (int i = 0; i < 2; i++) cudaFree(c->scratch[i]);
+    cudaFree(c->d_err);
+    if (c->exec) cudaGraphExecDestroy(c->exec);
+    cudaFree(c->cublas_ws);
     cublasDestroy(c->blas);
     cudaStreamDestroy(c->stream);
     free(c);
@@ -197,9 +213,30 @@ static struct tg_cu_t cu_t(const struct tg_tensor * t) {
     return d;
 }
 
+// plain: elements the kernels load and store (F32, F16, BF16, I32, F64);
+// plain_float: the types the arithmetic kernels take (F32, F16, BF16).
 static bool plain(const struct tg_tensor * t) { return t && tg_cu_type_plain((int) t->type); }
-static bool plain_float(const struct tg_tensor * t) { return plain(t) && t->type != TG_TYPE_I32; }
+static bool plain_float(const struct tg_tensor * t) {
+    return plain(t) && t->type != TG_TYPE_I32 && t->type != TG_TYPE_F64;
+}
 static bool dim0_dense(const struct tg_tensor * t) { return t->nb[0] == tg_type_size(t->type); }
+static bool same_shape(const struct tg_tensor * a, const struct tg_tensor * b) {
+    return a->ne[0] == b->ne[0] && a->ne[1] == b->ne[1] && a->ne[2] == b->ne[2] && a->ne[3] == b->ne[3];
+}
+static bool quant_rows(const struct tg_tensor * t) {   // rows of whole blocks the kernels decode
+    return !plain(t) && tg_cu_type_decodable((int) t->type) && dim0_dense(t) && t->ne[0] % 32 == 0;
+}
+// A copy of a into t: plain elements, out of quantized rows (decoded), into
+// Q8_0 / Q4_0 rows (quantized, or blocks copied for the same type and shape).
+static bool copy_ok(const struct tg_tensor * a, const struct tg_tensor * t) {
+    if (plain(a) && plain(t)) return a->type == t->type || (a->type != TG_TYPE_I32 && t->type != TG_TYPE_I32);
+    const bool tq = tg_cu_type_quantizable((int) t->type) && dim0_dense(t) && t->ne[0] % 32 == 0;
+    if (quant_rows(a)) {
+        if (a->type == t->type && same_shape(a, t) && tq) return true;
+        return tq || (plain(t) && t->type != TG_TYPE_I32);
+    }
+    return tq && plain(a) && a->type != TG_TYPE_I32;
+}
 
 static bool cu_supports_op(struct tg_backend * be, const struct tg_tensor * op) {
     (void) be;
@@ -208,11 +245,25 @@ static bool cu_supports_op(struct tg_backend * be, const struct tg_tensor * op) 
         case TG_OP_NONE: case TG_OP_VIEW: case TG_OP_RESHAPE: case TG_OP_PERMUTE: case TG_OP_TRANSPOSE:
             return true;
         case TG_OP_DUP: case TG_OP_CONT: case TG_OP_CPY:
+            return copy_ok(a, op);
+        case TG_OP_REPEAT:
             return plain(a) && plain(op) && (a->type == op->type || (plain_float(a) && plain_float(op)));
+        case TG_OP_SET_ROWS: {
+            const struct tg_tensor * ids = op->src[2];
+            return b && plain_float(b) && ids && (ids->type == TG_TYPE_I32 || ids->type == TG_TYPE_I64) &&
+                   (plain_float(op) || (tg_cu_type_quantizable((int) op->type) && dim0_dense(op) && op->ne[0] % 32 == 0));
+        }
+        case TG_OP_SET: case TG_OP_ACC:
+            return a->type == TG_TYPE_F32 && b && b->type == TG_TYPE_F32 && op->type == TG_TYPE_F32 && tg_is_contiguous(op);
+        case TG_OP_OUT_PROD:
+            return op->type == TG_TYPE_F32 && op->nb[0] == sizeof(float) && plain_float(b) &&
+                   (plain_float(a) || (tg_cu_type_decodable((int) a->type) && dim0_dense(a) && a->ne[0] % 32 == 0));
+        case TG_OP_CROSS_ENTROPY_LOSS:
+            return plain_float(a) && b && plain_float(b) && op->type == TG_TYPE_F32;
         case TG_OP_ADD: case TG_OP_SUB: case TG_OP_MUL: case TG_OP_DIV:
             return plain_float(a) && plain_float(b) && plain_float(op);
         case TG_OP_SCALE: case TG_OP_SQR: case TG_OP_SQRT: case TG_OP_LOG: case TG_OP_NEG: case TG_OP_ABS:
-        case TG_OP_SILU: case TG_OP_GELU: case TG_OP_RELU: case TG_OP_DIAG_MASK_INF: case TG_OP_REPEAT:
+        case TG_OP_SILU: case TG_OP_GELU: case TG_OP_RELU: case TG_OP_DIAG_MASK_INF:
             return plain_float(a) && plain_float(op);
         case TG_OP_CONCAT:
             return plain_float(a) && plain_float(b) && plain_float(op);
@@ -222,7 +273,7 @@ static bool cu_supports_op(struct tg_backend * be, const struct tg_tensor * op) 
             return plain_float(a) && op->type == TG_TYPE_I32;
         case TG_OP_GET_ROWS:
             return b && b->type == TG_TYPE_I32 && op->type == TG_TYPE_F32 &&
-                   (plain_float(a) || (tg_cu_type_decodable((int) a->type) && dim0_dense(a) && a->ne[0] % 32 == 0));
+                   ((plain(a) && a->type != TG_TYPE_I32) || (tg_cu_type_decodable((int) a->type) && dim0_dense(a) && a->ne[0] % 32 == 0));
         case TG_OP_RMS_NORM: case TG_OP_NORM:
             return plain_float(a) && plain_float(op);
         case TG_OP_SOFT_MAX:
@@ -246,6 +297,12 @@ static bool cu_supports_op(struct tg_backend * be, const struct tg_tensor * op) 
     }
 }
 
+// Matrix products of at least TG_CUDA_OFFLOAD_BATCH columns whose weights are
+// in host memory: worth copying the weights over (prompts), like BLAS.
+static bool cu_offload_op(struct tg_backend * be, const struct tg_tensor * op) {
+    return (op->op == TG_OP_MUL_MAT || op->op == TG_OP_OUT_PROD) && op->ne[1] >= TG_CUDA_OFFLOAD_BATCH && cu_supports_op(be, op);
+}
+
 static bool cu_supports_buft(struct tg_backend * be, struct tg_buffer_type * buft) {
     return buft == &((struct cu_backend *) be->context)->d->buft;
 }
@@ -255,48 +312,67 @@ static enum tg_status blas_status(cublasStatus_t st, const struct tg_tensor * n)
     return tg_error(TG_ERR_INTERNAL, "CUDA: cuBLAS failed on node '%s' (MUL_MAT): status %d", n->name, (int) st);
 }
 
+// F32 view of t for cuBLAS: t itself when its rows are F32 and dense along
+// dim 0, else a dense copy in scratch slot `slot`. *ld and the slice strides
+// in floats. NULL when scratch memory runs out.
+static const float * f32_operand(struct cu_backend * c, const struct tg_tensor * t, int slot, int64_t min_ld,
+                                 int64_t * ld, int64_t * s2, int64_t * s3) {
+    if (t->type == TG_TYPE_F32 && t->nb[0] == 4 && t->nb[1] % 4 == 0 && t->nb[2] % 4 == 0 && t->nb[3] % 4 == 0 &&
+        (int64_t) t->nb[1] / 4 >= min_ld) {
+        *ld = (int64_t) t->nb[1] / 4; *s2 = (int64_t) t->nb[2] / 4; *s3 = (int64_t) t->nb[3] / 4;
+        return t->data;
+    }
+    float * s = cu_scratch(c, slot, (size_t) tg_nelements(t) * sizeof(float));
+    if (!s) return NULL;
+    tg_cu_to_f32(c->stream, s, cu_t(t));
+    *ld = t->ne[0]; *s2 = t->ne[0] * t->ne[1]; *s3 = *s2 * t->ne[2];
+    return s;
+}
+
+// dst [M, N, ...] = sum over l of a[i0, l] b[i1, l]: C = A B^T per slice.
+static enum tg_status cu_out_prod(struct cu_backend * c, struct tg_tensor * dst) {
+    const struct tg_tensor * a = dst->src[0], * b = dst->src[1];
+    const int64_t M = a->ne[0], N = b->ne[0], L = a->ne[1];
+    const int64_t r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
+    int64_t lda, sa2, sa3, ldb, sb2, sb3;
+    const float * A = f32_operand(c, a, 0, M, &lda, &sa2, &sa3);
+    const float * B = f32_operand(c, b, 1, N, &ldb, &sb2, &sb3);
+    if (!A || !B) return tg_error(TG_ERR_NOMEM, "CUDA: no device memory to convert the operands of '%s'", dst->name);
+    const int64_t ldc = (int64_t) dst->nb[1] / 4, sc2 = (int64_t) dst->nb[2] / 4, sc3 = (int64_t) dst->nb[3] / 4;
+    const float one = 1.0f, zero = 0.0f;
+    for (int64_t i3 = 0; i3 < b->ne[3]; i3++) {
+        for (int64_t j = 0; j < r2; j++) {
+            cublasStatus_t st = cublasSgemmStridedBatched(
+                c->blas, CUBLAS_OP_N, CUBLAS_OP_T, (int) M, (int) N, (int) L, &one,
+                A + (i3 / r3) * sa3, (int) lda, (long long) sa2, B + j * sb2 + i3 * sb3, (int) ldb, (long long) (sb2 * r2),
+                &zero, (float *) dst->data + j * sc2 + i3 * sc3, (int) ldc, (long long) (sc2 * r2), (int) a->ne[2]);
+            if (st != CUBLAS_STATUS_SUCCESS) return blas_status(st, dst);
+        }
+    }
+    return TG_OK;
+}
+
 // dst [M, N, ne2, ne3] = a[K, M, ...]^T b[K, N, ...] with a's slices broadcast
 // over b's (r2 = ne12/ne02, r3 = ne13/ne03).
 static enum tg_status cu_mul_mat(struct cu_backend * c, struct tg_tensor * dst) {
     const struct tg_tensor * a = dst->src[0], * b = dst->src[1];
     const int64_t K = a->ne[0], M = a->ne[1], N = b->ne[1];
     const int64_t r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
-    const float * B;
-    int64_t ldb, sb2, sb3;
-    if (b->type == TG_TYPE_F32 && b->nb[0] == 4 && b->nb[1] % 4 == 0 && b->nb[2] % 4 == 0 && b->nb[3] % 4 == 0 &&
-        (int64_t) b->nb[1] / 4 >= K) {
-        B = b->data;
-        ldb = (int64_t) b->nb[1] / 4; sb2 = (int64_t) b->nb[2] / 4; sb3 = (int64_t) b->nb[3] / 4;
-    } else {
-        float * s = cu_scratch(c, 1, (size_t) tg_nelements(b) * sizeof(float));
-        if (!s) return tg_error(TG_ERR_NOMEM, "CUDA: no device memory to convert '%s' for node '%s'", b->name, dst->name);
-        tg_cu_to_f32(c->stream, s, cu_t(b));
-        B = s;
-        ldb = K; sb2 = K * N; sb3 = sb2 * b->ne[2];
-    }
+    int64_t ldb, sb2, sb3, lda, sa2, sa3;
+    const float * B = f32_operand(c, b, 1, K, &ldb, &sb2, &sb3);
+    if (!B) return tg_error(TG_ERR_NOMEM, "CUDA: no device memory to convert '%s' for node '%s'", b->name, dst->name);
     const int64_t ldc = (int64_t) dst->nb[1] / 4, sc2 = (int64_t) dst->nb[2] / 4, sc3 = (int64_t) dst->nb[3] / 4;
     float * C = dst->data;
     const bool aligned = ldb % 4 == 0 && sb2 % 4 == 0 && sb3 % 4 == 0 && ((uintptr_t) B % 16) == 0;
     if (N <= TG_CU_MMV_MAX_COLS && K % 32 == 0 && dim0_dense(a) && aligned && tg_cu_type_decodable((int) a->type)) {
-        for (int64_t i3 = 0; i3 < b->ne[3]; i3++)
+        for (int64_t i3 = 0; i3 < b->ne[3]; i3++)   // generation: the weights read once, in their own type
             for (int64_t i2 = 0; i2 < b->ne[2]; i2++)
                 tg_cu_mmv(c->stream, (const char *) a->data + (i2 / r2) * a->nb[2] + (i3 / r3) * a->nb[3], (int) a->type, K,
                           (int64_t) a->nb[1], M, B + i2 * sb2 + i3 * sb3, ldb, C + i2 * sc2 + i3 * sc3, ldc, (int) N);
         return TG_OK;
     }
-    const float * A;
-    int64_t lda, sa2, sa3;
-    if (a->type == TG_TYPE_F32 && a->nb[0] == 4 && a->nb[1] % 4 == 0 && a->nb[2] % 4 == 0 && a->nb[3] % 4 == 0 &&
-        (int64_t) a->nb[1] / 4 >= K) {
-        A = a->data;
-        lda = (int64_t) a->nb[1] / 4; sa2 = (int64_t) a->nb[2] / 4; sa3 = (int64_t) a->nb[3] / 4;
-    } else {
-        float * s = cu_scratch(c, 0, (size_t) tg_nelements(a) * sizeof(float));
-        if (!s) return tg_error(TG_ERR_NOMEM, "CUDA: no device memory to convert '%s' for node '%s'", a->name, dst->name);
-        tg_cu_to_f32(c->stream, s, cu_t(a));
-        A = s;
-        lda = K; sa2 = K * M; sa3 = sa2 * a->ne[2];
-    }
+    const float * A = f32_operand(c, a, 0, K, &lda, &sa2, &sa3);
+    if (!A) return tg_error(TG_ERR_NOMEM, "CUDA: no device memory to convert '%s' for node '%s'", a->name, dst->name);
     const float one = 1.0f, zero = 0.0f;
     for (int64_t i3 = 0; i3 < b->ne[3]; i3++) {
         for (int64_t j = 0; j < r2; j++) {   // b slice i2 = ia * r2 + j reads a slice ia
@@ -336,7 +412,7 @@ static enum tg_status check_node(struct cu_backend * c, const struct tg_tensor *
     return TG_OK;
 }
 
-static enum tg_status cu_compute_node(struct cu_backend * c, struct tg_tensor * n) {
+static enum tg_status cu_compute_node(struct cu_backend * c, struct tg_tensor * n, int tag) {
     if (n->op == TG_OP_NONE || tg_op_is_view(n->op)) return TG_OK;
     if (!cu_supports_op(NULL, n))
         return tg_error(TG_ERR_UNSUPPORTED, "%s cannot compute node '%s' (%s, %s)", c->d->name, n->name, tg_op_name(n->op),
@@ -347,7 +423,31 @@ static enum tg_status cu_compute_node(struct cu_backend * c, struct tg_tensor * 
     struct tg_cu_t d = cu_t(n), ta = a ? cu_t(a) : d, tb = b ? cu_t(b) : d;
     cudaStream_t s = c->stream;
     switch (n->op) {
-        case TG_OP_DUP: case TG_OP_CONT: case TG_OP_CPY: tg_cu_copy(s, d, ta); break;
+        case TG_OP_DUP: case TG_OP_CONT: case TG_OP_CPY:
+            if (quant_rows(a) && !(a->type == n->type && same_shape(a, n))) tg_cu_copy_from_quant(s, d, ta);
+            else if (tg_cu_type_quantizable((int) n->type)) tg_cu_copy_quant(s, d, ta);
+            else tg_cu_copy(s, d, ta);
+            break;
+        case TG_OP_SET_ROWS:
+            tg_cu_set_rows(s, d, tb, cu_t(n->src[2]), c->d_err, tag);
+            c->err_armed = true;
+            break;
+        case TG_OP_SET: case TG_OP_ACC: {
+            const int64_t nb1 = tg_get_op_param_i32(n, 0), nb2 = tg_get_op_param_i32(n, 1), nb3 = tg_get_op_param_i32(n, 2);
+            const int64_t off = tg_get_op_param_i32(n, 3);
+            const int64_t last = off + (b->ne[0] - 1) * 4 + (b->ne[1] - 1) * nb1 + (b->ne[2] - 1) * nb2 + (b->ne[3] - 1) * nb3 + 4;
+            if (last > (int64_t) tg_nbytes(n))
+                return tg_error(TG_ERR_SHAPE, "%s '%s': view of b (ends at byte %lld) does not fit in the %zu-byte result",
+                                tg_op_name(n->op), n->name, (long long) last, tg_nbytes(n));
+            if (n->data != a->data) tg_cu_copy(s, d, ta);
+            tg_cu_set_acc(s, n->op == TG_OP_ACC, off, nb1, nb2, nb3, d, tb);
+            break;
+        }
+        case TG_OP_OUT_PROD:
+            st = cu_out_prod(c, n);
+            if (st != TG_OK) return st;
+            break;
+        case TG_OP_CROSS_ENTROPY_LOSS: tg_cu_cross_entropy(s, d, ta, tb); break;
         case TG_OP_ADD: tg_cu_binary(s, TG_CU_B_ADD, d, ta, tb); break;
         case TG_OP_SUB: tg_cu_binary(s, TG_CU_B_SUB, d, ta, tb); break;
         case TG_OP_MUL: tg_cu_binary(s, TG_CU_B_MUL, d, ta, tb); break;
@@ -367,7 +467,10 @@ static enum tg_status cu_compute_node(struct cu_backend * c, struct tg_tensor * 
         case TG_OP_ARGMAX:   tg_cu_reduce(s, 3, d, ta); break;
         case TG_OP_REPEAT: tg_cu_repeat(s, d, ta); break;
         case TG_OP_CONCAT: tg_cu_concat(s, d, ta, tb, tg_get_op_param_i32(n, 0)); break;
-        case TG_OP_GET_ROWS: tg_cu_get_rows(s, d, ta, tb); break;
+        case TG_OP_GET_ROWS:
+            tg_cu_get_rows(s, d, ta, tb, c->d_err, tag);
+            c->err_armed = true;
+            break;
         case TG_OP_RMS_NORM: tg_cu_norm(s, true, tg_get_op_param_f32(n, 0), d, ta); break;
         case TG_OP_NORM:     tg_cu_norm(s, false, tg_get_op_param_f32(n, 0), d, ta); break;
         case TG_OP_SOFT_MAX:
@@ -383,7 +486,9 @@ static enum tg_status cu_compute_node(struct cu_backend * c, struct tg_tensor * 
         case TG_OP_DIAG_MASK_INF: tg_cu_diag_mask_inf(s, tg_get_op_param_i32(n, 0), d, ta); break;
         case TG_OP_FLASH_ATTN_EXT: {
             struct tg_cu_t tv = cu_t(n->src[2]), tm = n->src[3] ? cu_t(n->src[3]) : d;
-            tg_cu_flash_attn(s, tg_get_op_param_f32(n, 0), d, ta, tb, tv, n->src[3] ? &tm : NULL);
+            const int64_t need = tg_cu_flash_attn_scratch(ta, tb, tv);
+            float * part = need > 0 ? cu_scratch(c, 0, (size_t) need) : NULL;   // NULL: the tiled form
+            tg_cu_flash_attn(s, tg_get_op_param_f32(n, 0), d, ta, tb, tv, n->src[3] ? &tm : NULL, part);
             break;
         }
         case TG_OP_MUL_MAT: {
@@ -400,23 +505,105 @@ static enum tg_status cu_compute_node(struct cu_backend * c, struct tg_tensor * 
     return TG_OK;
 }
 
-static enum tg_status cu_sync(struct cu_backend * c, const struct tg_tensor * last) {
+// Waits for the stream; then a kernel error, or a row id out of range that
+// a GET_ROWS / SET_ROWS node met (its rows were skipped), is this status.
+static enum tg_status cu_sync(struct cu_backend * c, const struct tg_graph * g, const struct tg_tensor * last) {
     cudaError_t e = cudaStreamSynchronize(c->stream);
     if (e == cudaSuccess) e = cudaGetLastError();
     if (e != cudaSuccess)
         return tg_error(TG_ERR_INTERNAL, "%s: computing failed at or before node '%s': %s", c->d->name,
                         last ? last->name : "?", cu_err(e));
+    if (!c->err_armed) return TG_OK;
+    c->err_armed = false;
+    int tag = 0;
+    if (cudaMemcpy(&tag, c->d_err, sizeof tag, cudaMemcpyDeviceToHost) != cudaSuccess || tag == 0) return TG_OK;
+    cudaMemset(c->d_err, 0, sizeof tag);
+    const struct tg_tensor * n = g && tag - 1 < g->n_nodes ? g->nodes[tag - 1] : last;
+    const struct tg_tensor * ids = n ? (n->op == TG_OP_SET_ROWS ? n->src[2] : n->src[1]) : NULL;
+    return tg_error(TG_ERR_INVALID_ARG, "%s '%s': a row id in '%s' is out of range [0, %lld) (those rows were not %s)",
+                    n ? tg_op_name(n->op) : "?", n ? n->name : "?", ids ? ids->name : "?",
+                    n ? (long long) (n->op == TG_OP_SET_ROWS ? n->ne[1] : n->src[0]->ne[1]) : 0LL,
+                    n && n->op == TG_OP_SET_ROWS ? "written" : "read");
+}
+
+static inline uint64_t fp_mix(uint64_t h, uint64_t v) {
+    h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+    return h * 0xBF58476D1CE4E5B9ull;
+}
+
+static uint64_t fp_tensor(uint64_t h, const struct tg_tensor * t) {
+    h = fp_mix(h, (uint64_t) (uintptr_t) t->data);
+    h = fp_mix(h, (uint64_t) t->type);
+    for (int d = 0; d < TG_MAX_DIMS; d++) h = fp_mix(fp_mix(h, (uint64_t) t->ne[d]), (uint64_t) t->nb[d]);
+    return h;
+}
+
+// What a captured graph depends on: every kernel argument (the nodes and
+// their sources) and the scratch addresses the matrix products use.
+static uint64_t fingerprint(const struct cu_backend * c, const struct tg_graph * g) {
+    uint64_t h = fp_mix(fp_mix(0x1234567ull, (uint64_t) (uintptr_t) c->scratch[0]), (uint64_t) (uintptr_t) c->scratch[1]);
+    for (int i = 0; i < g->n_nodes; i++) {
+        const struct tg_tensor * n = g->nodes[i];
+        h = fp_mix(fp_tensor(h, n), (uint64_t) n->op);
+        for (int k = 0; k < TG_MAX_OP_PARAMS; k++) h = fp_mix(h, (uint64_t) (uint32_t) n->op_params[k]);
+        for (int j = 0; j < TG_MAX_SRC; j++) h = n->src[j] ? fp_tensor(h, n->src[j]) : fp_mix(h, 0);
+    }
+    return h ? h : 1;
+}
+
+static enum tg_status cu_enqueue(struct cu_backend * c, struct tg_graph * g) {
+    for (int i = 0; i < g->n_nodes; i++) {
+        enum tg_status st = cu_compute_node(c, g->nodes[i], i + 1);
+        if (st != TG_OK) return st;
+    }
     return TG_OK;
+}
+
+// Captures g's kernels into c->exec; false (graphs turned off, the stream
+// out of capture) when the capture or its instantiation fails.
+static bool cu_capture(struct cu_backend * c, struct tg_graph * g, uint64_t fp) {
+    cudaGraph_t graph = NULL;
+    if (cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal) != cudaSuccess) goto fail;
+    const bool armed = c->err_armed;
+    enum tg_status st = cu_enqueue(c, g);
+    c->err_armed = armed || c->err_armed;
+    cudaError_t e = cudaStreamEndCapture(c->stream, &graph);
+    if (st != TG_OK || e != cudaSuccess || !graph) goto fail;
+    if (c->exec) { cudaGraphExecDestroy(c->exec); c->exec = NULL; }
+    e = cudaGraphInstantiate(&c->exec, graph, 0);
+    cudaGraphDestroy(graph);
+    if (e != cudaSuccess) { c->exec = NULL; goto fail; }
+    c->exec_fp = fp;
+    return true;
+fail:
+    if (graph) cudaGraphDestroy(graph);
+    cudaGetLastError();
+    c->graphs = false;
+    c->exec_fp = 0;
+    tg_clear_error();
+    return false;
 }
 
 static enum tg_status cu_graph_compute(struct tg_backend * be, struct tg_graph * g) {
     struct cu_backend * c = be->context;
     if (!cu_set_device(c->d)) return tg_error(TG_ERR_INTERNAL, "%s: cannot select the device", c->d->name);
-    for (int i = 0; i < g->n_nodes; i++) {
-        enum tg_status st = cu_compute_node(c, g->nodes[i]);
-        if (st != TG_OK) { cudaStreamSynchronize(c->stream); return st; }
+    const struct tg_tensor * last = g->n_nodes ? g->nodes[g->n_nodes - 1] : NULL;
+    if (c->graphs && g->n_nodes > 0) {
+        const uint64_t fp = fingerprint(c, g);
+        const bool again = fp == c->last_fp;
+        c->last_fp = fp;
+        if (again && (c->exec_fp == fp || cu_capture(c, g, fp))) {
+            for (int i = 0; i < g->n_nodes; i++)   // the row-id checks of the replayed kernels
+                if (g->nodes[i]->op == TG_OP_GET_ROWS || g->nodes[i]->op == TG_OP_SET_ROWS) c->err_armed = true;
+            cudaError_t e = cudaGraphLaunch(c->exec, c->stream);
+            if (e != cudaSuccess)
+                return tg_error(TG_ERR_INTERNAL, "%s: launching the captured graph failed: %s", c->d->name, cu_err(e));
+            return cu_sync(c, g, last);
+        }
     }
-    return cu_sync(c, g->n_nodes ? g->nodes[g->n_nodes - 1] : NULL);
+    enum tg_status st = cu_enqueue(c, g);
+    if (st != TG_OK) { cudaStreamSynchronize(c->stream); return st; }
+    return cu_sync(c, g, last);
 }
 
 static enum tg_status cu_graph_compute_hooks(struct tg_backend * be, struct tg_graph * g, const struct tg_node_hooks * h) {
@@ -426,8 +613,8 @@ static enum tg_status cu_graph_compute_hooks(struct tg_backend * be, struct tg_g
         struct tg_tensor * n = g->nodes[i];
         if (h->before && !h->before(n, i, h->user))
             return tg_error(TG_ERR_ABORTED, "computation stopped before node %d '%s'", i, n->name);
-        enum tg_status st = cu_compute_node(c, n);
-        if (st == TG_OK) st = cu_sync(c, n);
+        enum tg_status st = cu_compute_node(c, n, i + 1);
+        if (st == TG_OK) st = cu_sync(c, g, n);
         else cudaStreamSynchronize(c->stream);
         if (st != TG_OK) return st;
         if (h->after) h->after(n, i, h->user);
@@ -450,7 +637,7 @@ static const struct tg_backend_iface cu_backend_iface = {
     .parallel                = NULL,
     .supports_op             = cu_supports_op,
     .supports_buft           = cu_supports_buft,
-    .offload_op              = NULL,
+    .offload_op              = cu_offload_op,
     .synchronize             = cu_synchronize,
     .set_tensor_async        = NULL,
     .get_tensor_async        = NULL,
@@ -469,8 +656,17 @@ static struct tg_backend * cu_dev_init(struct tg_device * dev, const char * para
         tg_error(TG_ERR_INTERNAL, "%s: cannot create a stream: %s", d->name, cu_err(e));
         return NULL;
     }
+    e = cudaMalloc((void **) &c->d_err, sizeof(int));
+    if (e == cudaSuccess) e = cudaMemset(c->d_err, 0, sizeof(int));
+    if (e != cudaSuccess) {
+        cudaStreamDestroy(c->stream);
+        free(be); free(c);
+        tg_error(TG_ERR_NOMEM, "%s: cannot allocate device memory: %s", d->name, cu_err(e));
+        return NULL;
+    }
     cublasStatus_t bs = cublasCreate(&c->blas);
     if (bs != CUBLAS_STATUS_SUCCESS) {
+        cudaFree(c->d_err);
         cudaStreamDestroy(c->stream);
         free(be); free(c);
         tg_error(TG_ERR_INTERNAL, "%s: cuBLAS could not start (status %d)", d->name, (int) bs);
@@ -478,6 +674,12 @@ static struct tg_backend * cu_dev_init(struct tg_device * dev, const char * para
     }
     cublasSetStream(c->blas, c->stream);
     cublasSetMathMode(c->blas, CUBLAS_PEDANTIC_MATH);   // F32 products in F32 (no TF32)
+    const char * gv = getenv("TG_CUDA_GRAPHS");
+    c->graphs = gv && strcmp(gv, "1") == 0;
+    if (c->graphs) {   // cuBLAS must not allocate inside a capture: a workspace of its own
+        if (cudaMalloc(&c->cublas_ws, (size_t) 32 << 20) == cudaSuccess) cublasSetWorkspace(c->blas, c->cublas_ws, (size_t) 32 << 20);
+        else { cudaGetLastError(); c->graphs = false; }
+    }
     be->iface = cu_backend_iface;
     be->device = dev;
     be->context = c;

@@ -34,6 +34,7 @@ static __device__ __forceinline__ float ld_plain(const char * p, int type) {
         case TG_TYPE_F16:  return __half2float(*(const __half *) p);
         case TG_TYPE_BF16: return __bfloat162float(*(const __nv_bfloat16 *) p);
         case TG_TYPE_I32:  return (float) *(const int32_t *) p;
+        case TG_TYPE_F64:  return (float) *(const double *) p;
         default:           return 0.0f;
     }
 }
@@ -44,6 +45,7 @@ static __device__ __forceinline__ void st_plain(char * p, int type, float v) {
         case TG_TYPE_F16:  *(__half *) p = __float2half_rn(v); break;
         case TG_TYPE_BF16: *(__nv_bfloat16 *) p = __float2bfloat16_rn(v); break;
         case TG_TYPE_I32:  *(int32_t *) p = (int32_t) v; break;
+        case TG_TYPE_F64:  *(double *) p = (double) v; break;
         default: break;
     }
 }
@@ -143,28 +145,31 @@ static __global__ void k_binary(int op, tg_cu_t d, tg_cu_t a, tg_cu_t b) {
 }
 
 // esize > 0: same type, esize bytes copied as they are.
+static __device__ __forceinline__ void copy_elem(char * dp, int dt, const char * ap, int at_, int esize) {
+    if (esize == 4) *(uint32_t *) dp = *(const uint32_t *) ap;
+    else if (esize == 2) *(uint16_t *) dp = *(const uint16_t *) ap;
+    else if (esize == 8) *(uint64_t *) dp = *(const uint64_t *) ap;
+    else st_plain(dp, dt, ld_plain(ap, at_));
+}
+
 static __global__ void k_copy(tg_cu_t d, tg_cu_t a, int esize) {
     const int64_t n = nel(d);
     GRID_STRIDE(i, n) {
         int64_t cd[4], ca[4];
         unravel(i, d, cd);
         unravel(i, a, ca);
-        char * dp = at(d, cd[0], cd[1], cd[2], cd[3]);
-        const char * ap = at(a, ca[0], ca[1], ca[2], ca[3]);
-        if (esize == 4) *(uint32_t *) dp = *(const uint32_t *) ap;
-        else if (esize == 2) *(uint16_t *) dp = *(const uint16_t *) ap;
-        else if (esize == 8) *(uint64_t *) dp = *(const uint64_t *) ap;
-        else st_plain(dp, d.type, ld_plain(ap, a.type));
+        copy_elem(at(d, cd[0], cd[1], cd[2], cd[3]), d.type, at(a, ca[0], ca[1], ca[2], ca[3]), a.type, esize);
     }
 }
 
-static __global__ void k_repeat(tg_cu_t d, tg_cu_t a) {
+
+static __global__ void k_repeat(tg_cu_t d, tg_cu_t a, int esize) {
     const int64_t n = nel(d);
     GRID_STRIDE(i, n) {
         int64_t c[4];
         unravel(i, d, c);
-        st_plain(at(d, c[0], c[1], c[2], c[3]), d.type,
-                 ld_plain(at(a, c[0] % a.ne[0], c[1] % a.ne[1], c[2] % a.ne[2], c[3] % a.ne[3]), a.type));
+        copy_elem(at(d, c[0], c[1], c[2], c[3]), d.type, at(a, c[0] % a.ne[0], c[1] % a.ne[1], c[2] % a.ne[2], c[3] % a.ne[3]),
+                  a.type, esize);
     }
 }
 
@@ -199,6 +204,7 @@ static int plain_size(int type) {
     switch (type) {
         case TG_TYPE_F32: case TG_TYPE_I32: return 4;
         case TG_TYPE_F16: case TG_TYPE_BF16: return 2;
+        case TG_TYPE_F64: return 8;
         default: return 0;
     }
 }
@@ -218,7 +224,7 @@ extern "C" void tg_cu_copy(tg_cu_stream s, tg_cu_t dst, tg_cu_t a) {
 }
 
 extern "C" void tg_cu_repeat(tg_cu_stream s, tg_cu_t dst, tg_cu_t a) {
-    k_repeat<<<blocks_for(nel(dst)), TPB, 0, s>>>(dst, a);
+    k_repeat<<<blocks_for(nel(dst)), TPB, 0, s>>>(dst, a, dst.type == a.type ? plain_size(a.type) : 0);
 }
 
 extern "C" void tg_cu_concat(tg_cu_stream s, tg_cu_t dst, tg_cu_t a, tg_cu_t b, int dim) {
@@ -602,12 +608,13 @@ extern "C" void tg_cu_to_f32(tg_cu_stream s, float * out, tg_cu_t a) {
 }
 
 // GET_ROWS: dst F32 row (i1,i2,i3) = row ids[i1,i2,i3] of a's slice (i2,i3).
-template <int T> static __global__ void k_get_rows_q(tg_cu_t d, tg_cu_t a, tg_cu_t ids) {
+template <int T> static __global__ void k_get_rows_q(tg_cu_t d, tg_cu_t a, tg_cu_t ids, int * err, int tag) {
     const int64_t nsub = a.ne[0] / 32, n = nsub * nrows(d);
     GRID_STRIDE(i, n) {
         const int64_t r = i / nsub, sb = i % nsub;
         const int64_t i1 = r % d.ne[1], i2 = (r / d.ne[1]) % d.ne[2], i3 = r / (d.ne[1] * d.ne[2]);
         const int32_t id = *(const int32_t *) (ids.data + i1 * ids.nb[0] + i2 * ids.nb[1] + i3 * ids.nb[2]);
+        if (id < 0 || id >= a.ne[1]) { atomicCAS(err, 0, tag); continue; }
         float v[32];
         deq32<T>((const uint8_t *) (a.data + (int64_t) id * a.nb[1] + i2 * a.nb[2] + i3 * a.nb[3]), sb, v);
         char * o = d.data + i1 * d.nb[1] + i2 * d.nb[2] + i3 * d.nb[3] + sb * 32 * d.nb[0];
@@ -615,24 +622,25 @@ template <int T> static __global__ void k_get_rows_q(tg_cu_t d, tg_cu_t a, tg_cu
     }
 }
 
-static __global__ void k_get_rows_plain(tg_cu_t d, tg_cu_t a, tg_cu_t ids) {
+static __global__ void k_get_rows_plain(tg_cu_t d, tg_cu_t a, tg_cu_t ids, int * err, int tag) {
     const int64_t n = nel(d);
     GRID_STRIDE(i, n) {
         int64_t c[4];
         unravel(i, d, c);
         const int32_t id = *(const int32_t *) (ids.data + c[1] * ids.nb[0] + c[2] * ids.nb[1] + c[3] * ids.nb[2]);
+        if (id < 0 || id >= a.ne[1]) { atomicCAS(err, 0, tag); continue; }
         st_plain(at(d, c[0], c[1], c[2], c[3]), d.type, ld_plain(at(a, c[0], id, c[2], c[3]), a.type));
     }
 }
 
-extern "C" void tg_cu_get_rows(tg_cu_stream s, tg_cu_t dst, tg_cu_t a, tg_cu_t ids) {
+extern "C" void tg_cu_get_rows(tg_cu_stream s, tg_cu_t dst, tg_cu_t a, tg_cu_t ids, int * err, int tag) {
     if (tg_cu_type_plain(a.type)) {
-        k_get_rows_plain<<<blocks_for(nel(dst)), TPB, 0, s>>>(dst, a, ids);
+        k_get_rows_plain<<<blocks_for(nel(dst)), TPB, 0, s>>>(dst, a, ids, err, tag);
         return;
     }
     const int64_t n = a.ne[0] / 32 * nrows(dst);
     switch (a.type) {
-#define CASE(T) case TG_TYPE_##T: k_get_rows_q<TG_TYPE_##T><<<blocks_for(n), TPB, 0, s>>>(dst, a, ids); break;
+#define CASE(T) case TG_TYPE_##T: k_get_rows_q<TG_TYPE_##T><<<blocks_for(n), TPB, 0, s>>>(dst, a, ids, err, tag); break;
         DECODABLE(CASE)
 #undef CASE
         default: break;
@@ -747,7 +755,394 @@ static __global__ void k_flash_attn(float scale, tg_cu_t d, tg_cu_t q, tg_cu_t k
         *(float *) (out + i * d.nb[0]) = nan ? NAN : L == 0.0f ? 0.0f : o[i] / L;
 }
 
-extern "C" void tg_cu_flash_attn(tg_cu_stream s, float scale, tg_cu_t dst, tg_cu_t q, tg_cu_t k, tg_cu_t v, const tg_cu_t * mask) {
+// Tiled form (head sizes up to FT_D): one block per (tile of FT_Q query
+// tokens, query head); per chunk of FT_C cells the chunk's K rows and then
+// its V rows are staged in shared memory (coalesced loads, read by all the
+// tile's tokens), S = Q K^T, the online softmax per token (a warp per token
+// row, FT_C = 32 lanes), O += P V. Chunks every token of the tile has
+// masked are skipped.
+#define FT_Q 16
+#define FT_C 32
+#define FT_D 128
+#define FT_THREADS 128
+static __global__ void k_flash_attn_tiled(float scale, tg_cu_t d, tg_cu_t q, tg_cu_t k, tg_cu_t v, tg_cu_t m, bool has_mask) {
+    const int64_t t0 = (int64_t) blockIdx.x * FT_Q, h = blockIdx.y;
+    const int64_t T = q.ne[1], D = q.ne[0], C = k.ne[1], Dv = v.ne[1], hk = h / (q.ne[2] / k.ne[2]);
+    const int nt = (int) (T - t0 < FT_Q ? T - t0 : FT_Q);
+    __shared__ float Qs[FT_Q][FT_D];
+    __shared__ float KV[FT_C][FT_D + 1];   // K rows [cell][dim], then V as [dim][cell] (transposed use)
+    __shared__ float S[FT_Q][FT_C];
+    __shared__ float Ms[FT_Q], Ls[FT_Q], As[FT_Q];
+    __shared__ int nanf[FT_Q];
+    __shared__ int any;
+    const bool kf16 = k.type == TG_TYPE_F16, vf16 = v.type == TG_TYPE_F16;
+    const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+    for (int i = tid; i < FT_Q * FT_D; i += FT_THREADS) {
+        const int t = i / FT_D, e = i % FT_D;
+        float x = 0.0f;
+        if (t < nt && e < D) {
+            x = ld_plain(q.data + e * q.nb[0] + (t0 + t) * q.nb[1] + h * q.nb[2], q.type);
+            if (kf16) x = __half2float(__float2half_rn(x));
+        }
+        Qs[t][e] = x;
+    }
+    if (tid < FT_Q) { Ms[tid] = -INFINITY; Ls[tid] = 0.0f; nanf[tid] = 0; }
+    // Each thread owns output elements (t, e) = idx / Dv, idx % Dv for idx = tid, tid + 128, ...
+    float O[FT_Q * FT_D / FT_THREADS];
+    for (int r = 0; r < FT_Q * FT_D / FT_THREADS; r++) O[r] = 0.0f;
+    __syncthreads();
+    for (int64_t c0 = 0; c0 < C; c0 += FT_C) {
+        const int nc = (int) (C - c0 < FT_C ? C - c0 : FT_C);
+        if (tid == 0) any = 0;
+        for (int i = tid; i < FT_C * FT_D; i += FT_THREADS) {
+            const int c = i / FT_D, e = i % FT_D;
+            KV[c][e] = c < nc && e < D ? ld_plain(k.data + e * k.nb[0] + (c0 + c) * k.nb[1] + hk * k.nb[2], k.type) : 0.0f;
+        }
+        __syncthreads();
+        for (int i = tid; i < FT_Q * FT_C; i += FT_THREADS) {
+            const int t = i / FT_C, c = i % FT_C;
+            float sv = -INFINITY;
+            if (t < nt && c < nc) {
+                float acc = 0.0f;
+                for (int e = 0; e < D; e++) acc += Qs[t][e] * KV[c][e];
+                sv = acc * scale;
+                if (has_mask) sv += ld_plain(m.data + (c0 + c) * m.nb[0] + (t0 + t) * m.nb[1], m.type);
+                if (sv != -INFINITY) any = 1;   // finite or NaN: the chunk counts
+            }
+            S[t][c] = sv;
+        }
+        __syncthreads();
+        if (!any) continue;   // every token masked every cell of the chunk (uniform: shared flag)
+        for (int t = warp; t < FT_Q; t += FT_THREADS / 32) {   // a warp per token row
+            float sv = S[t][lane];
+            int bad = sv != sv;
+            bad = __any_sync(0xffffffffu, bad);
+            float mb = sv;
+            for (int o = 16; o > 0; o >>= 1) mb = fmaxf(mb, __shfl_xor_sync(0xffffffffu, mb, o));
+            if (bad) nanf[t] = 1;
+            const float Mo = Ms[t];
+            if (nanf[t] || mb == -INFINITY) {
+                S[t][lane] = 0.0f;
+                if (lane == 0) As[t] = 1.0f;
+                continue;
+            }
+            const float Mn = fmaxf(Mo, mb);
+            const float alpha = Mo == -INFINITY ? 0.0f : expf(Mo - Mn);
+            float p = expf(sv - Mn);
+            float sum = p;
+            for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+            if (vf16) p = __half2float(__float2half_rn(p));
+            S[t][lane] = p;
+            if (lane == 0) { Ls[t] = Ls[t] * alpha + sum; Ms[t] = Mn; As[t] = alpha; }
+        }
+        __syncthreads();
+        for (int i = tid; i < FT_C * FT_D; i += FT_THREADS) {   // V rows: dim e, cells contiguous
+            const int e = i / FT_C, c = i % FT_C;
+            if (e < FT_D) KV[c][e] = c < nc && e < Dv ? ld_plain(v.data + (c0 + c) * v.nb[0] + e * v.nb[1] + hk * v.nb[2], v.type) : 0.0f;
+        }
+        __syncthreads();
+        for (int r = 0; r < FT_Q * FT_D / FT_THREADS; r++) {
+            const int idx = tid + r * FT_THREADS, t = idx / FT_D, e = idx % FT_D;
+            if (t >= nt || e >= Dv) continue;
+            float acc = 0.0f;
+            for (int c = 0; c < FT_C; c++) acc += S[t][c] * KV[c][e];
+            O[r] = O[r] * As[t] + acc;
+        }
+        __syncthreads();
+    }
+    for (int r = 0; r < FT_Q * FT_D / FT_THREADS; r++) {
+        const int idx = tid + r * FT_THREADS, t = idx / FT_D, e = idx % FT_D;
+        if (t >= nt || e >= Dv) continue;
+        float * out = (float *) (d.data + e * d.nb[0] + h * d.nb[1] + (t0 + t) * d.nb[2]);
+        *out = nanf[t] ? NAN : Ls[t] == 0.0f ? 0.0f : O[r] / Ls[t];
+    }
+}
+
+// Few query tokens (generation): the cells are split into runs of FD_CELLS,
+// one block per (run, query head, token) scoring its run (a warp per cell,
+// lanes over the head dimension), with the run's own softmax (max M, sum L,
+// P V); a second kernel merges the runs of each (head, token):
+// M* = max M_s, L = sum L_s e^(M_s - M*), O = sum O_s e^(M_s - M*), out = O / L.
+// Partials: [token][head][run] of (M, L, NaN flag, O[Dv]).
+#define FD_CELLS 256
+#define FD_MAX_D 256
+static __global__ void k_fa_split(float scale, tg_cu_t q, tg_cu_t k, tg_cu_t v, tg_cu_t m, bool has_mask, float * part,
+                                  int nsplit) {
+    const int64_t sp = blockIdx.x, h = blockIdx.y, t = blockIdx.z;
+    const int64_t D = q.ne[0], C = k.ne[1], Dv = v.ne[1], hk = h / (q.ne[2] / k.ne[2]);
+    const int64_t c0 = sp * FD_CELLS, nc = C - c0 < FD_CELLS ? C - c0 : FD_CELLS;
+    __shared__ float qs[FD_MAX_D];
+    __shared__ float S[FD_CELLS];
+    const bool kf16 = k.type == TG_TYPE_F16, vf16 = v.type == TG_TYPE_F16;
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, nwarp = blockDim.x / 32;
+    for (int64_t e = threadIdx.x; e < D; e += blockDim.x) {
+        float x = ld_plain(q.data + e * q.nb[0] + t * q.nb[1] + h * q.nb[2], q.type);
+        qs[e] = kf16 ? __half2float(__float2half_rn(x)) : x;
+    }
+    __syncthreads();
+    const char * mrow = has_mask ? m.data + t * m.nb[1] : NULL;
+    for (int64_t c = warp; c < nc; c += nwarp) {
+        const char * kr = k.data + (c0 + c) * k.nb[1] + hk * k.nb[2];
+        float acc = 0.0f;
+        for (int64_t e = lane; e < D; e += 32) acc += qs[e] * ld_plain(kr + e * k.nb[0], k.type);
+        for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
+        if (lane == 0) S[c] = acc * scale + (mrow ? ld_plain(mrow + (c0 + c) * m.nb[0], m.type) : 0.0f);
+    }
+    __syncthreads();
+    float mx = -INFINITY;
+    int nan = 0;
+    for (int64_t c = threadIdx.x; c < nc; c += blockDim.x) { nan |= S[c] != S[c]; mx = fmaxf(mx, S[c]); }
+    mx = block_max(mx);
+    nan = block_sum(nan);
+    float * out = part + ((t * q.ne[2] + h) * nsplit + sp) * (Dv + 3);
+    if (nan || mx == -INFINITY) {   // nothing from this run (or NaN: the token's output is NaN)
+        if (threadIdx.x == 0) { out[0] = -INFINITY; out[1] = 0.0f; out[2] = nan ? 1.0f : 0.0f; }
+        for (int64_t e = threadIdx.x; e < Dv; e += blockDim.x) out[3 + e] = 0.0f;
+        return;
+    }
+    float sum = 0.0f;
+    for (int64_t c = threadIdx.x; c < nc; c += blockDim.x) {
+        float p = expf(S[c] - mx);
+        sum += p;
+        S[c] = vf16 ? __half2float(__float2half_rn(p)) : p;
+    }
+    sum = block_sum(sum);
+    for (int64_t e = warp; e < Dv; e += nwarp) {   // a warp per value dimension, lanes over cells
+        const char * vr = v.data + e * v.nb[1] + hk * v.nb[2] + c0 * v.nb[0];
+        float acc = 0.0f;
+        for (int64_t c = lane; c < nc; c += 32) acc += S[c] * ld_plain(vr + c * v.nb[0], v.type);
+        for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
+        if (lane == 0) out[3 + e] = acc;
+    }
+    if (threadIdx.x == 0) { out[0] = mx; out[1] = sum; out[2] = 0.0f; }
+}
+
+static __global__ void k_fa_merge(tg_cu_t d, const float * part, int nsplit, int64_t H, int64_t Dv) {
+    const int64_t h = blockIdx.x, t = blockIdx.y;
+    const float * p = part + (t * H + h) * nsplit * (Dv + 3);
+    float M = -INFINITY;
+    bool nan = false;
+    for (int s = 0; s < nsplit; s++) { M = fmaxf(M, p[s * (Dv + 3)]); nan |= p[s * (Dv + 3) + 2] != 0.0f; }
+    float L = 0.0f;
+    for (int s = 0; s < nsplit; s++) {
+        const float Ms = p[s * (Dv + 3)];
+        if (Ms != -INFINITY) L += p[s * (Dv + 3) + 1] * expf(Ms - M);
+    }
+    for (int64_t e = threadIdx.x; e < Dv; e += blockDim.x) {
+        float o = 0.0f;
+        for (int s = 0; s < nsplit; s++) {
+            const float Ms = p[s * (Dv + 3)];
+            if (Ms != -INFINITY) o += p[s * (Dv + 3) + 3 + e] * expf(Ms - M);
+        }
+        *(float *) (d.data + e * d.nb[0] + h * d.nb[1] + t * d.nb[2]) = nan ? NAN : L == 0.0f ? 0.0f : o / L;
+    }
+}
+
+extern "C" int64_t tg_cu_flash_attn_scratch(tg_cu_t q, tg_cu_t k, tg_cu_t v) {
+    if (q.ne[1] > TG_CU_FA_SPLIT_MAX_T || q.ne[0] > FD_MAX_D) return 0;
+    const int64_t nsplit = (k.ne[1] + FD_CELLS - 1) / FD_CELLS;
+    return q.ne[1] * q.ne[2] * nsplit * (v.ne[1] + 3) * (int64_t) sizeof(float);
+}
+
+extern "C" void tg_cu_flash_attn(tg_cu_stream s, float scale, tg_cu_t dst, tg_cu_t q, tg_cu_t k, tg_cu_t v, const tg_cu_t * mask,
+                                 float * scratch) {
+    if (scratch && tg_cu_flash_attn_scratch(q, k, v) > 0) {
+        const int nsplit = (int) ((k.ne[1] + FD_CELLS - 1) / FD_CELLS);
+        k_fa_split<<<dim3((unsigned) nsplit, (unsigned) q.ne[2], (unsigned) q.ne[1]), 128, 0, s>>>(
+            scale, q, k, v, mask ? *mask : q, mask != NULL, scratch, nsplit);
+        k_fa_merge<<<dim3((unsigned) q.ne[2], (unsigned) q.ne[1]), 128, 0, s>>>(dst, scratch, nsplit, q.ne[2], v.ne[1]);
+        return;
+    }
+    if (q.ne[0] <= FT_D && v.ne[1] <= FT_D) {
+        dim3 grid((unsigned) ((q.ne[1] + FT_Q - 1) / FT_Q), (unsigned) q.ne[2]);
+        k_flash_attn_tiled<<<grid, FT_THREADS, 0, s>>>(scale, dst, q, k, v, mask ? *mask : q, mask != NULL);
+        return;
+    }
     dim3 grid((unsigned) q.ne[1], (unsigned) q.ne[2]);
     k_flash_attn<<<grid, FA_THREADS, 0, s>>>(scale, dst, q, k, v, mask ? *mask : q, mask != NULL);
+}
+
+// ---- quantizing copies, whole-block copies, SET_ROWS, SET / ACC, cross entropy ---------------------
+
+// Q8_0 and Q4_0 of 32 floats, as the CPU's tg_quantize_row_q8_0 / _q4_0
+// (engine/core/types.c): the same scale, rounding and byte for each block.
+static __device__ float round_half_even(float v) {
+    float r = roundf(v);
+    if (fabsf(r - v) == 0.5f) r = 2.0f * roundf(v * 0.5f);
+    return r;
+}
+
+static __device__ int8_t q8_low_byte(float r) {
+    const int32_t i = r > -2147483648.0f && r < 2147483648.0f ? (int32_t) r : INT32_MIN;
+    return (int8_t) (uint8_t) ((uint32_t) i & 0xFFu);
+}
+
+static __device__ uint8_t q4_nibble(float v) {
+    float t = v + 8.5f;
+    if (!(t >= 0.0f)) t = 0.0f;
+    const int q = (int) (int8_t) (t < 127.0f ? t : 127.0f);
+    return (uint8_t) (q < 15 ? q : 15);
+}
+
+static __device__ void quantize_block(int type, const float * x, uint8_t * out) {
+    if (type == TG_TYPE_Q8_0) {
+        float amax = 0.0f;
+        for (int j = 0; j < 32; j++) amax = fmaxf(amax, fabsf(x[j]));
+        const float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+        *(__half *) out = __float2half_rn(d);
+        for (int j = 0; j < 32; j++) {
+            const float v = x[j] * id;
+            out[2 + j] = v == v ? (uint8_t) q8_low_byte(round_half_even(v)) : 0;
+        }
+    } else {   // Q4_0
+        float amax = 0.0f, mx = 0.0f;
+        for (int j = 0; j < 32; j++) if (amax < fabsf(x[j])) { amax = fabsf(x[j]); mx = x[j]; }
+        const float d = mx / -8.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+        *(__half *) out = __float2half_rn(d);
+        for (int j = 0; j < 16; j++) out[2 + j] = (uint8_t) (q4_nibble(x[j] * id) | (q4_nibble(x[j + 16] * id) << 4));
+    }
+}
+
+extern "C" bool tg_cu_type_quantizable(int type) { return type == TG_TYPE_Q8_0 || type == TG_TYPE_Q4_0; }
+
+// dst (Q8_0 / Q4_0, rows of blocks) = a's elements in logical order: one
+// thread per destination block.
+static __global__ void k_quantize(tg_cu_t d, tg_cu_t a) {
+    const int64_t nblk = d.ne[0] / 32, n = nblk * nrows(d);
+    GRID_STRIDE(i, n) {
+        const int64_t r = i / nblk, b = i % nblk;
+        float x[32];
+        for (int j = 0; j < 32; j++) {
+            int64_t c[4];
+            unravel(r * d.ne[0] + b * 32 + j, a, c);
+            x[j] = ld_plain(at(a, c[0], c[1], c[2], c[3]), a.type);
+        }
+        quantize_block(d.type, x, (uint8_t *) row_at(d, r) + b * d.nb[0]);
+    }
+}
+
+// Same quantized type and row length: blocks copied as bytes (CONT / DUP of
+// a permuted or viewed quantized tensor), one thread per block.
+static __global__ void k_copy_blocks(tg_cu_t d, tg_cu_t a, int64_t bytes) {
+    const int64_t nblk = d.ne[0] / 32, n = nblk * nrows(d);
+    (void) bytes;
+    GRID_STRIDE(i, n) {
+        const int64_t r = i / nblk, b = i % nblk;
+        const uint8_t * src = (const uint8_t *) row_at(a, r) + b * a.nb[0];
+        uint8_t * dst = (uint8_t *) row_at(d, r) + b * d.nb[0];
+        for (int64_t k = 0; k < d.nb[0]; k++) dst[k] = src[k];
+    }
+}
+
+extern "C" void tg_cu_copy_quant(tg_cu_stream s, tg_cu_t dst, tg_cu_t a) {
+    const int64_t n = dst.ne[0] / 32 * nrows(dst);
+    if (dst.type == a.type) k_copy_blocks<<<blocks_for(n), TPB, 0, s>>>(dst, a, dst.nb[0]);
+    else k_quantize<<<blocks_for(n), TPB, 0, s>>>(dst, a);
+}
+
+// SET_ROWS: row ids[i1, i2 % x, i3 % y] of dst = row (i1, i2, i3) of b,
+// converted (Q8_0 / Q4_0 dst: quantized per block). One thread per element
+// (per block for quantized dst).
+static __global__ void k_set_rows(tg_cu_t d, tg_cu_t b, tg_cu_t ids, int * err, int tag) {
+    const bool q = d.type == TG_TYPE_Q8_0 || d.type == TG_TYPE_Q4_0;
+    const int64_t per = q ? b.ne[0] / 32 : b.ne[0], n = per * nrows(b);
+    GRID_STRIDE(i, n) {
+        const int64_t r = i / per, e = i % per;
+        const int64_t i1 = r % b.ne[1], i2 = (r / b.ne[1]) % b.ne[2], i3 = r / (b.ne[1] * b.ne[2]);
+        const char * ip = ids.data + i1 * ids.nb[0] + (i2 % ids.ne[1]) * ids.nb[1] + (i3 % ids.ne[2]) * ids.nb[2];
+        const int64_t id = ids.type == TG_TYPE_I64 ? *(const int64_t *) ip : (int64_t) *(const int32_t *) ip;
+        if (id < 0 || id >= d.ne[1]) { atomicCAS(err, 0, tag); continue; }
+        const char * src = b.data + i1 * b.nb[1] + i2 * b.nb[2] + i3 * b.nb[3];
+        char * drow = d.data + id * d.nb[1] + (i2 % d.ne[2]) * d.nb[2] + (i3 % d.ne[3]) * d.nb[3];
+        if (q) {
+            float x[32];
+            for (int j = 0; j < 32; j++) x[j] = ld_plain(src + (e * 32 + j) * b.nb[0], b.type);
+            quantize_block(d.type, x, (uint8_t *) drow + e * d.nb[0]);
+        } else {
+            st_plain(drow + e * d.nb[0], d.type, ld_plain(src + e * b.nb[0], b.type));
+        }
+    }
+}
+
+extern "C" void tg_cu_set_rows(tg_cu_stream s, tg_cu_t dst, tg_cu_t b, tg_cu_t ids, int * err, int tag) {
+    const bool q = dst.type == TG_TYPE_Q8_0 || dst.type == TG_TYPE_Q4_0;
+    k_set_rows<<<blocks_for((q ? b.ne[0] / 32 : b.ne[0]) * nrows(b)), TPB, 0, s>>>(dst, b, ids, err, tag);
+}
+
+// SET (add false) / ACC (add true) of b into the view of dst at byte offset
+// off with strides nb1..nb3 (dst already holds a's values).
+static __global__ void k_set_acc(bool add, int64_t off, int64_t nb1, int64_t nb2, int64_t nb3, tg_cu_t d, tg_cu_t b) {
+    const int64_t n = nel(b);
+    GRID_STRIDE(i, n) {
+        int64_t c[4];
+        unravel(i, b, c);
+        float * y = (float *) (d.data + off + c[0] * 4 + c[1] * nb1 + c[2] * nb2 + c[3] * nb3);
+        const float x = ld_plain(at(b, c[0], c[1], c[2], c[3]), b.type);
+        *y = add ? *y + x : x;
+    }
+}
+
+extern "C" void tg_cu_set_acc(tg_cu_stream s, bool add, int64_t off, int64_t nb1, int64_t nb2, int64_t nb3, tg_cu_t dst, tg_cu_t b) {
+    k_set_acc<<<blocks_for(nel(b)), TPB, 0, s>>>(add, off, nb1, nb2, nb3, dst, b);
+}
+
+// CROSS_ENTROPY_LOSS: dst[0] = mean over rows of -sum_i t_i (x_i - logsumexp(x)).
+static __global__ void k_cross_entropy(tg_cu_t d, tg_cu_t a, tg_cu_t b) {
+    const int64_t n = a.ne[0], nr = nrows(a);
+    double total = 0;
+    for (int64_t r = 0; r < nr; r++) {
+        const char * x = row_at(a, r), * t = row_at(b, r);
+        float mx = -INFINITY;
+        for (int64_t i = threadIdx.x; i < n; i += blockDim.x) mx = fmaxf(mx, ld_plain(x + i * a.nb[0], a.type));
+        mx = block_max(mx);
+        double es = 0;
+        for (int64_t i = threadIdx.x; i < n; i += blockDim.x) es += expf(ld_plain(x + i * a.nb[0], a.type) - mx);
+        es = block_sum(es);
+        const double lse = log(es) + mx;
+        double loss = 0;
+        for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+            const float ti = ld_plain(t + i * b.nb[0], b.type);
+            if (ti != 0.0f) loss -= (double) ti * ((double) ld_plain(x + i * a.nb[0], a.type) - lse);
+        }
+        loss = block_sum(loss);
+        total += loss;
+    }
+    if (threadIdx.x == 0) *(float *) d.data = (float) (total / (double) nr);
+}
+
+extern "C" void tg_cu_cross_entropy(tg_cu_stream s, tg_cu_t dst, tg_cu_t a, tg_cu_t b) {
+    k_cross_entropy<<<1, TPB, 0, s>>>(dst, a, b);
+}
+
+// Copies out of a quantized tensor (rows of whole blocks): one thread per
+// 32-element sub-block of a, decoded, then stored at the same logical
+// indices of dst (converted, or quantized again when dst is Q8_0 / Q4_0:
+// with both row lengths multiples of 32 a sub-block is one dst block).
+template <int T> static __global__ void k_copy_from_quant(tg_cu_t d, tg_cu_t a) {
+    const int64_t nsub = a.ne[0] / 32, n = nsub * nrows(a);
+    const bool q = d.type == TG_TYPE_Q8_0 || d.type == TG_TYPE_Q4_0;
+    GRID_STRIDE(i, n) {
+        const int64_t r = i / nsub, sb = i % nsub, lin = r * a.ne[0] + sb * 32;
+        float v[32];
+        deq32<T>((const uint8_t *) row_at(a, r), sb, v);
+        if (q) {
+            quantize_block(d.type, v, (uint8_t *) row_at(d, lin / d.ne[0]) + (lin % d.ne[0]) / 32 * d.nb[0]);
+            continue;
+        }
+        for (int j = 0; j < 32; j++) {
+            int64_t c[4];
+            unravel(lin + j, d, c);
+            st_plain(at(d, c[0], c[1], c[2], c[3]), d.type, v[j]);
+        }
+    }
+}
+
+extern "C" void tg_cu_copy_from_quant(tg_cu_stream s, tg_cu_t dst, tg_cu_t a) {
+    const int64_t n = a.ne[0] / 32 * nrows(a);
+    switch (a.type) {
+#define CASE(T) case TG_TYPE_##T: k_copy_from_quant<TG_TYPE_##T><<<blocks_for(n), TPB, 0, s>>>(dst, a); break;
+        DECODABLE(CASE)
+#undef CASE
+        default: break;
+    }
 }

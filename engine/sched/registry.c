@@ -89,8 +89,9 @@ enum tg_status tg_device_register(struct tg_device * dev) {
 struct tg_backend * tg_backend_init_by_name(const char * name, const char * params) {
     struct tg_device * dev = tg_device_by_name(name);
     if (!dev) {
-        tg_error(TG_ERR_UNSUPPORTED, "no backend device named '%s' in this build (%d available; see tg_device_get)",
-                 name ? name : "(null)", tg_device_count());
+        bool cuda = name && strncasecmp(name, "CUDA", 4) == 0;
+        tg_error(TG_ERR_UNSUPPORTED, "no backend device named '%s' in this build (%d available; see tg_device_get)%s%s%s",
+                 name ? name : "(null)", tg_device_count(), cuda ? " (" : "", cuda ? tg_cuda_probe() : "", cuda ? ")" : "");
         return NULL;
     }
     return tg_device_init_backend(dev, params);

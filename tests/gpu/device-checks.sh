@@ -1,6 +1,8 @@
 #!/bin/bash
 # device-checks.sh - the CUDA acceptance checks, for a machine with a GPU.
 # Usage: tests/gpu/device-checks.sh BIN_DIR OUT_DIR
+#   TG_GPU_TYPES="f16 q8_0" limits the ~100M model types (default: f16 q8_0
+#   q4_0 q4_k_m q6_k; the K-quant models take a minute each to make).
 #   BIN_DIR holds tgdb, test_ops, test_cuda, make-model and sched-splits from a
 #   TG_CUDA=ON build (tests/gpu/pack.sh makes one with the shared libraries
 #   they need); OUT_DIR gets one log per step and summary.txt.
@@ -30,11 +32,17 @@ step test_ops 240 "$BIN/test_ops" --backend CUDA0
 { tail -2 "$OUT/test_ops.log"; grep '^FAIL' "$OUT/test_ops.log" | head -40; grep '^skip' "$OUT/test_ops.log" | sed 's/^skip \[[^]]*\] //; s/:.*does not compute/ -> no/' | sort | uniq -c | head -40; } >>"$S"
 step test_cuda 120 "$BIN/test_cuda"
 grep -E '^(FAIL|#)|passed' "$OUT/test_cuda.log" >>"$S"
+TG_CUDA_GRAPHS=1 step test_cuda_graphs 120 "$BIN/test_cuda"
+grep -E '^FAIL|passed' "$OUT/test_cuda_graphs.log" | sed 's/^/with CUDA graphs: /' >>"$S"
 grep -E 'relative L2' "$OUT/test_cuda.log" | head -12 >>"$S"
 step splits 30 "$BIN/sched-splits" --device CUDA0
 grep -E 'split|summary|node|leaf' "$OUT/splits.log" >>"$S"
 step splits64 30 "$BIN/sched-splits" --device CUDA0 64
 grep -E 'summary' "$OUT/splits64.log" >>"$S"
+step reuse 30 "$BIN/graph-reuse" --device CUDA0
+grep -E 'pinned|after graph|read of' "$OUT/reuse.log" >>"$S"
+step reuse_ok 30 "$BIN/graph-reuse" --device CUDA0 --correct
+grep -E 'read of' "$OUT/reuse_ok.log" >>"$S"
 M=$ROOT/tests/data/tiny-f32.gguf
 step trace_cpu 60 "$BIN/tgdb" generate -m "$M" -p "the quick brown fox" -n 4 --temp 0 -fa off --trace "$OUT/cpu.tgt"
 step trace_cuda 60 "$BIN/tgdb" generate -m "$M" -p "the quick brown fox" -n 4 --temp 0 -fa off -ngl 99 --trace "$OUT/cuda.tgt"
@@ -50,12 +58,27 @@ for _ in range(20): y.copy_(x)
 torch.cuda.synchronize(); dt = (time.time() - t) / 20
 print(f"device copy: {2 * x.numel() / dt / 1e9:.0f} GB/s read+write ({x.numel() / dt / 1e9:.0f} GB/s each way)")
 PY
-for ty in f16 q8_0 q4_0; do
+P="The capital of France is a city that"
+for ty in ${TG_GPU_TYPES:-f16 q8_0 q4_0 q4_k_m q6_k}; do
     step "model_$ty" 120 "$BIN/make-model" --preset 100m --type "$ty" -o "/tmp/100m-$ty.gguf"
     ls -l "/tmp/100m-$ty.gguf" | awk '{print "model bytes:", $5, $9}' >>"$S"
-    step "bench_$ty" 180 "$BIN/tgdb" bench -m "/tmp/100m-$ty.gguf" -ngl 99 -p 512 -n 128 -r 3 -fa on,off
+    step "lg_cpu_$ty" 60 "$BIN/tgdb" generate -m "/tmp/100m-$ty.gguf" -p "$P" -n 1 --temp 0 -t 8 --logits-out /tmp/lc.f32
+    step "lg_gpu_$ty" 60 "$BIN/tgdb" generate -m "/tmp/100m-$ty.gguf" -p "$P" -n 1 --temp 0 -ngl 99 --logits-out /tmp/lg.f32
+    python3 -c "
+import numpy as np
+a=np.fromfile('/tmp/lc.f32',dtype=np.float32); b=np.fromfile('/tmp/lg.f32',dtype=np.float32)
+print('$ty last logits CUDA vs CPU rel L2 %.3g, argmax %d vs %d' % (np.linalg.norm(a-b)/np.linalg.norm(a), a.argmax(), b.argmax()))" >>"$S" 2>&1
+    case $ty in f16|q8_0|q4_0) ;; *) continue ;; esac
+    step "bench_$ty" 180 "$BIN/tgdb" bench -m "/tmp/100m-$ty.gguf" -ngl 99 -p 512 -n 128 -r 5 -fa on,off
     grep -E 'pp|tg|model' "$OUT/bench_$ty.log" >>"$S"
+    TG_CUDA_GRAPHS=1 step "bgr_$ty" 180 "$BIN/tgdb" bench -m "/tmp/100m-$ty.gguf" -ngl 99 -p 0 -n 128 -r 5 -fa on
+    grep -E 'tg' "$OUT/bgr_$ty.log" | sed 's/^/with CUDA graphs: /' >>"$S"
+    [ "$ty" = q4_0 ] || continue
     step "btrace_$ty" 180 "$BIN/tgdb" bench -m "/tmp/100m-$ty.gguf" -ngl 99 -p 512 -n 128 -r 3 -fa off --trace /tmp/b.tgt
     grep -E 'pp|tg' "$OUT/btrace_$ty.log" >>"$S"
     rm -f /tmp/b.tgt
 done
+step profile 60 "$BIN/tgdb" generate -m /tmp/100m-q4_0.gguf -p "$P" -n 32 --temp 0 -ngl 99 -fa on --graph
+tail -25 "$OUT/profile.log" >>"$S"
+step bench_d1024 180 "$BIN/tgdb" bench -m /tmp/100m-q8_0.gguf -ngl 99 -p 512 -n 128 -d 1024 -r 2 -fa on,off
+grep -E 'pp|tg' "$OUT/bench_d1024.log" >>"$S"

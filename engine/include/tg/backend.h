@@ -284,7 +284,9 @@ bool tg_device_memory(struct tg_device * dev, size_t * free_bytes, size_t * tota
 // attention and MUL_MAT (cuBLAS SGEMM, or matrix-vector kernels on the stored
 // weight type for up to 8 columns) on F32/F16/BF16 data and every quantized
 // weight type but Q3_K; supports_op says no to the rest (the scheduler then
-// uses the CPU).
+// uses the CPU). offload_op asks for MUL_MAT / OUT_PROD of at least
+// TG_CUDA_OFFLOAD_BATCH columns whose weights are in host memory.
+#define TG_CUDA_OFFLOAD_BATCH 32
 bool tg_backend_is_cuda(const struct tg_backend * backend);
 bool tg_buffer_type_is_cuda(const struct tg_buffer_type * buft);
 // What the registry found: "2 CUDA devices", "no CUDA device (reason)", or
