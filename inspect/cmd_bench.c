@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "json.h"
 #include "runopts.h"
+#include "tg/backend.h"
 #include "tg/llama.h"
 
 #include <math.h>
@@ -116,6 +117,26 @@ static void print_text(const struct bench_opts * o, const struct test * t) {
     if (o->fa.n > 1) printf(" fa=%s", fa_name(t->fa));
     if (t->n > 1) printf(": %.2f ± %.2f tok/s\n", t->mean, t->sd);
     else printf(": %.2f tok/s\n", t->mean);
+}
+
+// With layers on a GPU: each generation test's weight traffic (the GPU's
+// weights read once per token) next to the GPU's measured memory bandwidth.
+static void print_gpu_bandwidth(const struct tg_llama_model * model, const struct test * tests, int n) {
+    const size_t wb = tg_llama_model_gpu_bytes(model);
+    struct tg_device * dev = tg_llama_model_gpu_device(model);
+    if (!wb || !dev) return;
+    const double bw = tg_device_copy_bandwidth(dev, (size_t) 512 << 20);
+    if (bw <= 0) { printf("%s: memory bandwidth not measured: %s\n", tg_device_name(dev), tg_last_error()); return; }
+    printf("%s: %.1f MiB of weights; measured memory bandwidth %.0f GB/s (copies, read+write)\n", tg_device_name(dev),
+           wb / 1048576.0, bw);
+    for (int i = 0; i < n; i++) {
+        const struct test * t = &tests[i];
+        if (t->n_prompt || !t->n_gen) continue;
+        const double gbs = t->mean * (double) wb / 1e9;
+        printf("tg%d", t->n_gen);
+        if (t->depth) printf(" @ d%d", t->depth);
+        printf(" fa=%s: %.1f GB/s of weights = %.1f%% of %.0f GB/s\n", fa_name(t->fa), gbs, 100.0 * gbs / bw, bw);
+    }
 }
 
 static void print_json(const struct bench_opts * o, const struct tg_llama_model * model, const struct test * tests, int n) {
@@ -231,6 +252,7 @@ static int cmd_bench(int argc, char ** argv) {
         if (!o.json) { print_text(&o, t); fflush(stdout); }
     }
     if (o.json) print_json(&o, r.model, tests, n_tests);
+    else print_gpu_bandwidth(r.model, tests, n_tests);
     rc = 0;
 done:
     free_tests(tests, n_tests);

@@ -10,9 +10,12 @@
 #include <stdio.h>
 #include <string.h>
 
-struct devices_opts { bool json; };
+struct devices_opts { bool json, bandwidth; };
 
 static const struct tg_cli_opt devices_table[] = {
+    { .name = "--bandwidth", .kind = TG_CLI_FLAG, .off = offsetof(struct devices_opts, bandwidth),
+      .help = "measure each device's memory bandwidth (copies of 256 MiB in its memory, bytes read + written per second; "
+              "the host's with one thread)" },
     { .name = "--json", .kind = TG_CLI_FLAG, .off = offsetof(struct devices_opts, json),
       .help = "print a JSON array of {name, kind, description, host_memory, memory_total, memory_free}" },
     { 0 },
@@ -20,7 +23,7 @@ static const struct tg_cli_opt devices_table[] = {
 
 static void devices_defaults(struct devices_opts * o) { *o = (struct devices_opts) { 0 }; }
 
-TG_CLI_COMMAND_OPTS(devices, "devices [--json]",
+TG_CLI_COMMAND_OPTS(devices, "devices [--bandwidth] [--json]",
     "list the devices (backends) --device accepts: name, kind, memory",
     devices_table, struct devices_opts, devices_defaults)
 
@@ -33,11 +36,25 @@ static int cmd_devices(int argc, char ** argv) {
     uint64_t total = 0, avail = tg_cli_mem_available(&total);
     int n = tg_device_count();
     if (o.json) fputc('[', stdout);
+    struct tg_buffer_type * measured[16];
+    double measured_bw[16];
+    int n_measured = 0;
     for (int i = 0; i < n; i++) {
         struct tg_device * d = tg_device_get(i);
-        bool host = tg_buft_is_host(tg_device_buffer_type(d));
+        struct tg_buffer_type * buft = tg_device_buffer_type(d);
+        bool host = tg_buft_is_host(buft);
         const char * kind = tg_device_type_name(tg_device_type(d));
         size_t dfree = 0, dtotal = 0;
+        double bw = -1;   // measured once per buffer type (BLAS shares the CPU's)
+        if (o.bandwidth) {
+            for (int k = 0; k < n_measured; k++) if (measured[k] == buft) bw = measured_bw[k];
+            if (bw < 0) {
+                if (!o.json) { fprintf(stderr, "measuring %s ...\n", tg_device_name(d)); }
+                bw = tg_device_copy_bandwidth(d, (size_t) 256 << 20);
+                if (bw <= 0) fprintf(stderr, "tgdb: devices: %s: bandwidth not measured: %s\n", tg_device_name(d), tg_last_error());
+                if (n_measured < 16) { measured[n_measured] = buft; measured_bw[n_measured++] = bw; }
+            }
+        }
         if (o.json) {
             printf("%s{\"name\": ", i ? ", " : "");
             json_str(tg_device_name(d));
@@ -45,11 +62,14 @@ static int cmd_devices(int argc, char ** argv) {
             json_str(kind);
             printf(", \"description\": ");
             json_str(tg_device_description(d));
-            if (host) printf(", \"host_memory\": true, \"memory_total\": %llu, \"memory_free\": %llu}", (unsigned long long) total,
+            if (host) printf(", \"host_memory\": true, \"memory_total\": %llu, \"memory_free\": %llu", (unsigned long long) total,
                              (unsigned long long) avail);
             else if (tg_device_memory(d, &dfree, &dtotal))
-                printf(", \"host_memory\": false, \"memory_total\": %zu, \"memory_free\": %zu}", dtotal, dfree);
-            else printf(", \"host_memory\": false, \"memory_total\": null, \"memory_free\": null}");
+                printf(", \"host_memory\": false, \"memory_total\": %zu, \"memory_free\": %zu", dtotal, dfree);
+            else printf(", \"host_memory\": false, \"memory_total\": null, \"memory_free\": null");
+            if (o.bandwidth && bw > 0) printf(", \"copy_bandwidth_gbs\": %.1f", bw);
+            else if (o.bandwidth) printf(", \"copy_bandwidth_gbs\": null");
+            putchar('}');
             continue;
         }
         printf("%-8s %-6s ", tg_device_name(d), kind);
@@ -57,6 +77,7 @@ static int cmd_devices(int argc, char ** argv) {
         else if (tg_device_memory(d, &dfree, &dtotal))
             printf("own memory: %.2f GiB free of %.2f GiB", dfree / 1073741824.0, dtotal / 1073741824.0);
         else printf("own memory (size unknown)");
+        if (bw > 0) printf(", bandwidth %.1f GB/s%s", bw, host ? " (one thread)" : "");
         printf("   ");
         tg_cli_fputs_escaped(stdout, tg_device_description(d));
         putchar('\n');

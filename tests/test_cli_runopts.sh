@@ -106,6 +106,15 @@ fails_with "trace dump bad slice" "trace dump: bad slice '\\[1:x\\]'" "$TGDB" tr
 check "trace nodes --json: only MUL_MAT rows" python3 -c "import json,sys; d=json.load(open('$TMP/j2')); sys.exit(not (d['shown'] > 0 and all(e['op']=='MUL_MAT' for e in d['evals'])))"
 "$TGDB" trace node "$TMP/t.tgt" result_norm --compute 0 --json >"$TMP/j3"; check "trace node --json parses" json_ok "$TMP/j3"
 "$TGDB" devices --json >"$TMP/j4"; check "devices --json parses and lists CPU" python3 -c "import json,sys; d=json.load(open('$TMP/j4')); sys.exit(not any(x['name']=='CPU' for x in d))"
+"$TGDB" devices --bandwidth --json >"$TMP/j5" 2>/dev/null
+check "devices --bandwidth --json: the CPU's measured copy bandwidth is a positive number" python3 -c "import json,sys; d=json.load(open('$TMP/j5')); sys.exit(not all(x['copy_bandwidth_gbs'] > 0 for x in d if x['name']=='CPU'))"
+out=$("$TGDB" devices 2>&1)
+check "devices says what it found of CUDA" grep -q '^(CUDA: ' <<<"$out"
+if ! grep -q '^CUDA0 ' <<<"$out"; then   # -ngl without a GPU: refused, saying why
+    out=$("$TGDB" generate -m "$TG_TEST_DATA/tiny-f32.gguf" -p hi -n 1 -ngl 99 2>&1); rc=$?
+    check "-ngl 99 without a GPU exits 2" test $rc -eq 2
+    check "-ngl 99 without a GPU says there is none and why" grep -q "asks for GPU layers, but there is no GPU: " <<<"$out"
+fi
 "$TGDB" perplexity -m "$M" -f "$DATA/apache-2.0.txt" -c 128 -b 128 -t 2 --json >"$TMP/j5" 2>"$TMP/ppl.err"
 check "perplexity --json parses (ppl > 0)" python3 -c "import json,sys; d=json.load(open('$TMP/j5')); sys.exit(not (d['ppl'] > 0 and d['chunks'] == 21))"
 check "perplexity: no progress lines when stderr is not a terminal" bash -c "! grep -q '^\[1/' '$TMP/ppl.err'"

@@ -2,6 +2,8 @@
 // (arch.c), hyper-parameters from the ARCH.* keys, weights validated
 // (presence, shape, type) and used in place.
 #include "llama-impl.h"
+
+#include "tg/backend.h"
 #include "tg/vocab.h"
 
 #include <math.h>
@@ -330,6 +332,7 @@ int32_t tg_llama_model_eos(const struct tg_llama_model * m) { return m->eos; }
 enum tg_type tg_llama_model_weight_type(const struct tg_llama_model * m) { return m->layers[0].wq->type; }
 struct tg_device * tg_llama_model_gpu_device(const struct tg_llama_model * m) { return m ? m->gpu_dev : NULL; }
 int32_t tg_llama_model_n_gpu_layers(const struct tg_llama_model * m) { return m ? m->n_gpu_layers : 0; }
+size_t tg_llama_model_gpu_bytes(const struct tg_llama_model * m) { return m && m->gpu_buf ? tg_buffer_get_size(m->gpu_buf) : 0; }
 
 const struct tg_vocab * tg_llama_model_vocab(const struct tg_llama_model * m) {
     if (!m) return NULL;

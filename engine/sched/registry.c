@@ -2,6 +2,7 @@
 #include "sched/backend-impl.h"
 
 #include <pthread.h>
+#include <string.h>
 #include <strings.h>
 
 #define TG_MAX_DEVICES 16
@@ -62,6 +63,39 @@ bool tg_device_memory(struct tg_device * dev, size_t * free_bytes, size_t * tota
     if (free_bytes) *free_bytes = ok ? f : 0;
     if (total_bytes) *total_bytes = ok ? t : 0;
     return ok;
+}
+
+double tg_device_copy_bandwidth(struct tg_device * dev, size_t bytes) {
+    struct tg_buffer_type * buft = tg_device_buffer_type(dev);
+    if (!buft) { tg_error(TG_ERR_INVALID_ARG, "tg_device_copy_bandwidth: no device"); return 0; }
+    bytes = bytes / 64 * 64;
+    if (bytes == 0) { tg_error(TG_ERR_INVALID_ARG, "tg_device_copy_bandwidth: 0 bytes"); return 0; }
+    struct tg_buffer * a = tg_buft_alloc_buffer(buft, bytes), * b = a ? tg_buft_alloc_buffer(buft, bytes) : NULL;
+    if (!a || !b) { tg_buffer_free(a); return 0; }
+    struct tg_tensor ta = { .type = TG_TYPE_F32, .ne = { (int64_t) (bytes / 4), 1, 1, 1 } }, tb;
+    ta.nb[0] = 4; ta.nb[1] = ta.nb[2] = ta.nb[3] = bytes;
+    tb = ta;
+    tg_buffer_alloc_tensor(a, &ta, tg_buffer_get_base(a));
+    tg_buffer_alloc_tensor(b, &tb, tg_buffer_get_base(b));
+    tg_buffer_clear(a, 1);
+    float sink;
+    double best = 0;
+    for (int rep = 0; rep < 6; rep++) {   // a round of copies, ended by a small read (it waits for them)
+        const int n = 4;
+        uint64_t t0 = tg_observe_now_ns();
+        for (int i = 0; i < n; i++) {
+            if (i & 1) { if (!a->iface.cpy_tensor || !a->iface.cpy_tensor(a, &tb, &ta)) memcpy(ta.data, tb.data, bytes); }
+            else if (!b->iface.cpy_tensor || !b->iface.cpy_tensor(b, &ta, &tb)) memcpy(tb.data, ta.data, bytes);
+        }
+        if (b->iface.get_tensor) b->iface.get_tensor(b, &tb, &sink, 0, sizeof sink);
+        else memcpy(&sink, tb.data, sizeof sink);
+        const double s = (double) (tg_observe_now_ns() - t0) * 1e-9;
+        const double gbps = 2.0 * (double) bytes * n / s / 1e9;
+        if (rep > 0 && gbps > best) best = gbps;   // the first round warms up
+    }
+    tg_buffer_free(a);
+    tg_buffer_free(b);
+    return best;
 }
 
 struct tg_buffer_type * tg_device_buffer_type(struct tg_device * dev) {

@@ -275,6 +275,12 @@ struct tg_backend * tg_backend_init_by_name(const char * name, const char * para
 // Free and total bytes of a device's own memory; false for host devices and
 // when the device cannot say.
 bool tg_device_memory(struct tg_device * dev, size_t * free_bytes, size_t * total_bytes);
+// The memory bandwidth of a device's buffer type, measured: the best of a
+// few copies of `bytes` between two of its buffers, in GB/s counting the
+// bytes read and the bytes written (what a memory system moves; a read-only
+// stream such as weights in generation can reach about this much). 0 with
+// the last error set when the buffers cannot be allocated.
+double tg_device_copy_bandwidth(struct tg_device * dev, size_t bytes);
 
 // ---- CUDA backend (engine/cuda/, only with TG_HAVE_CUDA) -------------------------
 // One registry device per GPU: "CUDA0", "CUDA1", ... (type GPU), each with a

@@ -90,6 +90,8 @@ int64_t tg_llama_model_n_params(const struct tg_llama_model * model);
 struct tg_device;
 struct tg_device * tg_llama_model_gpu_device(const struct tg_llama_model * model);
 int32_t tg_llama_model_n_gpu_layers(const struct tg_llama_model * model);
+// Bytes of weights in that GPU's memory (0 when none).
+size_t tg_llama_model_gpu_bytes(const struct tg_llama_model * model);
 // Type of most matrices ("ftype" summary: the type of blk.0.attn_q.weight).
 enum tg_type tg_llama_model_weight_type(const struct tg_llama_model * model);
 // The model's vocabulary and tokenizer (tg/vocab.h), loaded with the model
