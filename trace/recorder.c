@@ -232,14 +232,16 @@ static void on_compute_end(const struct tg_obs_compute_event * ev, void * user) 
 }
 
 static void on_node_begin(const struct tg_obs_node_event * ev, void * user) {
+    const uint64_t t_entry = tg_observe_now_ns();
     struct tg_trace_recorder * r = user;
     LOCKED(r, {
         struct rec_sched * s = tg_trace_rec_sched_state(r, ev->sched, ev->sched_id);
         if (s) {
             record_skipped(r, s, ev->index, ev);   // views before it: their bytes are still intact
             if (r->async && ev->node) before_write(r, ev->node);
-            s->t_node_begin = tg_observe_now_ns();
-            hook_cost_to(r, ev->t_ns, s->t_node_begin, true);
+            const uint64_t now = tg_observe_now_ns();
+            s->t_node_begin = ev->deferred ? ev->t_ns : now;   // deferred: the device's begin time
+            hook_cost_to(r, ev->deferred ? t_entry : ev->t_ns, now, true);
         }
     });
 }
@@ -487,7 +489,8 @@ static void node_end(struct tg_trace_recorder * r, const struct tg_obs_node_even
 
 static void on_node_end(const struct tg_obs_node_event * ev, void * user) {
     struct tg_trace_recorder * r = user;
-    LOCKED(r, { node_end(r, ev); hook_cost(r, ev->t_ns, true); });
+    const uint64_t t_entry = tg_observe_now_ns();   // a deferred event's t_ns is the device's, earlier
+    LOCKED(r, { node_end(r, ev); hook_cost(r, ev->deferred ? t_entry : ev->t_ns, true); });
 }
 
 static void access_error(struct tg_trace_recorder * r, const struct tg_obs_tensor_io * ev) {
@@ -589,7 +592,8 @@ struct tg_trace_recorder * tg_trace_attach(struct tg_sched * sched, const char *
     }
     if (sched) tg_trace_rec_sched_state(r, sched, tg_sched_id(sched));
     r->obs = (struct tg_observer) { r, on_sched, on_graph_split, on_graph_alloc, on_compute_begin, on_compute_end,
-                                    on_node_begin, on_node_end, on_tensor_set, on_tensor_get, on_marker, on_access_error };
+                                    on_node_begin, on_node_end, on_tensor_set, on_tensor_get, on_marker, on_access_error,
+                                    .node_events_deferrable = true };   // it reads each node's bytes in its event
     enum tg_status st = sched ? tg_sched_add_observer(sched, &r->obs) : tg_observe_attach_global(&r->obs);
     if (st == TG_OK && sched) {
         r->host_obs = (struct tg_observer) { .user = r, .on_tensor_set = on_tensor_set, .on_tensor_get = on_tensor_get,

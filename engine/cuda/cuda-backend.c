@@ -14,6 +14,7 @@
 // CPU tensor's.
 #include "cuda/cuda-impl.h"
 #include "sched/backend-impl.h"
+#include "tg/observe.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
@@ -70,7 +71,28 @@ static void cu_buf_set(struct tg_buffer * buf, struct tg_tensor * t, const void 
     cu_report(cudaMemcpy((char *) t->data + offset, data, size, cudaMemcpyHostToDevice), "upload", t);
 }
 
+// The snapshots of a deferred run (cu_hooks_deferred): each node's bytes as
+// they were when it finished, in pinned host memory, while its hooks run on
+// this thread; a host read of one of those nodes is served from there.
+struct cu_snap { const struct tg_tensor * t; size_t off, size; };
+struct cu_replay { const struct cu_snap * snaps; int n, cur; const char * host; };
+static _Thread_local struct cu_replay * g_replay;
+
+static bool replay_read(const struct tg_tensor * t, void * data, size_t offset, size_t size) {
+    struct cu_replay * rp = g_replay;
+    if (!rp) return false;
+    for (int k = 0; k < rp->n; k++) {   // the node being replayed and the views after it come first
+        const struct cu_snap * sn = &rp->snaps[(rp->cur + k) % rp->n];
+        if (sn->t == t && sn->size && offset + size <= sn->size) {
+            memcpy(data, rp->host + sn->off + offset, size);
+            return true;
+        }
+    }
+    return false;
+}
+
 static void cu_buf_get(struct tg_buffer * buf, const struct tg_tensor * t, void * data, size_t offset, size_t size) {
+    if (replay_read(t, data, offset, size)) return;
     cu_set_device(((struct cu_buffer *) buf->context)->d);
     cu_report(cudaMemcpy(data, (const char *) t->data + offset, size, cudaMemcpyDeviceToHost), "download", t);
 }
@@ -171,6 +193,16 @@ struct cu_backend {
     uint64_t           exec_fp;      // fingerprint of the captured one (0: none)
     cudaGraphExec_t    exec;
     void *             cublas_ws;    // cuBLAS workspace (no allocation inside a capture)
+    // Deferred node hooks (observers that accept late node events): the
+    // nodes' snapshots on the device and their pinned host copy, a timing
+    // event after each node.
+    bool               defer;        // off with TG_CUDA_DEFER=0
+    char *             snap_dev;
+    char *             snap_host;
+    size_t             snap_n;
+    struct cu_snap *   snaps;
+    cudaEvent_t *      events;
+    int                n_snaps, n_events;
 };
 
 static const char * cu_name(struct tg_backend * be) { return ((struct cu_backend *) be->context)->d->name; }
@@ -183,6 +215,11 @@ static void cu_free(struct tg_backend * be) {
     cudaFree(c->d_err);
     if (c->exec) cudaGraphExecDestroy(c->exec);
     cudaFree(c->cublas_ws);
+    cudaFree(c->snap_dev);
+    cudaFreeHost(c->snap_host);
+    free(c->snaps);
+    for (int i = 0; i < c->n_events; i++) cudaEventDestroy(c->events[i]);
+    free(c->events);
     cublasDestroy(c->blas);
     cudaStreamDestroy(c->stream);
     free(c);
@@ -606,9 +643,110 @@ static enum tg_status cu_graph_compute(struct tg_backend * be, struct tg_graph *
     return cu_sync(c, g, last);
 }
 
+#define CU_SNAP_MAX ((size_t) 4 << 30)   // more snapshot bytes than this: hooks one node at a time
+
+// Room for n snapshots / events and `bytes` of snapshot memory; false when
+// the memory cannot be had (the caller then runs node by node).
+static bool snap_reserve(struct cu_backend * c, int n, size_t bytes) {
+    if (n > c->n_snaps) {
+        struct cu_snap * sn = realloc(c->snaps, (size_t) n * sizeof *sn);
+        if (!sn) return false;
+        c->snaps = sn;
+        c->n_snaps = n;
+    }
+    if (n + 1 > c->n_events) {
+        cudaEvent_t * ev = realloc(c->events, (size_t) (n + 1) * sizeof *ev);
+        if (!ev) return false;
+        c->events = ev;
+        for (; c->n_events < n + 1; c->n_events++)
+            if (cudaEventCreate(&c->events[c->n_events]) != cudaSuccess) { cudaGetLastError(); return false; }
+    }
+    if (bytes > c->snap_n) {
+        cudaStreamSynchronize(c->stream);
+        cudaFree(c->snap_dev);
+        cudaFreeHost(c->snap_host);
+        c->snap_dev = c->snap_host = NULL;
+        c->snap_n = 0;
+        size_t want = bytes + bytes / 4;
+        if (cudaMalloc((void **) &c->snap_dev, want) != cudaSuccess ||
+            cudaMallocHost((void **) &c->snap_host, want) != cudaSuccess) {
+            cudaGetLastError();
+            cudaFree(c->snap_dev);
+            c->snap_dev = NULL;
+            return false;
+        }
+        c->snap_n = want;
+    }
+    return true;
+}
+
+// Bytes of t's snapshot: its span in this device's memory (0: elsewhere).
+static size_t snap_size(const struct cu_backend * c, const struct tg_tensor * t) {
+    const struct tg_buffer * b = tg_tensor_buffer(t);
+    return t->data && b && b->buft == &c->d->buft ? tg_nbytes(t) : 0;
+}
+
+// Every node first, each followed by a device copy of its bytes (view nodes
+// too: a view's bytes at that point) and a timing event; one copy of all the
+// snapshots to pinned host memory and one wait; then the hooks in order, with
+// the nodes' device times and host reads served from the snapshots. Returns
+// 1 when it cannot (too many bytes, no memory): the caller runs node by node.
+static int cu_hooks_deferred(struct cu_backend * c, struct tg_graph * g, const struct tg_node_hooks * h, enum tg_status * out) {
+    const int n = g->n_nodes;
+    size_t total = 0;
+    for (int i = 0; i < n && total <= CU_SNAP_MAX; i++) total += (snap_size(c, g->nodes[i]) + 255) / 256 * 256;
+    if (total > CU_SNAP_MAX || !snap_reserve(c, n, total ? total : 256)) return 1;
+    for (size_t i = 0, off = 0; i < (size_t) n; i++) {
+        c->snaps[i] = (struct cu_snap) { g->nodes[i], off, snap_size(c, g->nodes[i]) };
+        off += (c->snaps[i].size + 255) / 256 * 256;
+    }
+    cudaEventRecord(c->events[0], c->stream);
+    for (int i = 0; i < n; i++) {
+        struct tg_tensor * t = g->nodes[i];
+        enum tg_status st = cu_compute_node(c, t, i + 1);
+        if (st != TG_OK) { cudaStreamSynchronize(c->stream); *out = st; return 0; }
+        cudaEventRecord(c->events[i + 1], c->stream);
+        if (c->snaps[i].size)
+            cudaMemcpyAsync(c->snap_dev + c->snaps[i].off, t->data, c->snaps[i].size, cudaMemcpyDeviceToDevice, c->stream);
+    }
+    if (total) cudaMemcpyAsync(c->snap_host, c->snap_dev, total, cudaMemcpyDeviceToHost, c->stream);
+    enum tg_status st = cu_sync(c, g, n ? g->nodes[n - 1] : NULL);
+    if (st != TG_OK) { *out = st; return 0; }
+    // device times on the host clock: the last node ended before now (the
+    // snapshots' copy to the host came after it)
+    const uint64_t now = tg_observe_now_ns();
+    float ms_all = 0;
+    cudaEventElapsedTime(&ms_all, c->events[0], c->events[n]);
+    const double base = (double) now - (double) ms_all * 1e6;
+    struct cu_replay rp = { c->snaps, n, 0, c->snap_host };
+    g_replay = &rp;
+    float mb = 0, me = 0;   // node i ran from event i to event i + 1
+    for (int i = 0; i < n; i++, mb = me) {
+        struct tg_tensor * t = g->nodes[i];
+        cudaEventElapsedTime(&me, c->events[0], c->events[i + 1]);
+        rp.cur = i;
+        *h->t_ns = (uint64_t) (base + (double) mb * 1e6);
+        if (h->before && !h->before(t, i, h->user)) {
+            g_replay = NULL;
+            *h->t_ns = 0;
+            *out = tg_error(TG_ERR_ABORTED, "computation stopped at node %d '%s' (its events came after the run)", i, t->name);
+            return 0;
+        }
+        *h->t_ns = (uint64_t) (base + (double) me * 1e6);
+        if (h->after) h->after(t, i, h->user);
+    }
+    g_replay = NULL;
+    *h->t_ns = 0;
+    cudaGetLastError();
+    *out = TG_OK;
+    return 0;
+}
+
 static enum tg_status cu_graph_compute_hooks(struct tg_backend * be, struct tg_graph * g, const struct tg_node_hooks * h) {
     struct cu_backend * c = be->context;
     if (!cu_set_device(c->d)) return tg_error(TG_ERR_INTERNAL, "%s: cannot select the device", c->d->name);
+    enum tg_status dst;
+    if (h->deferrable && h->t_ns && c->defer && cu_hooks_deferred(c, g, h, &dst) == 0) return dst;
     for (int i = 0; i < g->n_nodes; i++) {
         struct tg_tensor * n = g->nodes[i];
         if (h->before && !h->before(n, i, h->user))
@@ -674,6 +812,8 @@ static struct tg_backend * cu_dev_init(struct tg_device * dev, const char * para
     }
     cublasSetStream(c->blas, c->stream);
     cublasSetMathMode(c->blas, CUBLAS_PEDANTIC_MATH);   // F32 products in F32 (no TF32)
+    const char * dv = getenv("TG_CUDA_DEFER");
+    c->defer = !(dv && strcmp(dv, "0") == 0);
     const char * gv = getenv("TG_CUDA_GRAPHS");
     c->graphs = gv && strcmp(gv, "1") == 0;
     if (c->graphs) {   // cuBLAS must not allocate inside a capture: a workspace of its own

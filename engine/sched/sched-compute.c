@@ -71,7 +71,18 @@ struct node_ctx {
     int  offset;   // user index of the sub-graph's node 0
     bool events;   // emit node events
     bool in_hooks; // called from the backend's graph_compute_hooks (its parallel() is usable)
+    uint64_t t_ns; // set by a backend that defers the hooks: the node's time (0: now)
 };
+
+// Every observer with node events accepts them late (tg_observer.node_events_deferrable).
+static bool events_deferrable(const struct tg_sched * s) {
+    for (int i = 0; i < s->n_obs; i++)
+        if ((s->obs[i].on_node_begin || s->obs[i].on_node_end) && !s->obs[i].node_events_deferrable) return false;
+    for (int i = 0; i < tg_obs_n_global; i++)
+        if ((tg_obs_global[i].on_node_begin || tg_obs_global[i].on_node_end) && !tg_obs_global[i].node_events_deferrable)
+            return false;
+    return true;
+}
 
 static void node_parallel(const struct tg_obs_node_event * ev, int n, void (*fn)(int i, void * arg), void * arg) {
     struct tg_backend * be = ev->parallel_ctx;
@@ -84,7 +95,7 @@ static void emit_node(struct node_ctx * c, struct tg_tensor * node, int index, b
     int b = s->splits[c->split].backend;
     struct tg_obs_node_event ev = {
         .sched = s, .sched_id = s->id, .graph_seq = s->graph_seq, .node = node, .index = c->offset + index,
-        .split = c->split, .backend = b, .t_ns = tg_observe_now_ns(),
+        .split = c->split, .backend = b, .t_ns = c->t_ns ? c->t_ns : tg_observe_now_ns(), .deferred = c->t_ns != 0,
         .parallel = node_parallel, .parallel_ctx = c->in_hooks ? s->backends[b] : NULL,
     };
     if (begin) EMIT(s, on_node_begin, &ev);
@@ -138,9 +149,9 @@ static enum tg_status run_nodes(struct tg_sched * s, int k, int i0, int i1, bool
     if (i1 <= i0) return TG_OK;
     struct tg_graph view = tg_graph_view(s->graph, i0, i1);
     if (!node_events && !s->poison) return tg_backend_graph_compute(be, &view);
-    struct node_ctx c = { s, k, i0, node_events, be->iface.graph_compute_hooks != NULL };
+    struct node_ctx c = { s, k, i0, node_events, be->iface.graph_compute_hooks != NULL, 0 };
     if (be->iface.graph_compute_hooks) {
-        struct tg_node_hooks h = { hook_before, hook_after, &c };
+        struct tg_node_hooks h = { hook_before, hook_after, &c, !s->poison && events_deferrable(s), &c.t_ns };
         return be->iface.graph_compute_hooks(be, &view, &h);
     }
     for (int i = i0; i < i1; i++) {   // node by node

@@ -49,6 +49,8 @@ step trace_cuda 60 "$BIN/tgdb" generate -m "$M" -p "the quick brown fox" -n 4 --
 step diff 60 "$BIN/tgdb" diff "$OUT/cpu.tgt" "$OUT/cuda.tgt"
 tail -15 "$OUT/diff.log" >>"$S"
 rm -f "$OUT/cpu.tgt" "$OUT/cuda.tgt"
+TG_BUILD_DIR=$BIN TGDB_BIN=$BIN/tgdb step cuda_trace 120 bash "$ROOT/tests/test_cuda_trace.sh"
+grep -E '^(ok|FAIL|skipped)|passed' "$OUT/cuda_trace.log" >>"$S"
 python3 - >>"$S" 2>&1 <<'PY'
 import torch, time
 x = torch.empty(1 << 30, dtype=torch.uint8, device="cuda"); y = torch.empty_like(x)
@@ -74,8 +76,17 @@ print('$ty last logits CUDA vs CPU rel L2 %.3g, argmax %d vs %d' % (np.linalg.no
     TG_CUDA_GRAPHS=1 step "bgr_$ty" 180 "$BIN/tgdb" bench -m "/tmp/100m-$ty.gguf" -ngl 99 -p 0 -n 128 -r 5 -fa on
     grep -E 'tg' "$OUT/bgr_$ty.log" | sed 's/^/with CUDA graphs: /' >>"$S"
     [ "$ty" = q4_0 ] || continue
+    step "tdef_$ty" 60 "$BIN/tgdb" generate -m "/tmp/100m-$ty.gguf" -p "$P" -n 8 --temp 0 -ngl 99 -fa off --trace /tmp/d.tgt
+    TG_CUDA_DEFER=0 step "tsync_$ty" 60 "$BIN/tgdb" generate -m "/tmp/100m-$ty.gguf" -p "$P" -n 8 --temp 0 -ngl 99 -fa off --trace /tmp/s.tgt
+    step "tdiff_$ty" 60 "$BIN/tgdb" diff /tmp/d.tgt /tmp/s.tgt
+    grep -E 'compared|result' "$OUT/tdiff_$ty.log" | sed 's/^/deferred vs node-by-node trace: /' >>"$S"
+    rm -f /tmp/d.tgt /tmp/s.tgt
     step "btrace_$ty" 180 "$BIN/tgdb" bench -m "/tmp/100m-$ty.gguf" -ngl 99 -p 512 -n 128 -r 3 -fa off --trace /tmp/b.tgt
-    grep -E 'pp|tg' "$OUT/btrace_$ty.log" >>"$S"
+    grep -E 'pp|tg|trace written' "$OUT/btrace_$ty.log" | sed 's/^/traced (deferred): /' >>"$S"
+    TG_CUDA_DEFER=0 step "bsync_$ty" 180 "$BIN/tgdb" bench -m "/tmp/100m-$ty.gguf" -ngl 99 -p 512 -n 128 -r 3 -fa off --trace /tmp/b.tgt
+    grep -E 'pp|tg' "$OUT/bsync_$ty.log" | sed 's/^/traced (node by node): /' >>"$S"
+    step "bplain_$ty" 180 "$BIN/tgdb" bench -m "/tmp/100m-$ty.gguf" -ngl 99 -p 512 -n 128 -r 3 -fa off
+    grep -E 'pp|tg' "$OUT/bplain_$ty.log" | sed 's/^/untraced, same settings: /' >>"$S"
     rm -f /tmp/b.tgt
 done
 step profile 60 "$BIN/tgdb" generate -m /tmp/100m-q4_0.gguf -p "$P" -n 32 --temp 0 -ngl 99 -fa on --graph

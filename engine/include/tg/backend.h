@@ -128,6 +128,13 @@ struct tg_node_hooks {
     bool (*before)(struct tg_tensor * node, int index, void * user);
     void (*after)(struct tg_tensor * node, int index, void * user);
     void * user;
+    // The backend may run every node first and make the calls afterwards,
+    // in order, with a host read of a node (or of a view node) during its
+    // calls returning its bytes as they were when it finished; it then
+    // stores the node's begin / end time (tg_observe_now_ns's clock) in
+    // *t_ns before each call. before cannot stop the graph then.
+    bool deferrable;
+    uint64_t * t_ns;
 };
 
 struct tg_backend_iface {

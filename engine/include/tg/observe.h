@@ -93,6 +93,8 @@ struct tg_obs_node_event {             // on_node_begin / on_node_end
     int                split;
     int                backend;        // index into the scheduler's backends
     uint64_t           t_ns;           // begin or end time
+    bool               deferred;       // delivered after the node's run (node_events_deferrable):
+                                       // t_ns is then the device's time, earlier than now
     // Runs fn(i, arg) for every i in [0, n) and returns when all have run,
     // on the backend's threads that wait between nodes (the CPU pool) where
     // it has them, else on the caller's. Only during this callback; fn must
@@ -137,6 +139,15 @@ struct tg_observer {
     // the tensor has no memory (TG_ERR_NO_BUFFER): ev->buffer and ev->data
     // are NULL; tg_last_error() holds the engine's explanation. Global only.
     void (*on_access_error)(const struct tg_obs_tensor_io * ev, void * user);
+    // true: this observer's node events may come late: after the backend ran
+    // the whole run of nodes, in order, each with the node's bytes as they
+    // were when it finished (tg_backend_tensor_get of the node or of the views
+    // recorded with it reads that snapshot) and t_ns from the device's clock.
+    // A GPU backend then runs a split without a host round trip per node.
+    // Node events of all attached observers are deferred only when every one
+    // that has them says true (a trace recorder does; a profiler needing
+    // host times does not).
+    bool node_events_deferrable;
 };
 
 #define TG_OBSERVE_MAX 8
