@@ -250,8 +250,8 @@ static void on_node_begin(const struct tg_obs_node_event * ev, void * user) {
 // memory, else a copy in the scratch. NULL if unreadable.
 static const void * host_view(struct tg_trace_recorder * r, struct tg_tensor * t) {
     if (!t->data) return NULL;
-    struct tg_buffer * b = tg_tensor_buffer(t);
-    if (!b || tg_buffer_is_host(b)) return t->data;
+    const void * v = tg_backend_tensor_host_view(t);   // host memory, or a GPU's snapshot (deferred node events)
+    if (v) return v;
     size_t n = tg_nbytes(t);
     uint8_t * dst = tg_trace_rec_scratch(r, n);
     if (!dst) return NULL;

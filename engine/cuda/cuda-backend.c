@@ -91,6 +91,17 @@ static bool replay_read(const struct tg_tensor * t, void * data, size_t offset, 
     return false;
 }
 
+static const void * cu_buf_host_view(struct tg_buffer * buf, const struct tg_tensor * t) {
+    (void) buf;
+    struct cu_replay * rp = g_replay;
+    if (!rp) return NULL;
+    for (int k = 0; k < rp->n; k++) {
+        const struct cu_snap * sn = &rp->snaps[(rp->cur + k) % rp->n];
+        if (sn->t == t && sn->size) return rp->host + sn->off;
+    }
+    return NULL;
+}
+
 static void cu_buf_get(struct tg_buffer * buf, const struct tg_tensor * t, void * data, size_t offset, size_t size) {
     if (replay_read(t, data, offset, size)) return;
     cu_set_device(((struct cu_buffer *) buf->context)->d);
@@ -130,6 +141,7 @@ static const struct tg_buffer_iface cu_buffer_iface = {
     .get_tensor    = cu_buf_get,
     .cpy_tensor    = cu_buf_cpy,
     .clear         = cu_buf_clear,
+    .host_view     = cu_buf_host_view,
 };
 
 static const char * cu_buft_name(struct tg_buffer_type * buft) { return ((struct cu_device *) buft->context)->name; }

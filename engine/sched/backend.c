@@ -234,6 +234,13 @@ enum tg_status tg_backend_tensor_memset(struct tg_tensor * t, uint8_t value, siz
     return TG_OK;
 }
 
+const void * tg_backend_tensor_host_view(const struct tg_tensor * t) {
+    if (!t || !t->data) return NULL;
+    struct tg_buffer * b = tg_tensor_buffer(t);
+    if (!b || tg_buffer_is_host(b)) return t->data;
+    return b->iface.host_view ? b->iface.host_view(b, t) : NULL;
+}
+
 enum tg_status tg_backend_tensor_copy(const struct tg_tensor * src, struct tg_tensor * dst) {
     char la[64], lb[64];
     enum tg_status st = check_access(src, "tg_backend_tensor_copy (source)", 0, 0);

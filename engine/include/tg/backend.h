@@ -87,6 +87,10 @@ struct tg_buffer_iface {
     // (the caller then goes through host memory). Optional.
     bool   (*cpy_tensor)(struct tg_buffer * buf, const struct tg_tensor * src, struct tg_tensor * dst);
     void   (*clear)(struct tg_buffer * buf, uint8_t value);
+    // Optional, for memory the host cannot address: a host copy of t's bytes
+    // the backend already holds (a GPU's snapshot of a node during its
+    // deferred node events), valid until the backend computes again, or NULL.
+    const void * (*host_view)(struct tg_buffer * buf, const struct tg_tensor * t);
 };
 
 struct tg_buffer {
@@ -196,6 +200,11 @@ enum tg_status tg_backend_tensor_memset(struct tg_tensor * t, uint8_t value, siz
 // Copies src's bytes to dst (same nbytes; any buffers). TG_ERR_NO_BUFFER /
 // TG_ERR_SHAPE on misuse.
 enum tg_status tg_backend_tensor_copy(const struct tg_tensor * src, struct tg_tensor * dst);
+// t's bytes readable by the host without a copy: t->data for host memory,
+// else what the buffer's host_view offers (a snapshot; valid until its
+// backend computes again), else NULL (read with tg_backend_tensor_get). Not
+// reported to observers: no read of the tensor's memory happens.
+const void * tg_backend_tensor_host_view(const struct tg_tensor * t);
 // The buffer that holds t's memory (t->buffer or its view source's), or NULL.
 struct tg_buffer * tg_tensor_buffer(const struct tg_tensor * t);
 
