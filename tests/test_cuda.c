@@ -149,6 +149,59 @@ static void check_bad_row_id(void) {
     tg_backend_free(be);
 }
 
+// Every quantized weight type decoded on CUDA0 (GET_ROWS into F32) against
+// the CPU's to_float of the same bytes: random rows quantized on the CPU.
+static void check_decoders(void) {
+    struct tg_backend * be = tg_backend_init_by_name("CUDA0", NULL);
+    if (!be) return;
+    static const enum tg_type types[] = { TG_TYPE_Q4_0, TG_TYPE_Q4_1, TG_TYPE_Q5_0, TG_TYPE_Q5_1, TG_TYPE_Q8_0, TG_TYPE_Q2_K,
+                                          TG_TYPE_Q3_K, TG_TYPE_Q4_K, TG_TYPE_Q5_K, TG_TYPE_Q6_K, TG_TYPE_IQ4_NL,
+                                          TG_TYPE_IQ4_XS, TG_TYPE_F16, TG_TYPE_BF16 };
+    enum { NE0 = 512, ROWS = 6 };
+    float * x = malloc(sizeof(float) * NE0 * ROWS), * want = malloc(sizeof(float) * NE0 * ROWS),
+          * got = malloc(sizeof(float) * NE0 * ROWS);
+    uint64_t rng = 88172645463325252ull;
+    for (int i = 0; i < NE0 * ROWS; i++) {
+        rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
+        x[i] = (float) ((double) (rng >> 11) / 9007199254740992.0 * 4.0 - 2.0);
+    }
+    for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
+        const struct tg_type_traits * tr = tg_type_traits(types[k]);
+        struct tg_context_params p = { .mem_size = 1 << 16, .no_alloc = true };
+        struct tg_context * ctx = tg_context_new(p);
+        struct tg_tensor * w = tg_new_tensor_2d(ctx, types[k], NE0, ROWS);
+        struct tg_tensor * ids = tg_new_tensor_1d(ctx, TG_TYPE_I32, ROWS);
+        struct tg_tensor * rows = tg_get_rows(ctx, w, ids);
+        struct tg_graph * g = tg_graph_new(ctx, 8);
+        tg_graph_build_forward(g, rows);
+        struct tg_buffer * buf = tg_backend_alloc_ctx_tensors(ctx, be);
+        const size_t rb = tg_row_size(types[k], NE0);
+        char * q = malloc(rb * ROWS);
+        int32_t order[ROWS];
+        for (int r = 0; r < ROWS; r++) {
+            tr->from_float(x + r * NE0, q + r * rb, NE0);
+            order[r] = ROWS - 1 - r;
+        }
+        for (int r = 0; r < ROWS; r++) tr->to_float(q + (size_t) order[r] * rb, want + r * NE0, NE0);
+        tg_backend_tensor_set(w, q, 0, rb * ROWS);
+        tg_backend_tensor_set(ids, order, 0, sizeof order);
+        enum tg_status st = tg_backend_graph_compute(be, g);
+        tg_backend_tensor_get(rows, got, 0, sizeof(float) * NE0 * ROWS);
+        double worst = 0;
+        for (int i = 0; i < NE0 * ROWS; i++) {
+            double e = fabs((double) got[i] - want[i]) / (fabs(want[i]) + 1e-3);
+            if (e > worst) worst = e;
+        }
+        CHECK(st == TG_OK && worst < 1e-5, "%s rows decoded on CUDA0 as on the CPU (largest relative difference %.2g < 1e-5)",
+              tg_type_name(types[k]), worst);
+        free(q);
+        tg_buffer_free(buf);
+        tg_context_free(ctx);
+    }
+    free(x); free(want); free(got);
+    tg_backend_free(be);
+}
+
 int main(void) {
     if (!tg_device_by_name("CUDA0")) {
         printf("skipped: %s\n", tg_cuda_probe());
@@ -157,6 +210,7 @@ int main(void) {
     printf("# CUDA0: %s\n", tg_device_description(tg_device_by_name("CUDA0")));
     check_unallocated();
     check_bad_row_id();
+    check_decoders();
     compare_model("tiny-f32.gguf", false);
     compare_model("tiny-f16.gguf", false);
     compare_model("tiny-q8_0.gguf", true);

@@ -33,7 +33,7 @@ enum tg_cu_unary {
 enum tg_cu_binary { TG_CU_B_ADD = 0, TG_CU_B_SUB, TG_CU_B_MUL, TG_CU_B_DIV };
 
 // Types the kernels read as plain elements (F32, F16, BF16, I32) and those
-// whose 32-element sub-blocks they decode (every quantized type but Q3_K,
+// whose 32-element sub-blocks they decode (every quantized type but
 // Q8_1, Q8_K). ne0 must be a multiple of 32 for the latter.
 bool tg_cu_type_plain(int type);
 bool tg_cu_type_decodable(int type);

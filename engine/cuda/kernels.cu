@@ -510,6 +510,23 @@ template <int T> static __device__ __forceinline__ void deq32(const uint8_t * ro
             const float dl = d * (float) (sc & 0xF), ml = dmin * (float) (sc >> 4);
             for (int l = 0; l < 16; l++) v[16 * h + l] = dl * (float) ((q[16 * h + l] >> sh) & 3) - ml;
         }
+    } else if (T == TG_TYPE_Q3_K) {
+        // 16 sub-blocks of 16: 6-bit scales (minus 32) packed in 12 bytes (low
+        // 4 bits in bytes 0..7, high 2 bits in bytes 8..11), q = 2 low bits
+        // (qs) minus 4 where the hmask bit is clear.
+        const uint8_t * b = row + 110 * (s / 8);
+        const int j = (int) (s % 8), n = j / 4, sh = 2 * (j % 4);
+        const float d = h2f(b + 108);
+        const uint8_t * hm = b, * q = b + 32 + 32 * n, * sc = b + 96;
+        const uint8_t m = (uint8_t) (1u << j);
+        for (int h = 0; h < 2; h++) {
+            const int k = 2 * j + h;   // scale index 0..15
+            const int lo = k < 8 ? sc[k] & 0xF : sc[k - 8] >> 4;
+            const int hi = (sc[8 + k % 4] >> (2 * (k / 4))) & 3;
+            const float dl = d * (float) ((lo | (hi << 4)) - 32);
+            for (int l = 16 * h; l < 16 * h + 16; l++)
+                v[l] = dl * (float) ((int) ((q[l] >> sh) & 3) - ((hm[l] & m) ? 0 : 4));
+        }
     } else if (T == TG_TYPE_Q4_K || T == TG_TYPE_Q5_K) {
         const bool five = T == TG_TYPE_Q5_K;
         const uint8_t * b = row + (five ? 176 : 144) * (s / 8);
@@ -560,7 +577,8 @@ template <int T> static __device__ __forceinline__ void deq32(const uint8_t * ro
     }
 }
 
-#define DECODABLE(X) X(F32) X(F16) X(BF16) X(Q8_0) X(Q4_0) X(Q4_1) X(Q5_0) X(Q5_1) X(Q2_K) X(Q4_K) X(Q5_K) X(Q6_K) X(IQ4_NL) X(IQ4_XS)
+#define DECODABLE(X) X(F32) X(F16) X(BF16) X(Q8_0) X(Q4_0) X(Q4_1) X(Q5_0) X(Q5_1) X(Q2_K) X(Q3_K) X(Q4_K) X(Q5_K) X(Q6_K) \
+                     X(IQ4_NL) X(IQ4_XS)
 
 extern "C" bool tg_cu_type_decodable(int type) {
     switch (type) {

@@ -305,7 +305,7 @@ double tg_device_copy_bandwidth(struct tg_device * dev, size_t bytes);
 // the element-wise ops, norms, softmax, rope, GLU, copies, get_rows, fused
 // attention and MUL_MAT (cuBLAS SGEMM, or matrix-vector kernels on the stored
 // weight type for up to 8 columns) on F32/F16/BF16 data and every quantized
-// weight type but Q3_K; supports_op says no to the rest (the scheduler then
+// weight type (the activation-only Q8_1 / Q8_K aside); supports_op says no to the rest (the scheduler then
 // uses the CPU). offload_op asks for MUL_MAT / OUT_PROD of at least
 // TG_CUDA_OFFLOAD_BATCH columns whose weights are in host memory.
 #define TG_CUDA_OFFLOAD_BATCH 32
