@@ -1,19 +1,10 @@
 // ops-softmax.c - SOFT_MAX (scale, mask, ALiBi), DIAG_MASK_INF and
 // CROSS_ENTROPY_LOSS.
+#include "core/alibi.h"
 #include "cpu/cpu-impl.h"
 
 #include <math.h>
 #include <string.h>
-
-// ALiBi slope of head h of n_head for max_bias (1 when max_bias is 0).
-static float alibi_slope(int64_t h, int64_t n_head, float max_bias) {
-    if (max_bias <= 0.0f) return 1.0f;
-    int64_t n_log2 = 1;
-    while (n_log2 * 2 <= n_head) n_log2 *= 2;
-    const float m0 = powf(2.0f, -max_bias / (float) n_log2);
-    const float m1 = powf(2.0f, -(max_bias / 2.0f) / (float) n_log2);
-    return h < n_log2 ? powf(m0, (float) (h + 1)) : powf(m1, (float) (2 * (h - n_log2) + 1));
-}
 
 // dst [n,m,x,y] = softmax over ne0 of (a * scale + slope * mask); mask
 // [n,m',x',y'] (m' >= m) row (i1, i2 % x', i3 % y'). A row that is -inf
@@ -31,7 +22,7 @@ void tg_cpu_op_soft_max(const struct tg_cpu_params * p, struct tg_tensor * dst) 
         tg_cpu_vscale(n, w, x, scale);
         if (mask) {
             const float * mr = tg_cpu_load_row(mask, it.i1, it.i2 % mask->ne[2], it.i3 % mask->ne[3], tmp + stride);
-            const float slope = alibi_slope(it.i2, a->ne[2], max_bias);
+            const float slope = tg_alibi_slope(it.i2, a->ne[2], max_bias);
             if (slope == 1.0f) {
                 tg_cpu_vadd(n, w, w, mr);
             } else {

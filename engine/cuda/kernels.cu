@@ -5,6 +5,7 @@
 // stored type (generation). Each kernel computes the function of the CPU op
 // of the same name (engine/cpu/ops-*.c, documented there); sums the CPU keeps
 // in double are kept in double here too.
+#include "core/alibi.h"
 #include "cuda/cuda-impl.h"
 #include "tg/core.h"
 
@@ -325,15 +326,6 @@ extern "C" void tg_cu_norm(tg_cu_stream s, bool rms, float eps, tg_cu_t dst, tg_
 
 // ---- softmax -------------------------------------------------------------------------------------
 
-static __device__ float alibi_slope(int64_t h, int64_t n_head, float max_bias) {
-    if (max_bias <= 0.0f) return 1.0f;
-    int64_t n_log2 = 1;
-    while (n_log2 * 2 <= n_head) n_log2 *= 2;
-    const float m0 = powf(2.0f, -max_bias / (float) n_log2);
-    const float m1 = powf(2.0f, -(max_bias / 2.0f) / (float) n_log2);
-    return h < n_log2 ? powf(m0, (float) (h + 1)) : powf(m1, (float) (2 * (h - n_log2) + 1));
-}
-
 // dst row = softmax(a row * scale + slope * mask row); rows of -inf give 0,
 // NaN propagates. w: the scaled row (dynamic shared memory, ne0 floats).
 static __global__ void k_soft_max(float scale, float max_bias, tg_cu_t d, tg_cu_t a, tg_cu_t m, bool has_mask) {
@@ -342,7 +334,7 @@ static __global__ void k_soft_max(float scale, float max_bias, tg_cu_t d, tg_cu_
     const int64_t i1 = r % a.ne[1], i2 = (r / a.ne[1]) % a.ne[2], i3 = r / (a.ne[1] * a.ne[2]);
     const char * x = a.data + i1 * a.nb[1] + i2 * a.nb[2] + i3 * a.nb[3];
     const char * mr = has_mask ? m.data + i1 * m.nb[1] + (i2 % m.ne[2]) * m.nb[2] + (i3 % m.ne[3]) * m.nb[3] : NULL;
-    const float slope = alibi_slope(i2, a.ne[2], max_bias);
+    const float slope = tg_alibi_slope(i2, a.ne[2], max_bias);
     float mx = -INFINITY;
     int nan = 0;
     for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
