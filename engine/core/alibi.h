@@ -6,10 +6,12 @@
 #include <math.h>
 #include <stdint.h>
 
+#ifndef TG_HOST_DEVICE
 #ifdef __CUDACC__
 #define TG_HOST_DEVICE __host__ __device__
 #else
 #define TG_HOST_DEVICE
+#endif
 #endif
 
 // Slope of head h of n_head for max_bias (1 when max_bias is 0): heads below

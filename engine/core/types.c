@@ -3,6 +3,7 @@
 // Scalar conversions are exact (round to nearest even, NaN/Inf preserved) and
 // written without intrinsics; row conversions use F16C when the compiler
 // targets it (same results: F16C rounds to nearest even too).
+#include "core/quant-round.h"
 #include "tg/types.h"
 
 #include <math.h>
@@ -106,24 +107,6 @@ void tg_fp32_to_bf16_row(const float * x, tg_bf16_t * y, int64_t n) {
     for (int64_t i = 0; i < n; i++) y[i] = tg_fp32_to_bf16(x[i]);
 }
 
-// Rounds to the nearest integer, halfway cases to even (independent of the
-// FPU rounding mode).
-static inline float round_half_even(float v) {
-    float r = roundf(v);                       // halfway cases away from zero
-    if (fabsf(r - v) == 0.5f) r = 2.0f * roundf(v * 0.5f);
-    return r;
-}
-
-// The byte stored for a rounded value r: the low byte of its int32
-// conversion, out of range (an infinity, when d is subnormal and 1/d
-// overflows) INT32_MIN as x86's conversion gives (so 0), the same bytes the
-// SIMD quantizers keep; a plain (int8_t) cast of such a float is undefined
-// and compilers differ on it.
-static inline int8_t q8_low_byte(float r) {
-    const int32_t i = r > -2147483648.0f && r < 2147483648.0f ? (int32_t) r : INT32_MIN;
-    return (int8_t) (uint8_t) ((uint32_t) i & 0xFFu);
-}
-
 // Q8_0: d = amax / 127, q = round(x / d), computed as x * (1/d) and rounded
 // half to even: byte-exact with the Q8_0 files of the reference runtime
 // (tests/data/quant-ref has a block with an exact tie).
@@ -141,7 +124,7 @@ void tg_quantize_row_q8_0(const float * x, tg_block_q8_0 * y, int64_t n) {
         y[b].d = tg_fp32_to_fp16(d);
         for (int j = 0; j < TG_QK8_0; j++) {
             float v = xb[j] * id;
-            y[b].qs[j] = v == v ? q8_low_byte(round_half_even(v)) : 0;
+            y[b].qs[j] = v == v ? tg_q8_low_byte(tg_round_half_even(v)) : 0;
         }
     }
 }
@@ -155,14 +138,7 @@ void tg_dequantize_row_q8_0(const tg_block_q8_0 * x, float * y, int64_t n) {
 }
 
 // Q4_0: the element of largest magnitude `max` (sign kept) maps to -8:
-// d = max / -8, q = min(15, trunc(x / d + 8.5)).
-static inline uint8_t q4_nibble(float v) {
-    float t = v + 8.5f;
-    if (!(t >= 0.0f)) t = 0.0f;      // NaN or negative (cannot happen for finite input)
-    int q = (int) (int8_t) (t < 127.0f ? t : 127.0f);
-    return (uint8_t) (q < 15 ? q : 15);
-}
-
+// d = max / -8, q = min(15, trunc(x / d + 8.5)) (tg_q4_nibble).
 void tg_quantize_row_q4_0(const float * x, tg_block_q4_0 * y, int64_t n) {
     const int64_t nb = n / TG_QK4_0;
     for (int64_t b = 0; b < nb; b++) {
@@ -175,8 +151,8 @@ void tg_quantize_row_q4_0(const float * x, tg_block_q4_0 * y, int64_t n) {
         const float id = d != 0.0f ? 1.0f / d : 0.0f;
         y[b].d = tg_fp32_to_fp16(d);
         for (int j = 0; j < TG_QK4_0 / 2; j++) {
-            uint8_t lo = q4_nibble(xb[j] * id);
-            uint8_t hi = q4_nibble(xb[j + TG_QK4_0 / 2] * id);
+            uint8_t lo = tg_q4_nibble(xb[j] * id);
+            uint8_t hi = tg_q4_nibble(xb[j + TG_QK4_0 / 2] * id);
             y[b].qs[j] = (uint8_t) (lo | (hi << 4));
         }
     }

@@ -78,32 +78,25 @@ struct cu_snap { const struct tg_tensor * t; size_t off, size; };
 struct cu_replay { const struct cu_snap * snaps; int n, cur; const char * host; };
 static _Thread_local struct cu_replay * g_replay;
 
-static bool replay_read(const struct tg_tensor * t, void * data, size_t offset, size_t size) {
-    struct cu_replay * rp = g_replay;
-    if (!rp) return false;
-    for (int k = 0; k < rp->n; k++) {   // the node being replayed and the views after it come first
+// The snapshot of t in the deferred run replayed on this thread, or NULL.
+static const struct cu_snap * replay_find(const struct tg_tensor * t) {
+    const struct cu_replay * rp = g_replay;
+    for (int k = 0; rp && k < rp->n; k++) {   // the node being replayed and the views after it come first
         const struct cu_snap * sn = &rp->snaps[(rp->cur + k) % rp->n];
-        if (sn->t == t && sn->size && offset + size <= sn->size) {
-            memcpy(data, rp->host + sn->off + offset, size);
-            return true;
-        }
-    }
-    return false;
-}
-
-static const void * cu_buf_host_view(struct tg_buffer * buf, const struct tg_tensor * t) {
-    (void) buf;
-    struct cu_replay * rp = g_replay;
-    if (!rp) return NULL;
-    for (int k = 0; k < rp->n; k++) {
-        const struct cu_snap * sn = &rp->snaps[(rp->cur + k) % rp->n];
-        if (sn->t == t && sn->size) return rp->host + sn->off;
+        if (sn->t == t && sn->size) return sn;
     }
     return NULL;
 }
 
+static const void * cu_buf_host_view(struct tg_buffer * buf, const struct tg_tensor * t) {
+    (void) buf;
+    const struct cu_snap * sn = replay_find(t);
+    return sn ? g_replay->host + sn->off : NULL;
+}
+
 static void cu_buf_get(struct tg_buffer * buf, const struct tg_tensor * t, void * data, size_t offset, size_t size) {
-    if (replay_read(t, data, offset, size)) return;
+    const struct cu_snap * sn = replay_find(t);
+    if (sn && offset + size <= sn->size) { memcpy(data, g_replay->host + sn->off + offset, size); return; }
     cu_set_device(((struct cu_buffer *) buf->context)->d);
     cu_report(cudaMemcpy(data, (const char *) t->data + offset, size, cudaMemcpyDeviceToHost), "download", t);
 }

@@ -6,6 +6,7 @@
 // of the same name (engine/cpu/ops-*.c, documented there); sums the CPU keeps
 // in double are kept in double here too.
 #include "core/alibi.h"
+#include "core/quant-round.h"
 #include "cuda/cuda-impl.h"
 #include "tg/core.h"
 
@@ -976,24 +977,6 @@ extern "C" void tg_cu_flash_attn(tg_cu_stream s, float scale, tg_cu_t dst, tg_cu
 
 // Q8_0 and Q4_0 of 32 floats, as the CPU's tg_quantize_row_q8_0 / _q4_0
 // (engine/core/types.c): the same scale, rounding and byte for each block.
-static __device__ float round_half_even(float v) {
-    float r = roundf(v);
-    if (fabsf(r - v) == 0.5f) r = 2.0f * roundf(v * 0.5f);
-    return r;
-}
-
-static __device__ int8_t q8_low_byte(float r) {
-    const int32_t i = r > -2147483648.0f && r < 2147483648.0f ? (int32_t) r : INT32_MIN;
-    return (int8_t) (uint8_t) ((uint32_t) i & 0xFFu);
-}
-
-static __device__ uint8_t q4_nibble(float v) {
-    float t = v + 8.5f;
-    if (!(t >= 0.0f)) t = 0.0f;
-    const int q = (int) (int8_t) (t < 127.0f ? t : 127.0f);
-    return (uint8_t) (q < 15 ? q : 15);
-}
-
 static __device__ void quantize_block(int type, const float * x, uint8_t * out) {
     if (type == TG_TYPE_Q8_0) {
         float amax = 0.0f;
@@ -1002,14 +985,14 @@ static __device__ void quantize_block(int type, const float * x, uint8_t * out) 
         *(__half *) out = __float2half_rn(d);
         for (int j = 0; j < 32; j++) {
             const float v = x[j] * id;
-            out[2 + j] = v == v ? (uint8_t) q8_low_byte(round_half_even(v)) : 0;
+            out[2 + j] = v == v ? (uint8_t) tg_q8_low_byte(tg_round_half_even(v)) : 0;
         }
     } else {   // Q4_0
         float amax = 0.0f, mx = 0.0f;
         for (int j = 0; j < 32; j++) if (amax < fabsf(x[j])) { amax = fabsf(x[j]); mx = x[j]; }
         const float d = mx / -8.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
         *(__half *) out = __float2half_rn(d);
-        for (int j = 0; j < 16; j++) out[2 + j] = (uint8_t) (q4_nibble(x[j] * id) | (q4_nibble(x[j + 16] * id) << 4));
+        for (int j = 0; j < 16; j++) out[2 + j] = (uint8_t) (tg_q4_nibble(x[j] * id) | (tg_q4_nibble(x[j + 16] * id) << 4));
     }
 }
 
