@@ -304,6 +304,26 @@ static void test_pool_args(void) {
     CHECK(strcmp(tg_cpu_simd_name(), name) == 0, "tg_cpu_force_scalar(false) restores '%s'", name);
 }
 
+// tg_cpu_read_bandwidth: bad arguments give 0 and the last error; a small
+// buffer (the caches) gives a positive figure.
+static void test_read_bandwidth(void) {
+    tg_clear_error();
+    double bw = tg_cpu_read_bandwidth(0, 1 << 20, 3);
+    CHECK(bw == 0 && tg_last_status() == TG_ERR_INVALID_ARG, "read bandwidth with 0 threads: 0, %s", tg_last_error());
+    tg_clear_error();
+    bw = tg_cpu_read_bandwidth(2, 1 << 20, 0);
+    CHECK(bw == 0 && tg_last_status() == TG_ERR_INVALID_ARG, "read bandwidth with 0 passes: 0, %s", tg_last_error());
+    tg_clear_error();
+    bw = tg_cpu_read_bandwidth(2, 200, 3);
+    CHECK(bw == 0 && tg_last_status() == TG_ERR_INVALID_ARG, "read bandwidth of 200 bytes on 2 threads: 0, %s", tg_last_error());
+    tg_clear_error();
+    bw = tg_cpu_read_bandwidth(1, SIZE_MAX, 3);
+    CHECK(bw == 0 && tg_last_status() == TG_ERR_NOMEM, "read bandwidth of SIZE_MAX bytes: 0, %s", tg_last_error());
+    tg_clear_error();
+    bw = tg_cpu_read_bandwidth(2, 1 << 20, 3);
+    CHECK(bw > 0 && tg_last_status() == TG_OK, "read bandwidth over 1 MiB, 2 threads: %.1f GB/s", bw);
+}
+
 // Every level above avx512 runs the avx512 elementwise kernels (the VNNI
 // level only adds quantized dot products): exp/silu/softmax bits equal the
 // avx512 level's, and differ from the scalar path's somewhere (so a level
@@ -352,5 +372,6 @@ int main(void) {
     test_pool_args();
     test_levels_keep_elementwise();
     test_pool_parallel();
+    test_read_bandwidth();
     return tg_check_finish("test_cpu_errors");
 }

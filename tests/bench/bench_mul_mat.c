@@ -2,7 +2,7 @@
 // generation (n=1), the weight bytes read per second next to this machine's
 // read bandwidth measured here with the same threads (a streaming sum over a
 // buffer the size of the weights, i.e. what the repeated calls read from,
-// and over a 256 MiB buffer, i.e. DRAM).
+// and over a 256 MiB buffer, i.e. DRAM; tg_cpu_read_bandwidth, median pass).
 //
 // A call is one MUL_MAT node; graphs of 8 such nodes are timed (the thread
 // pool wakes once per graph, as for a model's graph) and divided by 8.
@@ -36,85 +36,6 @@ static double now_s(void) {
 static int cmp_double(const void * x, const void * y) {
     double a = *(const double *) x, b = *(const double *) y;
     return a < b ? -1 : a > b;
-}
-
-// ---- read bandwidth: nth threads each sum their share of a buffer ----------------
-
-struct bw_job {
-    const uint64_t * p;
-    size_t n;                // uint64 words
-    int reps;
-    pthread_barrier_t * bar;
-    uint64_t sum;
-    double * t0, * t1;       // per repeat: this thread's pass start and end
-};
-
-typedef uint64_t tg_v4u __attribute__((vector_size(32)));
-
-static void * bw_worker(void * arg) {
-    struct bw_job * j = arg;
-    tg_v4u s0 = { 0 }, s1 = { 0 }, s2 = { 0 }, s3 = { 0 };
-    for (int r = 0; r < j->reps; r++) {
-        pthread_barrier_wait(j->bar);
-        j->t0[r] = now_s();
-        for (size_t i = 0; i + 16 <= j->n; i += 16) {   // 128 bytes per step, 4 independent sums
-            tg_v4u v0, v1, v2, v3;
-            memcpy(&v0, j->p + i, 32);
-            memcpy(&v1, j->p + i + 4, 32);
-            memcpy(&v2, j->p + i + 8, 32);
-            memcpy(&v3, j->p + i + 12, 32);
-            s0 += v0; s1 += v1; s2 += v2; s3 += v3;
-        }
-        j->t1[r] = now_s();
-        pthread_barrier_wait(j->bar);
-    }
-    tg_v4u s = s0 + s1 + s2 + s3;
-    j->sum = s[0] + s[1] + s[2] + s[3];
-    return NULL;
-}
-
-// Median bytes/s of summing `bytes` with nth threads (one pass per repeat;
-// 64-bit integer sums, vectorized).
-static double read_bandwidth(size_t bytes, int nth, int reps) {
-    size_t words = bytes / 8;
-    uint64_t * buf = aligned_alloc(64, (words * 8 + 63) / 64 * 64);
-    if (!buf) return 0;
-    for (size_t i = 0; i < words; i++) buf[i] = i;
-    pthread_barrier_t bar;
-    pthread_barrier_init(&bar, NULL, (unsigned) nth + 1);
-    pthread_t th[64];
-    struct bw_job jobs[64];
-    size_t per = (words / (size_t) nth) & ~(size_t) 15;
-    double * times = malloc(sizeof(double) * 2 * (size_t) (reps + 1) * (size_t) nth);
-    for (int t = 0; t < nth; t++) {
-        double * tt = times + 2 * (size_t) (reps + 1) * (size_t) t;
-        jobs[t] = (struct bw_job) { buf + per * (size_t) t, per, reps + 1, &bar, 0, tt, tt + reps + 1 };
-        pthread_create(&th[t], NULL, bw_worker, &jobs[t]);
-    }
-    for (int r = 0; r <= reps; r++) {   // the first pass warms up
-        pthread_barrier_wait(&bar);
-        pthread_barrier_wait(&bar);
-    }
-    // a pass lasts from the first thread's start to the last thread's end
-    double * ts = malloc(sizeof(double) * (size_t) reps);
-    for (int r = 1; r <= reps; r++) {
-        double a = jobs[0].t0[r], b = jobs[0].t1[r];
-        for (int t = 1; t < nth; t++) {
-            if (jobs[t].t0[r] < a) a = jobs[t].t0[r];
-            if (jobs[t].t1[r] > b) b = jobs[t].t1[r];
-        }
-        ts[r - 1] = b - a;
-    }
-    uint64_t sink = 0;
-    for (int t = 0; t < nth; t++) { pthread_join(th[t], NULL); sink += jobs[t].sum; }
-    pthread_barrier_destroy(&bar);
-    qsort(ts, (size_t) reps, sizeof(double), cmp_double);
-    double med = ts[reps / 2];
-    free(ts);
-    free(times);
-    free(buf);
-    if (sink == 42) printf(" ");   // keep the sums alive
-    return (double) (per * (size_t) nth * 8) / med;
 }
 
 // ---- peak arithmetic throughput: register-only loops on every thread -----------------
@@ -396,7 +317,7 @@ int main(int argc, char ** argv) {
     if (lvl >= TG_SIMD_AVX512VNNI && f.avx512vnni) { peak_q = peak_ops(2, nth); peak_q_name = "AVX-512 VNNI vpdpbusd"; }
     else if (lvl >= TG_SIMD_AVX2) { peak_q = peak_ops(3, nth); peak_q_name = "AVX2 maddubs+madd"; }
 #endif
-    const double bw_dram = read_bandwidth(256u << 20, nth, 5);
+    const double bw_dram = tg_cpu_read_bandwidth(nth, 256u << 20, 5) * 1e9;
     printf("MUL_MAT benchmark: %d thread(s), SIMD level %s (cpu: %s), k = 768\n",
            nth, level_names[lvl], tg_cpu_simd_name());
     printf("peak, %d thread(s): f32 %.1f GFLOP/s (%s), int8 %.1f GOP/s (%s); DRAM read bandwidth %.1f GB/s (256 MiB buffer)\n\n",
@@ -420,7 +341,7 @@ int main(int argc, char ** argv) {
         const bool quant = tg_type_traits(types[ti])->is_quantized;
         const double peak = quant ? peak_q : peak_f;
         if (ns[ni] == 1) {
-            const double bw = read_bandwidth(wbytes, nth, 200);
+            const double bw = tg_cpu_read_bandwidth(nth, wbytes, 200) * 1e9;
             printf("%-6s %-10s %4lld %8.1f us %8.1f us %9.1f %7s %6.1f GB/s %9.1f GB/s %5.0f%%\n", tg_type_name(types[ti]), shape,
                    (long long) ns[ni], r.t_med * 1e6, r.t_min * 1e6, r.gflops, "", r.wbytes_s * 1e-9, bw * 1e-9,
                    100.0 * r.wbytes_s / bw);

@@ -58,6 +58,17 @@ enum tg_status tg_cpu_compute(struct tg_graph * g, int n_threads);
 // True when the CPU kernels implement this node (op and type combination).
 bool tg_cpu_supports_op(const struct tg_tensor * node);
 
+// This host's memory read bandwidth in GB/s (1e9 bytes/s), measured: n_threads
+// new threads each sum their share of a buffer of `bytes` (filled first), one
+// warm-up pass then `passes` timed ones; a pass lasts from the first thread's
+// start to the last thread's end, and the result is the median pass. A
+// buffer well above the last-level cache (256 MiB) gives the DRAM figure, a
+// small one the caches'. Takes about bytes * (passes + 2) / bandwidth. Returns
+// 0 with the last error set on bad arguments (n_threads or passes < 1, under
+// 128 bytes per thread), when the buffer cannot be allocated (TG_ERR_NOMEM) or
+// a thread cannot be created (TG_ERR_INTERNAL); never exits.
+double tg_cpu_read_bandwidth(int n_threads, size_t bytes, int passes);
+
 #ifdef __cplusplus
 }
 #endif
