@@ -324,6 +324,10 @@ int main(void) {
               h->n_embd, h->n_layer, h->n_head, h->n_head_kv, h->n_ff, h->head_dim, h->n_rot, h->n_ctx_train);
         CHECK(fabsf(h->rms_eps - 1e-5f) < 1e-9f && h->rope_freq_base == 10000.0f, "rms eps %g, rope base %g", h->rms_eps, h->rope_freq_base);
         CHECK(tg_llama_model_bos(m) == 1 && tg_llama_model_eos(m) == 2, "bos 1, eos 2");
+        const size_t embd_bytes = (size_t) h->n_vocab * (size_t) h->n_embd * 4;
+        CHECK(!h->tied_output && tg_llama_model_bytes_per_token(m) == tg_llama_model_size(m) - embd_bytes,
+              "bytes per token %zu: every weight (%zu) but token_embd (%zu), output.weight being untied",
+              tg_llama_model_bytes_per_token(m), tg_llama_model_size(m), embd_bytes);
         const struct tg_vocab * v = tg_llama_model_vocab(m);
         CHECK(v && tg_vocab_n_tokens(v) == 32000, "the model's vocabulary has %d tokens", v ? tg_vocab_n_tokens(v) : -1);
         check_consistency(m, &rows[2]);

@@ -106,6 +106,9 @@ static void check_hparams(void) {
               h->rope_freq_base);
         CHECK(tg_llama_model_tensor(m, "blk.1.attn_q_norm.weight") && tg_llama_model_tensor(m, "blk.1.attn_k_norm.weight"),
               "qwen3: per-head Q/K norm weights loaded");
+        CHECK(tg_llama_model_bytes_per_token(m) == tg_llama_model_size(m),
+              "qwen3 (tied output): a token reads every weight, token_embd included (%zu of %zu bytes)",
+              tg_llama_model_bytes_per_token(m), tg_llama_model_size(m));
         const struct tg_vocab * v = tg_llama_model_vocab(m);
         CHECK(v && tg_vocab_model(v) == TG_VOCAB_BPE, "qwen3: its vocabulary is byte-level BPE");
         tg_llama_model_free(m);

@@ -333,6 +333,13 @@ enum tg_type tg_llama_model_weight_type(const struct tg_llama_model * m) { retur
 struct tg_device * tg_llama_model_gpu_device(const struct tg_llama_model * m) { return m ? m->gpu_dev : NULL; }
 int32_t tg_llama_model_n_gpu_layers(const struct tg_llama_model * m) { return m ? m->n_gpu_layers : 0; }
 size_t tg_llama_model_gpu_bytes(const struct tg_llama_model * m) { return m && m->gpu_buf ? tg_buffer_get_size(m->gpu_buf) : 0; }
+// Every weight but the token embedding, which a step only reads rows of
+// (GET_ROWS), unless the output projection is tied to it: then the logits
+// read all of it.
+size_t tg_llama_model_bytes_per_token(const struct tg_llama_model * m) {
+    if (!m) return 0;
+    return m->hparams.tied_output ? m->size : m->size - tg_nbytes(m->tok_embd);
+}
 
 const struct tg_vocab * tg_llama_model_vocab(const struct tg_llama_model * m) {
     if (!m) return NULL;

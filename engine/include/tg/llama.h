@@ -92,6 +92,10 @@ struct tg_device * tg_llama_model_gpu_device(const struct tg_llama_model * model
 int32_t tg_llama_model_n_gpu_layers(const struct tg_llama_model * model);
 // Bytes of weights in that GPU's memory (0 when none).
 size_t tg_llama_model_gpu_bytes(const struct tg_llama_model * model);
+// Bytes of weights a generation step (one token) reads in full: every weight
+// but the token embedding (only its rows are read), which counts when the
+// output projection is tied to it. 0 for NULL.
+size_t tg_llama_model_bytes_per_token(const struct tg_llama_model * model);
 // Type of most matrices ("ftype" summary: the type of blk.0.attn_q.weight).
 enum tg_type tg_llama_model_weight_type(const struct tg_llama_model * model);
 // The model's vocabulary and tokenizer (tg/vocab.h), loaded with the model
