@@ -6,10 +6,15 @@
 //   pp256: 123.45 ± 1.23 tok/s
 //   tg64 @ d1024: 45.67 ± 0.89 tok/s
 // -p, -n, -d, -t and -fa take comma lists (every combination is measured).
+// After the tests, each generation test's weight traffic (tokens/s x the
+// weights a token reads) next to the memory bandwidth it is bound by: the
+// GPU's copy bandwidth with layers on a GPU, else this host's read
+// bandwidth measured with the test's thread count.
 #include "cli.h"
 #include "json.h"
 #include "runopts.h"
 #include "tg/backend.h"
+#include "tg/cpu.h"
 #include "tg/llama.h"
 
 #include <math.h>
@@ -70,6 +75,7 @@ struct test {
     double * samples;   // [reps] tokens/s of each repetition
     int n;
     double mean, sd;
+    double read_gbs;    // CPU-only generation tests: host read bandwidth with `threads` (0: not measured)
 };
 
 // Clears the cache and fills it with `depth` tokens (untimed), in batches
@@ -139,21 +145,61 @@ static void print_gpu_bandwidth(const struct tg_llama_model * model, const struc
     }
 }
 
-static void print_json(const struct bench_opts * o, const struct tg_llama_model * model, const struct test * tests, int n) {
+// The host read bandwidth a CPU generation test is compared with: sums over
+// 256 MiB (DRAM, not the caches) with the test's thread count, median of 5
+// passes; measured for the first test of each thread count, copied after.
+// 0 when it failed (tg_last_error says why).
+#define BENCH_BW_BYTES ((size_t) 256 << 20)
+static double test_read_bandwidth(struct test * tests, int i) {
+    for (int j = 0; j < i; j++)
+        if (tests[j].n_gen && tests[j].threads == tests[i].threads) return tests[i].read_gbs = tests[j].read_gbs;
+    return tests[i].read_gbs = tg_cpu_read_bandwidth(tests[i].threads, BENCH_BW_BYTES, 5);
+}
+
+// CPU only: the weights a token reads, and each generation test's weight
+// traffic as a share of the host's read bandwidth with the same threads.
+static void print_cpu_bandwidth(const struct bench_opts * o, const struct tg_llama_model * model, struct test * tests, int n) {
+    const size_t wb = tg_llama_model_bytes_per_token(model);
+    bool any = false;
+    for (int i = 0; i < n; i++) any = any || tests[i].n_gen;
+    if (!wb || !any) return;
+    printf("CPU: %.1f MiB of weights read per generated token; %% = their GB/s (tokens/s x bytes) over this host's "
+           "read bandwidth with the test's threads\n", wb / 1048576.0);
+    for (int i = 0; i < n; i++) {
+        struct test * t = &tests[i];
+        if (!t->n_gen) continue;
+        const double bw = test_read_bandwidth(tests, i), gbs = t->mean * (double) wb / 1e9;
+        printf("tg%d", t->n_gen);
+        if (t->depth) printf(" @ d%d", t->depth);
+        if (o->threads.n > 1) printf(" t=%d", t->threads);
+        if (bw <= 0) { printf(" fa=%s: %.1f GB/s of weights; read bandwidth not measured: %s\n", fa_name(t->fa), gbs, tg_last_error()); continue; }
+        printf(" fa=%s: %.1f GB/s of weights = %.1f%% of %.1f GB/s (sums over %zu MiB, %d thread%s)\n", fa_name(t->fa), gbs,
+               100.0 * gbs / bw, bw, BENCH_BW_BYTES >> 20, t->threads, t->threads == 1 ? "" : "s");
+    }
+}
+
+static void print_json(const struct bench_opts * o, const struct tg_llama_model * model, struct test * tests, int n) {
     printf("{\"model\": ");
     tg_json_write_string(stdout, o->run.model, strlen(o->run.model));
     const char * type = tg_type_name(tg_llama_model_weight_type(model));
     printf(", \"model_type\": ");
     tg_json_write_string(stdout, type, strlen(type));
-    printf(", \"model_n_params\": %lld, \"model_size\": %llu, \"results\": [", (long long) tg_llama_model_n_params(model),
-           (unsigned long long) tg_llama_model_size(model));
+    printf(", \"model_n_params\": %lld, \"model_size\": %llu, \"weights_bytes_per_token\": %llu, \"results\": [",
+           (long long) tg_llama_model_n_params(model), (unsigned long long) tg_llama_model_size(model),
+           (unsigned long long) tg_llama_model_bytes_per_token(model));
     for (int i = 0; i < n; i++) {
-        const struct test * t = &tests[i];
+        struct test * t = &tests[i];
         printf("%s{\"n_prompt\": %d, \"n_gen\": %d, \"n_depth\": %d, \"n_threads\": %d, \"flash_attn\": \"%s\", "
                "\"repetitions\": %d, \"avg_ts\": %.6f, \"stddev_ts\": %.6f, \"samples_ts\": [",
                i ? ", " : "", t->n_prompt, t->n_gen, t->depth, t->threads, fa_name(t->fa), t->n, t->mean, t->sd);
         for (int k = 0; k < t->n; k++) printf("%s%.6f", k ? ", " : "", t->samples[k]);
-        printf("]}");
+        printf("]");
+        if (t->n_gen && !tg_llama_model_gpu_bytes(model)) {   // CPU generation: the host's read bandwidth, same threads
+            const double bw = test_read_bandwidth(tests, i);
+            if (bw > 0) printf(", \"read_bandwidth_gbs\": %.3f", bw);
+            else printf(", \"read_bandwidth_gbs\": null");
+        }
+        printf("}");
     }
     printf("]}\n");
 }
@@ -252,7 +298,8 @@ static int cmd_bench(int argc, char ** argv) {
         if (!o.json) { print_text(&o, t); fflush(stdout); }
     }
     if (o.json) print_json(&o, r.model, tests, n_tests);
-    else print_gpu_bandwidth(r.model, tests, n_tests);
+    else if (tg_llama_model_gpu_bytes(r.model)) print_gpu_bandwidth(r.model, tests, n_tests);
+    else print_cpu_bandwidth(&o, r.model, tests, n_tests);
     rc = 0;
 done:
     free_tests(tests, n_tests);

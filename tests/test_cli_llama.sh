@@ -37,6 +37,10 @@ check "same seed, same text" cmp -s "$TMP/gen.txt" "$TMP/gen2.txt"
 "$TGDB" bench -m "$DATA/tiny-f32.gguf" -p 32 -n 8 -t 2 -r 1 >"$TMP/bench.txt" 2>&1
 check "bench prints 'pp32: X tok/s'" grep -Eq '^pp32: [0-9]+(\.[0-9]+)? tok/s$' "$TMP/bench.txt"
 check "bench prints 'tg8: X tok/s'" grep -Eq '^tg8: [0-9]+(\.[0-9]+)? tok/s$' "$TMP/bench.txt"
+# CPU run: weights per token and each tg test's weight traffic against the host's read bandwidth (2 threads)
+check "bench prints the weights a token reads" grep -Eq '^CPU: [0-9]+\.[0-9] MiB of weights read per generated token; % = ' "$TMP/bench.txt"
+check "bench prints 'tg8 fa=auto: X GB/s of weights = Y% of Z GB/s (sums over 256 MiB, 2 threads)'" \
+    grep -Eq '^tg8 fa=auto: [0-9]+\.[0-9] GB/s of weights = [0-9]+\.[0-9]% of [0-9]+\.[0-9] GB/s \(sums over 256 MiB, 2 threads\)$' "$TMP/bench.txt"
 
 # perplexity line
 "$TGDB" perplexity -m "$DATA/tiny-f32.gguf" -f "$DATA/apache-2.0.txt" -c 128 -t 2 --progress >"$TMP/ppl.txt" 2>"$TMP/ppl.err"

@@ -126,6 +126,10 @@ check "bench -d 0,32 -r 3 -t 1,2: mean ± sd per test" bash -c "grep -Eq '^pp16 
 check "bench --json parses: 2 tests at depth 32, 2 samples each" python3 -c "
 import json,sys; d=json.load(open('$TMP/b.json')); r=d['results']
 sys.exit(not (len(r)==2 and all(x['n_depth']==32 and len(x['samples_ts'])==2 and x['avg_ts']>0 for x in r)))"
+check "bench --json (CPU): weights_bytes_per_token, and read_bandwidth_gbs on the tg result only" python3 -c "
+import json,sys; d=json.load(open('$TMP/b.json')); r=d['results']
+sys.exit(not (d['weights_bytes_per_token']>0 and all(('read_bandwidth_gbs' in x)==(x['n_gen']>0) for x in r)
+              and all(x['read_bandwidth_gbs']>0 for x in r if x['n_gen'])))"
 check "bench --progress: a line per repetition on stderr" bash -c "test \$(grep -c 'repetition' '$TMP/b.err') = 4"
 "$TGDB" bench -m "$M" -p 0 -n 4 -r 1 >"$TMP/b0.txt" 2>&1
 check "bench -p 0: generation only (the warm-up fits batches of one token)" grep -Eq '^tg4: [0-9.]+ tok/s$' "$TMP/b0.txt"
