@@ -76,6 +76,7 @@ struct test {
     int n;
     double mean, sd;
     double read_gbs;    // CPU-only generation tests: host read bandwidth with `threads` (0: not measured)
+    bool bw_done;       // read_gbs measured (right after the test)
 };
 
 // Clears the cache and fills it with `depth` tokens (untimed), in batches
@@ -147,13 +148,16 @@ static void print_gpu_bandwidth(const struct tg_llama_model * model, const struc
 
 // The host read bandwidth a CPU generation test is compared with: sums over
 // 256 MiB (DRAM, not the caches) with the test's thread count, median of 5
-// passes; measured for the first test of each thread count, copied after.
-// 0 when it failed (tg_last_error says why).
+// passes, measured right after the test (a shared machine's bandwidth moves
+// by tens of percent within minutes: a figure taken at another time says
+// little about the test's). 0 when it failed (tg_last_error says why).
 #define BENCH_BW_BYTES ((size_t) 256 << 20)
 static double test_read_bandwidth(struct test * tests, int i) {
-    for (int j = 0; j < i; j++)
-        if (tests[j].n_gen && tests[j].threads == tests[i].threads) return tests[i].read_gbs = tests[j].read_gbs;
-    return tests[i].read_gbs = tg_cpu_read_bandwidth(tests[i].threads, BENCH_BW_BYTES, 5);
+    if (!tests[i].bw_done) {
+        tests[i].read_gbs = tg_cpu_read_bandwidth(tests[i].threads, BENCH_BW_BYTES, 5);
+        tests[i].bw_done = true;
+    }
+    return tests[i].read_gbs;
 }
 
 // CPU only: the weights a token reads, and each generation test's weight
@@ -164,7 +168,7 @@ static void print_cpu_bandwidth(const struct bench_opts * o, const struct tg_lla
     for (int i = 0; i < n; i++) any = any || tests[i].n_gen;
     if (!wb || !any) return;
     printf("CPU: %.1f MiB of weights read per generated token; %% = their GB/s (tokens/s x bytes) over this host's "
-           "read bandwidth with the test's threads\n", wb / 1048576.0);
+           "read bandwidth with the test's threads, measured right after it\n", wb / 1048576.0);
     for (int i = 0; i < n; i++) {
         struct test * t = &tests[i];
         if (!t->n_gen) continue;
@@ -295,6 +299,7 @@ static int cmd_bench(int argc, char ** argv) {
             if (tg_llama_decode(r.ctx, toks, w, 0) != TG_OK) { tg_cli_err("bench: %s", tg_last_error()); goto done; } // warm-up
         }
         if (run_test(r.ctx, toks, t, o.reps, n_batch, progress)) goto done;
+        if (t->n_gen && !tg_llama_model_gpu_bytes(r.model)) test_read_bandwidth(tests, i);   // now, beside the test
         if (!o.json) { print_text(&o, t); fflush(stdout); }
     }
     if (o.json) print_json(&o, r.model, tests, n_tests);
