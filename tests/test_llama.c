@@ -6,6 +6,8 @@
 #include "logits_tsv.h"
 #include "tg/gguf.h"
 #include "tg/llama.h"
+#include "tg/observe.h"
+#include "tg/sched.h"
 #include "tg/vocab.h"
 
 #include <math.h>
@@ -299,6 +301,57 @@ static void check_flash_attn(struct tg_llama_model * m, const struct row * r) {
     tg_llama_context_free(c);
 }
 
+// Generation computes the previous token's graph again with its K/V store
+// views moved (while the cells looked at stay): the same bits as building
+// every graph (TG_GRAPH_REUSE=0), across the KV padding step at 32 cells,
+// after a prompt, with and without fused attention, 1 and 2 threads; none
+// while an observer is attached.
+static void check_graph_reuse(struct tg_llama_model * m, const struct row * r) {
+    const int n_vocab = tg_llama_model_hparams(m)->n_vocab, n_gen = 40;
+    for (int fa = 0; fa < 2; fa++)
+    for (int th = 1; th <= 2; th++) {
+        struct tg_llama_context * c[2];
+        for (int k = 0; k < 2; k++) {
+            if (k) setenv("TG_GRAPH_REUSE", "0", 1); else unsetenv("TG_GRAPH_REUSE");
+            struct tg_llama_context_params cp = tg_llama_context_default_params();
+            cp.n_ctx = 128; cp.n_threads = th;
+            cp.flash_attn = fa ? TG_FLASH_ATTN_ON : TG_FLASH_ATTN_OFF;
+            c[k] = tg_llama_context_new(m, &cp);
+        }
+        unsetenv("TG_GRAPH_REUSE");
+        int same = 0, ok = c[0] && c[1];
+        for (int k = 0; ok && k < 2; k++) ok = tg_llama_decode(c[k], r->ids, r->n_ids, 0) == TG_OK;
+        for (int i = 0; ok && i < n_gen; i++) {
+            int32_t tok = 100 + 7 * i;
+            ok = tg_llama_decode(c[0], &tok, 1, r->n_ids + i) == TG_OK && tg_llama_decode(c[1], &tok, 1, r->n_ids + i) == TG_OK;
+            if (ok) same += memcmp(tg_llama_get_logits(c[0], -1), tg_llama_get_logits(c[1], -1), (size_t) n_vocab * sizeof(float)) == 0;
+        }
+        struct tg_llama_stats s0 = ok ? tg_llama_stats(c[0]) : (struct tg_llama_stats) { 0 };
+        struct tg_llama_stats s1 = ok ? tg_llama_stats(c[1]) : (struct tg_llama_stats) { 0 };
+        CHECK(ok && same == n_gen, "graph reuse (fa %s, %d thread%s): %d of %d generated tokens' logits the same bits as "
+              "with every graph built", fa ? "on" : "off", th, th > 1 ? "s" : "", same, n_gen);
+        CHECK(ok && s0.n_reused >= n_gen - 3 && s0.n_graphs == n_gen + 1 && s1.n_reused == 0,
+              "graph reuse (fa %s, %d thread%s): %lld of %lld graphs computed again (rebuilt when the cells looked at "
+              "grow); TG_GRAPH_REUSE=0: %lld", fa ? "on" : "off", th, th > 1 ? "s" : "", (long long) s0.n_reused,
+              (long long) s0.n_graphs, (long long) s1.n_reused);
+        tg_llama_context_free(c[0]);
+        tg_llama_context_free(c[1]);
+    }
+    struct tg_llama_context_params cp = tg_llama_context_default_params();
+    cp.n_ctx = 64;
+    struct tg_llama_context * c = tg_llama_context_new(m, &cp);
+    struct tg_observer obs = { 0 };
+    bool ok = c && tg_sched_add_observer(tg_llama_context_sched(c), &obs) == TG_OK &&
+              tg_llama_decode(c, r->ids, r->n_ids, 0) == TG_OK;
+    for (int i = 0; ok && i < 4; i++) {
+        int32_t tok = 200 + i;
+        ok = tg_llama_decode(c, &tok, 1, r->n_ids + i) == TG_OK;
+    }
+    CHECK(ok && tg_llama_stats(c).n_reused == 0, "an observer attached: every graph built (%lld reused)",
+          ok ? (long long) tg_llama_stats(c).n_reused : -1LL);
+    tg_llama_context_free(c);
+}
+
 int main(void) {
     static struct row rows[32];
     int n = read_logits_rows("logits.tsv", rows, 32);
@@ -332,6 +385,7 @@ int main(void) {
         CHECK(v && tg_vocab_n_tokens(v) == 32000, "the model's vocabulary has %d tokens", v ? tg_vocab_n_tokens(v) : -1);
         check_consistency(m, &rows[2]);
         check_flash_attn(m, &rows[2]);
+        check_graph_reuse(m, &rows[2]);
 #ifdef TG_HAVE_BLAS
         check_blas(m, &rows[2]);
 #endif

@@ -34,6 +34,11 @@ struct tg_llama_context {
     struct tg_llama_stats stats;
     float * mask_buf;                  // [n_kv, n_ubatch] scratch for the mask
     int32_t * ibuf;                    // [n_ubatch] scratch for token / position / output ids
+    struct tg_tensor ** pos_views;     // [4 n_layer] the graph's position-dependent views (ug.pos_views)
+    size_t * pos_steps;                // [4 n_layer]
+    bool ug_ok;                        // ug was allocated and computed: it may be computed again
+    bool ug_fa;                        // ug's attention path
+    bool no_reuse;                     // TG_GRAPH_REUSE=0: every micro-batch builds its graph
 };
 
 struct tg_llama_context_params tg_llama_context_default_params(void) {
@@ -71,7 +76,7 @@ static enum tg_status reserve(struct tg_llama_context * c) {
         struct tg_context_params cp = { .mem_size = c->gctx_size, .mem_buffer = c->gctx_arena, .no_alloc = true };
         struct tg_context * gctx = tg_context_new(cp);
         if (!gctx) return tg_last_status();
-        struct tg_llama_ubatch_graph ug;
+        struct tg_llama_ubatch_graph ug = { 0 };   // no position views kept
         enum tg_status st = tg_llama_build_graph(gctx, c->model, &c->kv, shapes[i][0], c->params.n_ctx - shapes[i][0],
                                                  shapes[i][1], shapes[i][2], tg_llama_context_flash_attn(c), &ug);
         if (!st) st = tg_llama_exec_reserve(c->exec, ug.graph);
@@ -97,12 +102,16 @@ struct tg_llama_context * tg_llama_context_new(struct tg_llama_model * model, co
     c->mask_buf = malloc(sizeof(float) * (size_t) p->n_ubatch * (size_t) p->n_ctx);
     c->ibuf = malloc(sizeof(int32_t) * (size_t) p->n_ubatch);
     c->gctx_arena = malloc(c->gctx_size);
-    if (!c->exec || !c->mask_buf || !c->ibuf || !c->gctx_arena) {
+    c->pos_views = malloc(sizeof(*c->pos_views) * 4 * (size_t) (model->hparams.n_layer + 1));
+    c->pos_steps = malloc(sizeof(*c->pos_steps) * 4 * (size_t) (model->hparams.n_layer + 1));
+    if (!c->exec || !c->mask_buf || !c->ibuf || !c->gctx_arena || !c->pos_views || !c->pos_steps) {
         if (c->exec) tg_error(TG_ERR_NOMEM, "out of memory (llama context buffers)");
         tg_llama_context_free(c);
         return NULL;
     }
     c->stats.kv_bytes = c->kv.bytes;
+    const char * gr = getenv("TG_GRAPH_REUSE");
+    c->no_reuse = gr && !strcmp(gr, "0");
     if (reserve(c) != TG_OK) { tg_llama_context_free(c); return NULL; }
     return c;
 }
@@ -118,6 +127,8 @@ void tg_llama_context_free(struct tg_llama_context * c) {
     free(c->out_row);
     free(c->mask_buf);
     free(c->ibuf);
+    free(c->pos_views);
+    free(c->pos_steps);
     free(c);
 }
 
@@ -214,32 +225,60 @@ bool tg_llama_context_flash_attn(const struct tg_llama_context * c) {
     }
 }
 
-// Builds, allocates, fills and computes the graph of tokens [u0, u0+T).
+// Moves the last graph's position views from ug.pos0 to pos0 (the K/V
+// stores write the cells of the new positions; nothing else in the graph
+// depends on them: positions and the mask are inputs).
+static void move_graph(struct tg_llama_context * c, int32_t pos0) {
+    const ptrdiff_t d = (ptrdiff_t) pos0 - (ptrdiff_t) c->ug.pos0;
+    for (int i = 0; i < c->ug.n_pos_views; i++) {
+        struct tg_tensor * t = c->ug.pos_views[i];
+        const ptrdiff_t by = d * (ptrdiff_t) c->ug.pos_steps[i];
+        t->data = (char *) t->data + by;
+        t->view_offs = (size_t) ((ptrdiff_t) t->view_offs + by);
+    }
+    c->ug.pos0 = pos0;
+}
+
+// Builds, allocates, fills and computes the graph of tokens [u0, u0+T). The
+// graph of a generated token is computed again for the next tokens while
+// the shapes stay (the cells looked at grow in steps of TG_LLAMA_KV_PAD),
+// with its store views moved, where nothing observes the computation.
 static enum tg_status decode_ubatch(struct tg_llama_context * c, const struct tg_llama_batch * b, int32_t u0, int32_t T) {
     int32_t n_out = 0;
     for (int32_t t = 0; t < T; t++) n_out += c->out_row[u0 + t] >= 0;
     if (n_out == 0) n_out = 1;
-    const int32_t p0 = b->pos0 + u0;
-    double t0 = tg_llama_time_ms();
-    tg_llama_exec_reset(c->exec);
-    tg_context_free(c->gctx);
-    memset(&c->ug, 0, sizeof c->ug);
-    struct tg_context_params cp = { .mem_size = c->gctx_size, .mem_buffer = c->gctx_arena, .no_alloc = true };
-    c->gctx = tg_context_new(cp);
-    if (!c->gctx) return tg_last_status();
-    struct tg_llama_ubatch_graph ug;
+    const int32_t p0 = b->pos0 + u0, n_kv = tg_llama_kv_n_cells(&c->kv, p0 + T);
     const bool fa = tg_llama_context_flash_attn(c);
-    enum tg_status st = tg_llama_build_graph(c->gctx, c->model, &c->kv, T, p0, tg_llama_kv_n_cells(&c->kv, p0 + T), n_out,
-                                             fa, &ug);
-    if (st) return st;
-    c->ug = ug;
+    double t0 = tg_llama_time_ms();
+    enum tg_status st;
+    const bool reuse = c->ug_ok && c->ug.graph && c->ug.n_tokens == T && c->ug.n_kv == n_kv && c->ug.n_outputs == n_out &&
+                       c->ug_fa == fa && c->ug.n_pos_views > 0 && !c->params.eval_cb && !c->profile && !c->no_reuse &&
+                       tg_llama_exec_can_reuse(c->exec);
+    if (reuse) {
+        move_graph(c, p0);
+    } else {
+        c->ug_ok = false;
+        tg_llama_exec_reset(c->exec);
+        tg_context_free(c->gctx);
+        memset(&c->ug, 0, sizeof c->ug);
+        struct tg_context_params cp = { .mem_size = c->gctx_size, .mem_buffer = c->gctx_arena, .no_alloc = true };
+        c->gctx = tg_context_new(cp);
+        if (!c->gctx) return tg_last_status();
+        struct tg_llama_ubatch_graph ug = { .pos_views = c->pos_views, .pos_steps = c->pos_steps };
+        st = tg_llama_build_graph(c->gctx, c->model, &c->kv, T, p0, n_kv, n_out, fa, &ug);
+        if (st) return st;
+        c->ug = ug;
+        c->ug_fa = fa;
+    }
     double t1 = tg_llama_time_ms();
     tg_llama_exec_marker(c->exec, T, p0, u0 / c->params.n_ubatch, b->n_tokens, b->pos0, fa);
-    if ((st = tg_llama_exec_alloc(c->exec, ug.graph))) return st;
+    if (!reuse && (st = tg_llama_exec_alloc(c->exec, c->ug.graph))) return st;
     if ((st = set_inputs(c, b, u0))) return st;
     double t2 = tg_llama_time_ms();
     struct tg_llama_exec_hooks hooks = { c->params.eval_cb, c->params.eval_cb_user, c->profile ? c->prof : NULL };
-    if ((st = tg_llama_exec_compute(c->exec, ug.graph, &hooks))) return st;
+    c->ug_ok = false;
+    if ((st = tg_llama_exec_compute(c->exec, c->ug.graph, &hooks))) return st;
+    c->ug_ok = true;
     double t3 = tg_llama_time_ms();
     c->kv.used = p0 + T;
     st = read_logits(c, u0);
@@ -247,6 +286,7 @@ static enum tg_status decode_ubatch(struct tg_llama_context * c, const struct tg
     c->stats.ms_alloc += t2 - t1;
     c->stats.ms_compute += t3 - t2;
     c->stats.n_graphs++;
+    c->stats.n_reused += reuse;
     return st;
 }
 

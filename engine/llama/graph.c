@@ -74,6 +74,15 @@ static struct tg_tensor * build_proj(struct builder * b, struct tg_tensor * x, s
                              h->rope_freq_scale), name, il);
 }
 
+// Notes a tensor whose address moves by `step` bytes per position (see
+// tg_llama_ubatch_graph.pos_views).
+static void pos_view(struct builder * b, struct tg_tensor * t, size_t step) {
+    struct tg_llama_ubatch_graph * o = b->out;
+    if (!o->pos_views) return;
+    o->pos_views[o->n_pos_views] = t;
+    o->pos_steps[o->n_pos_views++] = step;
+}
+
 // Q/K/V projections with rope; K and V written into the cache at cells
 // pos0..pos0+T-1. Returns the roped queries [Hd,H,T].
 static struct tg_tensor * build_qkv(struct builder * b, struct tg_tensor * cur, int il) {
@@ -99,6 +108,8 @@ static struct tg_tensor * build_qkv(struct builder * b, struct tg_tensor * cur, 
     struct tg_tensor * kst = tg_cpy(ctx, k2, kdst);
     CHK(kst); tg_format_name(kst, "k_store-%d", il);
     CHK(expand(b, kst));
+    pos_view(b, kdst, kc->nb[1]);
+    pos_view(b, kst, kc->nb[1]);
 
     // V columns -> transposed cache: cache_v [n_ctx, n_embd_kv], cell c of dim d at d*nb1 + c*esize
     struct tg_tensor * vc = b->kv->v[il];
@@ -111,6 +122,8 @@ static struct tg_tensor * build_qkv(struct builder * b, struct tg_tensor * cur, 
     struct tg_tensor * vst = tg_cpy(ctx, vt, vdst);
     CHK(vst); tg_format_name(vst, "v_store-%d", il);
     CHK(expand(b, vst));
+    pos_view(b, vdst, vc->nb[0]);
+    pos_view(b, vst, vc->nb[0]);
     return q;
 }
 
@@ -217,7 +230,11 @@ enum tg_status tg_llama_build_graph(struct tg_context * ctx, const struct tg_lla
                                     const struct tg_llama_kv * kv, int32_t n_tokens, int32_t pos0,
                                     int32_t n_kv, int32_t n_outputs, bool flash_attn,
                                     struct tg_llama_ubatch_graph * out) {
+    struct tg_tensor ** pos_views = out->pos_views;
+    size_t * pos_steps = out->pos_steps;
     memset(out, 0, sizeof *out);
+    out->pos_views = pos_views;
+    out->pos_steps = pos_steps;
     struct builder b = { ctx, m, kv, NULL, out, n_tokens, pos0, n_kv, n_outputs, flash_attn };
     out->n_tokens = n_tokens; out->pos0 = pos0; out->n_kv = n_kv; out->n_outputs = n_outputs;
     if (n_tokens < 1 || n_outputs < 1 || n_outputs > n_tokens || pos0 < 0 || pos0 + n_tokens > n_kv || n_kv > kv->n_ctx)

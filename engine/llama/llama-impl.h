@@ -111,6 +111,14 @@ struct tg_llama_ubatch_graph {
     struct tg_tensor * out_ids;     // I32 [n_outputs] or NULL when every token is an output
     struct tg_tensor * logits;      // F32 [n_vocab, n_outputs] (result_output)
     int32_t n_tokens, n_outputs, n_kv, pos0;
+    // The tensors whose addresses depend on pos0 (the K/V store views and
+    // their copies' views): pos_views[i] sits pos_steps[i] bytes further per
+    // position. Filled when the caller provides pos_views / pos_steps (room
+    // for 4 per layer; build keeps the pointers), so that the same graph can
+    // be moved to the next position instead of built again.
+    struct tg_tensor ** pos_views;
+    size_t * pos_steps;
+    int n_pos_views;
 };
 
 // Builds the llama graph of n_tokens tokens at positions pos0.. over n_kv
@@ -172,6 +180,11 @@ void tg_llama_exec_marker(struct tg_llama_exec * e, int32_t n_tokens, int32_t po
                           int32_t batch_tokens, int32_t batch_pos, bool flash_attn);
 // True when the executor's scheduler has observers of its own.
 bool tg_llama_exec_observed(const struct tg_llama_exec * e);
+// Whether a graph computed once may be computed again with moved position
+// views instead of being built and allocated anew: nothing observes the
+// scheduler (a trace records every graph as built), and only CPU backends
+// (whose kernels read each tensor's address when they run).
+bool tg_llama_exec_can_reuse(const struct tg_llama_exec * e);
 
 // Small helpers.
 double tg_llama_time_ms(void);
