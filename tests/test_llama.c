@@ -301,6 +301,8 @@ static void check_flash_attn(struct tg_llama_model * m, const struct row * r) {
     tg_llama_context_free(c);
 }
 
+static void count_alloc(const struct tg_obs_alloc_event * ev, void * user) { (void) ev; ++*(int *) user; }
+
 // Generation computes the previous token's graph again with its K/V store
 // views moved (while the cells looked at stay): the same bits as building
 // every graph (TG_GRAPH_REUSE=0), across the KV padding step at 32 cells,
@@ -330,25 +332,28 @@ static void check_graph_reuse(struct tg_llama_model * m, const struct row * r) {
         struct tg_llama_stats s1 = ok ? tg_llama_stats(c[1]) : (struct tg_llama_stats) { 0 };
         CHECK(ok && same == n_gen, "graph reuse (fa %s, %d thread%s): %d of %d generated tokens' logits the same bits as "
               "with every graph built", fa ? "on" : "off", th, th > 1 ? "s" : "", same, n_gen);
-        CHECK(ok && s0.n_reused >= n_gen - 3 && s0.n_graphs == n_gen + 1 && s1.n_reused == 0,
-              "graph reuse (fa %s, %d thread%s): %lld of %lld graphs computed again (rebuilt when the cells looked at "
-              "grow); TG_GRAPH_REUSE=0: %lld", fa ? "on" : "off", th, th > 1 ? "s" : "", (long long) s0.n_reused,
-              (long long) s0.n_graphs, (long long) s1.n_reused);
+        CHECK(ok && s0.n_reused >= n_gen - 3 && s0.n_kept == s0.n_reused && s0.n_graphs == n_gen + 1 && s1.n_reused == 0,
+              "graph reuse (fa %s, %d thread%s): %lld of %lld graphs computed again, allocation kept (rebuilt when the "
+              "cells looked at grow); TG_GRAPH_REUSE=0: %lld", fa ? "on" : "off", th, th > 1 ? "s" : "",
+              (long long) s0.n_reused, (long long) s0.n_graphs, (long long) s1.n_reused);
         tg_llama_context_free(c[0]);
         tg_llama_context_free(c[1]);
     }
     struct tg_llama_context_params cp = tg_llama_context_default_params();
     cp.n_ctx = 64;
     struct tg_llama_context * c = tg_llama_context_new(m, &cp);
-    struct tg_observer obs = { 0 };
+    int n_alloc = 0;
+    struct tg_observer obs = { .user = &n_alloc, .on_graph_alloc = count_alloc };
     bool ok = c && tg_sched_add_observer(tg_llama_context_sched(c), &obs) == TG_OK &&
               tg_llama_decode(c, r->ids, r->n_ids, 0) == TG_OK;
     for (int i = 0; ok && i < 4; i++) {
         int32_t tok = 200 + i;
         ok = tg_llama_decode(c, &tok, 1, r->n_ids + i) == TG_OK;
     }
-    CHECK(ok && tg_llama_stats(c).n_reused == 0, "an observer attached: every graph built (%lld reused)",
-          ok ? (long long) tg_llama_stats(c).n_reused : -1LL);
+    struct tg_llama_stats s = ok ? tg_llama_stats(c) : (struct tg_llama_stats) { 0 };
+    CHECK(ok && s.n_reused == 3 && s.n_kept == 0 && n_alloc == 5, "an observer attached: %lld of 4 generated tokens' "
+          "graphs moved (the first one after the prompt built), %lld kept their allocation, the observer saw %d of 5 allocations", (long long) s.n_reused,
+          (long long) s.n_kept, n_alloc);
     tg_llama_context_free(c);
 }
 

@@ -239,10 +239,13 @@ static void move_graph(struct tg_llama_context * c, int32_t pos0) {
     c->ug.pos0 = pos0;
 }
 
-// Builds, allocates, fills and computes the graph of tokens [u0, u0+T). The
-// graph of a generated token is computed again for the next tokens while
+// Builds, allocates, fills and computes the graph of tokens [u0, u0+T). On
+// CPU backends the graph of a generated token serves the next tokens while
 // the shapes stay (the cells looked at grow in steps of TG_LLAMA_KV_PAD),
-// with its store views moved, where nothing observes the computation.
+// its store views moved instead of built again; where nothing observes the
+// computation it keeps its allocation too, else it is allocated again (the
+// observers, a trace among them, see every token's graph placed and
+// allocated, as if built).
 static enum tg_status decode_ubatch(struct tg_llama_context * c, const struct tg_llama_batch * b, int32_t u0, int32_t T) {
     int32_t n_out = 0;
     for (int32_t t = 0; t < T; t++) n_out += c->out_row[u0 + t] >= 0;
@@ -252,9 +255,11 @@ static enum tg_status decode_ubatch(struct tg_llama_context * c, const struct tg
     double t0 = tg_llama_time_ms();
     enum tg_status st;
     const bool reuse = c->ug_ok && c->ug.graph && c->ug.n_tokens == T && c->ug.n_kv == n_kv && c->ug.n_outputs == n_out &&
-                       c->ug_fa == fa && c->ug.n_pos_views > 0 && !c->params.eval_cb && !c->profile && !c->no_reuse &&
-                       tg_llama_exec_can_reuse(c->exec);
+                       c->ug_fa == fa && c->ug.n_pos_views > 0 && !c->no_reuse && tg_llama_exec_cpu_only(c->exec);
+    const bool keep_alloc = reuse && !c->params.eval_cb && !c->profile && !tg_llama_exec_observed(c->exec) &&
+                            tg_observe_n_global() == 0;
     if (reuse) {
+        if (!keep_alloc) tg_llama_exec_reset(c->exec);
         move_graph(c, p0);
     } else {
         c->ug_ok = false;
@@ -272,7 +277,7 @@ static enum tg_status decode_ubatch(struct tg_llama_context * c, const struct tg
     }
     double t1 = tg_llama_time_ms();
     tg_llama_exec_marker(c->exec, T, p0, u0 / c->params.n_ubatch, b->n_tokens, b->pos0, fa);
-    if (!reuse && (st = tg_llama_exec_alloc(c->exec, c->ug.graph))) return st;
+    if (!keep_alloc && (st = tg_llama_exec_alloc(c->exec, c->ug.graph))) return st;
     if ((st = set_inputs(c, b, u0))) return st;
     double t2 = tg_llama_time_ms();
     struct tg_llama_exec_hooks hooks = { c->params.eval_cb, c->params.eval_cb_user, c->profile ? c->prof : NULL };
@@ -287,6 +292,7 @@ static enum tg_status decode_ubatch(struct tg_llama_context * c, const struct tg
     c->stats.ms_compute += t3 - t2;
     c->stats.n_graphs++;
     c->stats.n_reused += reuse;
+    c->stats.n_kept += keep_alloc;
     return st;
 }
 

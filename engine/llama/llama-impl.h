@@ -180,11 +180,10 @@ void tg_llama_exec_marker(struct tg_llama_exec * e, int32_t n_tokens, int32_t po
                           int32_t batch_tokens, int32_t batch_pos, bool flash_attn);
 // True when the executor's scheduler has observers of its own.
 bool tg_llama_exec_observed(const struct tg_llama_exec * e);
-// Whether a graph computed once may be computed again with moved position
-// views instead of being built and allocated anew: nothing observes the
-// scheduler (a trace records every graph as built), and only CPU backends
-// (whose kernels read each tensor's address when they run).
-bool tg_llama_exec_can_reuse(const struct tg_llama_exec * e);
+// Whether every backend is the CPU's (CPU, BLAS: kernels that read each
+// tensor's address when they run), so that a graph may be computed again
+// with moved position views instead of being built anew.
+bool tg_llama_exec_cpu_only(const struct tg_llama_exec * e);
 
 // Small helpers.
 double tg_llama_time_ms(void);
