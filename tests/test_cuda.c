@@ -202,6 +202,39 @@ static void check_decoders(void) {
     tg_backend_free(be);
 }
 
+// Generation with every layer on CUDA0 moves the previous token's graph
+// (store views on device memory) instead of building it: the same logits
+// as building every graph (TG_GRAPH_REUSE=0), across the 32-cell step.
+static void check_graph_reuse(void) {
+    struct tg_llama_model * m = load("tiny-f32.gguf", 99);
+    if (!CHECK(m != NULL, "tiny-f32 -ngl 99 loads")) return;
+    const int n_vocab = tg_llama_model_hparams(m)->n_vocab, n = (int) (sizeof g_prompt / sizeof g_prompt[0]), n_gen = 40;
+    for (int f = 0; f < 2; f++) {
+        enum tg_llama_flash_attn fa = f ? TG_FLASH_ATTN_ON : TG_FLASH_ATTN_OFF;
+        struct tg_llama_context * c[2];
+        for (int k = 0; k < 2; k++) {
+            if (k) setenv("TG_GRAPH_REUSE", "0", 1); else unsetenv("TG_GRAPH_REUSE");
+            c[k] = new_ctx(m, fa);
+        }
+        unsetenv("TG_GRAPH_REUSE");
+        bool ok = c[0] && c[1] && tg_llama_decode(c[0], g_prompt, n, 0) == TG_OK && tg_llama_decode(c[1], g_prompt, n, 0) == TG_OK;
+        double worst = 0;
+        for (int i = 0; ok && i < n_gen; i++) {
+            int32_t tok = 100 + 7 * i;
+            ok = tg_llama_decode(c[0], &tok, 1, n + i) == TG_OK && tg_llama_decode(c[1], &tok, 1, n + i) == TG_OK;
+            double e = ok ? rel_l2(tg_llama_get_logits(c[0], -1), tg_llama_get_logits(c[1], -1), n_vocab) : 1;
+            if (e > worst) worst = e;
+        }
+        struct tg_llama_stats s0 = ok ? tg_llama_stats(c[0]) : (struct tg_llama_stats) { 0 };
+        CHECK(ok && worst < 1e-6 && s0.n_reused >= n_gen - 3 && s0.n_kept == s0.n_reused,
+              "fa %s: %lld of %d generated tokens' graphs moved on CUDA0, logits vs every graph built: largest "
+              "relative L2 %.3g < 1e-06", f ? "on" : "off", (long long) s0.n_reused, n_gen, worst);
+        tg_llama_context_free(c[0]);
+        tg_llama_context_free(c[1]);
+    }
+    tg_llama_model_free(m);
+}
+
 int main(void) {
     if (!tg_device_by_name("CUDA0")) {
         printf("skipped: %s\n", tg_cuda_probe());
@@ -215,5 +248,6 @@ int main(void) {
     compare_model("tiny-f16.gguf", false);
     compare_model("tiny-q8_0.gguf", true);
     compare_model("tiny-q4_0.gguf", true);
+    check_graph_reuse();
     return tg_check_finish("test_cuda");
 }

@@ -239,8 +239,8 @@ static void move_graph(struct tg_llama_context * c, int32_t pos0) {
     c->ug.pos0 = pos0;
 }
 
-// Builds, allocates, fills and computes the graph of tokens [u0, u0+T). On
-// CPU backends the graph of a generated token serves the next tokens while
+// Builds, allocates, fills and computes the graph of tokens [u0, u0+T). The
+// graph of a generated token serves the next tokens while
 // the shapes stay (the cells looked at grow in steps of TG_LLAMA_KV_PAD),
 // its store views moved instead of built again; where nothing observes the
 // computation it keeps its allocation too, else it is allocated again (the
@@ -255,7 +255,7 @@ static enum tg_status decode_ubatch(struct tg_llama_context * c, const struct tg
     double t0 = tg_llama_time_ms();
     enum tg_status st;
     const bool reuse = c->ug_ok && c->ug.graph && c->ug.n_tokens == T && c->ug.n_kv == n_kv && c->ug.n_outputs == n_out &&
-                       c->ug_fa == fa && c->ug.n_pos_views > 0 && !c->no_reuse && tg_llama_exec_cpu_only(c->exec);
+                       c->ug_fa == fa && c->ug.n_pos_views > 0 && !c->no_reuse && tg_llama_exec_moves_ok(c->exec);
     const bool keep_alloc = reuse && !c->params.eval_cb && !c->profile && !tg_llama_exec_observed(c->exec) &&
                             tg_observe_n_global() == 0;
     if (reuse) {

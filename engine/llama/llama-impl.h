@@ -180,10 +180,11 @@ void tg_llama_exec_marker(struct tg_llama_exec * e, int32_t n_tokens, int32_t po
                           int32_t batch_tokens, int32_t batch_pos, bool flash_attn);
 // True when the executor's scheduler has observers of its own.
 bool tg_llama_exec_observed(const struct tg_llama_exec * e);
-// Whether every backend is the CPU's (CPU, BLAS: kernels that read each
-// tensor's address when they run), so that a graph may be computed again
-// with moved position views instead of being built anew.
-bool tg_llama_exec_cpu_only(const struct tg_llama_exec * e);
+// Whether every backend reads each tensor's address when it computes a
+// graph (CPU, BLAS; CUDA, whose captured graphs are keyed by every kernel
+// argument's address), so that a graph may be computed again with moved
+// position views instead of being built anew.
+bool tg_llama_exec_moves_ok(const struct tg_llama_exec * e);
 
 // Small helpers.
 double tg_llama_time_ms(void);

@@ -335,9 +335,10 @@ bool tg_llama_exec_observed(const struct tg_llama_exec * e) {
     return e && e->sched && tg_sched_n_observers(e->sched) > 0;
 }
 
-bool tg_llama_exec_cpu_only(const struct tg_llama_exec * e) {
+bool tg_llama_exec_moves_ok(const struct tg_llama_exec * e) {
     if (!e || !e->sched) return false;
-    for (int i = 0; i < e->n_backends; i++)
-        if (!tg_backend_is_cpu(e->backends[i]) && !tg_backend_is_blas(e->backends[i])) return false;
+    for (int i = 0; i < e->n_backends; i++)   // the backends this project has
+        if (!tg_backend_is_cpu(e->backends[i]) && !tg_backend_is_blas(e->backends[i]) && !tg_backend_is_cuda(e->backends[i]))
+            return false;
     return true;
 }

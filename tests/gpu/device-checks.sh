@@ -9,7 +9,8 @@
 # Steps: the device, the op suite on CUDA0, CPU-vs-CUDA logits on the tiny
 # models, the sched-splits sample, a CPU and a CUDA trace of one prompt and
 # their diff, then pp512/tg128 on the ~100M model (F16, Q8_0, Q4_0) with
-# -ngl 99, untraced and traced (hashes and summaries on every node).
+# -ngl 99, untraced and traced (hashes and summaries on every node), and
+# generation with every graph built (TG_GRAPH_REUSE=0) beside the default.
 set -u
 BIN=$(cd "$1" && pwd); OUT=$2
 mkdir -p "$OUT"
@@ -75,11 +76,16 @@ print('$ty last logits CUDA vs CPU rel L2 %.3g, argmax %d vs %d' % (np.linalg.no
     grep -E 'pp|tg|model' "$OUT/bench_$ty.log" >>"$S"
     TG_CUDA_GRAPHS=1 step "bgr_$ty" 180 "$BIN/tgdb" bench -m "/tmp/100m-$ty.gguf" -ngl 99 -p 0 -n 128 -r 5 -fa on
     grep -E 'tg' "$OUT/bgr_$ty.log" | sed 's/^/with CUDA graphs: /' >>"$S"
+    TG_GRAPH_REUSE=0 step "bnr_$ty" 180 "$BIN/tgdb" bench -m "/tmp/100m-$ty.gguf" -ngl 99 -p 0 -n 128 -r 5 -fa on,off
+    grep -E '^tg' "$OUT/bnr_$ty.log" | sed 's/^/every graph built (TG_GRAPH_REUSE=0): /' >>"$S"
     [ "$ty" = q4_0 ] || continue
     step "tdef_$ty" 60 "$BIN/tgdb" generate -m "/tmp/100m-$ty.gguf" -p "$P" -n 8 --temp 0 -ngl 99 -fa off --trace /tmp/d.tgt
     TG_CUDA_DEFER=0 step "tsync_$ty" 60 "$BIN/tgdb" generate -m "/tmp/100m-$ty.gguf" -p "$P" -n 8 --temp 0 -ngl 99 -fa off --trace /tmp/s.tgt
     step "tdiff_$ty" 60 "$BIN/tgdb" diff /tmp/d.tgt /tmp/s.tgt
     grep -E 'compared|result' "$OUT/tdiff_$ty.log" | sed 's/^/deferred vs node-by-node trace: /' >>"$S"
+    TG_GRAPH_REUSE=0 step "tnr_$ty" 60 "$BIN/tgdb" generate -m "/tmp/100m-$ty.gguf" -p "$P" -n 8 --temp 0 -ngl 99 -fa off --trace /tmp/s.tgt
+    step "tdnr_$ty" 60 "$BIN/tgdb" diff /tmp/s.tgt /tmp/d.tgt
+    grep -E 'compared|result' "$OUT/tdnr_$ty.log" | sed 's/^/every graph built vs moved graphs, traced: /' >>"$S"
     rm -f /tmp/d.tgt /tmp/s.tgt
     step "btrace_$ty" 180 "$BIN/tgdb" bench -m "/tmp/100m-$ty.gguf" -ngl 99 -p 512 -n 128 -r 3 -fa off --trace /tmp/b.tgt
     grep -E 'pp|tg|trace written' "$OUT/btrace_$ty.log" | sed 's/^/traced (deferred): /' >>"$S"
