@@ -526,6 +526,21 @@ static enum tg_status apply_plan(struct tg_gallocr * ga, struct tg_graph * g) {
     return TG_OK;
 }
 
+void tg_gallocr_refresh_offsets(struct tg_gallocr * ga) {
+    for (int i = 0; ga && i < ga->n_info; i++) {
+        struct tg_alloc_tensor_info * in = &ga->info[i];
+        struct tg_tensor * t = in->tensor;
+        if (in->kind == TG_ALLOC_VIEW) {   // of a tensor the allocator placed: that did not move
+            const int vi = info_of(ga, t->view_src);
+            if (vi >= 0 && ga->info[vi].kind != TG_ALLOC_PREALLOCATED) continue;
+        } else if (in->kind != TG_ALLOC_PREALLOCATED) {
+            continue;
+        }
+        char * base = in->buffer ? tg_buffer_get_base(in->buffer) : NULL;
+        in->offset = base && t->data ? (size_t) ((char *) t->data - base) : (in->kind == TG_ALLOC_VIEW ? t->view_offs : 0);
+    }
+}
+
 enum tg_status tg_gallocr_alloc_graph_n(struct tg_gallocr * ga, struct tg_graph * g,
                                         const int * node_ids, const int * leaf_ids) {
     enum tg_status st = check_ids(ga, g, node_ids, leaf_ids);

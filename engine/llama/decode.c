@@ -240,12 +240,11 @@ static void move_graph(struct tg_llama_context * c, int32_t pos0) {
 }
 
 // Builds, allocates, fills and computes the graph of tokens [u0, u0+T). The
-// graph of a generated token serves the next tokens while
-// the shapes stay (the cells looked at grow in steps of TG_LLAMA_KV_PAD),
-// its store views moved instead of built again; where nothing observes the
-// computation it keeps its allocation too, else it is allocated again (the
-// observers, a trace among them, see every token's graph placed and
-// allocated, as if built).
+// graph of a generated token serves the next tokens while the shapes stay
+// (the cells looked at grow in steps of TG_LLAMA_KV_PAD): its store views
+// are moved instead of the graph built again, its placement and allocation
+// kept; observers (a trace among them) still see every token's graph
+// placed and allocated (tg_sched_graph_moved), as if built.
 static enum tg_status decode_ubatch(struct tg_llama_context * c, const struct tg_llama_batch * b, int32_t u0, int32_t T) {
     int32_t n_out = 0;
     for (int32_t t = 0; t < T; t++) n_out += c->out_row[u0 + t] >= 0;
@@ -253,13 +252,11 @@ static enum tg_status decode_ubatch(struct tg_llama_context * c, const struct tg
     const int32_t p0 = b->pos0 + u0, n_kv = tg_llama_kv_n_cells(&c->kv, p0 + T);
     const bool fa = tg_llama_context_flash_attn(c);
     double t0 = tg_llama_time_ms();
-    enum tg_status st;
+    enum tg_status st = TG_OK;
     const bool reuse = c->ug_ok && c->ug.graph && c->ug.n_tokens == T && c->ug.n_kv == n_kv && c->ug.n_outputs == n_out &&
                        c->ug_fa == fa && c->ug.n_pos_views > 0 && !c->no_reuse && tg_llama_exec_moves_ok(c->exec);
-    const bool keep_alloc = reuse && !c->params.eval_cb && !c->profile && !tg_llama_exec_observed(c->exec) &&
-                            tg_observe_n_global() == 0;
+    const bool watched = c->params.eval_cb || c->profile || tg_llama_exec_observed(c->exec) || tg_observe_n_global() > 0;
     if (reuse) {
-        if (!keep_alloc) tg_llama_exec_reset(c->exec);
         move_graph(c, p0);
     } else {
         c->ug_ok = false;
@@ -277,7 +274,9 @@ static enum tg_status decode_ubatch(struct tg_llama_context * c, const struct tg
     }
     double t1 = tg_llama_time_ms();
     tg_llama_exec_marker(c->exec, T, p0, u0 / c->params.n_ubatch, b->n_tokens, b->pos0, fa);
-    if (!keep_alloc && (st = tg_llama_exec_alloc(c->exec, c->ug.graph))) return st;
+    if (!reuse) st = tg_llama_exec_alloc(c->exec, c->ug.graph);
+    else if (watched) st = tg_llama_exec_moved(c->exec);   // observers see it as a new graph, placed and allocated
+    if (st) return st;
     if ((st = set_inputs(c, b, u0))) return st;
     double t2 = tg_llama_time_ms();
     struct tg_llama_exec_hooks hooks = { c->params.eval_cb, c->params.eval_cb_user, c->profile ? c->prof : NULL };
@@ -292,7 +291,6 @@ static enum tg_status decode_ubatch(struct tg_llama_context * c, const struct tg
     c->stats.ms_compute += t3 - t2;
     c->stats.n_graphs++;
     c->stats.n_reused += reuse;
-    c->stats.n_kept += keep_alloc;
     return st;
 }
 

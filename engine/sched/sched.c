@@ -85,6 +85,19 @@ enum tg_status tg_sched_alloc_graph(struct tg_sched * s, struct tg_graph * g) {
     return TG_OK;
 }
 
+enum tg_status tg_sched_graph_moved(struct tg_sched * s) {
+    if (!s || !s->allocated || !s->graph)
+        return tg_error(TG_ERR_INVALID_ARG, "tg_sched_graph_moved: no graph is allocated (tg_sched_alloc_graph first)");
+    s->replanned = false;
+    s->graph_seq++;
+    if (__builtin_expect(s->n_obs != 0 || tg_obs_n_global != 0, 0)) {
+        tg_gallocr_refresh_offsets(s->galloc);   // the moved views' offsets, as observers read them
+        tg_sched_emit_split(s);
+        tg_sched_emit_alloc(s);
+    }
+    return TG_OK;
+}
+
 enum tg_status tg_sched_graph_compute(struct tg_sched * s, struct tg_graph * g) {
     if (!s || !g) return tg_error(TG_ERR_INVALID_ARG, "tg_sched_graph_compute: NULL scheduler or graph");
     if (!s->allocated || s->graph != g) {

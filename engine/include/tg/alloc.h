@@ -112,6 +112,10 @@ size_t tg_gallocr_get_buffer_size(const struct tg_gallocr * galloc, int buffer_i
 int    tg_gallocr_buffer_of_buft(const struct tg_gallocr * galloc, int buft_index);
 // Per tensor data of the last allocated (or reserved) graph: leafs first, then nodes.
 int    tg_gallocr_n_tensors(const struct tg_gallocr * galloc);
+// After the caller moved views of memory the allocator does not plan (their
+// data pointers changed, e.g. a KV cache's store views): their recorded
+// offsets (and those of preallocated tensors) read again from the tensors.
+void   tg_gallocr_refresh_offsets(struct tg_gallocr * galloc);
 const struct tg_alloc_tensor_info * tg_gallocr_tensor_info(const struct tg_gallocr * galloc, int i);
 // Info for t in the last graph, or NULL.
 const struct tg_alloc_tensor_info * tg_gallocr_find(const struct tg_gallocr * galloc, const struct tg_tensor * t);

@@ -260,9 +260,7 @@ struct tg_llama_stats {
     int64_t n_decode;      // tg_llama_decode calls
     int64_t n_graphs;      // graphs computed (micro-batches)
     int64_t n_reused;      // of them, the previous graph moved to the next position instead of
-                           // built again (generation on CPU backends; TG_GRAPH_REUSE=0: never)
-    int64_t n_kept;        // of those, computed with the previous allocation too (nothing
-                           // observing: no trace, eval callback or profile)
+                           // built and allocated again (generation; TG_GRAPH_REUSE=0: never)
     int64_t n_tokens;      // tokens decoded
     double  ms_build;      // building graphs
     double  ms_alloc;      // planning / allocating compute memory
