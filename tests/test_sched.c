@@ -791,6 +791,67 @@ static void test_poison(struct tg_backend * cpu) {
     }
 }
 
+// tg_sched_graph_moved: a store view into a preallocated cache moved by the
+// caller; the graph computes at the new place without being allocated
+// again, observers get split and alloc events with the view's new offset.
+struct moved_obs { int n_split, n_alloc; size_t view_offset; const struct tg_tensor * view; };
+static void mo_split(const struct tg_obs_split_event * ev, void * u) { (void) ev; ((struct moved_obs *) u)->n_split++; }
+static void mo_alloc(const struct tg_obs_alloc_event * ev, void * u) {
+    struct moved_obs * o = u;
+    o->n_alloc++;
+    for (int i = 0; i < ev->n_tensors; i++)
+        if (ev->tensors[i].tensor == o->view) o->view_offset = ev->tensors[i].offset;
+}
+
+static void test_graph_moved(struct tg_backend * cpu) {
+    struct tg_context_params cp = { 1 << 20, NULL, true };
+    struct tg_context * cctx = tg_context_new(cp);
+    struct tg_tensor * cache = tg_new_tensor_2d(cctx, TG_TYPE_F32, 8, 16);   // 16 rows of 8: the "cache"
+    struct tg_buffer * cbuf = tg_backend_alloc_ctx_tensors(cctx, cpu);
+    struct tg_context * gctx = tg_context_new(cp);
+    struct tg_tensor * x = tg_new_tensor_1d(gctx, TG_TYPE_F32, 8);
+    tg_set_input(x);
+    struct tg_tensor * y = tg_scale(gctx, x, 2.0f);
+    struct tg_tensor * row = tg_view_1d(gctx, cache, 8, 3 * cache->nb[1]);   // row 3
+    struct tg_tensor * st = tg_cpy(gctx, y, row);
+    tg_set_output(st);
+    struct tg_graph * g = tg_graph_new(gctx, 16);
+    struct tg_sched * s = tg_sched_new(&cpu, 1, 16);
+    struct moved_obs o = { .view = row };
+    struct tg_observer ob = { .user = &o, .on_graph_split = mo_split, .on_graph_alloc = mo_alloc };
+    bool ok = cbuf && g && s && tg_graph_build_forward(g, st) == TG_OK && tg_sched_add_observer(s, &ob) == TG_OK &&
+              tg_sched_alloc_graph(s, g) == TG_OK;
+    float xv[8], cv[16 * 8];
+    for (int i = 0; i < 8; i++) xv[i] = (float) i + 1;
+    memset(cv, 0, sizeof cv);
+    ok = ok && tg_backend_tensor_set(cache, cv, 0, sizeof cv) == TG_OK && tg_backend_tensor_set(x, xv, 0, sizeof xv) == TG_OK &&
+         tg_sched_graph_compute(s, g) == TG_OK;
+    const size_t off0 = o.view_offset;
+    // the caller moves the store view (and the copy's view of it) to row 5
+    const size_t by = 2 * cache->nb[1];
+    row->data = (char *) row->data + by; row->view_offs += by;
+    st->data = (char *) st->data + by; st->view_offs += by;
+    ok = ok && tg_sched_graph_moved(s, g) == TG_OK && tg_backend_tensor_set(x, xv, 0, sizeof xv) == TG_OK &&
+         tg_sched_graph_compute(s, g) == TG_OK && tg_backend_tensor_get(cache, cv, 0, sizeof cv) == TG_OK;
+    CHECK(ok, "a graph storing into a cache row: allocated, computed, moved, computed (%s)", ok ? "ok" : tg_last_error());
+    CHECK(ok && cv[3 * 8 + 7] == 16.0f && cv[5 * 8 + 7] == 16.0f && cv[4 * 8] == 0.0f,
+          "the store wrote row 3, then row 5 after the move (row 3: %g, row 5: %g, row 4: %g)", cv[3 * 8 + 7], cv[5 * 8 + 7], cv[4 * 8]);
+    CHECK(o.n_split == 2 && o.n_alloc == 2 && o.view_offset == off0 + by,
+          "observers saw 2 splits and 2 allocations (%d, %d), the view's offset %zu then %zu", o.n_split, o.n_alloc, off0,
+          o.view_offset);
+    struct tg_context * g2ctx = tg_context_new(cp);   // another graph allocated in between: moved allocates g again
+    struct tg_tensor * z = tg_scale(g2ctx, tg_new_tensor_1d(g2ctx, TG_TYPE_F32, 4), 1.0f);
+    struct tg_graph * g2 = tg_graph_new(g2ctx, 8);
+    ok = g2 && tg_graph_build_forward(g2, z) == TG_OK && tg_sched_alloc_graph(s, g2) == TG_OK && tg_sched_graph_moved(s, g) == TG_OK;
+    CHECK(ok && o.n_alloc == 4, "graph_moved after another graph was allocated: g allocated again (%d allocations)", o.n_alloc);
+    CHECK(tg_sched_graph_moved(s, NULL) == TG_ERR_INVALID_ARG, "graph_moved(NULL graph): %s", tg_last_error());
+    tg_sched_free(s);
+    tg_context_free(g2ctx);
+    tg_context_free(gctx);
+    tg_buffer_free(cbuf);
+    tg_context_free(cctx);
+}
+
 int main(void) {
     struct tg_backend * cpu = tg_backend_cpu_init();
     tg_backend_cpu_set_n_threads(cpu, 2);
@@ -812,6 +873,7 @@ int main(void) {
     test_observers(cpu);
     test_reuse(cpu);
     test_poison(cpu);
+    test_graph_moved(cpu);
     tg_backend_free(blas);
     tg_backend_free(cpu);
     return tg_check_finish("test_sched");

@@ -275,7 +275,7 @@ static enum tg_status decode_ubatch(struct tg_llama_context * c, const struct tg
     double t1 = tg_llama_time_ms();
     tg_llama_exec_marker(c->exec, T, p0, u0 / c->params.n_ubatch, b->n_tokens, b->pos0, fa);
     if (!reuse) st = tg_llama_exec_alloc(c->exec, c->ug.graph);
-    else if (watched) st = tg_llama_exec_moved(c->exec);   // observers see it as a new graph, placed and allocated
+    else if (watched) st = tg_llama_exec_moved(c->exec, c->ug.graph);   // observers see it as a new graph, placed and allocated
     if (st) return st;
     if ((st = set_inputs(c, b, u0))) return st;
     double t2 = tg_llama_time_ms();

@@ -85,9 +85,9 @@ enum tg_status tg_sched_alloc_graph(struct tg_sched * s, struct tg_graph * g) {
     return TG_OK;
 }
 
-enum tg_status tg_sched_graph_moved(struct tg_sched * s) {
-    if (!s || !s->allocated || !s->graph)
-        return tg_error(TG_ERR_INVALID_ARG, "tg_sched_graph_moved: no graph is allocated (tg_sched_alloc_graph first)");
+enum tg_status tg_sched_graph_moved(struct tg_sched * s, struct tg_graph * g) {
+    if (!s || !g) return tg_error(TG_ERR_INVALID_ARG, "tg_sched_graph_moved: NULL scheduler or graph");
+    if (!s->allocated || s->graph != g) return tg_sched_alloc_graph(s, g);
     s->replanned = false;
     s->graph_seq++;
     if (__builtin_expect(s->n_obs != 0 || tg_obs_n_global != 0, 0)) {

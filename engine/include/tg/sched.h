@@ -94,12 +94,13 @@ enum tg_status tg_sched_reserve(struct tg_sched * sched, struct tg_graph * g);
 // Places g (passes, splits), allocates its intermediates. Replaces sources of
 // nodes that read a copied split input by the copy (undone by reset).
 enum tg_status tg_sched_alloc_graph(struct tg_sched * sched, struct tg_graph * g);
-// The allocated graph, whose caller moved some views over memory the
+// g, allocated last, whose caller moved some views over memory the
 // allocator does not plan (a KV cache's store views), counts as a new graph
 // with the same placement and allocation: observers get its split and
 // alloc events again (a new graph_seq), as after tg_sched_alloc_graph, at
-// a fraction of its cost. TG_ERR_INVALID_ARG when no graph is allocated.
-enum tg_status tg_sched_graph_moved(struct tg_sched * sched);
+// a fraction of its cost. When g is not the graph allocated last (or the
+// scheduler was reset), tg_sched_alloc_graph(sched, g).
+enum tg_status tg_sched_graph_moved(struct tg_sched * sched, struct tg_graph * g);
 // Computes g, allocating it first if it is not the graph last allocated.
 // Returns TG_ERR_ABORTED when the eval callback stopped it.
 enum tg_status tg_sched_graph_compute(struct tg_sched * sched, struct tg_graph * g);
