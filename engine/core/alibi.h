@@ -6,13 +6,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#ifndef TG_HOST_DEVICE
-#ifdef __CUDACC__
-#define TG_HOST_DEVICE __host__ __device__
-#else
-#define TG_HOST_DEVICE
-#endif
-#endif
+#include "core/host-device.h"
 
 // Slope of head h of n_head for max_bias (1 when max_bias is 0): heads below
 // the largest power of two n get m0^(h+1), the rest m1^(2(h-n)+1).

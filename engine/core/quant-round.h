@@ -7,13 +7,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#ifndef TG_HOST_DEVICE
-#ifdef __CUDACC__
-#define TG_HOST_DEVICE __host__ __device__
-#else
-#define TG_HOST_DEVICE
-#endif
-#endif
+#include "core/host-device.h"
 
 // Rounds to the nearest integer, halfway cases to even (independent of the
 // FPU rounding mode).
