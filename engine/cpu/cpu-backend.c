@@ -6,6 +6,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 // ---- host buffers -------------------------------------------------------------
@@ -80,7 +81,22 @@ static struct tg_buffer * wrap_host(void * base, bool owned, size_t size) {
 static struct tg_buffer * cpu_buft_alloc(struct tg_buffer_type * buft, size_t size) {
     (void) buft;
     size_t n = (size + TG_MEM_ALIGN - 1) / TG_MEM_ALIGN * TG_MEM_ALIGN;
-    void * base = aligned_alloc(TG_MEM_ALIGN, n ? n : TG_MEM_ALIGN);
+    void * base = NULL;
+#ifdef MADV_HUGEPAGE
+    // Large buffers (a KV cache, a compute buffer, weights loaded into a
+    // buffer) on 2 MiB boundaries with transparent huge pages requested, as
+    // gguf.c does for the file's bytes: generation reads the whole KV cache
+    // once per token, each value dimension's cells a separate run (the
+    // transposed V), and with 4 KiB pages those reads miss the TLB on nearly
+    // every run (100m Q8_0 at depth 1024, 2 threads, fa on: tg128 +4-8%).
+    // Advice only: nothing changes where the system does not grant them.
+    const size_t huge = (size_t) 2 << 20;
+    if (n >= 2 * huge) {
+        if (posix_memalign(&base, huge, n) != 0) base = NULL;
+        else (void) madvise(base, n, MADV_HUGEPAGE);
+    } else
+#endif
+    base = aligned_alloc(TG_MEM_ALIGN, n ? n : TG_MEM_ALIGN);
     if (!base) { tg_error(TG_ERR_NOMEM, "CPU buffer: cannot allocate %zu bytes", size); return NULL; }
     return wrap_host(base, true, size);
 }
