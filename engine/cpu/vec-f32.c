@@ -333,8 +333,118 @@ TG_MM_BLOCK(block_bf16_f32_avx512_6, TG_AVX512, tile_bf16_f32_avx512, 6, 4, 6, 1
 TG_MM_SHORT(block_f32_f32_avx512, float, block_f32_f32_avx512_1, block_f32_f32_avx512_6)
 TG_MM_SHORT(block_f16_f32_avx512, tg_fp16_t, block_f16_f32_avx512_1, block_f16_f32_avx512_6)
 TG_MM_SHORT(block_bf16_f32_avx512, tg_bf16_t, block_bf16_f32_avx512_1, block_bf16_f32_avx512_6)
-TG_MM_BLOCK_NARROW(narrow_f32_f32_avx512, TG_AVX512, tile_f32_f32_avx512, float, 6, 4)
-TG_MM_BLOCK_NARROW(narrow_f16_f32_avx512, TG_AVX512, tile_f16_f32_avx512, tg_fp16_t, 6, 4)
+
+// hsum16 of n <= 16 vectors at once: lane m of the result is hsum16(v[m])
+// bit for bit (lanes m >= n: sums of zeros). The same additions in the same
+// order, the lower operand first (l + l+8, then l + l+4, l + l+2, l + l+1),
+// each instruction doing them for several sums: ~50 instructions for 16 sums
+// where hsum16 takes ~7 each. Attention's kq over a 64-value head is a few
+// FMAs per sum, so the reductions were most of its time.
+TG_AVX512_INLINE __m512 hsum16_n(const __m512 * v, const int n) {
+    const __m512 z = _mm512_setzero_ps();
+    __m512 h1[8], h2[4], h3[2];
+    TG_UNROLL16 for (int p = 0; p < 8; p++) {   // 16 -> 8: pairs of sums, one per 256-bit half
+        const __m512 x = 2 * p < n ? v[2 * p] : z, y = 2 * p + 1 < n ? v[2 * p + 1] : z;
+        h1[p] = _mm512_add_ps(_mm512_shuffle_f32x4(x, y, _MM_SHUFFLE(1, 0, 1, 0)),
+                              _mm512_shuffle_f32x4(x, y, _MM_SHUFFLE(3, 2, 3, 2)));
+    }
+    TG_UNROLL16 for (int q = 0; q < 4; q++)     // 8 -> 4: 128-bit chunk m holds sum 4q + m
+        h2[q] = _mm512_add_ps(_mm512_shuffle_f32x4(h1[2 * q], h1[2 * q + 1], _MM_SHUFFLE(2, 0, 2, 0)),
+                              _mm512_shuffle_f32x4(h1[2 * q], h1[2 * q + 1], _MM_SHUFFLE(3, 1, 3, 1)));
+    TG_UNROLL16 for (int r = 0; r < 2; r++)     // 4 -> 2 within each chunk
+        h3[r] = _mm512_add_ps(_mm512_shuffle_ps(h2[2 * r], h2[2 * r + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                              _mm512_shuffle_ps(h2[2 * r], h2[2 * r + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+    // 2 -> 1: lane 4m + t holds sum 4t + m; put sum m in lane m
+    const __m512 h = _mm512_add_ps(_mm512_shuffle_ps(h3[0], h3[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                                   _mm512_shuffle_ps(h3[0], h3[1], _MM_SHUFFLE(3, 1, 3, 1)));
+    return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), h);
+}
+
+// Narrow tiles: RI rows of a against RJ columns of b, RI * RJ <= 16 sums
+// (sum j * RI + i: row i, column j), each the FMA chain of TG_AVX512_TILE's
+// and then hsum16 (hsum16_n), so every element has the bits it has there.
+// b's RJ vectors are loaded once per step and a's each feed RJ FMAs. The
+// rows two tiles on are prefetched as the loop goes, a line per row each 64
+// bytes (all of them at the tile's start, 96 lines for six 1 KiB runs of a
+// transposed V, filled the miss buffers and stalled the loop).
+#define TG_AVX512_NTILE(NAME, TA, TB, VA, VB, SA, SB)                         \
+TG_AVX512_INLINE void NAME(const int RI, const int RJ, int64_t k,             \
+        const char * a, size_t lda, const char * b, size_t ldb,              \
+        float * c, size_t ldc) {                                              \
+    __m512 acc[16];                                                           \
+    TG_UNROLL16 for (int m = 0; m < RI * RJ; m++) acc[m] = _mm512_setzero_ps(); \
+    int64_t kk = 0;                                                           \
+    for (; kk + 16 <= k; kk += 16) {                                          \
+        if (((size_t) kk * sizeof(TA)) % 64 == 0)                             \
+            TG_UNROLL16 for (int i = 0; i < RI; i++)                            \
+                _mm_prefetch(a + (2 * RI + i) * lda + kk * sizeof(TA), _MM_HINT_T0); \
+        __m512 vb[4];                                                         \
+        TG_UNROLL16 for (int j = 0; j < RJ; j++)                                \
+            vb[j] = VB((const TB *) (b + j * ldb) + kk);                      \
+        TG_UNROLL16 for (int i = 0; i < RI; i++) {                              \
+            const __m512 va = VA((const TA *) (a + i * lda) + kk);            \
+            TG_UNROLL16 for (int j = 0; j < RJ; j++)                            \
+                acc[j * RI + i] = _mm512_fmadd_ps(va, vb[j], acc[j * RI + i]); \
+        }                                                                     \
+    }                                                                         \
+    const __m512 s = hsum16_n(acc, RI * RJ);                                  \
+    if (kk < k) {   /* the tail in order, as TG_AVX512_TILE */                \
+        float t[16];                                                          \
+        _mm512_storeu_ps(t, s);                                               \
+        for (int j = 0; j < RJ; j++)                                          \
+            for (int i = 0; i < RI; i++) {                                    \
+                const TA * x = (const TA *) (a + i * lda);                    \
+                const TB * y = (const TB *) (b + j * ldb);                    \
+                float r = t[j * RI + i];                                      \
+                for (int64_t u = kk; u < k; u++) r = fmaf(SA(x, u), SB(y, u), r); \
+                c[j * ldc + i] = r;                                           \
+            }                                                                 \
+        return;                                                               \
+    }                                                                         \
+    const __mmask16 rows = (__mmask16) ((1u << RI) - 1);                      \
+    TG_UNROLL16 for (int j = 0; j < RJ; j++)                                    \
+        _mm512_mask_storeu_ps(c + j * ldc, rows, j == 0 ? s :                 \
+            _mm512_maskz_compress_ps((__mmask16) (rows << (j * RI)), s));     \
+}
+TG_AVX512_NTILE(ntile_f32_f32_avx512, float,     float, v16_f32, v16_f32, s_f32, s_f32)
+TG_AVX512_NTILE(ntile_f16_f32_avx512, tg_fp16_t, float, v16_f16, v16_f32, s_f16, s_f32)
+
+// The columns in groups of up to 4 (RJ), the rows in tiles of 16 / RJ (the
+// sums one hsum16_n takes) and the last rows of a group in tiles of 8, 4, 2
+// and 1 (matmul's units are 24 rows: one at a time, a third of the rows
+// went through single-row tiles).
+#define TG_NARROW_REST(NTILE, TIMAX, RJ)                                        \
+    if ((TIMAX) > 8 && i + 8 <= ni) { NTILE(8, RJ, k, g->a + i * lda, lda, b, ldb, c + i, ldc); i += 8; } \
+    if ((TIMAX) > 4 && i + 4 <= ni) { NTILE(4, RJ, k, g->a + i * lda, lda, b, ldb, c + i, ldc); i += 4; } \
+    if ((TIMAX) > 2 && i + 2 <= ni) { NTILE(2, RJ, k, g->a + i * lda, lda, b, ldb, c + i, ldc); i += 2; } \
+    if (i < ni) NTILE(1, RJ, k, g->a + i * lda, lda, b, ldb, c + i, ldc);
+#define TG_MM_NARROW16(NAME, NTILE)                                             \
+TG_AVX512 static void NAME(const struct tg_mm_args * g) {                       \
+    const int64_t ni = g->ni, nj = g->nj, k = g->k;                             \
+    const size_t lda = g->lda, ldb = g->ldb, ldc = g->ldc;                      \
+    for (int64_t j = 0; j < nj; j += 4) {                                       \
+        const int rj = nj - j < 4 ? (int) (nj - j) : 4;                         \
+        const char * b = g->b + j * ldb;                                        \
+        float * c = g->c + j * ldc;                                             \
+        int64_t i = 0;                                                          \
+        switch (rj) {                                                           \
+        case 1:                                                                 \
+            for (; i + 16 <= ni; i += 16) NTILE(16, 1, k, g->a + i * lda, lda, b, ldb, c + i, ldc); \
+            TG_NARROW_REST(NTILE, 16, 1) break;                                 \
+        case 2:                                                                 \
+            for (; i + 8 <= ni; i += 8) NTILE(8, 2, k, g->a + i * lda, lda, b, ldb, c + i, ldc); \
+            TG_NARROW_REST(NTILE, 8, 2) break;                                  \
+        case 3:                                                                 \
+            for (; i + 5 <= ni; i += 5) NTILE(5, 3, k, g->a + i * lda, lda, b, ldb, c + i, ldc); \
+            TG_NARROW_REST(NTILE, 5, 3) break;                                  \
+        default:                                                                \
+            for (; i + 4 <= ni; i += 4) NTILE(4, 4, k, g->a + i * lda, lda, b, ldb, c + i, ldc); \
+            TG_NARROW_REST(NTILE, 4, 4) break;                                  \
+        }                                                                       \
+    }                                                                           \
+}
+TG_MM_NARROW16(narrow_f32_f32_avx512, ntile_f32_f32_avx512)
+TG_MM_NARROW16(narrow_f16_f32_avx512, ntile_f16_f32_avx512)
 
 #define TG_AVX512_DOT(NAME, TILE, TA, TB)                                     \
 TG_AVX512 static float NAME(int64_t k, const TA * x, const TB * y) {         \

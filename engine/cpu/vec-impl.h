@@ -26,8 +26,10 @@
 // must become registers).
 #if defined(__clang__)
 #define TG_UNROLL _Pragma("clang loop unroll(full)")
+#define TG_UNROLL16 _Pragma("clang loop unroll(full)")
 #else
 #define TG_UNROLL _Pragma("GCC unroll 8")
+#define TG_UNROLL16 _Pragma("GCC unroll 16")   // loops of up to 16 (vec-f32.c's narrow tiles)
 #endif
 
 // The 8-lane horizontal sum every level ends with: ((l0+l4)+(l2+l6))+((l1+l5)+(l3+l7)).
