@@ -87,8 +87,9 @@ static struct tg_buffer * cpu_buft_alloc(struct tg_buffer_type * buft, size_t si
     // buffer) on 2 MiB boundaries with transparent huge pages requested, as
     // gguf.c does for the file's bytes: generation reads the whole KV cache
     // once per token, each value dimension's cells a separate run (the
-    // transposed V), and with 4 KiB pages those reads miss the TLB on nearly
-    // every run (100m Q8_0 at depth 1024, 2 threads, fa on: tg128 +4-8%).
+    // transposed V), with 4 KiB pages most runs on a page of their own
+    // (100m Q8_0 at depth 1024, 2 threads: tg128 +5% with fa on, +2% off,
+    // medians of 4 alternating rounds).
     // Advice only: nothing changes where the system does not grant them.
     const size_t huge = (size_t) 2 << 20;
     if (n >= 2 * huge) {

@@ -338,8 +338,8 @@ TG_MM_SHORT(block_bf16_f32_avx512, tg_bf16_t, block_bf16_f32_avx512_1, block_bf1
 // bit for bit (lanes m >= n: sums of zeros). The same additions in the same
 // order, the lower operand first (l + l+8, then l + l+4, l + l+2, l + l+1),
 // each instruction doing them for several sums: ~50 instructions for 16 sums
-// where hsum16 takes ~7 each. Attention's kq over a 64-value head is a few
-// FMAs per sum, so the reductions were most of its time.
+// where hsum16 takes ~7 each. Attention's kq over a 64-value head is four
+// FMAs per sum: its reductions took about a third of its time (perf).
 TG_AVX512_INLINE __m512 hsum16_n(const __m512 * v, const int n) {
     const __m512 z = _mm512_setzero_ps();
     __m512 h1[8], h2[4], h3[2];
@@ -411,8 +411,8 @@ TG_AVX512_NTILE(ntile_f16_f32_avx512, tg_fp16_t, float, v16_f16, v16_f32, s_f16,
 
 // The columns in groups of up to 4 (RJ), the rows in tiles of 16 / RJ (the
 // sums one hsum16_n takes) and the last rows of a group in tiles of 8, 4, 2
-// and 1 (matmul's units are 24 rows: one at a time, a third of the rows
-// went through single-row tiles).
+// and 1 (matmul's units are 24 rows: one at a time, 4 of every 24 rows
+// went through single-row tiles: kq at 4096 cells slower than 6-row tiles).
 #define TG_NARROW_REST(NTILE, TIMAX, RJ)                                        \
     if ((TIMAX) > 8 && i + 8 <= ni) { NTILE(8, RJ, k, g->a + i * lda, lda, b, ldb, c + i, ldc); i += 8; } \
     if ((TIMAX) > 4 && i + 4 <= ni) { NTILE(4, RJ, k, g->a + i * lda, lda, b, ldb, c + i, ldc); i += 4; } \
