@@ -15,46 +15,12 @@
 
 // Attention blocks (ops-attn.c; matmul.c's generation over a matrix shared
 // by several of b's, the unfused kq and kqv): a handful of columns (the query
-// rows of a tile, e.g. the 3 query heads of a K/V head). TI x TJ tiles,
-// then the last nj % TJ columns together in TI x (nj % TJ) tiles, so a's rows
-// are read once for all of them (TG_MM_BLOCK takes those columns one at a
-// time, the streaming shape of weight matrices). Every element is the same
-// bits either way (the reduction contract).
-#define TG_MM_BLOCK_NARROW(NAME, ATTR, TILE, TA, TI, TJ)                        \
-ATTR static void NAME(const struct tg_mm_args * g) {                            \
-    const int64_t ni = g->ni, nj = g->nj, k = g->k, nj0 = nj - nj % (TJ);       \
-    for (int64_t j = 0; j < nj; j += (TJ)) {                                    \
-        const int rj = j < nj0 ? (TJ) : (int) (nj - nj0);                       \
-        const char * b = g->b + j * g->ldb;                                     \
-        float * c = g->c + j * g->ldc;                                          \
-        int64_t i = 0;                                                          \
-        const size_t rb = (size_t) k * sizeof(TA);                              \
-        for (; i + (TI) <= ni; i += (TI)) {                                     \
-            const char * a = g->a + i * g->lda;                                 \
-            /* rows two tiles on, past ni too: the caller's next block */       \
-            /* (prefetches do not fault; any row stride) */                    \
-            const uintptr_t pa = (uintptr_t) a + 2 * (TI) * g->lda;             \
-            for (int r = 0; r < (TI); r++)                                      \
-                for (size_t o = 0; o < rb; o += 64)                             \
-                    _mm_prefetch((const char *) (pa + r * g->lda + o), _MM_HINT_T0); \
-            switch (rj) {                                                       \
-            case 1:  TILE(TI, 1, k, a, g->lda, b, g->ldb, c + i, g->ldc); break; \
-            case 2:  TILE(TI, 2, k, a, g->lda, b, g->ldb, c + i, g->ldc); break; \
-            case 3:  TILE(TI, 3, k, a, g->lda, b, g->ldb, c + i, g->ldc); break; \
-            default: TILE(TI, 4, k, a, g->lda, b, g->ldb, c + i, g->ldc); break; \
-            }                                                                   \
-        }                                                                       \
-        for (; i < ni; i++) {                                                   \
-            const char * a = g->a + i * g->lda;                                 \
-            switch (rj) {                                                       \
-            case 1:  TILE(1, 1, k, a, g->lda, b, g->ldb, c + i, g->ldc); break; \
-            case 2:  TILE(1, 2, k, a, g->lda, b, g->ldb, c + i, g->ldc); break; \
-            case 3:  TILE(1, 3, k, a, g->lda, b, g->ldb, c + i, g->ldc); break; \
-            default: TILE(1, 4, k, a, g->lda, b, g->ldb, c + i, g->ldc); break; \
-            }                                                                   \
-        }                                                                       \
-    }                                                                           \
-}
+// rows of a tile, e.g. the 3 query heads of a K/V head), so a's rows are read
+// once for all of them (TG_MM_BLOCK takes those columns one at a time, the
+// streaming shape of weight matrices): the narrow kernels (TG_MM_NARROW8 at
+// the AVX levels, TG_MM_NARROW16 at the AVX-512 ones) take the columns in
+// groups of up to 4 and the rows in tiles whose sums are reduced together.
+// Every element is the same bits either way (the reduction contract).
 
 // Generation (one column of b) streams long rows one at a time (one long
 // read stream from memory), but short rows (attention's kq over a K cache:
@@ -202,8 +168,99 @@ TG_MM_BLOCK(block_bf16_f32_avx_3, TG_AVX, tile_bf16_f32_avx, 3, 3, 3, 1)
 TG_MM_SHORT(block_f32_f32_avx, float, block_f32_f32_avx_1, block_f32_f32_avx_3)
 TG_MM_SHORT(block_f16_f32_avx, tg_fp16_t, block_f16_f32_avx_1, block_f16_f32_avx_3)
 TG_MM_SHORT(block_bf16_f32_avx, tg_bf16_t, block_bf16_f32_avx_1, block_bf16_f32_avx_3)
-TG_MM_BLOCK_NARROW(narrow_f32_f32_avx, TG_AVX, tile_f32_f32_avx, float, 3, 4)
-TG_MM_BLOCK_NARROW(narrow_f16_f32_avx, TG_AVX, tile_f16_f32_avx, tg_fp16_t, 3, 4)
+
+// hsum8 of n <= 8 vectors at once, the same additions as hsum8 in the same
+// order (l + l+4, l + l+2, l + l+1, the lower operand first), several per
+// instruction. The sums land in the lanes [0 2 4 6 | 1 3 5 7] of v's order,
+// so v[m] is taken from acc[m / 2] (m even) or acc[4 + m / 2] (m odd): lane
+// L of the result is hsum8(acc[L]).
+TG_AVX_INLINE __m256 hsum8_n(const __m256 * acc, const int n) {
+    const __m256 z = _mm256_setzero_ps();
+    __m256 v[8], h1[4], h2[2];
+    TG_UNROLL for (int m = 0; m < 8; m++) {
+        const int s = m % 2 == 0 ? m / 2 : 4 + m / 2;
+        v[m] = s < n ? acc[s] : z;
+    }
+    TG_UNROLL for (int p = 0; p < 4; p++)   // 8 -> 4: [lo + hi of v[2p] | of v[2p+1]]
+        h1[p] = _mm256_add_ps(_mm256_permute2f128_ps(v[2 * p], v[2 * p + 1], 0x20),
+                              _mm256_permute2f128_ps(v[2 * p], v[2 * p + 1], 0x31));
+    TG_UNROLL for (int q = 0; q < 2; q++)   // 4 -> 2 within each half
+        h2[q] = _mm256_add_ps(_mm256_shuffle_ps(h1[2 * q], h1[2 * q + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                              _mm256_shuffle_ps(h1[2 * q], h1[2 * q + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+    return _mm256_add_ps(_mm256_shuffle_ps(h2[0], h2[1], _MM_SHUFFLE(2, 0, 2, 0)),   // 2 -> 1
+                         _mm256_shuffle_ps(h2[0], h2[1], _MM_SHUFFLE(3, 1, 3, 1)));
+}
+
+// Narrow tiles at the AVX levels: RI * RJ <= 8 sums (sum j * RI + i), each
+// TG_AVX_TILE's FMA chain and then hsum8 (hsum8_n): the bits of that tile.
+#define TG_AVX_NTILE(NAME, TA, TB, VA, VB, SA, SB)                            \
+TG_AVX_INLINE void NAME(const int RI, const int RJ, int64_t k,                \
+        const char * a, size_t lda, const char * b, size_t ldb,              \
+        float * c, size_t ldc) {                                              \
+    __m256 acc[8];                                                            \
+    TG_UNROLL for (int m = 0; m < RI * RJ; m++) acc[m] = _mm256_setzero_ps(); \
+    int64_t kk = 0;                                                           \
+    for (; kk + 8 <= k; kk += 8) {                                            \
+        if (((size_t) kk * sizeof(TA)) % 64 == 0)                             \
+            TG_UNROLL for (int i = 0; i < RI; i++)                            \
+                _mm_prefetch(a + (2 * RI + i) * lda + kk * sizeof(TA), _MM_HINT_T0); \
+        __m256 vb[4];                                                         \
+        TG_UNROLL for (int j = 0; j < RJ; j++) vb[j] = VB((const TB *) (b + j * ldb) + kk); \
+        TG_UNROLL for (int i = 0; i < RI; i++) {                              \
+            const __m256 va = VA((const TA *) (a + i * lda) + kk);            \
+            TG_UNROLL for (int j = 0; j < RJ; j++)                            \
+                acc[j * RI + i] = _mm256_fmadd_ps(va, vb[j], acc[j * RI + i]); \
+        }                                                                     \
+    }                                                                         \
+    float t[8];                                                               \
+    _mm256_storeu_ps(t, hsum8_n(acc, RI * RJ));                               \
+    TG_UNROLL for (int j = 0; j < RJ; j++)                                    \
+    TG_UNROLL for (int i = 0; i < RI; i++) {                                  \
+        float r = t[j * RI + i];                                              \
+        if (kk < k) {   /* the tail in order, as TG_AVX_TILE */               \
+            const TA * x = (const TA *) (a + i * lda);                        \
+            const TB * y = (const TB *) (b + j * ldb);                        \
+            for (int64_t u = kk; u < k; u++) r = fmaf(SA(x, u), SB(y, u), r); \
+        }                                                                     \
+        c[j * ldc + i] = r;                                                   \
+    }                                                                         \
+}
+TG_AVX_NTILE(ntile_f32_f32_avx, float,     float, v8_f32, v8_f32, s_f32, s_f32)
+TG_AVX_NTILE(ntile_f16_f32_avx, tg_fp16_t, float, v8_f16, v8_f32, s_f16, s_f32)
+
+// Columns in groups of up to 4, rows in tiles of 8 / RJ (2 for 3 columns),
+// the last rows of a group in tiles of 4, 2 and 1.
+#define TG_NARROW8_REST(NTILE, TIMAX, RJ)                                       \
+    if ((TIMAX) > 4 && i + 4 <= ni) { NTILE(4, RJ, k, g->a + i * lda, lda, b, ldb, c + i, ldc); i += 4; } \
+    if ((TIMAX) > 2 && i + 2 <= ni) { NTILE(2, RJ, k, g->a + i * lda, lda, b, ldb, c + i, ldc); i += 2; } \
+    if (i < ni) NTILE(1, RJ, k, g->a + i * lda, lda, b, ldb, c + i, ldc);
+#define TG_MM_NARROW8(NAME, NTILE)                                              \
+TG_AVX static void NAME(const struct tg_mm_args * g) {                          \
+    const int64_t ni = g->ni, nj = g->nj, k = g->k;                             \
+    const size_t lda = g->lda, ldb = g->ldb, ldc = g->ldc;                      \
+    for (int64_t j = 0; j < nj; j += 4) {                                       \
+        const int rj = nj - j < 4 ? (int) (nj - j) : 4;                         \
+        const char * b = g->b + j * ldb;                                        \
+        float * c = g->c + j * ldc;                                             \
+        int64_t i = 0;                                                          \
+        switch (rj) {                                                           \
+        case 1:                                                                 \
+            for (; i + 8 <= ni; i += 8) NTILE(8, 1, k, g->a + i * lda, lda, b, ldb, c + i, ldc); \
+            TG_NARROW8_REST(NTILE, 8, 1) break;                                 \
+        case 2:                                                                 \
+            for (; i + 4 <= ni; i += 4) NTILE(4, 2, k, g->a + i * lda, lda, b, ldb, c + i, ldc); \
+            TG_NARROW8_REST(NTILE, 4, 2) break;                                 \
+        case 3:                                                                 \
+            for (; i + 2 <= ni; i += 2) NTILE(2, 3, k, g->a + i * lda, lda, b, ldb, c + i, ldc); \
+            TG_NARROW8_REST(NTILE, 2, 3) break;                                 \
+        default:                                                                \
+            for (; i + 2 <= ni; i += 2) NTILE(2, 4, k, g->a + i * lda, lda, b, ldb, c + i, ldc); \
+            TG_NARROW8_REST(NTILE, 2, 4) break;                                 \
+        }                                                                       \
+    }                                                                           \
+}
+TG_MM_NARROW8(narrow_f32_f32_avx, ntile_f32_f32_avx)
+TG_MM_NARROW8(narrow_f16_f32_avx, ntile_f16_f32_avx)
 
 TG_MM_DOT(dot_f32_f32_avx,   TG_AVX, tile_f32_f32_avx,   float,     float)
 TG_MM_DOT(dot_f16_f16_avx,   TG_AVX, tile_f16_f16_avx,   tg_fp16_t, tg_fp16_t)
