@@ -17,10 +17,46 @@
 // by several of b's, the unfused kq and kqv): a handful of columns (the query
 // rows of a tile, e.g. the 3 query heads of a K/V head), so a's rows are read
 // once for all of them (TG_MM_BLOCK takes those columns one at a time, the
-// streaming shape of weight matrices): the narrow kernels (TG_MM_NARROW8 at
-// the AVX levels, TG_MM_NARROW16 at the AVX-512 ones) take the columns in
-// groups of up to 4 and the rows in tiles whose sums are reduced together.
+// streaming shape of weight matrices): the narrow kernels (TG_MM_NARROW,
+// with TG_AVX_NTILE's tiles at the AVX levels, TG_AVX512_NTILE's at the
+// AVX-512 ones) take the columns in groups of up to 4 and the rows in tiles
+// whose sums are reduced together.
 // Every element is the same bits either way (the reduction contract).
+// NTILE(RI, RJ, ...) reduces RI * RJ sums together; T1..T4: rows per tile
+// for 1..4 columns; REST: the rows left over, in smaller tiles (each size
+// at most once, so any remainder under T takes at most four tiles).
+#define TG_NARROW_REST16(NTILE, TIMAX, RJ)                                      \
+    if ((TIMAX) > 8 && i + 8 <= ni) { NTILE(8, RJ, k, g->a + i * lda, lda, b, ldb, c + i, ldc); i += 8; } \
+    TG_NARROW_REST8(NTILE, TIMAX, RJ)
+#define TG_NARROW_REST8(NTILE, TIMAX, RJ)                                       \
+    if ((TIMAX) > 4 && i + 4 <= ni) { NTILE(4, RJ, k, g->a + i * lda, lda, b, ldb, c + i, ldc); i += 4; } \
+    if ((TIMAX) > 2 && i + 2 <= ni) { NTILE(2, RJ, k, g->a + i * lda, lda, b, ldb, c + i, ldc); i += 2; } \
+    if (i < ni) NTILE(1, RJ, k, g->a + i * lda, lda, b, ldb, c + i, ldc);
+#define TG_MM_NARROW(NAME, ATTR, NTILE, REST, T1, T2, T3, T4)                   \
+ATTR static void NAME(const struct tg_mm_args * g) {                            \
+    const int64_t ni = g->ni, nj = g->nj, k = g->k;                             \
+    const size_t lda = g->lda, ldb = g->ldb, ldc = g->ldc;                      \
+    for (int64_t j = 0; j < nj; j += 4) {                                       \
+        const int rj = nj - j < 4 ? (int) (nj - j) : 4;                         \
+        const char * b = g->b + j * ldb;                                        \
+        float * c = g->c + j * ldc;                                             \
+        int64_t i = 0;                                                          \
+        switch (rj) {                                                           \
+        case 1:                                                                 \
+            for (; i + (T1) <= ni; i += (T1)) NTILE(T1, 1, k, g->a + i * lda, lda, b, ldb, c + i, ldc); \
+            REST(NTILE, T1, 1) break;                                           \
+        case 2:                                                                 \
+            for (; i + (T2) <= ni; i += (T2)) NTILE(T2, 2, k, g->a + i * lda, lda, b, ldb, c + i, ldc); \
+            REST(NTILE, T2, 2) break;                                           \
+        case 3:                                                                 \
+            for (; i + (T3) <= ni; i += (T3)) NTILE(T3, 3, k, g->a + i * lda, lda, b, ldb, c + i, ldc); \
+            REST(NTILE, T3, 3) break;                                           \
+        default:                                                                \
+            for (; i + (T4) <= ni; i += (T4)) NTILE(T4, 4, k, g->a + i * lda, lda, b, ldb, c + i, ldc); \
+            REST(NTILE, T4, 4) break;                                           \
+        }                                                                       \
+    }                                                                           \
+}
 
 // Generation (one column of b) streams long rows one at a time (one long
 // read stream from memory), but short rows (attention's kq over a K cache:
@@ -228,39 +264,9 @@ TG_AVX_INLINE void NAME(const int RI, const int RJ, int64_t k,                \
 TG_AVX_NTILE(ntile_f32_f32_avx, float,     float, v8_f32, v8_f32, s_f32, s_f32)
 TG_AVX_NTILE(ntile_f16_f32_avx, tg_fp16_t, float, v8_f16, v8_f32, s_f16, s_f32)
 
-// Columns in groups of up to 4, rows in tiles of 8 / RJ (2 for 3 columns),
-// the last rows of a group in tiles of 4, 2 and 1.
-#define TG_NARROW8_REST(NTILE, TIMAX, RJ)                                       \
-    if ((TIMAX) > 4 && i + 4 <= ni) { NTILE(4, RJ, k, g->a + i * lda, lda, b, ldb, c + i, ldc); i += 4; } \
-    if ((TIMAX) > 2 && i + 2 <= ni) { NTILE(2, RJ, k, g->a + i * lda, lda, b, ldb, c + i, ldc); i += 2; } \
-    if (i < ni) NTILE(1, RJ, k, g->a + i * lda, lda, b, ldb, c + i, ldc);
-#define TG_MM_NARROW8(NAME, NTILE)                                              \
-TG_AVX static void NAME(const struct tg_mm_args * g) {                          \
-    const int64_t ni = g->ni, nj = g->nj, k = g->k;                             \
-    const size_t lda = g->lda, ldb = g->ldb, ldc = g->ldc;                      \
-    for (int64_t j = 0; j < nj; j += 4) {                                       \
-        const int rj = nj - j < 4 ? (int) (nj - j) : 4;                         \
-        const char * b = g->b + j * ldb;                                        \
-        float * c = g->c + j * ldc;                                             \
-        int64_t i = 0;                                                          \
-        switch (rj) {                                                           \
-        case 1:                                                                 \
-            for (; i + 8 <= ni; i += 8) NTILE(8, 1, k, g->a + i * lda, lda, b, ldb, c + i, ldc); \
-            TG_NARROW8_REST(NTILE, 8, 1) break;                                 \
-        case 2:                                                                 \
-            for (; i + 4 <= ni; i += 4) NTILE(4, 2, k, g->a + i * lda, lda, b, ldb, c + i, ldc); \
-            TG_NARROW8_REST(NTILE, 4, 2) break;                                 \
-        case 3:                                                                 \
-            for (; i + 2 <= ni; i += 2) NTILE(2, 3, k, g->a + i * lda, lda, b, ldb, c + i, ldc); \
-            TG_NARROW8_REST(NTILE, 2, 3) break;                                 \
-        default:                                                                \
-            for (; i + 2 <= ni; i += 2) NTILE(2, 4, k, g->a + i * lda, lda, b, ldb, c + i, ldc); \
-            TG_NARROW8_REST(NTILE, 2, 4) break;                                 \
-        }                                                                       \
-    }                                                                           \
-}
-TG_MM_NARROW8(narrow_f32_f32_avx, ntile_f32_f32_avx)
-TG_MM_NARROW8(narrow_f16_f32_avx, ntile_f16_f32_avx)
+// rows in tiles of 8 / RJ (2 for 3 columns), the last ones in tiles of 4, 2, 1
+TG_MM_NARROW(narrow_f32_f32_avx, TG_AVX, ntile_f32_f32_avx, TG_NARROW_REST8, 8, 4, 2, 2)
+TG_MM_NARROW(narrow_f16_f32_avx, TG_AVX, ntile_f16_f32_avx, TG_NARROW_REST8, 8, 4, 2, 2)
 
 TG_MM_DOT(dot_f32_f32_avx,   TG_AVX, tile_f32_f32_avx,   float,     float)
 TG_MM_DOT(dot_f16_f16_avx,   TG_AVX, tile_f16_f16_avx,   tg_fp16_t, tg_fp16_t)
@@ -466,42 +472,11 @@ TG_AVX512_INLINE void NAME(const int RI, const int RJ, int64_t k,             \
 TG_AVX512_NTILE(ntile_f32_f32_avx512, float,     float, v16_f32, v16_f32, s_f32, s_f32)
 TG_AVX512_NTILE(ntile_f16_f32_avx512, tg_fp16_t, float, v16_f16, v16_f32, s_f16, s_f32)
 
-// The columns in groups of up to 4 (RJ), the rows in tiles of 16 / RJ (the
-// sums one hsum16_n takes) and the last rows of a group in tiles of 8, 4, 2
-// and 1 (matmul's units are 24 rows: one at a time, 4 of every 24 rows
-// went through single-row tiles: kq at 4096 cells slower than 6-row tiles).
-#define TG_NARROW_REST(NTILE, TIMAX, RJ)                                        \
-    if ((TIMAX) > 8 && i + 8 <= ni) { NTILE(8, RJ, k, g->a + i * lda, lda, b, ldb, c + i, ldc); i += 8; } \
-    if ((TIMAX) > 4 && i + 4 <= ni) { NTILE(4, RJ, k, g->a + i * lda, lda, b, ldb, c + i, ldc); i += 4; } \
-    if ((TIMAX) > 2 && i + 2 <= ni) { NTILE(2, RJ, k, g->a + i * lda, lda, b, ldb, c + i, ldc); i += 2; } \
-    if (i < ni) NTILE(1, RJ, k, g->a + i * lda, lda, b, ldb, c + i, ldc);
-#define TG_MM_NARROW16(NAME, NTILE)                                             \
-TG_AVX512 static void NAME(const struct tg_mm_args * g) {                       \
-    const int64_t ni = g->ni, nj = g->nj, k = g->k;                             \
-    const size_t lda = g->lda, ldb = g->ldb, ldc = g->ldc;                      \
-    for (int64_t j = 0; j < nj; j += 4) {                                       \
-        const int rj = nj - j < 4 ? (int) (nj - j) : 4;                         \
-        const char * b = g->b + j * ldb;                                        \
-        float * c = g->c + j * ldc;                                             \
-        int64_t i = 0;                                                          \
-        switch (rj) {                                                           \
-        case 1:                                                                 \
-            for (; i + 16 <= ni; i += 16) NTILE(16, 1, k, g->a + i * lda, lda, b, ldb, c + i, ldc); \
-            TG_NARROW_REST(NTILE, 16, 1) break;                                 \
-        case 2:                                                                 \
-            for (; i + 8 <= ni; i += 8) NTILE(8, 2, k, g->a + i * lda, lda, b, ldb, c + i, ldc); \
-            TG_NARROW_REST(NTILE, 8, 2) break;                                  \
-        case 3:                                                                 \
-            for (; i + 5 <= ni; i += 5) NTILE(5, 3, k, g->a + i * lda, lda, b, ldb, c + i, ldc); \
-            TG_NARROW_REST(NTILE, 5, 3) break;                                  \
-        default:                                                                \
-            for (; i + 4 <= ni; i += 4) NTILE(4, 4, k, g->a + i * lda, lda, b, ldb, c + i, ldc); \
-            TG_NARROW_REST(NTILE, 4, 4) break;                                  \
-        }                                                                       \
-    }                                                                           \
-}
-TG_MM_NARROW16(narrow_f32_f32_avx512, ntile_f32_f32_avx512)
-TG_MM_NARROW16(narrow_f16_f32_avx512, ntile_f16_f32_avx512)
+// rows in tiles of 16 / RJ (5 for 3 columns), the last ones in tiles of 8, 4, 2, 1
+// (matmul's units are 24 rows: one at a time, 4 of every 24 rows went through
+// single-row tiles: kq at 4096 cells slower than 6-row tiles)
+TG_MM_NARROW(narrow_f32_f32_avx512, TG_AVX512, ntile_f32_f32_avx512, TG_NARROW_REST16, 16, 8, 5, 4)
+TG_MM_NARROW(narrow_f16_f32_avx512, TG_AVX512, ntile_f16_f32_avx512, TG_NARROW_REST16, 16, 8, 5, 4)
 
 #define TG_AVX512_DOT(NAME, TILE, TA, TB)                                     \
 TG_AVX512 static float NAME(int64_t k, const TA * x, const TB * y) {         \
