@@ -160,29 +160,48 @@ static double test_read_bandwidth(struct test * tests, int i) {
     return tests[i].read_gbs;
 }
 
+// The KV cache a generation test's tokens attend to, bytes per token on
+// average: token i sits at position depth + i and reads the keys and values
+// of depth + i + 1 cells (kv_cell: bytes of one cell over all layers). The
+// cells past them up to the cache's padding are read too and not counted.
+static double kv_bytes_per_token(const struct test * t, double kv_cell) {
+    return t->n_gen ? kv_cell * (t->depth + (t->n_gen + 1) / 2.0) : 0.0;
+}
+
 // CPU only: the weights a token reads, and each generation test's weight
-// traffic as a share of the host's read bandwidth with the same threads.
-static void print_cpu_bandwidth(const struct bench_opts * o, const struct tg_llama_model * model, struct test * tests, int n) {
+// traffic as a share of the host's read bandwidth with the same threads;
+// with a context (-d, or long tests), the same with the KV cache read too.
+static void print_cpu_bandwidth(const struct bench_opts * o, const struct tg_llama_model * model, struct test * tests, int n,
+                                double kv_cell) {
     const size_t wb = tg_llama_model_bytes_per_token(model);
     bool any = false;
     for (int i = 0; i < n; i++) any = any || tests[i].n_gen;
     if (!wb || !any) return;
     printf("CPU: %.1f MiB of weights read per generated token; %% = their GB/s (tokens/s x bytes) over this host's "
-           "read bandwidth with the test's threads, measured right after it\n", wb / 1048576.0);
+           "read bandwidth with the test's threads, measured right after it; \"+ KV\": the weights and the KV cache "
+           "the tokens attend to (%.1f KiB a cell)\n", wb / 1048576.0, kv_cell / 1024.0);
     for (int i = 0; i < n; i++) {
         struct test * t = &tests[i];
         if (!t->n_gen) continue;
         const double bw = test_read_bandwidth(tests, i), gbs = t->mean * (double) wb / 1e9;
+        const double kvb = kv_bytes_per_token(t, kv_cell), all = t->mean * ((double) wb + kvb) / 1e9;
         printf("tg%d", t->n_gen);
         if (t->depth) printf(" @ d%d", t->depth);
         if (o->threads.n > 1) printf(" t=%d", t->threads);
         if (bw <= 0) { printf(" fa=%s: %.1f GB/s of weights; read bandwidth not measured: %s\n", fa_name(t->fa), gbs, tg_last_error()); continue; }
-        printf(" fa=%s: %.1f GB/s of weights = %.1f%% of %.1f GB/s (sums over %zu MiB, %d thread%s)\n", fa_name(t->fa), gbs,
+        printf(" fa=%s: %.1f GB/s of weights = %.1f%% of %.1f GB/s (sums over %zu MiB, %d thread%s)", fa_name(t->fa), gbs,
                100.0 * gbs / bw, bw, BENCH_BW_BYTES >> 20, t->threads, t->threads == 1 ? "" : "s");
+        if (t->depth || kvb >= 0.01 * (double) wb) {   // a context worth a second figure
+            const bool mib = kvb >= 1048576.0;
+            printf("; + KV (%.1f %s a token): %.1f GB/s = %.1f%%", kvb / (mib ? 1048576.0 : 1024.0), mib ? "MiB" : "KiB", all,
+                   100.0 * all / bw);
+        }
+        printf("\n");
     }
 }
 
-static void print_json(const struct bench_opts * o, const struct tg_llama_model * model, struct test * tests, int n) {
+static void print_json(const struct bench_opts * o, const struct tg_llama_model * model, struct test * tests, int n,
+                       double kv_cell) {
     printf("{\"model\": ");
     tg_json_write_string(stdout, o->run.model, strlen(o->run.model));
     const char * type = tg_type_name(tg_llama_model_weight_type(model));
@@ -198,6 +217,7 @@ static void print_json(const struct bench_opts * o, const struct tg_llama_model 
                i ? ", " : "", t->n_prompt, t->n_gen, t->depth, t->threads, fa_name(t->fa), t->n, t->mean, t->sd);
         for (int k = 0; k < t->n; k++) printf("%s%.6f", k ? ", " : "", t->samples[k]);
         printf("]");
+        if (t->n_gen) printf(", \"kv_bytes_per_token\": %.0f", kv_bytes_per_token(t, kv_cell));
         if (t->n_gen && !tg_llama_model_gpu_bytes(model)) {   // CPU generation: the host's read bandwidth, same threads
             const double bw = test_read_bandwidth(tests, i);
             if (bw > 0) printf(", \"read_bandwidth_gbs\": %.3f", bw);
@@ -302,9 +322,10 @@ static int cmd_bench(int argc, char ** argv) {
         if (t->n_gen && !tg_llama_model_gpu_bytes(r.model)) test_read_bandwidth(tests, i);   // now, beside the test
         if (!o.json) { print_text(&o, t); fflush(stdout); }
     }
-    if (o.json) print_json(&o, r.model, tests, n_tests);
+    const double kv_cell = r.ctx ? (double) tg_llama_stats(r.ctx).kv_bytes / (double) cp.n_ctx : 0.0;
+    if (o.json) print_json(&o, r.model, tests, n_tests, kv_cell);
     else if (tg_llama_model_gpu_bytes(r.model)) print_gpu_bandwidth(r.model, tests, n_tests);
-    else print_cpu_bandwidth(&o, r.model, tests, n_tests);
+    else print_cpu_bandwidth(&o, r.model, tests, n_tests, kv_cell);
     rc = 0;
 done:
     free_tests(tests, n_tests);

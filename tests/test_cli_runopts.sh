@@ -130,6 +130,14 @@ check "bench --json (CPU): weights_bytes_per_token, and read_bandwidth_gbs on th
 import json,sys; d=json.load(open('$TMP/b.json')); r=d['results']
 sys.exit(not (d['weights_bytes_per_token']>0 and all(('read_bandwidth_gbs' in x)==(x['n_gen']>0) for x in r)
               and all(x['read_bandwidth_gbs']>0 for x in r if x['n_gen'])))"
+"$TGDB" bench -m "$M" -p 0 -n 4 -d 0,32 -r 1 --json >"$TMP/bkv.json" 2>&1
+check "bench --json: kv_bytes_per_token grows with the depth (cells attended: 2.5 at d0, 34.5 at d32)" python3 -c "
+import json,sys; r=json.load(open('$TMP/bkv.json'))['results']
+k=[x['kv_bytes_per_token'] for x in r]
+sys.exit(not (len(k)==2 and k[0]>0 and abs(k[1]/k[0]-34.5/2.5)<1e-3))"
+"$TGDB" bench -m "$M" -p 0 -n 4 -d 32 -r 1 >"$TMP/bkv.txt" 2>&1
+check "bench -d 32 (CPU): '+ KV (X KiB|MiB a token): Y GB/s = Z%' after the weights' share" \
+    grep -Eq '^tg4 @ d32 fa=auto: [0-9.]+ GB/s of weights = [0-9.]+% of [0-9.]+ GB/s \(.*\); \+ KV \([0-9.]+ [KM]iB a token\): [0-9.]+ GB/s = [0-9.]+%$' "$TMP/bkv.txt"
 check "bench --progress: a line per repetition on stderr" bash -c "test \$(grep -c 'repetition' '$TMP/b.err') = 4"
 "$TGDB" bench -m "$M" -p 0 -n 4 -r 1 >"$TMP/b0.txt" 2>&1
 check "bench -p 0: generation only (the warm-up fits batches of one token)" grep -Eq '^tg4: [0-9.]+ tok/s$' "$TMP/b0.txt"
