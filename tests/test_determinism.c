@@ -1,6 +1,7 @@
 // test_determinism.c - a transformer-like graph (get_rows, rms_norm, mul_mat
 // with F32 and Q8_0 weights, rope, soft_max with a mask, silu/swiglu, add,
-// sum) computed with 1, 2, 3 and 4 threads gives bitwise identical outputs,
+// sum, and generation's fused attention over KV-cache views) computed with
+// 1, 2, 3 and 4 threads gives bitwise identical outputs,
 // and so do two runs with the same thread count. Checked at the detected SIMD
 // level and with the scalar paths.
 #include "check.h"
@@ -34,7 +35,12 @@ static void fill_q8(struct tg_tensor * t, float scale) {
     }
 }
 
-#define N_OUT 5
+static void fill_f16(struct tg_tensor * t, float scale) {
+    tg_fp16_t * p = t->data;
+    for (int64_t i = 0; i < tg_nelements(t); i++) p[i] = tg_fp32_to_fp16(frand() * scale);
+}
+
+#define N_OUT 6
 struct model {
     struct tg_context * ctx;
     struct tg_graph * g;
@@ -82,7 +88,17 @@ static bool build(struct model * m) {
     struct tg_tensor * act2 = tg_silu(ctx, act);
     struct tg_tensor * y = tg_add(ctx, h, tg_mul_mat(ctx, wdown, act2));      // [D, T]
     struct tg_tensor * s = tg_sum(ctx, y);
-    m->out[0] = kq; m->out[1] = att2; m->out[2] = act; m->out[3] = y; m->out[4] = s;
+    // one token's fused attention over 1100 cells of F16 caches laid out as the
+    // llama KV cache (2 K/V heads side by side in a K row, V transposed):
+    // its scores are split across threads by cells, the rest by heads
+    struct tg_tensor * kc = tg_new_tensor_2d(ctx, TG_TYPE_F16, 2 * HD, 1200);
+    struct tg_tensor * vc = tg_new_tensor_2d(ctx, TG_TYPE_F16, 1200, 2 * HD);
+    struct tg_tensor * q1 = tg_new_tensor_3d(ctx, TG_TYPE_F32, HD, 1, NH);
+    fill_f16(kc, 1.0f); fill_f16(vc, 1.0f); fill_f32(q1, 1.0f);
+    struct tg_tensor * kv = tg_view_3d(ctx, kc, HD, 1100, 2, kc->nb[1], HD * sizeof(tg_fp16_t), 0);
+    struct tg_tensor * vv = tg_view_3d(ctx, vc, 1100, HD, 2, vc->nb[1], HD * vc->nb[1], 0);
+    struct tg_tensor * fa = tg_flash_attn_ext(ctx, q1, kv, vv, NULL, 0.2f);
+    m->out[0] = kq; m->out[1] = att2; m->out[2] = act; m->out[3] = y; m->out[4] = s; m->out[5] = fa;
     for (int i = 0; i < N_OUT; i++) {
         if (!m->out[i]) { fprintf(stderr, "build: %s\n", tg_last_error()); return false; }
     }

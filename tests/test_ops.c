@@ -909,11 +909,14 @@ static void case_cross_entropy(void) {
 // NaN in q (that row NaN, the others not). Prompts go over the cache in
 // blocks of 128 cells, generation (one token) in blocks of 512: 300 cells make
 // 3 prompt blocks, 1100 cells 3 generation blocks (the online softmax rescales
-// across blocks either way).
+// across blocks either way). Generation also over views of caches laid out
+// as the llama KV cache is (a K row: every head's slice of a cell side by
+// side; V transposed, rows longer than the cells used), which its two-pass
+// path reads whole rows of.
 static void case_flash_attn(void) {
     const int64_t D = 40, Dv = 24, H = 6;
-    for (int v = 0; v < 6; v++) {
-        const bool gen = v >= 4;
+    for (int v = 0; v < 8; v++) {
+        const bool gen = v >= 4, cache = v >= 6;
         const int64_t C = gen ? 1100 : 300, T = gen ? 1 : 19;
         const enum tg_type kvt = v % 2 ? TG_TYPE_F32 : TG_TYPE_F16;
         const int64_t Hk = v < 2 || gen ? 2 : 6;
@@ -921,8 +924,17 @@ static void case_flash_attn(void) {
         struct tg_context * ctx = new_ctx();
         const int64_t sq[4] = { D, T, H, 1 }, sk[4] = { D, C, Hk, 1 }, sv[4] = { C, Dv, Hk, 1 };
         struct tg_tensor * q = input(ctx, TG_TYPE_F32, sq, v == 1 ? L_PERM : L_CONTIG, -1, 1);
-        struct tg_tensor * k = input(ctx, kvt, sk, L_CONTIG, -1, 1);
-        struct tg_tensor * vv = input(ctx, kvt, sv, L_CONTIG, -1, 1);
+        struct tg_tensor * k, * vv;
+        if (cache) {   // 1200 cells, 1100 of them used
+            const int64_t kc_ne[4] = { D * Hk, 1200, 1, 1 }, vc_ne[4] = { 1200, Dv * Hk, 1, 1 };
+            struct tg_tensor * kc = input(ctx, kvt, kc_ne, L_CONTIG, -1, 1), * vc = input(ctx, kvt, vc_ne, L_CONTIG, -1, 1);
+            const size_t es = tg_type_size(kvt);
+            k = tg_view_3d(ctx, kc, D, C, Hk, kc->nb[1], (size_t) D * es, 0);
+            vv = tg_view_3d(ctx, vc, C, Dv, Hk, vc->nb[1], (size_t) Dv * vc->nb[1], 0);
+        } else {
+            k = input(ctx, kvt, sk, L_CONTIG, -1, 1);
+            vv = input(ctx, kvt, sv, L_CONTIG, -1, 1);
+        }
         struct tg_tensor * m = tg_new_tensor_2d(ctx, mt, C, T + 3);
         for (int64_t t = 0; t < T + 3; t++)
             for (int64_t c = 0; c < C; c++) {
@@ -955,8 +967,9 @@ static void case_flash_attn(void) {
             }
         free(sc);
         char what[200], dq[64];
-        snprintf(what, sizeof(what), "flash_attn_ext q %s k/v %s [%lld,%lld,%lld] heads %lld/%lld mask %s", desc(q, dq, sizeof(dq)),
-                 tg_type_name(kvt), (long long) D, (long long) C, (long long) Dv, (long long) H, (long long) Hk, tg_type_name(mt));
+        snprintf(what, sizeof(what), "flash_attn_ext q %s k/v %s%s [%lld,%lld,%lld] heads %lld/%lld mask %s", desc(q, dq, sizeof(dq)),
+                 tg_type_name(kvt), cache ? " (cache views)" : "", (long long) D, (long long) C, (long long) Dv, (long long) H,
+                 (long long) Hk, tg_type_name(mt));
         if (compute(ctx, out, what)) {
             check_out(out, ref, kvt == TG_TYPE_F16 ? 1e-5 : 1e-10, what);
             if (T <= 4) { free(ref); tg_context_free(ctx); continue; }   // no fully masked token

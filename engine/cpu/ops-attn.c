@@ -15,7 +15,9 @@
 // and finally out = O / L. Blocks where every token of the tile is masked are
 // skipped. Every output element follows one fixed sequence whatever the tile
 // and the thread split (the kernels' reduction contract), so results are the
-// same for any thread count.
+// same for any thread count. Generation (one token) computes the same in two
+// passes (fa_gen): every head's scores first, the threads taking runs of
+// cells, then the softmax and V head by head.
 #include "vec-impl.h"
 
 #include <math.h>
@@ -28,10 +30,29 @@
 enum { TG_FA_TT = 16, TG_FA_CB_PROMPT = 128, TG_FA_CB_GEN = 512, TG_FA_CB = TG_FA_CB_GEN };
 static inline int64_t fa_block(int64_t tokens) { return tokens == 1 ? TG_FA_CB_GEN : TG_FA_CB_PROMPT; }
 
+// Generation (one query token: every row of a K/V head in one tile) goes
+// two-pass (fa_gen) when the scores of every head over every cell, shared by
+// the threads, fit TG_FA_GEN_MAX bytes, from TG_FA_GEN_MIN cells on: below, the
+// tiles were faster (bench_mul_mat -g, fused per layer over 256 cells: 8.4 ->
+// 11.5 us two-pass; over 1024, where 12 layers' caches fit the L3, 36 -> 38
+// us, but in a model, whose weights go through the L3 between layers, 100m
+// Q4_0 tg128 at depth 1024: 327 -> 374 tok/s, medians of 5 rounds).
+#define TG_FA_GEN_MAX ((size_t) 64 << 20)
+#define TG_FA_GEN_MIN 1024
+static size_t fa_gen_scores(const struct tg_tensor * dst) {   // bytes, 0: not this way
+    const struct tg_tensor * q = dst->src[0], * k = dst->src[1];
+    const int64_t R = q->ne[1] * (q->ne[2] / k->ne[2]);
+    if (q->ne[1] != 1 || R > TG_FA_TT || k->ne[1] < TG_FA_GEN_MIN) return 0;
+    const size_t bytes = sizeof(float) * (size_t) (k->ne[2] * R) * (size_t) k->ne[1];
+    return bytes <= TG_FA_GEN_MAX ? bytes : 0;
+}
+
+// Per-thread scratch (fa_gen: all the heads' queries; the tiles: one tile's).
 static size_t fa_scratch(const struct tg_tensor * dst) {
-    const struct tg_tensor * q = dst->src[0], * v = dst->src[2];
+    const struct tg_tensor * q = dst->src[0], * k = dst->src[1], * v = dst->src[2];
     const size_t D = (size_t) q->ne[0], Dv = (size_t) v->ne[1];
-    return sizeof(float) * (TG_FA_TT * D            // Q tile
+    const size_t nq = fa_gen_scores(dst) ? (size_t) (k->ne[2] * q->ne[1] * (q->ne[2] / k->ne[2])) : TG_FA_TT;
+    return sizeof(float) * (nq * D                  // Q tile(s)
                             + 2 * TG_FA_TT * TG_FA_CB  // S, P
                             + 2 * TG_FA_TT * Dv     // O, O block
                             + 2 * TG_FA_TT          // M, L
@@ -41,7 +62,7 @@ static size_t fa_scratch(const struct tg_tensor * dst) {
 }
 
 size_t tg_cpu_flash_attn_work_size(const struct tg_tensor * dst, int nth) {
-    return tg_cpu_scratch_size(fa_scratch(dst), nth);
+    return tg_cpu_scratch_size(fa_scratch(dst), nth) + fa_gen_scores(dst);
 }
 
 static inline float * take(char ** w, size_t n) {
@@ -65,17 +86,183 @@ static inline void round_f16(float * x, int64_t n, tg_fp16_t * tmp) {
     tg_fp16_to_fp32_row(tmp, x, n);
 }
 
+// Whether every row of a tile (tokens tok[0..nt)) has cells [c0, c0 + nb) masked.
+static bool fa_block_masked(const struct tg_tensor * mask, const int64_t * tok, int64_t nt, int64_t c0, int64_t nb,
+                            float * mtmp) {
+    for (int64_t j = 0; j < nt; j++) {
+        if (j > 0 && tok[j] == tok[j - 1]) continue;   // the same token's mask row
+        const float * mr = mask_row(mask, tok[j], c0, nb, mtmp);
+        for (int64_t c = 0; c < nb; c++) if (mr[c] != -INFINITY) return false;
+    }
+    return true;
+}
+
+// The online softmax over one block of nb cells for the nt rows of a tile:
+// S (row j at S + j * lds) scaled and masked in place, P (row j at P + j *
+// ldp) = exp(S - M'), L and O rescaled, M updated (P rounded to f16 when V is
+// f16). Whether any row takes anything from the block.
+static bool fa_softmax_block(int64_t nt, int64_t nb, float * S, int64_t lds, float * P, int64_t ldp, int64_t Dv,
+                             float scale, const struct tg_tensor * mask, const int64_t * tok, int64_t c0, float * M,
+                             float * L, float * O, bool * nan, bool vf16, float * mtmp, tg_fp16_t * h16) {
+    bool any_p = false;
+    for (int64_t j = 0; j < nt; j++) {
+        float * sj = S + j * lds, * pj = P + j * ldp;
+        tg_cpu_vscale(nb, sj, sj, scale);
+        if (mask) tg_cpu_vadd(nb, sj, sj, mask_row(mask, tok[j], c0, nb, mtmp));
+        int bad = 0;
+        for (int64_t c = 0; c < nb; c++) bad |= sj[c] != sj[c];
+        if (bad) nan[j] = true;
+        const float mb = bad ? -INFINITY : tg_cpu_vmax(nb, sj);
+        if (nan[j] || mb == -INFINITY) {   // nothing from this block for token j
+            memset(pj, 0, (size_t) nb * sizeof(float));
+            continue;
+        }
+        const float Mn = M[j] > mb ? M[j] : mb;
+        const float alpha = M[j] == -INFINITY ? 0.0f : expf(M[j] - Mn);
+        const float sum = (float) tg_cpu_vexp_sum(nb, pj, sj, Mn);
+        L[j] = L[j] * alpha + sum;
+        if (alpha != 1.0f) tg_cpu_vscale(Dv, O + j * Dv, O + j * Dv, alpha);
+        if (vf16) round_f16(pj, nb, h16);
+        M[j] = Mn;
+        any_p = true;
+    }
+    return any_p;
+}
+
+// Tile row j of K/V head hk: token and query head; its query (rounded to f16
+// when K is f16) into qj, M and L reset.
+static void fa_row_init(const struct tg_tensor * q, int64_t hk, int64_t group, int64_t r, int64_t * tok, int64_t * head,
+                        float * qj, bool kf16, tg_fp16_t * h16) {
+    *tok = r / group;
+    *head = hk * group + r % group;
+    const char * qrow = (const char *) q->data + *tok * q->nb[1] + *head * q->nb[2];
+    for (int64_t d = 0; d < q->ne[0]; d++) qj[d] = *(const float *) (qrow + d * q->nb[0]);
+    if (kf16) round_f16(qj, q->ne[0], h16);
+}
+
+// out = O / L for the nt rows of a tile (NaN where a NaN score came through).
+static void fa_finish(struct tg_tensor * dst, int64_t nt, int64_t Dv, const int64_t * tok, const int64_t * head,
+                      const float * O, const float * L, const bool * nan) {
+    for (int64_t j = 0; j < nt; j++) {
+        float * out = (float *) ((char *) dst->data + tok[j] * dst->nb[2] + head[j] * dst->nb[1]);
+        if (nan[j]) for (int64_t d = 0; d < Dv; d++) out[d] = NAN;
+        else if (L[j] == 0.0f) memset(out, 0, (size_t) Dv * sizeof(float));
+        else tg_cpu_vscale(Dv, out, O + j * Dv, 1.0f / L[j]);
+    }
+}
+
+// Generation, in two passes. First the scores of every K/V head's rows
+// over every cell, the threads taking runs of TG_FA_RUN cells: each reads
+// whole K rows (every head's slice of a row, one after the other), front to
+// back. Head by head, a thread read one head's slice of each row (a quarter
+// of it with 4 K/V heads, rows 512 bytes apart), and kq over a K cache of
+// 4096 cells ran at half the speed of the same bytes in a row (bench_mul_mat
+// -g). Then, after a barrier, each thread its heads: the online softmax
+// over blocks of TG_FA_CB_GEN cells and V, as in the tiles. A score does not
+// depend on the rows computed with it (the kernels' contract), so every
+// result has the bits of the head-by-head path, for any thread count.
+enum { TG_FA_RUN = 64, TG_FA_VROWS = 20 };
+static void fa_gen(const struct tg_cpu_params * p, struct tg_tensor * dst, char * w, float * Sall) {
+    const struct tg_tensor * q = dst->src[0], * k = dst->src[1], * v = dst->src[2], * mask = dst->src[3];
+    const float scale = tg_get_op_param_f32(dst, 0);
+    const int64_t D = q->ne[0], H = q->ne[2], C = k->ne[1], Dv = v->ne[1], Hk = k->ne[2];
+    const int64_t CB = TG_FA_CB_GEN, group = H / Hk, nt = group;   // one token: a head's rows are its query heads
+    const bool kf16 = k->type == TG_TYPE_F16, vf16 = v->type == TG_TYPE_F16;
+    const int level = tg_cpu_simd_level();
+    const tg_mm_block_fn kq_fn = tg_mm_float_block_narrow(kf16 ? TG_MM_F16_F32 : TG_MM_F32_F32, level);
+    const tg_mm_block_fn pv_fn = tg_mm_float_block_narrow(vf16 ? TG_MM_F16_F32 : TG_MM_F32_F32, level);
+    float * Q = take(&w, (size_t) (Hk * nt * D));
+    float * P = take(&w, (size_t) TG_FA_TT * TG_FA_CB);
+    float * O = take(&w, (size_t) TG_FA_TT * Dv);
+    float * Ob = take(&w, (size_t) TG_FA_TT * Dv);
+    float * M = take(&w, TG_FA_TT);
+    float * L = take(&w, TG_FA_TT);
+    float * mtmp = take(&w, TG_FA_CB);
+    tg_fp16_t * h16 = (tg_fp16_t *) take(&w, 0);
+    int64_t tok[TG_FA_TT], head[TG_FA_TT];
+    for (int64_t h = 0; h < Hk; h++)   // every head's queries (each thread its own copy)
+        for (int64_t j = 0; j < nt; j++) fa_row_init(q, h, group, j, &tok[j], &head[j], Q + (h * nt + j) * D, kf16, h16);
+    // pass 1: S[h][j][c] = k_c(head h) . q_j, a run of cells at a time, every head
+    // a K row's bytes over every head where the heads lie side by side in a row (a
+    // llama KV cache); 0 (no prefetch) for other layouts
+    size_t krow = (size_t) (Hk - 1) * k->nb[2] + (size_t) D * tg_type_size(k->type);
+    if (krow > k->nb[1]) krow = 0;
+    int64_t r0, r1;
+    tg_cpu_range((C + TG_FA_RUN - 1) / TG_FA_RUN, p->ith, p->nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t c = r * TG_FA_RUN, n = C - c < TG_FA_RUN ? C - c : TG_FA_RUN;
+        for (int64_t h = 0; h < Hk; h++) {
+            // the next run's rows, a share of them before each head's scores: every
+            // line of them into L2 (the hardware prefetchers left the strided
+            // passes waiting on memory: pass 1 over 4096 cells 190 -> 110 us a layer)
+            const int64_t cn = c + TG_FA_RUN, a0 = cn + h * TG_FA_RUN / Hk, a1 = cn + (h + 1) * TG_FA_RUN / Hk;
+            for (int64_t x = a0; x < a1 && x < C; x++)
+                for (size_t o = 0; o < krow; o += 64) __builtin_prefetch((const char *) k->data + x * k->nb[1] + o, 0, 2);
+            struct tg_mm_args g = { .k = D, .a = (const char *) k->data + h * k->nb[2] + c * k->nb[1], .lda = k->nb[1],
+                                    .b = (const char *) (Q + h * nt * D), .ldb = (size_t) D * sizeof(float),
+                                    .c = Sall + h * nt * C + c, .ldc = (size_t) C, .ni = n, .nj = nt, .type = k->type };
+            kq_fn(&g);
+        }
+    }
+    tg_cpu_barrier(p);
+    // pass 2: this thread's heads
+    int64_t h0, h1;
+    tg_cpu_range(Hk, p->ith, p->nth, &h0, &h1);
+    for (int64_t hk = h0; hk < h1; hk++) {
+        float * S = Sall + hk * nt * C;
+        for (int64_t j = 0; j < nt; j++) {
+            tok[j] = 0;
+            head[j] = hk * group + j;
+            M[j] = -INFINITY;
+            L[j] = 0.0f;
+        }
+        memset(O, 0, (size_t) (nt * Dv) * sizeof(float));
+        bool nan[TG_FA_TT] = { false };
+        const char * vbase = (const char *) v->data + hk * v->nb[2];
+        for (int64_t c0 = 0; c0 < C; c0 += CB) {
+            const int64_t nb = C - c0 < CB ? C - c0 : CB;
+            if (mask && fa_block_masked(mask, tok, nt, c0, nb, mtmp)) continue;
+            if (!fa_softmax_block(nt, nb, S + c0, C, P, CB, Dv, scale, mask, tok, c0, M, L, O, nan, vf16, mtmp, h16))
+                continue;
+            // V in runs of TG_FA_VROWS dimensions (whole tiles of the kernel's 5, 4 and 16
+            // rows), each after prefetching its rows' cells of the next block, if any
+            const size_t es = tg_type_size(v->type);
+            const int64_t vrows = c0 + CB < C ? TG_FA_VROWS : Dv;
+            for (int64_t d0 = 0; d0 < Dv; d0 += vrows) {
+                const int64_t nd = Dv - d0 < vrows ? Dv - d0 : vrows;
+                if (c0 + CB < C) {   // these dimensions' cells of the next block, into L2
+                    const int64_t nb2 = C - c0 - CB < CB ? C - c0 - CB : CB;
+                    for (int64_t d = d0; d < d0 + nd; d++)
+                        for (int64_t o = 0; o < nb2 * (int64_t) es; o += 64)
+                            __builtin_prefetch(vbase + d * v->nb[1] + (size_t) (c0 + CB) * es + o, 0, 2);
+                }
+                struct tg_mm_args g = { .k = nb, .a = vbase + d0 * v->nb[1] + (size_t) c0 * es, .lda = v->nb[1],
+                                        .b = (const char *) P, .ldb = (size_t) CB * sizeof(float),
+                                        .c = Ob + d0, .ldc = (size_t) Dv, .ni = nd, .nj = nt, .type = v->type };
+                pv_fn(&g);   // Ob[j][d] = v_d(block) . p_j
+            }
+            tg_cpu_vadd(nt * Dv, O, O, Ob);
+        }
+        fa_finish(dst, nt, Dv, tok, head, O, L, nan);
+    }
+}
+
 void tg_cpu_op_flash_attn(const struct tg_cpu_params * p, struct tg_tensor * dst) {
     const struct tg_tensor * q = dst->src[0], * k = dst->src[1], * v = dst->src[2], * mask = dst->src[3];
     const float scale = tg_get_op_param_f32(dst, 0);
     const int64_t D = q->ne[0], T = q->ne[1], H = q->ne[2], C = k->ne[1], Dv = v->ne[1], Hk = k->ne[2];
     const int64_t CB = fa_block(T), group = H / Hk, R = T * group, ntiles = (R + TG_FA_TT - 1) / TG_FA_TT;   // R rows per K/V head
+    const size_t per = tg_cpu_pad64(fa_scratch(dst));
+    char * w = (char *) tg_cpu_scratch(p, per);
+    if (fa_gen_scores(dst)) {   // the shared scores after every thread's scratch
+        fa_gen(p, dst, w, (float *) ((char *) p->wdata + per * (size_t) p->nth));
+        return;
+    }
     const bool kf16 = k->type == TG_TYPE_F16, vf16 = v->type == TG_TYPE_F16;
     const int level = tg_cpu_simd_level();
     const tg_mm_block_fn kq_fn = tg_mm_float_block_narrow(kf16 ? TG_MM_F16_F32 : TG_MM_F32_F32, level);
     const tg_mm_block_fn pv_fn = tg_mm_float_block_narrow(vf16 ? TG_MM_F16_F32 : TG_MM_F32_F32, level);
 
-    char * w = (char *) tg_cpu_scratch(p, fa_scratch(dst));
     float * Q = take(&w, (size_t) TG_FA_TT * D);
     float * S = take(&w, (size_t) TG_FA_TT * TG_FA_CB);
     float * P = take(&w, (size_t) TG_FA_TT * TG_FA_CB);
@@ -93,12 +280,7 @@ void tg_cpu_op_flash_attn(const struct tg_cpu_params * p, struct tg_tensor * dst
         const int64_t hk = u % Hk, r0 = (u / Hk) * TG_FA_TT;
         const int64_t nt = R - r0 < TG_FA_TT ? R - r0 : TG_FA_TT;
         for (int64_t j = 0; j < nt; j++) {
-            tok[j] = (r0 + j) / group;
-            head[j] = hk * group + (r0 + j) % group;
-            const char * qrow = (const char *) q->data + tok[j] * q->nb[1] + head[j] * q->nb[2];
-            float * qj = Q + j * D;
-            for (int64_t d = 0; d < D; d++) qj[d] = *(const float *) (qrow + d * q->nb[0]);
-            if (kf16) round_f16(qj, D, h16);
+            fa_row_init(q, hk, group, r0 + j, &tok[j], &head[j], Q + j * D, kf16, h16);
             M[j] = -INFINITY;
             L[j] = 0.0f;
         }
@@ -108,53 +290,18 @@ void tg_cpu_op_flash_attn(const struct tg_cpu_params * p, struct tg_tensor * dst
         const char * vbase = (const char *) v->data + hk * v->nb[2];
         for (int64_t c0 = 0; c0 < C; c0 += CB) {
             const int64_t nb = C - c0 < CB ? C - c0 : CB;
-            if (mask) {   // skip a block every token of the tile has masked
-                bool any = false;
-                for (int64_t j = 0; j < nt && !any; j++) {
-                    if (j > 0 && tok[j] == tok[j - 1]) continue;   // the same token's mask row
-                    const float * mr = mask_row(mask, tok[j], c0, nb, mtmp);
-                    for (int64_t c = 0; c < nb && !any; c++) any = mr[c] != -INFINITY;
-                }
-                if (!any) continue;
-            }
+            if (mask && fa_block_masked(mask, tok, nt, c0, nb, mtmp)) continue;   // skip a block every row has masked
             struct tg_mm_args g = { .k = D, .a = kbase + c0 * k->nb[1], .lda = k->nb[1],
                                     .b = (const char *) Q, .ldb = (size_t) D * sizeof(float),
                                     .c = S, .ldc = (size_t) CB, .ni = nb, .nj = nt, .type = k->type };
             kq_fn(&g);   // S[j][c] = k_c . q_j
-            bool any_p = false;
-            for (int64_t j = 0; j < nt; j++) {
-                float * sj = S + j * CB, * pj = P + j * CB;
-                tg_cpu_vscale(nb, sj, sj, scale);
-                if (mask) tg_cpu_vadd(nb, sj, sj, mask_row(mask, tok[j], c0, nb, mtmp));
-                int bad = 0;
-                for (int64_t c = 0; c < nb; c++) bad |= sj[c] != sj[c];
-                if (bad) nan[j] = true;
-                const float mb = bad ? -INFINITY : tg_cpu_vmax(nb, sj);
-                if (nan[j] || mb == -INFINITY) {   // nothing from this block for token j
-                    memset(pj, 0, (size_t) nb * sizeof(float));
-                    continue;
-                }
-                const float Mn = M[j] > mb ? M[j] : mb;
-                const float alpha = M[j] == -INFINITY ? 0.0f : expf(M[j] - Mn);
-                const float sum = (float) tg_cpu_vexp_sum(nb, pj, sj, Mn);
-                L[j] = L[j] * alpha + sum;
-                if (alpha != 1.0f) tg_cpu_vscale(Dv, O + j * Dv, O + j * Dv, alpha);
-                if (vf16) round_f16(pj, nb, h16);
-                M[j] = Mn;
-                any_p = true;
-            }
-            if (!any_p) continue;
+            if (!fa_softmax_block(nt, nb, S, CB, P, CB, Dv, scale, mask, tok, c0, M, L, O, nan, vf16, mtmp, h16)) continue;
             g = (struct tg_mm_args) { .k = nb, .a = vbase + (size_t) c0 * tg_type_size(v->type), .lda = v->nb[1],
                                       .b = (const char *) P, .ldb = (size_t) CB * sizeof(float),
                                       .c = Ob, .ldc = (size_t) Dv, .ni = Dv, .nj = nt, .type = v->type };
             pv_fn(&g);   // Ob[j][d] = v_d(block) . p_j
             tg_cpu_vadd(nt * Dv, O, O, Ob);
         }
-        for (int64_t j = 0; j < nt; j++) {
-            float * out = (float *) ((char *) dst->data + tok[j] * dst->nb[2] + head[j] * dst->nb[1]);
-            if (nan[j]) for (int64_t d = 0; d < Dv; d++) out[d] = NAN;
-            else if (L[j] == 0.0f) memset(out, 0, (size_t) Dv * sizeof(float));
-            else tg_cpu_vscale(Dv, out, O + j * Dv, 1.0f / L[j]);
-        }
+        fa_finish(dst, nt, Dv, tok, head, O, L, nan);
     }
 }

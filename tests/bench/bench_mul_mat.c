@@ -12,7 +12,7 @@
 // for the quantized ones. A last table runs generation (n = 1) over distinct
 // weight matrices totalling 256 MiB, so the weights come from DRAM as in a
 // model's token, next to the DRAM read bandwidth; then generation's
-// attention at depths 256, 1024 and 4096 (bench_attn), cache bytes per second.
+// attention at depths 256, 1024, 2048 and 4096 (bench_attn), cache bytes per second.
 //
 // usage: bench_mul_mat [-t threads (2)] [-r repeats (scaled to ~0.2 s)]
 //                      [-l scalar|avx|avx2|avx512|avx512vnni (cap the SIMD level)]
@@ -26,6 +26,7 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <sys/mman.h>
 
 static double now_s(void) {
     struct timespec ts;
@@ -213,8 +214,14 @@ static bool bench_attn(struct tg_cpu_pool * pool, enum tg_type ct, int64_t n_kv,
     const size_t cache = tg_row_size(ct, embd) * (size_t) kv_size;
     struct tg_context_params cp = { 2 * cache * (size_t) layers + (size_t) layers * 4 * (size_t) (n_kv + hd) * heads * 4 + (16u << 20),
                                     NULL, false };
+    // on 2 MiB pages, as a model's KV cache is (the CPU backend's large buffers)
+    cp.mem_size = (cp.mem_size + ((size_t) 2 << 20) - 1) & ~(((size_t) 2 << 20) - 1);
+    if (posix_memalign(&cp.mem_buffer, (size_t) 2 << 20, cp.mem_size) != 0) return false;
+#ifdef MADV_HUGEPAGE
+    (void) madvise(cp.mem_buffer, cp.mem_size, MADV_HUGEPAGE);
+#endif
     struct tg_context * ctx = tg_context_new(cp);
-    if (!ctx) return false;
+    if (!ctx) { free(cp.mem_buffer); return false; }
     struct tg_tensor * q = tg_new_tensor_3d(ctx, TG_TYPE_F32, hd, 1, heads);
     struct tg_tensor * p = tg_new_tensor_3d(ctx, TG_TYPE_F32, n_kv, 1, heads);
     struct tg_graph * gs[3] = { tg_graph_new(ctx, 4 * layers + 8), tg_graph_new(ctx, 4 * layers + 8),
@@ -236,7 +243,7 @@ static bool bench_attn(struct tg_cpu_pool * pool, enum tg_type ct, int64_t n_kv,
         ok = kq && kqv && fa && tg_graph_build_forward(gs[0], kq) == TG_OK &&
              tg_graph_build_forward(gs[1], kqv) == TG_OK && tg_graph_build_forward(gs[2], fa) == TG_OK;
     }
-    if (!ok) { tg_context_free(ctx); return false; }
+    if (!ok) { tg_context_free(ctx); free(cp.mem_buffer); return false; }
     for (int64_t t = 0; t < hd * heads; t++) ((float *) q->data)[t] = 0.01f * (float) (t % 7);
     for (int64_t t = 0; t < n_kv * heads; t++) ((float *) p->data)[t] = 1.0f / (float) n_kv;
     *bytes = cache;
@@ -245,7 +252,7 @@ static bool bench_attn(struct tg_cpu_pool * pool, enum tg_type ct, int64_t n_kv,
         double * out = tm[w];
         const int reps = reps_arg > 0 ? reps_arg : 50;
         double * ts = malloc(sizeof(double) * (size_t) reps);
-        if (!ts || tg_cpu_graph_compute(pool, g, NULL) != TG_OK) { free(ts); tg_context_free(ctx); return false; }
+        if (!ts || tg_cpu_graph_compute(pool, g, NULL) != TG_OK) { free(ts); tg_context_free(ctx); free(cp.mem_buffer); return false; }
         for (int r = 0; r < reps; r++) {
             double t0 = now_s();
             tg_cpu_graph_compute(pool, g, NULL);
@@ -256,7 +263,7 @@ static bool bench_attn(struct tg_cpu_pool * pool, enum tg_type ct, int64_t n_kv,
         out[1] = ts[0];
         free(ts);
     }
-    tg_context_free(ctx);
+    tg_context_free(ctx); free(cp.mem_buffer);
     return true;
 }
 
@@ -375,8 +382,8 @@ int main(int argc, char ** argv) {
            "from DRAM): unfused kq and kqv, fused FLASH_ATTN_EXT (K and V), next to the DRAM read bandwidth %.1f GB/s:\n",
            bw_dram * 1e-9);
     printf("%-6s %6s %11s %11s %11s %6s\n", "node", "n_kv", "time/node", "(min)", "cache/s", "of bw");
-    const int64_t depths[] = { 256, 1024, 4096 };
-    for (int di = 0; di < 3; di++) {
+    const int64_t depths[] = { 256, 1024, 2048, 4096 };
+    for (int di = 0; di < (int) (sizeof(depths) / sizeof(depths[0])); di++) {
         double ta[3][2];
         size_t cb = 0;
         if (!bench_attn(pool, TG_TYPE_F16, depths[di], 12, reps, ta, &cb)) {
