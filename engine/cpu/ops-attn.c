@@ -129,8 +129,8 @@ static bool fa_softmax_block(int64_t nt, int64_t nb, float * S, int64_t lds, flo
     return any_p;
 }
 
-// Tile row j of K/V head hk: token and query head; its query (rounded to f16
-// when K is f16) into qj, M and L reset.
+// Row r of K/V head hk's rows: its token and query head, and its query
+// (rounded to f16 when K is f16) into qj.
 static void fa_row_init(const struct tg_tensor * q, int64_t hk, int64_t group, int64_t r, int64_t * tok, int64_t * head,
                         float * qj, bool kf16, tg_fp16_t * h16) {
     *tok = r / group;
@@ -152,15 +152,17 @@ static void fa_finish(struct tg_tensor * dst, int64_t nt, int64_t Dv, const int6
 }
 
 // Generation, in two passes. First the scores of every K/V head's rows
-// over every cell, the threads taking runs of TG_FA_RUN cells: each reads
-// whole K rows (every head's slice of a row, one after the other), front to
-// back. Head by head, a thread read one head's slice of each row (a quarter
-// of it with 4 K/V heads, rows 512 bytes apart), and kq over a K cache of
-// 4096 cells ran at half the speed of the same bytes in a row (bench_mul_mat
-// -g). Then, after a barrier, each thread its heads: the online softmax
-// over blocks of TG_FA_CB_GEN cells and V, as in the tiles. A score does not
-// depend on the rows computed with it (the kernels' contract), so every
-// result has the bits of the head-by-head path, for any thread count.
+// over every cell, the threads taking runs of TG_FA_RUN cells (all of them
+// at work whatever the number of K/V heads), each reading whole K rows
+// (every head's slice of a row, one after the other) and prefetching the
+// next run's rows whole into L2: head by head, a thread read one head's
+// slice of each row (a quarter of it with 4 K/V heads, rows 512 bytes
+// apart) and waited on memory, the hardware prefetchers not keeping up.
+// Then, after a barrier, each thread its heads: the online softmax over
+// blocks of TG_FA_CB_GEN cells and V, as in the tiles, the next block's V
+// cells prefetched. A score does not depend on the rows computed with it
+// (the kernels' contract), so every result has the bits of the head-by-head
+// path, for any thread count.
 enum { TG_FA_RUN = 64, TG_FA_VROWS = 20 };
 static void fa_gen(const struct tg_cpu_params * p, struct tg_tensor * dst, char * w, float * Sall) {
     const struct tg_tensor * q = dst->src[0], * k = dst->src[1], * v = dst->src[2], * mask = dst->src[3];
