@@ -71,6 +71,32 @@ static inline float * take(char ** w, size_t n) {
     return p;
 }
 
+// A thread's scratch, as fa_scratch sizes it: the queries (nq rows), a
+// tile's scores S and weights P over a block, O and a block's part of it,
+// M and L, a mask row, and room for f16 rounding.
+struct fa_work { float * Q, * S, * P, * O, * Ob, * M, * L, * mtmp; tg_fp16_t * h16; };
+static struct fa_work fa_take(char * w, size_t nq, int64_t D, int64_t Dv) {
+    struct fa_work f;
+    f.Q = take(&w, nq * (size_t) D);
+    f.S = take(&w, (size_t) TG_FA_TT * TG_FA_CB);
+    f.P = take(&w, (size_t) TG_FA_TT * TG_FA_CB);
+    f.O = take(&w, (size_t) TG_FA_TT * (size_t) Dv);
+    f.Ob = take(&w, (size_t) TG_FA_TT * (size_t) Dv);
+    f.M = take(&w, TG_FA_TT);
+    f.L = take(&w, TG_FA_TT);
+    f.mtmp = take(&w, TG_FA_CB);
+    f.h16 = (tg_fp16_t *) take(&w, 0);
+    return f;
+}
+
+// The matrix kernels for K . q and V . p at this SIMD level (the narrow
+// ones: a few columns against many rows).
+static void fa_kernels(const struct tg_tensor * k, const struct tg_tensor * v, tg_mm_block_fn * kq, tg_mm_block_fn * pv) {
+    const int level = tg_cpu_simd_level();
+    *kq = tg_mm_float_block_narrow(k->type == TG_TYPE_F16 ? TG_MM_F16_F32 : TG_MM_F32_F32, level);
+    *pv = tg_mm_float_block_narrow(v->type == TG_TYPE_F16 ? TG_MM_F16_F32 : TG_MM_F32_F32, level);
+}
+
 static inline const float * mask_row(const struct tg_tensor * mask, int64_t t, int64_t c0, int64_t n, float * tmp) {
     const char * row = (const char *) mask->data + t * mask->nb[1];
     if (mask->type == TG_TYPE_F16) {
@@ -170,17 +196,11 @@ static void fa_gen(const struct tg_cpu_params * p, struct tg_tensor * dst, char 
     const int64_t D = q->ne[0], H = q->ne[2], C = k->ne[1], Dv = v->ne[1], Hk = k->ne[2];
     const int64_t CB = TG_FA_CB_GEN, group = H / Hk, nt = group;   // one token: a head's rows are its query heads
     const bool kf16 = k->type == TG_TYPE_F16, vf16 = v->type == TG_TYPE_F16;
-    const int level = tg_cpu_simd_level();
-    const tg_mm_block_fn kq_fn = tg_mm_float_block_narrow(kf16 ? TG_MM_F16_F32 : TG_MM_F32_F32, level);
-    const tg_mm_block_fn pv_fn = tg_mm_float_block_narrow(vf16 ? TG_MM_F16_F32 : TG_MM_F32_F32, level);
-    float * Q = take(&w, (size_t) (Hk * nt * D));
-    float * P = take(&w, (size_t) TG_FA_TT * TG_FA_CB);
-    float * O = take(&w, (size_t) TG_FA_TT * Dv);
-    float * Ob = take(&w, (size_t) TG_FA_TT * Dv);
-    float * M = take(&w, TG_FA_TT);
-    float * L = take(&w, TG_FA_TT);
-    float * mtmp = take(&w, TG_FA_CB);
-    tg_fp16_t * h16 = (tg_fp16_t *) take(&w, 0);
+    tg_mm_block_fn kq_fn, pv_fn;
+    fa_kernels(k, v, &kq_fn, &pv_fn);
+    const struct fa_work f = fa_take(w, (size_t) (Hk * nt), D, Dv);   // its S unused: the scores are Sall
+    float * Q = f.Q, * P = f.P, * O = f.O, * Ob = f.Ob, * M = f.M, * L = f.L, * mtmp = f.mtmp;
+    tg_fp16_t * h16 = f.h16;
     int64_t tok[TG_FA_TT], head[TG_FA_TT];
     for (int64_t h = 0; h < Hk; h++)   // every head's queries (each thread its own copy)
         for (int64_t j = 0; j < nt; j++) fa_row_init(q, h, group, j, &tok[j], &head[j], Q + (h * nt + j) * D, kf16, h16);
@@ -261,19 +281,11 @@ void tg_cpu_op_flash_attn(const struct tg_cpu_params * p, struct tg_tensor * dst
         return;
     }
     const bool kf16 = k->type == TG_TYPE_F16, vf16 = v->type == TG_TYPE_F16;
-    const int level = tg_cpu_simd_level();
-    const tg_mm_block_fn kq_fn = tg_mm_float_block_narrow(kf16 ? TG_MM_F16_F32 : TG_MM_F32_F32, level);
-    const tg_mm_block_fn pv_fn = tg_mm_float_block_narrow(vf16 ? TG_MM_F16_F32 : TG_MM_F32_F32, level);
-
-    float * Q = take(&w, (size_t) TG_FA_TT * D);
-    float * S = take(&w, (size_t) TG_FA_TT * TG_FA_CB);
-    float * P = take(&w, (size_t) TG_FA_TT * TG_FA_CB);
-    float * O = take(&w, (size_t) TG_FA_TT * Dv);
-    float * Ob = take(&w, (size_t) TG_FA_TT * Dv);
-    float * M = take(&w, TG_FA_TT);
-    float * L = take(&w, TG_FA_TT);
-    float * mtmp = take(&w, TG_FA_CB);
-    tg_fp16_t * h16 = (tg_fp16_t *) take(&w, 0);
+    tg_mm_block_fn kq_fn, pv_fn;
+    fa_kernels(k, v, &kq_fn, &pv_fn);
+    const struct fa_work f = fa_take(w, TG_FA_TT, D, Dv);
+    float * Q = f.Q, * S = f.S, * P = f.P, * O = f.O, * Ob = f.Ob, * M = f.M, * L = f.L, * mtmp = f.mtmp;
+    tg_fp16_t * h16 = f.h16;
 
     int64_t u0, u1;
     tg_cpu_range(Hk * ntiles, p->ith, p->nth, &u0, &u1);
