@@ -3,6 +3,7 @@
 #include "runopts.h"
 
 #include "tg/backend.h"
+#include "tg/cpu.h"
 #include "tg/trace.h"
 
 #include <inttypes.h>
@@ -161,21 +162,7 @@ struct tg_llama_context_params tg_cli_run_params(const struct tg_cli_run_opts * 
     return cp;
 }
 
-uint64_t tg_cli_mem_available(uint64_t * total) {
-    FILE * f = fopen("/proc/meminfo", "r");
-    uint64_t avail = 0, tot = 0;
-    if (f) {
-        char line[256];
-        while (fgets(line, sizeof line, f)) {
-            unsigned long long kb;
-            if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) avail = (uint64_t) kb * 1024;
-            else if (sscanf(line, "MemTotal: %llu kB", &kb) == 1) tot = (uint64_t) kb * 1024;
-        }
-        fclose(f);
-    }
-    if (total) *total = tot;
-    return avail;
-}
+uint64_t tg_cli_mem_available(uint64_t * total) { return tg_cpu_memory_available(total); }
 
 static double gib(uint64_t b) { return (double) b / (1024.0 * 1024.0 * 1024.0); }
 

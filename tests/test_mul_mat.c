@@ -5,6 +5,7 @@
 // across 1..4 threads, tiles against the single dot products.
 #include "check.h"
 #include "cpu/vec-impl.h"
+#include "tg/backend.h"
 #include "tg/cpu.h"
 
 #include <math.h>
@@ -881,7 +882,152 @@ static void test_first_detection(void) {
           codes[2]);
 }
 
+// ---- packed weights (tg_cpu_pack) -------------------------------------------
+// Results with a packed copy: the same bits as from the weight itself for
+// every shape, column count and thread count; the copy is what is read (a
+// damaged copy changes the result); writes through the CPU buffer make it
+// again; a weight moved elsewhere is read directly; bad calls are named
+// errors. Below AVX-512 VNNI nothing packs (the other levels read the weight).
+static void test_packed(int lvl) {
+    tg_cpu_set_simd_cap(lvl);   // the level this run was started at (TG_SIMD), which the tests above reset
+    const enum tg_type pt[] = { TG_TYPE_Q8_0, TG_TYPE_Q4_0 };
+    // k, m, n, ne2 of the activations (broadcast over one weight matrix)
+    static const int64_t shapes[][4] = { { 32, 16, 1, 1 }, { 64, 48, 1, 1 }, { 768, 96, 1, 1 }, { 256, 32, 5, 1 },
+                                         { 96, 64, 67, 1 }, { 4128, 32, 3, 1 }, { 128, 16, 2, 3 }, { 160, 80, 4, 2 } };
+    int cases = 0, same = 0, packed_here = 0;
+    for (int ti = 0; ti < 2; ti++)
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+        const int64_t k = shapes[si][0], m = shapes[si][1], n = shapes[si][2], r = shapes[si][3];
+        struct tg_context * ctx = new_ctx();
+        double * wref = NULL;
+        struct tg_tensor * w = make_weights(ctx, pt[ti], k, m, 1, 1, W_DENSE, &wref);
+        struct tg_tensor * b = tg_new_tensor_3d(ctx, TG_TYPE_F32, k, n, r);
+        for (int64_t t = 0; b && t < k * n * r; t++) ((float *) b->data)[t] = frand();
+        struct tg_tensor * d = w && b ? tg_mul_mat(ctx, w, b) : NULL;
+        float * plain = d ? compute(ctx, d, 1) : NULL;
+        const size_t psz = w ? tg_cpu_pack_size(w) : 0;
+        if (lvl < TG_SIMD_AVX512VNNI || !plain) {
+            CHECKQ(plain && psz == 0, "pack: w=%s %lldx%lld: no packed copy below avx512vnni (level %d)",
+                   tg_type_name(pt[ti]), (long long) m, (long long) k, lvl);
+            free(plain); free(wref); tg_context_free(ctx);
+            continue;
+        }
+        void * mem = NULL;
+        bool ok = psz > 0 && posix_memalign(&mem, 64, psz) == 0 && tg_cpu_pack(w, mem, psz) == TG_OK && tg_cpu_is_packed(w);
+        packed_here += ok;
+        for (int nth = 1; ok && nth <= 3; nth++) {
+            float * got = compute(ctx, d, nth);
+            cases++;
+            if (got && memcmp(got, plain, (size_t) (m * n * r) * sizeof(float)) == 0) same++;
+            else printf("     pack: w=%s k=%lld m=%lld n=%lld r=%lld nth=%d: differs from the unpacked weight\n",
+                        tg_type_name(pt[ti]), (long long) k, (long long) m, (long long) n, (long long) r, nth);
+            free(got);
+        }
+        if (ok && si == 4) {   // a lower level reads the weight itself (same bits), and packs nothing new
+            tg_cpu_set_simd_cap(TG_SIMD_AVX512);
+            float * low = compute(ctx, d, 2);
+            CHECK(low && memcmp(low, plain, (size_t) (m * n) * sizeof(float)) == 0 && tg_cpu_pack_size(w) == 0,
+                  "pack: w=%s at avx512 (below the packed kernels' level): the weight's own bits, no new copies",
+                  tg_type_name(pt[ti]));
+            tg_cpu_set_simd_cap(lvl);
+            free(low);
+        }
+        if (ok && si == 3) {   // the copy is what is read: one damaged byte of it changes the result
+            unsigned char * q = (unsigned char *) mem + psz - 1;
+            *q ^= 0x11;
+            float * got = compute(ctx, d, 2);
+            CHECK(got && memcmp(got, plain, (size_t) (m * n) * sizeof(float)) != 0,
+                  "pack: w=%s: the kernels read the packed copy (one byte of it changed, the result changed)",
+                  tg_type_name(pt[ti]));
+            *q ^= 0x11;
+            free(got);
+            // a weight moved elsewhere is read where it is now (the copy describes the old place)
+            void * old = w->data;
+            char * moved = malloc(tg_nbytes(w));
+            memcpy(moved, old, tg_nbytes(w));
+            moved[tg_nbytes(w) - 1] ^= 0x11;   // the last row differs
+            w->data = moved;
+            float * mv = compute(ctx, d, 2);
+            CHECK(!tg_cpu_is_packed(w) && mv && memcmp(mv, plain, (size_t) (m * n) * sizeof(float)) != 0 &&
+                  memcmp(mv, plain, (size_t) (m - 1) * sizeof(float)) == 0,
+                  "pack: w=%s moved: not read packed, the result follows the moved bytes", tg_type_name(pt[ti]));
+            w->data = old;
+            free(mv);
+            free(moved);
+        }
+        tg_cpu_unpack(w);
+        CHECKQ(!tg_cpu_is_packed(w), "pack: tg_cpu_unpack detaches the copy");
+        free(mem); free(plain); free(wref);
+        tg_context_free(ctx);
+    }
+    if (lvl >= TG_SIMD_AVX512VNNI)
+        CHECK(cases > 0 && same == cases, "pack: packed Q8_0/Q4_0 weights give the unpacked bits: %d of %d cases "
+              "(16..96 rows, k 32..4128, 1..67 columns, broadcast, 1..3 threads; %d weights packed)", same, cases, packed_here);
+    else
+        CHECK(true, "pack: level %d has no packed kernels: nothing packs", lvl);
+
+    // writes through the CPU buffer make the copy again
+    if (lvl >= TG_SIMD_AVX512VNNI) {
+        struct tg_context_params cp = { 1u << 20, NULL, true };
+        struct tg_context * mc = tg_context_new(cp);
+        struct tg_tensor * w = tg_new_tensor_2d(mc, TG_TYPE_Q4_0, 64, 32);
+        struct tg_buffer * buf = w ? tg_buft_alloc_buffer(tg_cpu_buffer_type(), tg_nbytes(w)) : NULL;
+        bool ok = buf && tg_buffer_alloc_tensor(buf, w, tg_buffer_get_base(buf)) == TG_OK;
+        struct tg_context * ctx = new_ctx();
+        struct tg_tensor * b = tg_new_tensor_2d(ctx, TG_TYPE_F32, 64, 2);
+        for (int64_t t = 0; t < 128; t++) ((float *) b->data)[t] = frand();
+        float row[64];
+        char q[64 / 32 * sizeof(tg_block_q4_0)];
+        for (int64_t i = 0; ok && i < 32; i++) {
+            for (int l = 0; l < 64; l++) row[l] = frand();
+            tg_type_traits(TG_TYPE_Q4_0)->from_float(row, q, 64);
+            tg_backend_tensor_set(w, q, (size_t) i * sizeof q, sizeof q);
+        }
+        const size_t psz = ok ? tg_cpu_pack_size(w) : 0;
+        void * mem = NULL;
+        ok = ok && psz && posix_memalign(&mem, 64, psz) == 0 && tg_cpu_pack(w, mem, psz) == TG_OK;
+        struct tg_tensor * d = ok ? tg_mul_mat(ctx, w, b) : NULL;
+        for (int l = 0; l < 64; l++) row[l] = frand();
+        tg_type_traits(TG_TYPE_Q4_0)->from_float(row, q, 64);
+        if (ok) tg_backend_tensor_set(w, q, 7 * sizeof q, sizeof q);    // row 7 changes
+        float * after = d ? compute(ctx, d, 2) : NULL;
+        tg_cpu_unpack(w);
+        float * direct = d ? compute(ctx, d, 2) : NULL;
+        CHECK(ok && after && direct && memcmp(after, direct, 64 * sizeof(float)) == 0,
+              "pack: tg_backend_tensor_set on a packed weight makes its copy again (row 7 rewritten: same bits as the weight)");
+        free(after); free(direct); free(mem);
+        tg_buffer_free(buf);
+        tg_context_free(ctx);
+        tg_context_free(mc);
+    }
+
+    // bad calls: named errors, nothing attached
+    struct tg_context * ctx = new_ctx();
+    struct tg_tensor * f = tg_new_tensor_2d(ctx, TG_TYPE_F32, 64, 32);
+    struct tg_tensor * odd = tg_new_tensor_2d(ctx, TG_TYPE_Q8_0, 64, 24);
+    tg_set_name(f, "wf32");
+    tg_set_name(odd, "w24");
+    char * mem = aligned_alloc(64, 1 << 16);
+    CHECK(tg_cpu_pack(f, mem, 1 << 16) == TG_ERR_UNSUPPORTED && strstr(tg_last_error(), "'wf32'") &&
+          strstr(tg_last_error(), "cannot be packed") && !f->extra,
+          "pack: an f32 weight: \"%s\"", tg_last_error());
+    CHECK(tg_cpu_pack(odd, mem, 1 << 16) == TG_ERR_UNSUPPORTED && strstr(tg_last_error(), "'w24'"),
+          "pack: 24 rows (not a multiple of 16): \"%s\"", tg_last_error());
+    CHECK(tg_cpu_pack(NULL, mem, 1) == TG_ERR_INVALID_ARG, "pack: a NULL weight: \"%s\"", tg_last_error());
+    if (lvl >= TG_SIMD_AVX512VNNI) {
+        struct tg_tensor * w = tg_new_tensor_2d(ctx, TG_TYPE_Q8_0, 64, 32);
+        tg_set_name(w, "wq");
+        CHECK(tg_cpu_pack(w, mem, 100) == TG_ERR_INVALID_ARG && strstr(tg_last_error(), "needs") && !w->extra,
+              "pack: too little memory: \"%s\"", tg_last_error());
+        CHECK(tg_cpu_pack(w, mem + 8, 1 << 15) == TG_ERR_INVALID_ARG && strstr(tg_last_error(), "aligned") && !w->extra,
+              "pack: unaligned memory: \"%s\"", tg_last_error());
+    }
+    free(mem);
+    tg_context_free(ctx);
+}
+
 int main(void) {
+    const int start_level = tg_cpu_simd_level();
     test_first_detection();
     tg_cpu_set_task_grain(1);   // small shapes still use every thread asked for
     test_supported();
@@ -897,5 +1043,7 @@ int main(void) {
     test_quantize_q8();
     test_out_prod();
     test_other_quant_types();
+    test_packed(start_level);
+    tg_cpu_set_simd_cap(-1);
     return tg_check_finish("test_mul_mat");
 }

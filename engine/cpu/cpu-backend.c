@@ -3,6 +3,7 @@
 // tg_cpu_graph_compute on a persistent thread pool.
 #include "sched/backend-impl.h"
 #include "tg/cpu.h"
+#include "cpu/cpu-impl.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -26,14 +27,17 @@ static void * host_get_base(struct tg_buffer * buf) {
     return ((struct host_buffer_ctx *) buf->context)->base;
 }
 
+// Writes make a packed weight's copy again (pack.c).
 static void host_memset(struct tg_buffer * buf, struct tg_tensor * t, uint8_t v, size_t off, size_t n) {
     (void) buf;
     memset((char *) t->data + off, v, n);
+    tg_cpu_pack_refresh(t);
 }
 
 static void host_set(struct tg_buffer * buf, struct tg_tensor * t, const void * data, size_t off, size_t n) {
     (void) buf;
     memcpy((char *) t->data + off, data, n);
+    tg_cpu_pack_refresh(t);
 }
 
 static void host_get(struct tg_buffer * buf, const struct tg_tensor * t, void * data, size_t off, size_t n) {
@@ -46,6 +50,7 @@ static bool host_cpy(struct tg_buffer * buf, const struct tg_tensor * src, struc
     struct tg_buffer * sb = tg_tensor_buffer(src);
     if (sb && !tg_buffer_is_host(sb)) return false;
     memcpy(dst->data, src->data, tg_nbytes(src));
+    tg_cpu_pack_refresh(dst);
     return true;
 }
 

@@ -45,6 +45,9 @@ int tg_cpu_simd_level(void);
 size_t tg_cpu_mul_mat_work_size(const struct tg_tensor * dst, int nth);
 bool   tg_cpu_mul_mat_supported(const struct tg_tensor * dst);
 void   tg_cpu_mul_mat(const struct tg_cpu_params * p, struct tg_tensor * dst);
+// After a write to t's bytes (t or the weight it views): makes the weight's
+// packed copy again (pack.c), or drops it when the weight has moved.
+void   tg_cpu_pack_refresh(struct tg_tensor * t);
 size_t tg_cpu_out_prod_work_size(const struct tg_tensor * dst, int nth);
 bool   tg_cpu_out_prod_supported(const struct tg_tensor * dst);
 void   tg_cpu_out_prod(const struct tg_cpu_params * p, struct tg_tensor * dst);

@@ -7,6 +7,7 @@
 #include "cpu/cpu-impl.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,4 +129,20 @@ const char * tg_cpu_simd_name(void) {
         case TG_SIMD_AVX:    return "avx";
         default:             return "scalar";
     }
+}
+
+uint64_t tg_cpu_memory_available(uint64_t * total) {
+    FILE * f = fopen("/proc/meminfo", "r");
+    uint64_t avail = 0, tot = 0;
+    if (f) {
+        char line[256];
+        while (fgets(line, sizeof line, f)) {
+            unsigned long long kb;
+            if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) avail = (uint64_t) kb * 1024;
+            else if (sscanf(line, "MemTotal: %llu kB", &kb) == 1) tot = (uint64_t) kb * 1024;
+        }
+        fclose(f);
+    }
+    if (total) *total = tot;
+    return avail;
 }

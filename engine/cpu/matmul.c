@@ -17,6 +17,7 @@
 #include <string.h>
 
 enum { TG_MM_RB = 24, TG_MM_CB = 64 };  // rows of a, columns of b per block
+enum { TG_MM_RB_PACKED = 32 };          // rows per block of a packed weight (whole groups of 16)
 // b with at most this many rows (generation) is converted by every thread
 // into its own area: a few microseconds of duplicated work instead of a barrier.
 enum { TG_MM_PRIVATE_ROWS = 4 };
@@ -29,7 +30,11 @@ struct mm_plan {
     bool            convert;    // b must be converted into wdata first
     bool            priv;       // small b: every thread converts all of it (no barrier)
     size_t          row_bytes;  // bytes of one converted b row
-    size_t          rows_bytes; // bytes of all converted rows (64-aligned)
+    size_t          rows_bytes; // bytes of all converted rows (64-aligned), and their packed sums
+    size_t          sums_off;   // a packed weight: where the rows' sums start (tg_mm_pack_ysums), else 0
+    const char *    packed;     // a's packed copy (tg_mm_packed), or NULL
+    size_t          gstride;    // its bytes per group of 16 rows
+    enum tg_type    a_type;
     int64_t         k;
 };
 
@@ -76,11 +81,20 @@ static bool mm_make_plan(const struct tg_tensor * dst, int nth, struct mm_plan *
     if (a->nb[0] != tg_type_size(a->type) || dst->nb[0] != sizeof(float) ||
         dst->nb[1] % sizeof(float) != 0) return false;
     pl->k = k;
+    pl->a_type = a->type;
     pl->convert = !(b->type == pl->vec_type && b->nb[0] == tg_type_size(b->type)) ||
                   (a->type == TG_TYPE_F16 && b->type == TG_TYPE_F32);
     pl->row_bytes = tg_row_size(pl->vec_type, k);
     const int64_t nrows = b->ne[1] * b->ne[2] * b->ne[3];
     pl->rows_bytes = pl->convert ? align64(pl->row_bytes * (size_t) nrows) : 0;
+    // a packed weight (pack.c): the converted rows carry their per-block sums
+    // after them (read only when the level has the packed kernels)
+    pl->packed = pl->convert && pl->vec_type == TG_TYPE_Q8_0 ? tg_mm_packed(a, &pl->gstride) : NULL;
+    pl->sums_off = 0;
+    if (pl->packed) {
+        pl->sums_off = pl->rows_bytes;
+        pl->rows_bytes += align64((size_t) nrows * (size_t) (k / TG_QK8_0) * 8);
+    }
     pl->priv = pl->convert && nth > 1 && nrows <= TG_MM_PRIVATE_ROWS;
     return true;
 }
@@ -151,6 +165,12 @@ static void mm_convert_b(const struct tg_tensor * b, const struct mm_plan * pl, 
         default:  // Q8_0
             mm_row_to_f32(b, src, k, tmp);
             tg_mm_quantize_row_q8_0(level, tmp, (tg_block_q8_0 *) out, k);
+            if (pl->sums_off) {
+                const int64_t nb = k / TG_QK8_0;
+                int32_t * ys = (int32_t *) (rows + pl->sums_off) + t * 2 * nb;
+                tg_mm_pack_ysums(pl->a_type, (const tg_block_q8_0 *) out, nb,
+                                 ys, (float *) (ys + nb));
+            }
             break;
         }
     }
@@ -167,6 +187,8 @@ struct mm_units {
     bool                     mat_inner;  // matrices numbered fastest (see below)
     bool                     group;      // generation's shared matrices as one unit's columns (see below)
     size_t                   pf_row;     // mat_inner generation: bytes of a row over every matrix (0: no prefetch)
+    int64_t                  rb;         // rows per block: TG_MM_RB, or TG_MM_RB_PACKED when packed
+    bool                     packed;     // fn reads a's packed copy (pl->packed)
 };
 
 static void mm_run_units(const struct mm_units * U, int64_t u0, int64_t u1) {
@@ -192,12 +214,22 @@ static void mm_run_units(const struct mm_units * U, int64_t u0, int64_t u1) {
             mat = (mat / (r / br2)) * r + ia * br2;
         }
         const int64_t i2 = mat % r, i3 = mat / r;
-        const int64_t i0 = ib * TG_MM_RB, j0 = jb * TG_MM_CB;
+        const int64_t i0 = ib * U->rb, j0 = jb * TG_MM_CB;
         struct tg_mm_args g;
         g.type = a->type;
         g.k = U->pl->k;
-        g.a = (const char *) a->data + i0 * a->nb[1] + (i2 / br2) * a->nb[2] + (i3 / br3) * a->nb[3];
-        g.lda = a->nb[1];
+        if (U->packed) {   // a 2-D packed weight: groups of 16 rows, the columns' sums
+            const size_t lys = (size_t) (g.k / TG_QK8_0) * 8;
+            g.a = U->pl->packed + (size_t) (i0 / 16) * U->pl->gstride;
+            g.lda = U->pl->gstride;
+            g.ys = U->rows + U->pl->sums_off + (size_t) ((i3 * r + i2) * n + j0) * lys;
+            g.ldys = lys;
+        } else {
+            g.a = (const char *) a->data + i0 * a->nb[1] + (i2 / br2) * a->nb[2] + (i3 / br3) * a->nb[3];
+            g.lda = a->nb[1];
+            g.ys = NULL;
+            g.ldys = 0;
+        }
         if (U->pl->convert) {
             g.b = U->rows + (size_t) ((i3 * r + i2) * n + j0) * U->pl->row_bytes;
             g.ldb = U->pl->row_bytes;
@@ -207,7 +239,7 @@ static void mm_run_units(const struct mm_units * U, int64_t u0, int64_t u1) {
         }
         g.c = (float *) ((char *) dst->data + j0 * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3]) + i0;
         g.ldc = dst->nb[1] / sizeof(float);
-        g.ni = m - i0 < TG_MM_RB ? m - i0 : TG_MM_RB;
+        g.ni = m - i0 < U->rb ? m - i0 : U->rb;
         g.nj = n - j0 < TG_MM_CB ? n - j0 : TG_MM_CB;
         if (U->group) {   // n == 1: column c is matrix i2 + c
             g.ldb = U->pl->convert ? U->pl->row_bytes : b->nb[2];
@@ -239,13 +271,16 @@ void tg_cpu_mul_mat(const struct tg_cpu_params * p, struct tg_tensor * dst) {
         }
     }
     const int level = tg_cpu_simd_level();
-    const tg_mm_block_fn fn = pl.kind == TG_MM_GENERIC ? tg_mm_block_generic
+    // a packed copy of a (pack.c) at a level with its kernels: whole groups of 16 rows a block
+    const tg_mm_block_fn pfn = pl.packed ? tg_mm_packed_block(a->type, level) : NULL;
+    const tg_mm_block_fn fn = pfn ? pfn : pl.kind == TG_MM_GENERIC ? tg_mm_block_generic
                             : pl.kind == TG_MM_KQUANT ? tg_mm_kquant_block(a->type, level)
                             : pl.kind == TG_MM_LEGACY ? tg_mm_legacy_block(a->type, level)
                             : pl.kind >= TG_MM_Q8_Q8 ? tg_mm_quant_block(pl.kind, level)
                                                      : tg_mm_float_block(pl.kind, level);
     const int64_t m = dst->ne[0], n = dst->ne[1], r = dst->ne[2], s = dst->ne[3];
-    const int64_t nrb = (m + TG_MM_RB - 1) / TG_MM_RB, ncb = (n + TG_MM_CB - 1) / TG_MM_CB;
+    const int64_t rb = pfn ? TG_MM_RB_PACKED : TG_MM_RB;
+    const int64_t nrb = (m + rb - 1) / rb, ncb = (n + TG_MM_CB - 1) / TG_MM_CB;
 
     // a's matrices interleaved row by row (attention's heads in a K/V cache
     // view: a head's row is a slice of a cache row): the same row block of
@@ -261,7 +296,7 @@ void tg_cpu_mul_mat(const struct tg_cpu_params * p, struct tg_tensor * dst) {
                        (pl.kind == TG_MM_F32_F32 || pl.kind == TG_MM_F16_F32) && dst->nb[2] % sizeof(float) == 0;
     const int64_t nu = (group ? (r / br2) * s : r * s) * nrb * ncb;
     struct mm_units U = { dst, &pl, group ? tg_mm_float_block_narrow(pl.kind, level) : fn, rows, nrb, ncb,
-                          mat_inner, group, 0 };
+                          mat_inner, group, 0, rb, pfn != NULL };
     // Generation's kq over a K cache (a's matrices side by side in its rows):
     // each unit prefetches a share of the next row block's rows, every
     // matrix's bytes of them, into L2; the strided reads of a head's slices

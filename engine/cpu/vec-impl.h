@@ -47,6 +47,7 @@ struct tg_mm_args {
     float *      c; size_t ldc;   // ldc in floats
     int64_t      ni, nj;
     enum tg_type type;            // weight type (TG_MM_GENERIC only)
+    const char * ys; size_t ldys; // packed weights only: per column, nb int32 offsets then nb f32 scales (tg_mm_pack_ysums)
 };
 typedef void (*tg_mm_block_fn)(const struct tg_mm_args * g);
 
@@ -78,6 +79,16 @@ tg_mm_block_fn tg_mm_quant_block(enum tg_mm_kind kind, int level);  // vec-quant
 float tg_vec_dot_generic(enum tg_type type, int64_t n, const void * x, const void * y);
 void  tg_mm_block_generic(const struct tg_mm_args * g);
 bool  tg_vec_dot_generic_supported(enum tg_type type);
+
+// pack.c: packed weights (tg_cpu_pack). The packed data of a and the bytes
+// of one group of 16 rows, or NULL when a has no valid packed copy.
+const char *   tg_mm_packed(const struct tg_tensor * a, size_t * gstride);
+// The block kernel for packed weights of this type at this level; NULL when
+// there is none (the driver then reads the weight itself).
+tg_mm_block_fn tg_mm_packed_block(enum tg_type type, int level);
+// Per block of an activation row: the offset its packed sums start from
+// (8 * sum(q) for Q4_0, 128 * sum(q) for Q8_0) and its scale as f32.
+void           tg_mm_pack_ysums(enum tg_type wtype, const tg_block_q8_0 * y, int64_t nb, int32_t * ys, float * dy);
 
 // vec-kquant.c: the K-quants and IQ4_XS against Q8_K rows, integer sums per
 // super-block; NULL / false for other types.

@@ -68,9 +68,18 @@ struct tg_llama_model {
     void *  gpu_buf;                     // offloaded weights (struct tg_buffer *, usage WEIGHTS) or NULL
     struct tg_device * gpu_dev;          // their device, NULL when nothing is offloaded
     int32_t n_gpu_layers;                // layers offloaded (0..n_layer+1)
+    void *  packed;                      // packed copies of host weights (tg_cpu_pack), one allocation, or NULL
+    size_t  packed_bytes;
+    int32_t n_packed;                    // weights with a packed copy
     struct tg_vocab * vocab;             // NULL when absent/unsupported (vocab_error says why)
     char    vocab_error[256];
 };
+
+// Packs the host weights the CPU's matrix kernels read faster packed, as
+// params->repack says (tg_llama_model_pack_weights in llama-sched.c); frees
+// them again (release_weights does too).
+enum tg_status tg_llama_model_pack_weights(struct tg_llama_model * m, const struct tg_llama_model_params * params);
+void tg_llama_model_unpack_weights(struct tg_llama_model * m);
 
 // The KV cache: one K and one V tensor per layer, zeroed at creation.
 // K: [n_embd_kv, n_ctx] (cell c's K row at c*nb1). V is stored transposed,

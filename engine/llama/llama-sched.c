@@ -6,6 +6,7 @@
 #include "llama-impl.h"
 
 #include "tg/backend.h"
+#include "tg/cpu.h"
 #include "tg/observe.h"
 #include "tg/sched.h"
 
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 
 enum tg_status tg_llama_model_place_weights(struct tg_llama_model * m) {
     const char * base = tg_gguf_data(m->gguf);
@@ -33,14 +35,79 @@ enum tg_status tg_llama_model_place_weights(struct tg_llama_model * m) {
     return TG_OK;
 }
 
+static size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
+
+// The weights a step multiplies on the CPU: host matrices but the token
+// embedding, which only GET_ROWS reads unless the output is tied to it.
+static bool pack_wanted(const struct tg_llama_model * m, const struct tg_tensor * t) {
+    if (t->buffer != m->weights_buf || tg_nrows(t) < 2) return false;
+    return t != m->tok_embd || m->hparams.tied_output;
+}
+
+static enum tg_llama_repack repack_mode(const struct tg_llama_model_params * params) {
+    if (params->repack != TG_LLAMA_REPACK_AUTO) return params->repack;
+    const char * e = getenv("TG_REPACK");
+    if (e && (!strcmp(e, "on") || !strcmp(e, "1"))) return TG_LLAMA_REPACK_ON;
+    if (e && (!strcmp(e, "off") || !strcmp(e, "0"))) return TG_LLAMA_REPACK_OFF;
+    return TG_LLAMA_REPACK_AUTO;
+}
+
+enum tg_status tg_llama_model_pack_weights(struct tg_llama_model * m, const struct tg_llama_model_params * params) {
+    const enum tg_llama_repack mode = repack_mode(params);
+    if (mode == TG_LLAMA_REPACK_OFF) return TG_OK;
+    size_t total = 0;
+    for (struct tg_tensor * t = tg_context_first_tensor(m->ctx_w); t; t = tg_context_next_tensor(m->ctx_w, t))
+        if (pack_wanted(m, t)) total += round_up(tg_cpu_pack_size(t), 64);
+    if (!total) return TG_OK;   // nothing this CPU reads faster packed
+    if (mode == TG_LLAMA_REPACK_AUTO) {
+        const uint64_t avail = tg_cpu_memory_available(NULL);
+        if (avail && total > avail / 2) return TG_OK;
+    }
+    void * mem = NULL;
+    const size_t huge = (size_t) 2 << 20, size = round_up(total, huge);
+    if (posix_memalign(&mem, huge, size) != 0)
+        return mode == TG_LLAMA_REPACK_ON ? tg_error(TG_ERR_NOMEM, "cannot allocate %zu bytes for packed weights", size)
+                                          : TG_OK;
+#ifdef MADV_HUGEPAGE
+    (void) madvise(mem, size, MADV_HUGEPAGE);   // streamed once a token, like the weights
+#endif
+    size_t off = 0;
+    int n = 0;
+    for (struct tg_tensor * t = tg_context_first_tensor(m->ctx_w); t; t = tg_context_next_tensor(m->ctx_w, t)) {
+        if (!pack_wanted(m, t)) continue;
+        const size_t need = tg_cpu_pack_size(t);
+        if (!need) continue;
+        if (tg_cpu_pack(t, (char *) mem + off, need) != TG_OK) {   // cannot happen: sized above
+            m->packed = mem;
+            tg_llama_model_unpack_weights(m);
+            return tg_last_status();
+        }
+        off += round_up(need, 64);
+        n++;
+    }
+    m->packed = mem;
+    m->packed_bytes = total;
+    m->n_packed = n;
+    return TG_OK;
+}
+
+void tg_llama_model_unpack_weights(struct tg_llama_model * m) {
+    if (!m->packed) return;
+    for (struct tg_tensor * t = tg_context_first_tensor(m->ctx_w); t; t = tg_context_next_tensor(m->ctx_w, t))
+        tg_cpu_unpack(t);
+    free(m->packed);
+    m->packed = NULL;
+    m->packed_bytes = 0;
+    m->n_packed = 0;
+}
+
 void tg_llama_model_release_weights(struct tg_llama_model * m) {
+    tg_llama_model_unpack_weights(m);
     tg_buffer_free(m->gpu_buf);
     m->gpu_buf = NULL;
     tg_buffer_free(m->weights_buf);
     m->weights_buf = NULL;
 }
-
-static size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
 // One buffer of buft holding tensors ts[0..n) (aligned, in order); NULL + error.
 static struct tg_buffer * alloc_group(struct tg_buffer_type * buft, struct tg_tensor ** ts, int n) {

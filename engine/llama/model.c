@@ -12,7 +12,8 @@
 #include <string.h>
 
 struct tg_llama_model_params tg_llama_model_default_params(void) {
-    struct tg_llama_model_params p = { .check_tensors = false, .n_gpu_layers = 0, .gpu_device = NULL };
+    struct tg_llama_model_params p = { .check_tensors = false, .repack = TG_LLAMA_REPACK_AUTO, .n_gpu_layers = 0,
+                                       .gpu_device = NULL };
     return p;
 }
 
@@ -303,6 +304,10 @@ struct tg_llama_model * tg_llama_model_load(const char * path, const struct tg_l
         tg_error(tg_last_status(), "%s: %s", path, tg_last_error());
         goto fail;
     }
+    if (tg_llama_model_pack_weights(m, params) != TG_OK) {
+        tg_error(tg_last_status(), "%s: %s", path, tg_last_error());
+        goto fail;
+    }
     m->vocab = tg_vocab_load(m->gguf);  // optional: decode works on ids without it
     if (!m->vocab) snprintf(m->vocab_error, sizeof m->vocab_error, "%s: %s", path, tg_last_error());
     tg_clear_error();
@@ -332,6 +337,10 @@ int32_t tg_llama_model_eos(const struct tg_llama_model * m) { return m->eos; }
 enum tg_type tg_llama_model_weight_type(const struct tg_llama_model * m) { return m->layers[0].wq->type; }
 struct tg_device * tg_llama_model_gpu_device(const struct tg_llama_model * m) { return m ? m->gpu_dev : NULL; }
 int32_t tg_llama_model_n_gpu_layers(const struct tg_llama_model * m) { return m ? m->n_gpu_layers : 0; }
+int32_t tg_llama_model_n_packed(const struct tg_llama_model * m, size_t * bytes) {
+    if (bytes) *bytes = m ? m->packed_bytes : 0;
+    return m ? m->n_packed : 0;
+}
 size_t tg_llama_model_gpu_bytes(const struct tg_llama_model * m) { return m && m->gpu_buf ? tg_buffer_get_size(m->gpu_buf) : 0; }
 // Every weight but the token embedding, which a step only reads rows of
 // (GET_ROWS), unless the output projection is tied to it: then the logits

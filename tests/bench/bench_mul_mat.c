@@ -146,7 +146,7 @@ struct result { double t_med, t_min, gflops, wbytes_s; };
 // cache when it fits; more: each node its own, as a model's layers), nodes
 // mul_mat nodes per graph.
 static bool bench_one_w(struct tg_cpu_pool * pool, enum tg_type wt, int64_t k, int64_t m, int64_t n, int n_w, int nodes,
-                        int reps_arg, struct result * res, size_t * wbytes) {
+                        int reps_arg, bool pack, struct result * res, size_t * wbytes) {
     const size_t wsz = tg_row_size(wt, k) * (size_t) m;
     struct tg_context_params cp = { wsz * (size_t) n_w + (size_t) (k * n * 4 + nodes * m * n * 4) + (8u << 20), NULL, false };
     struct tg_context * ctx = tg_context_new(cp);
@@ -174,6 +174,17 @@ static bool bench_one_w(struct tg_cpu_pool * pool, enum tg_type wt, int64_t k, i
         else tg_type_traits(wt)->from_float(row, dst, k);
     }
     for (int i = 1; i < n_w; i++) memcpy(w[i]->data, a->data, wsz);
+    // packed copies (tg_cpu_pack), as a model's loader makes them
+    void * pmem[256] = { 0 };
+    for (int i = 0; pack && i < n_w; i++) {
+        const size_t psz = tg_cpu_pack_size(w[i]);
+        if (!psz || posix_memalign(&pmem[i], 64, psz) != 0 || tg_cpu_pack(w[i], pmem[i], psz) != TG_OK) {
+            for (int j = 0; j <= i; j++) free(pmem[j]);
+            free(row);
+            tg_context_free(ctx);
+            return false;
+        }
+    }
     for (int64_t t = 0; t < k * n; t++) { x = x * 1664525u + 1013904223u; ((float *) b->data)[t] = (float) (x >> 8) / 16777216.0f - 0.5f; }
     free(row);
     *wbytes = tg_nbytes(a);
@@ -198,6 +209,7 @@ static bool bench_one_w(struct tg_cpu_pool * pool, enum tg_type wt, int64_t k, i
     res->wbytes_s = (double) *wbytes / res->t_med;
     free(ts);
     tg_context_free(ctx);
+    for (int i = 0; i < n_w; i++) free(pmem[i]);
     return true;
 }
 
@@ -268,8 +280,18 @@ static bool bench_attn(struct tg_cpu_pool * pool, enum tg_type ct, int64_t n_kv,
 }
 
 static bool bench_one(struct tg_cpu_pool * pool, enum tg_type wt, int64_t k, int64_t m, int64_t n,
-                      int reps_arg, struct result * res, size_t * wbytes) {
-    return bench_one_w(pool, wt, k, m, n, 1, BENCH_NODES, reps_arg, res, wbytes);
+                      int reps_arg, bool pack, struct result * res, size_t * wbytes) {
+    return bench_one_w(pool, wt, k, m, n, 1, BENCH_NODES, reps_arg, pack, res, wbytes);
+}
+
+// Whether weights of type t get packed copies at this SIMD level (tg_cpu_pack).
+static bool packable(enum tg_type t) {
+    struct tg_context_params cp = { 1u << 20, NULL, false };
+    struct tg_context * ctx = tg_context_new(cp);
+    struct tg_tensor * w = ctx ? tg_new_tensor_2d(ctx, t, 256, 16) : NULL;
+    const bool ok = w && tg_cpu_pack_size(w) > 0;
+    tg_context_free(ctx);
+    return ok;
 }
 
 int main(int argc, char ** argv) {
@@ -334,26 +356,29 @@ int main(int argc, char ** argv) {
     printf("%-6s %-10s %4s %11s %11s %9s %7s %11s %14s %6s\n", "", "m x k", "", "(median)", "", "(median)", "", "(n=1)",
            "size buffer)", "");
     const int64_t ms[] = { 768, 3072 }, ns[] = { 1, 256 };
+    // packed weights (tg_cpu_pack, what a model's loader makes when it pays) in rows of their own: "q4_0+p"
     for (int ti = 0; ti < (dram_only ? 0 : n_types); ti++)
+    for (int pk = 0; pk < (packable(types[ti]) ? 2 : 1); pk++)
     for (int mi = 0; mi < 2; mi++)
     for (int ni = 0; ni < 2; ni++) {
         struct result r;
         size_t wbytes = 0;
-        char shape[32];
+        char shape[32], tname[16];
         snprintf(shape, sizeof shape, "%lldx768", (long long) ms[mi]);
-        if (!bench_one(pool, types[ti], 768, ms[mi], ns[ni], reps, &r, &wbytes)) {
-            printf("%-6s %-10s %4lld   failed: %s\n", tg_type_name(types[ti]), shape, (long long) ns[ni], tg_last_error());
+        snprintf(tname, sizeof tname, "%s%s", tg_type_name(types[ti]), pk ? "+p" : "");
+        if (!bench_one(pool, types[ti], 768, ms[mi], ns[ni], reps, pk, &r, &wbytes)) {
+            printf("%-6s %-10s %4lld   failed: %s\n", tname, shape, (long long) ns[ni], tg_last_error());
             continue;
         }
         const bool quant = tg_type_traits(types[ti])->is_quantized;
         const double peak = quant ? peak_q : peak_f;
         if (ns[ni] == 1) {
             const double bw = tg_cpu_read_bandwidth(nth, wbytes, 200) * 1e9;
-            printf("%-6s %-10s %4lld %8.1f us %8.1f us %9.1f %7s %6.1f GB/s %9.1f GB/s %5.0f%%\n", tg_type_name(types[ti]), shape,
+            printf("%-6s %-10s %4lld %8.1f us %8.1f us %9.1f %7s %6.1f GB/s %9.1f GB/s %5.0f%%\n", tname, shape,
                    (long long) ns[ni], r.t_med * 1e6, r.t_min * 1e6, r.gflops, "", r.wbytes_s * 1e-9, bw * 1e-9,
                    100.0 * r.wbytes_s / bw);
         } else {
-            printf("%-6s %-10s %4lld %8.1f us %8.1f us %9.1f %6.0f%%\n", tg_type_name(types[ti]), shape, (long long) ns[ni],
+            printf("%-6s %-10s %4lld %8.1f us %8.1f us %9.1f %6.0f%%\n", tname, shape, (long long) ns[ni],
                    r.t_med * 1e6, r.t_min * 1e6, r.gflops, peak > 0 ? 100.0 * r.gflops * 1e9 / peak : 0.0);
         }
         fflush(stdout);
@@ -362,18 +387,21 @@ int main(int argc, char ** argv) {
     printf("\ngeneration (n = 1) over distinct 3072x768 weight matrices, 256 MiB per graph (from DRAM), "
            "next to the DRAM read bandwidth %.1f GB/s:\n", bw_dram * 1e-9);
     printf("%-6s %9s %11s %11s %6s\n", "type", "matrices", "time/call", "weights/s", "of bw");
-    for (int ti = 0; ti < n_types; ti++) {
+    for (int ti = 0; ti < n_types; ti++)
+    for (int pk = 0; pk < (packable(types[ti]) ? 2 : 1); pk++) {
         const size_t one = tg_row_size(types[ti], 768) * 3072;
+        char tname[16];
+        snprintf(tname, sizeof tname, "%s%s", tg_type_name(types[ti]), pk ? "+p" : "");
         int nw = (int) ((256u << 20) / one);
         if (nw > 256) nw = 256;
         if (nw < 2) nw = 2;
         struct result r;
         size_t wbytes = 0;
-        if (!bench_one_w(pool, types[ti], 768, 3072, 1, nw, nw, reps > 0 ? reps : 20, &r, &wbytes)) {
-            printf("%-6s   failed: %s\n", tg_type_name(types[ti]), tg_last_error());
+        if (!bench_one_w(pool, types[ti], 768, 3072, 1, nw, nw, reps > 0 ? reps : 20, pk, &r, &wbytes)) {
+            printf("%-6s   failed: %s\n", tname, tg_last_error());
             continue;
         }
-        printf("%-6s %9d %8.1f us %6.1f GB/s %5.0f%%\n", tg_type_name(types[ti]), nw, r.t_med * 1e6, r.wbytes_s * 1e-9,
+        printf("%-6s %9d %8.1f us %6.1f GB/s %5.0f%%\n", tname, nw, r.t_med * 1e6, r.wbytes_s * 1e-9,
                100.0 * r.wbytes_s / bw_dram);
         fflush(stdout);
     }

@@ -69,6 +69,33 @@ bool tg_cpu_supports_op(const struct tg_tensor * node);
 // a thread cannot be created (TG_ERR_INTERNAL); never exits.
 double tg_cpu_read_bandwidth(int n_threads, size_t bytes, int passes);
 
+// ---- packed weights ("repacking") -------------------------------------------
+// An interleaved copy of a weight matrix that this CPU's matrix kernels read
+// faster than the GGUF layout: 16 rows side by side, block by block (Q4_0 and
+// Q8_0 matrices, 2-D, dense, rows a multiple of 16, on a CPU with AVX-512
+// VNNI). The weight's own bytes do not change: other ops, traces, dumps and
+// other backends read them as before, and a MUL_MAT gives the same bits with
+// the copy or without it (it is read only at the level it was made for).
+// The copy lives in memory the caller owns and is found through w->extra.
+// Writes through the CPU buffer (tg_backend_tensor_set / memset / copy)
+// make it again; after writing w->data directly, call tg_cpu_pack again.
+
+// Bytes tg_cpu_pack needs for w; 0 when w cannot be packed here (type,
+// shape, no host data, no AVX-512 VNNI at the SIMD level in use).
+size_t tg_cpu_pack_size(const struct tg_tensor * w);
+// Writes w's packed copy into mem (64-byte aligned, tg_cpu_pack_size(w)
+// bytes, kept by the caller until tg_cpu_unpack or w is gone) and attaches it.
+// TG_ERR_UNSUPPORTED (w cannot be packed, named) or TG_ERR_INVALID_ARG.
+enum tg_status tg_cpu_pack(struct tg_tensor * w, void * mem, size_t size);
+// Detaches w's packed copy (the memory stays the caller's). No-op otherwise.
+void tg_cpu_unpack(struct tg_tensor * w);
+// Whether w has a packed copy that matches its data.
+bool tg_cpu_is_packed(const struct tg_tensor * w);
+
+// Bytes of host memory available for new allocations (MemAvailable of
+// /proc/meminfo; 0 when unknown) and the total in *total when not NULL.
+uint64_t tg_cpu_memory_available(uint64_t * total);
+
 #ifdef __cplusplus
 }
 #endif

@@ -51,8 +51,17 @@ struct tg_llama_hparams {
     bool    tied_output;     // no output.weight: the output projection uses token_embd
 };
 
+// Packed copies of the weights (tg_cpu_pack in tg/cpu.h): the matrices the
+// CPU multiplies, interleaved 16 rows at a time for its AVX-512 VNNI kernels
+// (Q4_0 and Q8_0), beside the file's bytes, which everything else still reads.
+// They cost their size in memory again. AUTO (the default): when the CPU has
+// the kernels and the copies take at most half of the memory available; the
+// environment variable TG_REPACK=on|off|auto overrides AUTO.
+enum tg_llama_repack { TG_LLAMA_REPACK_AUTO = 0, TG_LLAMA_REPACK_ON = 1, TG_LLAMA_REPACK_OFF = 2 };
+
 struct tg_llama_model_params {
     bool check_tensors;      // verify every weight's data is finite while loading (slow); default false
+    enum tg_llama_repack repack;
     // Layers whose weights live in a GPU's memory (llama.cpp's -ngl): the last
     // n_gpu_layers layers; above n_layer also the output norm and projection.
     // The token embeddings stay in host memory. 0 (default) = none.
@@ -90,6 +99,9 @@ int64_t tg_llama_model_n_params(const struct tg_llama_model * model);
 struct tg_device;
 struct tg_device * tg_llama_model_gpu_device(const struct tg_llama_model * model);
 int32_t tg_llama_model_n_gpu_layers(const struct tg_llama_model * model);
+// Weights with a packed copy for the CPU's kernels and the bytes of those
+// copies (0 when none: see tg_llama_model_params.repack). 0 for NULL.
+int32_t tg_llama_model_n_packed(const struct tg_llama_model * model, size_t * bytes);
 // Bytes of weights in that GPU's memory (0 when none).
 size_t tg_llama_model_gpu_bytes(const struct tg_llama_model * model);
 // Bytes of weights a generation step (one token) reads in full: every weight

@@ -1,0 +1,249 @@
+// pack.c - packed weights: an interleaved copy of a Q4_0 or Q8_0 weight
+// matrix that the AVX-512 VNNI matrix kernels read with whole-vector loads.
+//
+// Layout: the rows in groups of 16; a group is its nb blocks in order, each
+//   uint16 d[16]            the 16 rows' f16 scales
+//   uint8  q[C][16][4]      chunk c: bytes 4c..4c+3 of each row's quants,
+//                           row r at 4r (one 32-bit lane per row)
+// with C = 4 for Q4_0 (its 16 bytes of nibbles, as stored) and C = 8 for
+// Q8_0 (its 32 quants, each + 128: unsigned, as vpdpbusd takes them). A
+// block of a group is 16 blocks of the weight (288 or 544 bytes), so a
+// group is as long as its 16 rows. One vpdpbusd per chunk (two for Q4_0:
+// the low and the high nibbles) leaves every row's exact int32 block sum in
+// its own lane: no horizontal sums, the 16 scales in one load.
+//
+// Every output element is the same as the unpacked kernels' (vec-quant.c):
+// per block the exact integer sum s, then acc = fma((float) s, dx * dy, acc)
+// block after block. Q4_0's nibbles carry +8 and Q8_0's packed quants +128;
+// the sums start from -8 * sum(y) and -128 * sum(y), which the matrix driver
+// computes with the activation rows (tg_mm_pack_ysums).
+//
+// The weight's own bytes are not touched: every other reader (other ops,
+// traces, dumps, other backends, lower SIMD levels) reads them as before. The
+// copy lives in memory the caller owns, found through w->extra (its header
+// names the data it was made from: a weight moved since is not used packed);
+// the CPU buffer's set/memset/copy calls make it again (cpu-backend.c).
+#include "vec-impl.h"
+
+#include "tg/cpu.h"
+
+#include <string.h>
+
+enum { TG_PACK_MAGIC = 0x4b504754 };   // "TGPK"
+
+struct tg_cpu_pack_hdr {
+    uint32_t     magic;
+    int32_t      type;      // enum tg_type
+    const void * src;       // w->data when it was packed
+    int64_t      rows, nb;  // rows (a multiple of 16), blocks per row
+    size_t       gstride;   // bytes of a group of 16 rows
+    size_t       size;      // bytes of the packed data (after the header)
+};
+#define TG_PACK_HDR 64   // header bytes before the data (64-aligned data)
+_Static_assert(sizeof(struct tg_cpu_pack_hdr) <= TG_PACK_HDR, "pack header");
+
+// Bytes of one block of a 16-row group.
+static size_t pack_gblock(enum tg_type t) {
+    return t == TG_TYPE_Q4_0 ? 16 * sizeof(tg_block_q4_0) : 16 * sizeof(tg_block_q8_0);
+}
+
+static bool pack_kernel_level(void) {
+#ifdef TG_X86
+    return tg_cpu_simd_level() >= TG_SIMD_AVX512VNNI;
+#else
+    return false;
+#endif
+}
+
+// Whether w's layout can be packed at all (any SIMD level).
+static bool pack_shape_ok(const struct tg_tensor * w) {
+    if (!w || !w->data || (w->type != TG_TYPE_Q4_0 && w->type != TG_TYPE_Q8_0)) return false;
+    if (w->ne[0] <= 0 || w->ne[0] % TG_QK8_0 || w->ne[1] <= 0 || w->ne[1] % 16 || w->ne[2] != 1 || w->ne[3] != 1)
+        return false;
+    return w->nb[0] == tg_type_size(w->type) && w->nb[1] == tg_row_size(w->type, w->ne[0]);
+}
+
+size_t tg_cpu_pack_size(const struct tg_tensor * w) {
+    if (!pack_shape_ok(w) || !pack_kernel_level()) return 0;
+    return TG_PACK_HDR + (size_t) (w->ne[1] / 16) * (size_t) (w->ne[0] / TG_QK8_0) * pack_gblock(w->type);
+}
+
+// Writes the packed data of w (hdr's shape) after hdr.
+static void pack_fill(const struct tg_tensor * w, struct tg_cpu_pack_hdr * h) {
+    char * out = (char *) h + TG_PACK_HDR;
+    const size_t gb = pack_gblock(w->type), rb = w->nb[1];
+    const bool q4 = w->type == TG_TYPE_Q4_0;
+    const int chunks = q4 ? 4 : 8;
+    for (int64_t g = 0; g < h->rows / 16; g++)
+        for (int64_t b = 0; b < h->nb; b++) {
+            char * o = out + (size_t) g * h->gstride + (size_t) b * gb;
+            for (int r = 0; r < 16; r++) {
+                const char * row = (const char *) w->data + (size_t) (16 * g + r) * rb;
+                const uint8_t * qs;
+                tg_fp16_t d;
+                if (q4) {
+                    const tg_block_q4_0 * x = (const tg_block_q4_0 *) row + b;
+                    d = x->d; qs = x->qs;
+                } else {
+                    const tg_block_q8_0 * x = (const tg_block_q8_0 *) row + b;
+                    d = x->d; qs = (const uint8_t *) x->qs;
+                }
+                memcpy(o + 2 * r, &d, 2);
+                for (int c = 0; c < chunks; c++) {
+                    uint8_t * q = (uint8_t *) o + 32 + 64 * c + 4 * r;
+                    for (int e = 0; e < 4; e++) q[e] = q4 ? qs[4 * c + e] : (uint8_t) (qs[4 * c + e] ^ 0x80);
+                }
+            }
+        }
+}
+
+enum tg_status tg_cpu_pack(struct tg_tensor * w, void * mem, size_t size) {
+    if (!w || !mem) return tg_error(TG_ERR_INVALID_ARG, "tg_cpu_pack: %s is NULL", w ? "mem" : "the weight");
+    const size_t need = tg_cpu_pack_size(w);
+    if (!need)
+        return tg_error(TG_ERR_UNSUPPORTED, "tg_cpu_pack: '%s' (%s, %lld x %lld) cannot be packed here "
+                        "(Q4_0/Q8_0 matrices with rows in multiples of 16, dense, on a CPU with AVX-512 VNNI; this one: %s)",
+                        tg_cpu_tname(w), tg_type_name(w->type), (long long) w->ne[0], (long long) w->ne[1],
+                        tg_cpu_simd_name());
+    if (size < need)
+        return tg_error(TG_ERR_INVALID_ARG, "tg_cpu_pack: '%s' needs %zu bytes, %zu given", tg_cpu_tname(w), need, size);
+    if ((uintptr_t) mem % 64)
+        return tg_error(TG_ERR_INVALID_ARG, "tg_cpu_pack: memory for '%s' is not 64-byte aligned", tg_cpu_tname(w));
+    struct tg_cpu_pack_hdr * h = mem;
+    *h = (struct tg_cpu_pack_hdr) {
+        .magic = TG_PACK_MAGIC, .type = (int32_t) w->type, .src = w->data, .rows = w->ne[1],
+        .nb = w->ne[0] / TG_QK8_0, .gstride = (size_t) (w->ne[0] / TG_QK8_0) * pack_gblock(w->type),
+        .size = need - TG_PACK_HDR,
+    };
+    pack_fill(w, h);
+    w->extra = h;
+    return TG_OK;
+}
+
+// w's pack header when w->extra is one (whether or not it is still valid).
+static struct tg_cpu_pack_hdr * pack_hdr(const struct tg_tensor * w) {
+    struct tg_cpu_pack_hdr * h = w ? w->extra : NULL;
+    return h && h->magic == TG_PACK_MAGIC ? h : NULL;
+}
+
+void tg_cpu_unpack(struct tg_tensor * w) {
+    if (pack_hdr(w)) w->extra = NULL;
+}
+
+const char * tg_mm_packed(const struct tg_tensor * a, size_t * gstride) {
+    const struct tg_cpu_pack_hdr * h = pack_hdr(a);
+    if (!h || h->src != a->data || h->type != (int32_t) a->type || h->rows != a->ne[1] ||
+        h->nb * TG_QK8_0 != a->ne[0] || !pack_shape_ok(a)) return NULL;
+    *gstride = h->gstride;
+    return (const char *) h + TG_PACK_HDR;
+}
+
+bool tg_cpu_is_packed(const struct tg_tensor * w) {
+    size_t gs;
+    return w && tg_mm_packed(w, &gs) != NULL;
+}
+
+void tg_cpu_pack_refresh(struct tg_tensor * t) {
+    struct tg_tensor * w = t && t->view_src ? t->view_src : t;
+    struct tg_cpu_pack_hdr * h = pack_hdr(w);
+    if (!h) return;
+    if (h->src == w->data && pack_shape_ok(w)) pack_fill(w, h);
+    else w->extra = NULL;   // moved or reshaped: the copy no longer describes it
+}
+
+void tg_mm_pack_ysums(enum tg_type wtype, const tg_block_q8_0 * y, int64_t nb, int32_t * ys, float * dy) {
+    const int mul = wtype == TG_TYPE_Q4_0 ? 8 : 128;
+    for (int64_t b = 0; b < nb; b++) {
+        int32_t s = 0;
+        for (int e = 0; e < TG_QK8_0; e++) s += y[b].qs[e];
+        ys[b] = mul * s;
+        dy[b] = tg_fp16_to_fp32(y[b].d);
+    }
+}
+
+#ifdef TG_X86
+#define TG_PK_TARGET "avx512f,avx512bw,avx512vl,avx512vnni,avx2,avx,fma,f16c"
+#define TG_PK_INLINE static inline __attribute__((always_inline, target(TG_PK_TARGET)))
+#define TG_PK __attribute__((target(TG_PK_TARGET)))
+
+// 16 rows (one group) x NC columns (1..4) over the nb blocks: c[j * ldc + r].
+// No software prefetch: a thread reads one sequential stream, which the
+// hardware prefetcher follows (bench_mul_mat -g, 2 alternating rounds: from
+// DRAM q8_0 92-95% and q4_0 94-97% of the read bandwidth without, 80-89% and
+// 90-95% prefetching 2-4 KiB ahead).
+// x: the group; y[j]: column j's Q8_0 row; ys[j], dy[j]: its per-block
+// offsets and scales. Q4: the 4 chunks' low and high nibbles against bytes
+// 4c.. and 16 + 4c.. of the activation block; Q8: 8 chunks against bytes 4c...
+TG_PK_INLINE void pk_group(const int NC, const bool Q4, int64_t nb, const char * x,
+                           const tg_block_q8_0 * const * y, const int32_t * const * ys, const float * const * dy,
+                           float * c, size_t ldc) {
+    const size_t gb = Q4 ? 16 * sizeof(tg_block_q4_0) : 16 * sizeof(tg_block_q8_0);
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    __m512 acc[4];
+    TG_UNROLL for (int j = 0; j < NC; j++) acc[j] = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nb; b++, x += gb) {
+        __m512i q[8];
+        if (Q4) {
+            TG_UNROLL for (int ch = 0; ch < 4; ch++) {
+                const __m512i v = _mm512_loadu_si512(x + 32 + 64 * ch);
+                q[ch] = _mm512_and_si512(v, m4);
+                q[4 + ch] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+            }
+        } else {
+            TG_UNROLL for (int ch = 0; ch < 8; ch++) q[ch] = _mm512_loadu_si512(x + 32 + 64 * ch);
+        }
+        const __m512 dx = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) x));
+        TG_UNROLL for (int j = 0; j < NC; j++) {
+            int32_t yq[8];
+            memcpy(yq, y[j][b].qs, 32);
+            __m512i s = _mm512_set1_epi32(-ys[j][b]);
+            // Q4: q[ch] (elements 4ch..) with bytes 4ch.., q[4 + ch] (16 + 4ch..) with 16 + 4ch..
+            TG_UNROLL for (int ch = 0; ch < 8; ch++) s = _mm512_dpbusd_epi32(s, q[ch], _mm512_set1_epi32(yq[ch]));
+            acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(dx, _mm512_set1_ps(dy[j][b])), acc[j]);
+        }
+    }
+    TG_UNROLL for (int j = 0; j < NC; j++) _mm512_storeu_ps(c + j * ldc, acc[j]);
+}
+
+// A block of the driver: g->a the first group of g->ni rows (a multiple of
+// 16), g->lda the bytes of a group; g->b the Q8_0 columns, g->ys their
+// offsets and scales (nb int32 then nb float per column, g->ldys apart).
+#define TG_PK_BLOCK(NAME, Q4)                                                                  \
+TG_PK static void NAME(const struct tg_mm_args * g) {                                         \
+    const int64_t nb = g->k / TG_QK8_0;                                                        \
+    for (int64_t j0 = 0; j0 < g->nj; j0 += 4) {                                                \
+        const int nc = g->nj - j0 < 4 ? (int) (g->nj - j0) : 4;                                \
+        const tg_block_q8_0 * y[4];                                                            \
+        const int32_t * ys[4];                                                                 \
+        const float * dy[4];                                                                   \
+        for (int j = 0; j < nc; j++) {                                                         \
+            y[j] = (const tg_block_q8_0 *) (g->b + (size_t) (j0 + j) * g->ldb);                \
+            ys[j] = (const int32_t *) (g->ys + (size_t) (j0 + j) * g->ldys);                   \
+            dy[j] = (const float *) (ys[j] + nb);                                              \
+        }                                                                                      \
+        for (int64_t i = 0; i < g->ni; i += 16) {                                              \
+            const char * x = g->a + (size_t) (i / 16) * g->lda;                                \
+            float * c = g->c + j0 * g->ldc + i;                                                \
+            switch (nc) {                                                                      \
+            case 4: pk_group(4, Q4, nb, x, y, ys, dy, c, g->ldc); break;                        \
+            case 3: pk_group(3, Q4, nb, x, y, ys, dy, c, g->ldc); break;                        \
+            case 2: pk_group(2, Q4, nb, x, y, ys, dy, c, g->ldc); break;                        \
+            default: pk_group(1, Q4, nb, x, y, ys, dy, c, g->ldc); break;                       \
+            }                                                                                  \
+        }                                                                                      \
+    }                                                                                          \
+}
+TG_PK_BLOCK(block_q4_packed_vnni, true)
+TG_PK_BLOCK(block_q8_packed_vnni, false)
+#endif
+
+tg_mm_block_fn tg_mm_packed_block(enum tg_type type, int level) {
+#ifdef TG_X86
+    if (level >= TG_SIMD_AVX512VNNI) {
+        if (type == TG_TYPE_Q4_0) return block_q4_packed_vnni;
+        if (type == TG_TYPE_Q8_0) return block_q8_packed_vnni;
+    }
+#endif
+    (void) type; (void) level;
+    return NULL;
+}
