@@ -207,9 +207,12 @@ static void print_json(const struct bench_opts * o, const struct tg_llama_model 
     const char * type = tg_type_name(tg_llama_model_weight_type(model));
     printf(", \"model_type\": ");
     tg_json_write_string(stdout, type, strlen(type));
-    printf(", \"model_n_params\": %lld, \"model_size\": %llu, \"weights_bytes_per_token\": %llu, \"results\": [",
+    size_t packed = 0;
+    const int n_packed = tg_llama_model_n_packed(model, &packed);
+    printf(", \"model_n_params\": %lld, \"model_size\": %llu, \"weights_bytes_per_token\": %llu, "
+           "\"packed_weights\": %d, \"packed_bytes\": %llu, \"results\": [",
            (long long) tg_llama_model_n_params(model), (unsigned long long) tg_llama_model_size(model),
-           (unsigned long long) tg_llama_model_bytes_per_token(model));
+           (unsigned long long) tg_llama_model_bytes_per_token(model), n_packed, (unsigned long long) packed);
     for (int i = 0; i < n; i++) {
         struct test * t = &tests[i];
         printf("%s{\"n_prompt\": %d, \"n_gen\": %d, \"n_depth\": %d, \"n_threads\": %d, \"flash_attn\": \"%s\", "
@@ -299,9 +302,14 @@ static int cmd_bench(int argc, char ** argv) {
     cp.n_batch = n_batch;
     if (!o.run.n_ubatch) cp.n_ubatch = n_batch;
     bool progress = tg_cli_run_progress(&o.run);
-    if (!o.json)
-        printf("model: %s, %.1fM params, %s, %.1f MiB; %d threads\n", o.run.model, tg_llama_model_n_params(r.model) / 1e6,
+    if (!o.json) {
+        size_t packed = 0;
+        const int n_packed = tg_llama_model_n_packed(r.model, &packed);
+        printf("model: %s, %.1fM params, %s, %.1f MiB; %d threads", o.run.model, tg_llama_model_n_params(r.model) / 1e6,
                tg_type_name(tg_llama_model_weight_type(r.model)), tg_llama_model_size(r.model) / 1048576.0, o.threads.v[0]);
+        if (n_packed) printf("; %d matrices packed for the CPU (+%.1f MiB)", n_packed, packed / 1048576.0);
+        printf("\n");
+    }
     for (int i = 0; i < n_tests; i++) {
         struct test * t = &tests[i];
         if (!r.ctx || t->threads != (int) cp.n_threads || t->fa != (int) cp.flash_attn) {   // a context per thread count and -fa

@@ -39,6 +39,9 @@ const struct tg_cli_opt tg_cli_run_table[] = {
     { .name = "--n-gpu-layers", .short_name = "-ngl", .value = "N", .kind = TG_CLI_INT, .off = RUN(n_gpu_layers), .lo = 0, .hi = 100000,
       .help = "put the weights and KV cache of the last N layers in GPU memory (N above the layer count: the output too; "
               "the GPU is the first GPU in --device, else CUDA0)" },
+    { .name = "--repack", .value = "MODE", .kind = TG_CLI_CHOICE, .off = RUN(repack), .choices = "auto|on|off",
+      .help = "packed copies of the Q4_0/Q8_0 matrices for the CPU's AVX-512 VNNI kernels (faster; as much memory again; "
+              "same results): auto = when the CPU has them and they fit in half the available memory (TG_REPACK overrides auto)" },
     { .name = "--trace", .value = "FILE", .kind = TG_CLI_STR, .off = RUN(trace),
       .help = "record every graph into a trace file" },
     { .name = "--trace-dump", .value = "PATTERN", .kind = TG_CLI_STR, .off = RUN(trace_dump),
@@ -131,6 +134,7 @@ int tg_cli_run_open(struct tg_cli_run * r, const char * cmd, const struct tg_cli
     *r = (struct tg_cli_run) { .cmd = cmd, .opts = o };
     struct tg_llama_model_params mp = tg_llama_model_default_params();
     mp.n_gpu_layers = o->n_gpu_layers;
+    mp.repack = (enum tg_llama_repack) o->repack;   // the same order: auto, on, off
     for (const char * p = o->devices; p && *p && o->n_gpu_layers;) {   // the first GPU named in --device
         size_t len = strcspn(p, ",");
         char name[64];

@@ -34,6 +34,7 @@ struct tg_cli_run_opts {
     int flash_attn;           // enum tg_cli_fa
     const char * devices;     // -dev "BLAS,CPU"
     int n_gpu_layers;         // -ngl: layers whose weights go to the GPU (0 = none)
+    int repack;               // --repack: enum tg_llama_repack (auto, on, off)
     const char * trace, * trace_dump, * trace_hash, * trace_thread;
     bool poison;
     bool allow_long_ctx;      // a context longer than the model's n_ctx_train is a warning, not an error

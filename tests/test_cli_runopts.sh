@@ -138,6 +138,23 @@ sys.exit(not (len(k)==2 and k[0]>0 and abs(k[1]/k[0]-34.5/2.5)<1e-3))"
 "$TGDB" bench -m "$M" -p 0 -n 4 -d 32 -r 1 >"$TMP/bkv.txt" 2>&1
 check "bench -d 32 (CPU): '+ KV (X KiB|MiB a token): Y GB/s = Z%' after the weights' share" \
     grep -Eq '^tg4 @ d32 fa=auto: [0-9.]+ GB/s of weights = [0-9.]+% of [0-9.]+ GB/s \(.*\); \+ KV \([0-9.]+ [KM]iB a token\): [0-9.]+ GB/s = [0-9.]+%$' "$TMP/bkv.txt"
+# --repack: packed Q4_0 matrices for the CPU's VNNI kernels, the same tokens either way
+Q4="$DATA/tiny-q4_0.gguf"
+fails_with "--repack maybe" "--repack: 'maybe' is not one of auto\|on\|off" "$TGDB" generate -m "$Q4" -p hi -n 2 --repack maybe
+"$TGDB" generate -m "$Q4" -p "Once upon a time" -n 8 --temp 0 --repack off >"$TMP/rp-off.txt" 2>/dev/null
+"$TGDB" generate -m "$Q4" -p "Once upon a time" -n 8 --temp 0 --repack on >"$TMP/rp-on.txt" 2>/dev/null
+check "generate --repack on / off: the same 8 tokens" bash -c "test -s '$TMP/rp-on.txt' && cmp -s '$TMP/rp-on.txt' '$TMP/rp-off.txt'"
+"$TGDB" bench -m "$Q4" -p 0 -n 2 -r 1 --repack on --json >"$TMP/rp.json" 2>/dev/null
+"$TGDB" bench -m "$Q4" -p 0 -n 2 -r 1 --repack on >"$TMP/rp.txt" 2>/dev/null
+if "$TGDB" devices | grep -q 'avx512vnni$'; then
+    check "bench --repack on (avx512vnni): '15 matrices packed for the CPU (+X MiB)' and packed_weights 15 in --json" bash -c "
+        grep -Eq '; 15 matrices packed for the CPU \(\+[0-9.]+ MiB\)$' '$TMP/rp.txt' &&
+        python3 -c \"import json,sys; d=json.load(open('$TMP/rp.json')); sys.exit(not (d['packed_weights']==15 and d['packed_bytes']>0))\""
+else
+    check "bench --repack on below avx512vnni: nothing packed (packed_weights 0)" bash -c "
+        ! grep -q 'packed' '$TMP/rp.txt' &&
+        python3 -c \"import json,sys; d=json.load(open('$TMP/rp.json')); sys.exit(not (d['packed_weights']==0))\""
+fi
 check "bench --progress: a line per repetition on stderr" bash -c "test \$(grep -c 'repetition' '$TMP/b.err') = 4"
 "$TGDB" bench -m "$M" -p 0 -n 4 -r 1 >"$TMP/b0.txt" 2>&1
 check "bench -p 0: generation only (the warm-up fits batches of one token)" grep -Eq '^tg4: [0-9.]+ tok/s$' "$TMP/b0.txt"

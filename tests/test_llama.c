@@ -3,6 +3,7 @@
 // (relative L2 error), argmax, greedy continuations; micro-batching and
 // incremental decoding consistency; loader errors; sampling determinism.
 #include "check.h"
+#include "tg/cpu.h"
 #include "logits_tsv.h"
 #include "tg/gguf.h"
 #include "tg/llama.h"
@@ -356,6 +357,46 @@ static void check_graph_reuse(struct tg_llama_model * m, const struct row * r) {
     tg_llama_context_free(c);
 }
 
+// Packed weights (tg_llama_model_params.repack): a model loaded with them and
+// without gives the same logits, bit for bit; they exist exactly when the CPU
+// has the packed kernels (AVX-512 VNNI) and cover the matrices a token reads.
+static void check_repack(const struct row * rows, int n) {
+    const char * names[] = { "tiny-q4_0.gguf", "tiny-q8_0.gguf" };
+    const bool vnni = tg_cpu_pack_size(NULL) == 0 && strcmp(tg_cpu_simd_name(), "avx512vnni") == 0;
+    for (int mi = 0; mi < 2; mi++) {
+        const struct row * r = NULL;
+        for (int i = 0; i < n && !r; i++) if (!strcmp(rows[i].model, names[mi])) r = &rows[i];
+        float * lg[2] = { NULL, NULL };
+        int32_t np[2] = { 0, 0 };
+        size_t pb[2] = { 0, 0 }, per_tok = 0;
+        int n_vocab = 0;
+        for (int v = 0; v < 2 && r; v++) {
+            char * path = tg_test_data(names[mi]);
+            struct tg_llama_model_params mp = tg_llama_model_default_params();
+            mp.repack = v ? TG_LLAMA_REPACK_ON : TG_LLAMA_REPACK_OFF;
+            struct tg_llama_model * m = tg_llama_model_load(path, &mp);
+            free(path);
+            struct tg_llama_context * c = m ? new_ctx(m, 64, 64, TG_TYPE_F16) : NULL;
+            np[v] = tg_llama_model_n_packed(m, &pb[v]);
+            per_tok = tg_llama_model_bytes_per_token(m);
+            n_vocab = m ? tg_llama_model_hparams(m)->n_vocab : 0;
+            if (c && tg_llama_decode(c, r->ids, r->n_ids, 0) == TG_OK && tg_llama_decode(c, r->ids, 1, r->n_ids) == TG_OK) {
+                lg[v] = malloc((size_t) n_vocab * sizeof(float));
+                memcpy(lg[v], tg_llama_get_logits(c, -1), (size_t) n_vocab * sizeof(float));
+            }
+            tg_llama_context_free(c);
+            tg_llama_model_free(m);
+        }
+        CHECK(lg[0] && lg[1] && memcmp(lg[0], lg[1], (size_t) n_vocab * sizeof(float)) == 0,
+              "%s: logits with packed weights (%d matrices, %zu bytes) and without (%d): the same bits "
+              "(prompt of %d tokens, then one more)", names[mi], np[1], pb[1], np[0], r ? r->n_ids : 0);
+        CHECK(np[0] == 0 && (vnni ? np[1] == 15 && pb[1] <= per_tok && pb[1] >= per_tok - per_tok / 100 : np[1] == 0),
+              "%s: repack on packs %d matrices (%zu of the %zu bytes a token reads, the rest norms; expected %s), off none",
+              names[mi], np[1], pb[1], per_tok, vnni ? "15: 7 per layer and the output" : "none below avx512vnni");
+        free(lg[0]); free(lg[1]);
+    }
+}
+
 int main(void) {
     static struct row rows[32];
     int n = read_logits_rows("logits.tsv", rows, 32);
@@ -395,6 +436,7 @@ int main(void) {
 #endif
     }
     tg_llama_model_free(m);
+    check_repack(rows, n);
     check_load_errors();
     check_sampling();
     return tg_check_finish("test_llama");
