@@ -10,7 +10,8 @@
 # models, the sched-splits sample, a CPU and a CUDA trace of one prompt and
 # their diff, then pp512/tg128 on the ~100M model (F16, Q8_0, Q4_0) with
 # -ngl 99, untraced and traced (hashes and summaries on every node), and
-# generation with every graph built (TG_GRAPH_REUSE=0) beside the default.
+# generation with every graph built (TG_GRAPH_REUSE=0) beside the default;
+# last the host CPU's packed-weight kernels (test_mul_mat, CPU bench with --repack off/on).
 set -u
 BIN=$(cd "$1" && pwd); OUT=$2
 mkdir -p "$OUT"
@@ -99,3 +100,15 @@ step profile 60 "$BIN/tgdb" generate -m /tmp/100m-q4_0.gguf -p "$P" -n 32 --temp
 tail -25 "$OUT/profile.log" >>"$S"
 step bench_d1024 180 "$BIN/tgdb" bench -m /tmp/100m-q8_0.gguf -ngl 99 -p 512 -n 128 -d 1024 -r 2 -fa on,off
 grep -E 'pp|tg' "$OUT/bench_d1024.log" >>"$S"
+# The host CPU's packed weights (tg_cpu_pack; used where it has AVX-512 VNNI):
+# the matrix tests (their bits against the weights read directly) and the
+# ~100M models on 8 threads with packed copies and without.
+step cpu_pack 120 "$BIN/test_mul_mat"
+grep -E '^(FAIL|ok   pack: packed)|passed' "$OUT/cpu_pack.log" >>"$S"
+for ty in ${TG_GPU_TYPES:-f16 q8_0 q4_0 q4_k_m q6_k}; do
+    case $ty in q8_0|q4_0) ;; *) continue ;; esac
+    for r in off on; do
+        step "cpu_${ty}_$r" 120 "$BIN/tgdb" bench -m "/tmp/100m-$ty.gguf" -p 256 -n 64 -t 8 -r 3 -fa on --repack "$r"
+        grep -E '^(model|pp|tg)' "$OUT/cpu_${ty}_$r.log" | sed "s/^/CPU, --repack $r: /" >>"$S"
+    done
+done

@@ -7,7 +7,7 @@
 set -euo pipefail
 B=$1; D=$2
 mkdir -p "$D/lib"
-for p in inspect/tgdb tests/test_ops tests/test_cuda samples/make-model samples/sched-splits samples/graph-reuse; do
+for p in inspect/tgdb tests/test_ops tests/test_cuda tests/test_mul_mat samples/make-model samples/sched-splits samples/graph-reuse; do
     [ -x "$B/$p" ] || { echo "pack: $B/$p missing (build it first)" >&2; exit 1; }
     strip --strip-all -o "$D/$(basename "$p")" "$B/$p"
     ldd "$B/$p" | awk '$3 ~ /^\// {print $3}' | while read -r lib; do
