@@ -890,14 +890,16 @@ static void test_first_detection(void) {
 // errors. Below AVX-512 VNNI nothing packs (the other levels read the weight).
 static void test_packed(int lvl) {
     tg_cpu_set_simd_cap(lvl);   // the level this run was started at (TG_SIMD), which the tests above reset
-    const enum tg_type pt[] = { TG_TYPE_Q8_0, TG_TYPE_Q4_0 };
+    const enum tg_type pt[] = { TG_TYPE_Q8_0, TG_TYPE_Q4_0, TG_TYPE_Q4_K };
     // k, m, n, ne2 of the activations (broadcast over one weight matrix)
     static const int64_t shapes[][4] = { { 32, 16, 1, 1 }, { 64, 48, 1, 1 }, { 768, 96, 1, 1 }, { 256, 32, 5, 1 },
-                                         { 96, 64, 67, 1 }, { 4128, 32, 3, 1 }, { 128, 16, 2, 3 }, { 160, 80, 4, 2 } };
+                                         { 96, 64, 67, 1 }, { 4128, 32, 3, 1 }, { 128, 16, 2, 3 }, { 160, 80, 4, 2 },
+                                         { 512, 48, 2, 2 }, { 1024, 16, 9, 1 }, { 2816, 32, 1, 1 } };
     int cases = 0, same = 0, packed_here = 0;
-    for (int ti = 0; ti < 2; ti++)
+    for (int ti = 0; ti < 3; ti++)
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
         const int64_t k = shapes[si][0], m = shapes[si][1], n = shapes[si][2], r = shapes[si][3];
+        if (k % tg_blck_size(pt[ti])) continue;
         struct tg_context * ctx = new_ctx();
         double * wref = NULL;
         struct tg_tensor * w = make_weights(ctx, pt[ti], k, m, 1, 1, W_DENSE, &wref);
@@ -923,7 +925,7 @@ static void test_packed(int lvl) {
                         tg_type_name(pt[ti]), (long long) k, (long long) m, (long long) n, (long long) r, nth);
             free(got);
         }
-        if (ok && si == 4) {   // a lower level reads the weight itself (same bits), and packs nothing new
+        if (ok && si == 9) {   // a lower level reads the weight itself (same bits), and packs nothing new
             tg_cpu_set_simd_cap(TG_SIMD_AVX512);
             float * low = compute(ctx, d, 2);
             CHECK(low && memcmp(low, plain, (size_t) (m * n) * sizeof(float)) == 0 && tg_cpu_pack_size(w) == 0,
@@ -932,7 +934,7 @@ static void test_packed(int lvl) {
             tg_cpu_set_simd_cap(lvl);
             free(low);
         }
-        if (ok && si == 3) {   // the copy is what is read: one damaged byte of it changes the result
+        if (ok && si == 8) {   // the copy is what is read: one damaged byte of it changes the result
             unsigned char * q = (unsigned char *) mem + psz - 1;
             *q ^= 0x11;
             float * got = compute(ctx, d, 2);
@@ -961,7 +963,7 @@ static void test_packed(int lvl) {
         tg_context_free(ctx);
     }
     if (lvl >= TG_SIMD_AVX512VNNI)
-        CHECK(cases > 0 && same == cases, "pack: packed Q8_0/Q4_0 weights give the unpacked bits: %d of %d cases "
+        CHECK(cases > 0 && same == cases, "pack: packed Q8_0/Q4_0/Q4_K weights give the unpacked bits: %d of %d cases "
               "(16..96 rows, k 32..4128, 1..67 columns, broadcast, 1..3 threads; %d weights packed)", same, cases, packed_here);
     else
         CHECK(true, "pack: level %d has no packed kernels: nothing packs", lvl);

@@ -89,9 +89,10 @@ static bool mm_make_plan(const struct tg_tensor * dst, int nth, struct mm_plan *
     pl->rows_bytes = pl->convert ? align64(pl->row_bytes * (size_t) nrows) : 0;
     // a packed weight (pack.c): the converted rows carry their per-block sums
     // after them (read only when the level has the packed kernels)
-    pl->packed = pl->convert && pl->vec_type == TG_TYPE_Q8_0 ? tg_mm_packed(a, &pl->gstride) : NULL;
+    pl->packed = pl->convert && (pl->vec_type == TG_TYPE_Q8_0 || pl->vec_type == TG_TYPE_Q8_K)
+               ? tg_mm_packed(a, &pl->gstride) : NULL;
     pl->sums_off = 0;
-    if (pl->packed) {
+    if (pl->packed && pl->vec_type == TG_TYPE_Q8_0) {
         pl->sums_off = pl->rows_bytes;
         pl->rows_bytes += align64((size_t) nrows * (size_t) (k / TG_QK8_0) * 8);
     }
@@ -222,7 +223,7 @@ static void mm_run_units(const struct mm_units * U, int64_t u0, int64_t u1) {
             const size_t lys = (size_t) (g.k / TG_QK8_0) * 8;
             g.a = U->pl->packed + (size_t) (i0 / 16) * U->pl->gstride;
             g.lda = U->pl->gstride;
-            g.ys = U->rows + U->pl->sums_off + (size_t) ((i3 * r + i2) * n + j0) * lys;
+            g.ys = U->pl->sums_off ? U->rows + U->pl->sums_off + (size_t) ((i3 * r + i2) * n + j0) * lys : NULL;
             g.ldys = lys;
         } else {
             g.a = (const char *) a->data + i0 * a->nb[1] + (i2 / br2) * a->nb[2] + (i3 / br3) * a->nb[3];

@@ -12,6 +12,12 @@
 // the low and the high nibbles) leaves every row's exact int32 block sum in
 // its own lane: no horizontal sums, the 16 scales in one load.
 //
+// Q4_K (super-blocks of 256, vec-kquant.c's arithmetic): a group's
+// super-block is d[16], dmin[16] (f16), the 12 scale bytes as three 4-byte
+// chunks [3][16][4], then the 128 bytes of nibbles as 32 chunks [32][16][4]
+// (2304 bytes, 16 super-blocks); the 6-bit scales and mins are unpacked in
+// registers, 16 rows at a time.
+//
 // Every output element is the same as the unpacked kernels' (vec-quant.c):
 // per block the exact integer sum s, then acc = fma((float) s, dx * dy, acc)
 // block after block. Q4_0's nibbles carry +8 and Q8_0's packed quants +128;
@@ -26,6 +32,14 @@
 #include "vec-impl.h"
 
 #include "tg/cpu.h"
+
+// The K-quant sums are added as vec-kquant.c adds them: a product, then an
+// addition, never fused.
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#else
+#pragma GCC optimize("fp-contract=off")
+#endif
 
 #include <string.h>
 
@@ -43,9 +57,7 @@ struct tg_cpu_pack_hdr {
 _Static_assert(sizeof(struct tg_cpu_pack_hdr) <= TG_PACK_HDR, "pack header");
 
 // Bytes of one block of a 16-row group.
-static size_t pack_gblock(enum tg_type t) {
-    return t == TG_TYPE_Q4_0 ? 16 * sizeof(tg_block_q4_0) : 16 * sizeof(tg_block_q8_0);
-}
+static size_t pack_gblock(enum tg_type t) { return 16 * tg_type_size(t); }
 
 static bool pack_kernel_level(void) {
 #ifdef TG_X86
@@ -57,15 +69,16 @@ static bool pack_kernel_level(void) {
 
 // Whether w's layout can be packed at all (any SIMD level).
 static bool pack_shape_ok(const struct tg_tensor * w) {
-    if (!w || !w->data || (w->type != TG_TYPE_Q4_0 && w->type != TG_TYPE_Q8_0)) return false;
-    if (w->ne[0] <= 0 || w->ne[0] % TG_QK8_0 || w->ne[1] <= 0 || w->ne[1] % 16 || w->ne[2] != 1 || w->ne[3] != 1)
+    if (!w || !w->data || (w->type != TG_TYPE_Q4_0 && w->type != TG_TYPE_Q8_0 && w->type != TG_TYPE_Q4_K)) return false;
+    if (w->ne[0] <= 0 || w->ne[0] % tg_blck_size(w->type) || w->ne[1] <= 0 || w->ne[1] % 16 || w->ne[2] != 1 ||
+        w->ne[3] != 1)
         return false;
     return w->nb[0] == tg_type_size(w->type) && w->nb[1] == tg_row_size(w->type, w->ne[0]);
 }
 
 size_t tg_cpu_pack_size(const struct tg_tensor * w) {
     if (!pack_shape_ok(w) || !pack_kernel_level()) return 0;
-    return TG_PACK_HDR + (size_t) (w->ne[1] / 16) * (size_t) (w->ne[0] / TG_QK8_0) * pack_gblock(w->type);
+    return TG_PACK_HDR + (size_t) (w->ne[1] / 16) * (size_t) (w->ne[0] / tg_blck_size(w->type)) * pack_gblock(w->type);
 }
 
 // Writes the packed data of w (hdr's shape) after hdr.
@@ -77,7 +90,14 @@ static void pack_fill(const struct tg_tensor * w, struct tg_cpu_pack_hdr * h) {
     for (int64_t g = 0; g < h->rows / 16; g++)
         for (int64_t b = 0; b < h->nb; b++) {
             char * o = out + (size_t) g * h->gstride + (size_t) b * gb;
-            for (int r = 0; r < 16; r++) {
+            for (int r = 0; r < 16 && w->type == TG_TYPE_Q4_K; r++) {
+                const tg_block_q4_K * x = (const tg_block_q4_K *) ((const char *) w->data + (size_t) (16 * g + r) * rb) + b;
+                memcpy(o + 2 * r, &x->d, 2);
+                memcpy(o + 32 + 2 * r, &x->dmin, 2);
+                for (int c = 0; c < 3; c++) memcpy(o + 64 + 64 * c + 4 * r, x->scales + 4 * c, 4);
+                for (int c = 0; c < 32; c++) memcpy(o + 256 + 64 * c + 4 * r, x->qs + 4 * c, 4);
+            }
+            for (int r = 0; r < 16 && w->type != TG_TYPE_Q4_K; r++) {
                 const char * row = (const char *) w->data + (size_t) (16 * g + r) * rb;
                 const uint8_t * qs;
                 tg_fp16_t d;
@@ -102,7 +122,7 @@ enum tg_status tg_cpu_pack(struct tg_tensor * w, void * mem, size_t size) {
     const size_t need = tg_cpu_pack_size(w);
     if (!need)
         return tg_error(TG_ERR_UNSUPPORTED, "tg_cpu_pack: '%s' (%s, %lld x %lld) cannot be packed here "
-                        "(Q4_0/Q8_0 matrices with rows in multiples of 16, dense, on a CPU with AVX-512 VNNI; this one: %s)",
+                        "(Q4_0/Q8_0/Q4_K matrices with rows in multiples of 16, dense, on a CPU with AVX-512 VNNI; this one: %s)",
                         tg_cpu_tname(w), tg_type_name(w->type), (long long) w->ne[0], (long long) w->ne[1],
                         tg_cpu_simd_name());
     if (size < need)
@@ -112,7 +132,7 @@ enum tg_status tg_cpu_pack(struct tg_tensor * w, void * mem, size_t size) {
     struct tg_cpu_pack_hdr * h = mem;
     *h = (struct tg_cpu_pack_hdr) {
         .magic = TG_PACK_MAGIC, .type = (int32_t) w->type, .src = w->data, .rows = w->ne[1],
-        .nb = w->ne[0] / TG_QK8_0, .gstride = (size_t) (w->ne[0] / TG_QK8_0) * pack_gblock(w->type),
+        .nb = w->ne[0] / tg_blck_size(w->type), .gstride = (size_t) (w->ne[0] / tg_blck_size(w->type)) * pack_gblock(w->type),
         .size = need - TG_PACK_HDR,
     };
     pack_fill(w, h);
@@ -133,7 +153,7 @@ void tg_cpu_unpack(struct tg_tensor * w) {
 const char * tg_mm_packed(const struct tg_tensor * a, size_t * gstride) {
     const struct tg_cpu_pack_hdr * h = pack_hdr(a);
     if (!h || h->src != a->data || h->type != (int32_t) a->type || h->rows != a->ne[1] ||
-        h->nb * TG_QK8_0 != a->ne[0] || !pack_shape_ok(a)) return NULL;
+        h->nb * tg_blck_size(a->type) != a->ne[0] || !pack_shape_ok(a)) return NULL;
     *gstride = h->gstride;
     return (const char *) h + TG_PACK_HDR;
 }
@@ -235,13 +255,92 @@ TG_PK static void NAME(const struct tg_mm_args * g) {                           
 }
 TG_PK_BLOCK(block_q4_packed_vnni, true)
 TG_PK_BLOCK(block_q8_packed_vnni, false)
+
+// Q4_K: 16 rows x NC columns over nsb super-blocks, vec-kquant.c's sums:
+// isum = sum over the 8 groups of 32 of sc * (nibbles . activations), msum =
+// sum of mn * (the group's two bsums), then s = s + (d8 * d) * isum and
+// s = s - (d8 * dmin) * msum, super-block after super-block.
+TG_PK_INLINE void pk_group_q4K(const int NC, int64_t nsb, const char * x, const tg_block_q8_K * const * y,
+                               float * c, size_t ldc) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F), m6 = _mm512_set1_epi8(0x3F), m2 = _mm512_set1_epi8(0x03);
+    const __m512i mb = _mm512_set1_epi32(0xFF);
+    __m512 acc[4];
+    TG_UNROLL for (int j = 0; j < NC; j++) acc[j] = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nsb; b++, x += 16 * sizeof(tg_block_q4_K)) {
+        const __m512i u0 = _mm512_loadu_si512(x + 64), u1 = _mm512_loadu_si512(x + 128), u2 = _mm512_loadu_si512(x + 192);
+        // per lane: bytes 0..3 the scales (mins) of groups 0..3, then 4..7
+        const __m512i s_lo = _mm512_and_si512(u0, m6), m_lo = _mm512_and_si512(u1, m6);
+        const __m512i s_hi = _mm512_or_si512(_mm512_and_si512(u2, m4),
+                                             _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(u0, 6), m2), 4));
+        const __m512i m_hi = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(u2, 4), m4),
+                                             _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(u1, 6), m2), 4));
+        __m512i isum[4], msum[4];
+        TG_UNROLL for (int j = 0; j < NC; j++) { isum[j] = _mm512_setzero_si512(); msum[j] = _mm512_setzero_si512(); }
+        TG_UNROLL for (int g = 0; g < 8; g++) {
+            const __m512i sg = _mm512_and_si512(_mm512_srli_epi32(g < 4 ? s_lo : s_hi, 8 * (g % 4)), mb);
+            const __m512i mg = _mm512_and_si512(_mm512_srli_epi32(g < 4 ? m_lo : m_hi, 8 * (g % 4)), mb);
+            TG_UNROLL for (int j = 0; j < NC; j++) {
+                const int32_t yg = y[j][b].bsums[2 * g] + y[j][b].bsums[2 * g + 1];
+                msum[j] = _mm512_add_epi32(msum[j], _mm512_mullo_epi32(mg, _mm512_set1_epi32(yg)));
+            }
+            if (g % 2) continue;
+            // groups g (low nibbles) and g + 1 (high) from chunks 8 (g / 2) ..: elements 64 (g / 2) + 4 (c % 8) ..
+            __m512i dl[4], dh[4];
+            TG_UNROLL for (int j = 0; j < NC; j++) { dl[j] = _mm512_setzero_si512(); dh[j] = _mm512_setzero_si512(); }
+            TG_UNROLL for (int cc = 0; cc < 8; cc++) {
+                const __m512i v = _mm512_loadu_si512(x + 256 + 64 * (4 * g + cc));
+                const __m512i lo = _mm512_and_si512(v, m4), hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+                TG_UNROLL for (int j = 0; j < NC; j++) {
+                    int32_t ya, yb;
+                    memcpy(&ya, y[j][b].qs + 32 * g + 4 * cc, 4);
+                    memcpy(&yb, y[j][b].qs + 32 * g + 32 + 4 * cc, 4);
+                    dl[j] = _mm512_dpbusd_epi32(dl[j], lo, _mm512_set1_epi32(ya));
+                    dh[j] = _mm512_dpbusd_epi32(dh[j], hi, _mm512_set1_epi32(yb));
+                }
+            }
+            const __m512i sg1 = _mm512_and_si512(_mm512_srli_epi32(g < 4 ? s_lo : s_hi, 8 * (g % 4 + 1)), mb);
+            TG_UNROLL for (int j = 0; j < NC; j++)
+                isum[j] = _mm512_add_epi32(isum[j], _mm512_add_epi32(_mm512_mullo_epi32(dl[j], sg),
+                                                                     _mm512_mullo_epi32(dh[j], sg1)));
+        }
+        const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) x));
+        const __m512 dmin = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) (x + 32)));
+        TG_UNROLL for (int j = 0; j < NC; j++) {
+            const __m512 d8 = _mm512_set1_ps(y[j][b].d);
+            acc[j] = _mm512_add_ps(acc[j], _mm512_mul_ps(_mm512_mul_ps(d8, d), _mm512_cvtepi32_ps(isum[j])));
+            acc[j] = _mm512_sub_ps(acc[j], _mm512_mul_ps(_mm512_mul_ps(d8, dmin), _mm512_cvtepi32_ps(msum[j])));
+        }
+    }
+    TG_UNROLL for (int j = 0; j < NC; j++) _mm512_storeu_ps(c + j * ldc, acc[j]);
+}
+
+TG_PK static void block_q4K_packed_vnni(const struct tg_mm_args * g) {
+    const int64_t nsb = g->k / TG_QK_K;
+    for (int64_t j0 = 0; j0 < g->nj; j0 += 4) {
+        const int nc = g->nj - j0 < 4 ? (int) (g->nj - j0) : 4;
+        const tg_block_q8_K * y[4];
+        for (int j = 0; j < nc; j++) y[j] = (const tg_block_q8_K *) (g->b + (size_t) (j0 + j) * g->ldb);
+        for (int64_t i = 0; i < g->ni; i += 16) {
+            const char * x = g->a + (size_t) (i / 16) * g->lda;
+            float * c = g->c + j0 * g->ldc + i;
+            switch (nc) {
+            case 4: pk_group_q4K(4, nsb, x, y, c, g->ldc); break;
+            case 3: pk_group_q4K(3, nsb, x, y, c, g->ldc); break;
+            case 2: pk_group_q4K(2, nsb, x, y, c, g->ldc); break;
+            default: pk_group_q4K(1, nsb, x, y, c, g->ldc); break;
+            }
+        }
+    }
+}
 #endif
+
 
 tg_mm_block_fn tg_mm_packed_block(enum tg_type type, int level) {
 #ifdef TG_X86
     if (level >= TG_SIMD_AVX512VNNI) {
         if (type == TG_TYPE_Q4_0) return block_q4_packed_vnni;
         if (type == TG_TYPE_Q8_0) return block_q8_packed_vnni;
+        if (type == TG_TYPE_Q4_K) return block_q4K_packed_vnni;
     }
 #endif
     (void) type; (void) level;
