@@ -1,4 +1,4 @@
-// pack.c - packed weights: an interleaved copy of a Q4_0 or Q8_0 weight
+// pack.c - packed weights: an interleaved copy of a Q4_0, Q8_0, Q4_K or Q6_K weight
 // matrix that the AVX-512 VNNI matrix kernels read with whole-vector loads.
 //
 // Layout: the rows in groups of 16; a group is its nb blocks in order, each
@@ -16,7 +16,13 @@
 // super-block is d[16], dmin[16] (f16), the 12 scale bytes as three 4-byte
 // chunks [3][16][4], then the 128 bytes of nibbles as 32 chunks [32][16][4]
 // (2304 bytes, 16 super-blocks); the 6-bit scales and mins are unpacked in
-// registers, 16 rows at a time.
+// registers, 16 rows at a time. Q6_K: d[16] (f16), the 16 int8 scales as
+// four chunks [4][16][4], then for p = 0..15 the chunks of ql bytes 64 c + 4 k,
+// ql bytes 64 c + 32 + 4 k and qh bytes 32 c + 4 k (c = p / 8, k = p % 8): the
+// order the kernel reads them, one sequential stream (3360 bytes; with the
+// low nibbles and the high bits in regions of their own the first read of
+// the high bits waited on memory: tg64 of the 100m Q6_K model fell by half);
+// the 6-bit levels are put together in registers.
 //
 // Every output element is the same as the unpacked kernels' (vec-quant.c):
 // per block the exact integer sum s, then acc = fma((float) s, dx * dy, acc)
@@ -69,7 +75,8 @@ static bool pack_kernel_level(void) {
 
 // Whether w's layout can be packed at all (any SIMD level).
 static bool pack_shape_ok(const struct tg_tensor * w) {
-    if (!w || !w->data || (w->type != TG_TYPE_Q4_0 && w->type != TG_TYPE_Q8_0 && w->type != TG_TYPE_Q4_K)) return false;
+    if (!w || !w->data || (w->type != TG_TYPE_Q4_0 && w->type != TG_TYPE_Q8_0 && w->type != TG_TYPE_Q4_K &&
+                           w->type != TG_TYPE_Q6_K)) return false;
     if (w->ne[0] <= 0 || w->ne[0] % tg_blck_size(w->type) || w->ne[1] <= 0 || w->ne[1] % 16 || w->ne[2] != 1 ||
         w->ne[3] != 1)
         return false;
@@ -97,7 +104,18 @@ static void pack_fill(const struct tg_tensor * w, struct tg_cpu_pack_hdr * h) {
                 for (int c = 0; c < 3; c++) memcpy(o + 64 + 64 * c + 4 * r, x->scales + 4 * c, 4);
                 for (int c = 0; c < 32; c++) memcpy(o + 256 + 64 * c + 4 * r, x->qs + 4 * c, 4);
             }
-            for (int r = 0; r < 16 && w->type != TG_TYPE_Q4_K; r++) {
+            for (int r = 0; r < 16 && w->type == TG_TYPE_Q6_K; r++) {
+                const tg_block_q6_K * x = (const tg_block_q6_K *) ((const char *) w->data + (size_t) (16 * g + r) * rb) + b;
+                memcpy(o + 2 * r, &x->d, 2);
+                for (int c = 0; c < 4; c++) memcpy(o + 32 + 64 * c + 4 * r, x->scales + 4 * c, 4);
+                for (int p = 0; p < 16; p++) {   // in the order the kernel reads them: ql, ql + 32, qh chunks
+                    const int cc = p / 8, k = p % 8;
+                    memcpy(o + 288 + 192 * p + 4 * r, x->ql + 64 * cc + 4 * k, 4);
+                    memcpy(o + 288 + 192 * p + 64 + 4 * r, x->ql + 64 * cc + 32 + 4 * k, 4);
+                    memcpy(o + 288 + 192 * p + 128 + 4 * r, x->qh + 32 * cc + 4 * k, 4);
+                }
+            }
+            for (int r = 0; r < 16 && w->type != TG_TYPE_Q4_K && w->type != TG_TYPE_Q6_K; r++) {
                 const char * row = (const char *) w->data + (size_t) (16 * g + r) * rb;
                 const uint8_t * qs;
                 tg_fp16_t d;
@@ -122,7 +140,7 @@ enum tg_status tg_cpu_pack(struct tg_tensor * w, void * mem, size_t size) {
     const size_t need = tg_cpu_pack_size(w);
     if (!need)
         return tg_error(TG_ERR_UNSUPPORTED, "tg_cpu_pack: '%s' (%s, %lld x %lld) cannot be packed here "
-                        "(Q4_0/Q8_0/Q4_K matrices with rows in multiples of 16, dense, on a CPU with AVX-512 VNNI; this one: %s)",
+                        "(Q4_0/Q8_0/Q4_K/Q6_K matrices with rows in multiples of 16, dense, on a CPU with AVX-512 VNNI; this one: %s)",
                         tg_cpu_tname(w), tg_type_name(w->type), (long long) w->ne[0], (long long) w->ne[1],
                         tg_cpu_simd_name());
     if (size < need)
@@ -314,25 +332,87 @@ TG_PK_INLINE void pk_group_q4K(const int NC, int64_t nsb, const char * x, const 
     TG_UNROLL for (int j = 0; j < NC; j++) _mm512_storeu_ps(c + j * ldc, acc[j]);
 }
 
-TG_PK static void block_q4K_packed_vnni(const struct tg_mm_args * g) {
-    const int64_t nsb = g->k / TG_QK_K;
-    for (int64_t j0 = 0; j0 < g->nj; j0 += 4) {
-        const int nc = g->nj - j0 < 4 ? (int) (g->nj - j0) : 4;
-        const tg_block_q8_K * y[4];
-        for (int j = 0; j < nc; j++) y[j] = (const tg_block_q8_K *) (g->b + (size_t) (j0 + j) * g->ldb);
-        for (int64_t i = 0; i < g->ni; i += 16) {
-            const char * x = g->a + (size_t) (i / 16) * g->lda;
-            float * c = g->c + j0 * g->ldc + i;
-            switch (nc) {
-            case 4: pk_group_q4K(4, nsb, x, y, c, g->ldc); break;
-            case 3: pk_group_q4K(3, nsb, x, y, c, g->ldc); break;
-            case 2: pk_group_q4K(2, nsb, x, y, c, g->ldc); break;
-            default: pk_group_q4K(1, nsb, x, y, c, g->ldc); break;
+// Q6_K: 16 rows x NC columns over nsb super-blocks, vec-kquant.c's sums:
+// levels q = low nibble | 2 high bits << 4 (0..63), isum = sum over the 16
+// groups of 16 of sc * (q . activations), msum = sum of 32 * sc * bsums, then
+// s = s + (d8 * d) * (isum - msum), super-block after super-block. Element
+// 128 c + 32 s + l: nibble of ql[64 c + 32 (s % 2) + l] (high for s >= 2),
+// bits 2s, 2s + 1 of qh[32 c + l].
+TG_PK_INLINE void pk_group_q6K(const int NC, int64_t nsb, const char * x, const tg_block_q8_K * const * y,
+                               float * c, size_t ldc) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30);
+    __m512 acc[4];
+    TG_UNROLL for (int j = 0; j < NC; j++) acc[j] = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nsb; b++, x += 16 * sizeof(tg_block_q6_K)) {
+        __m512i isum[4], msum[4];
+        TG_UNROLL for (int j = 0; j < NC; j++) { isum[j] = _mm512_setzero_si512(); msum[j] = _mm512_setzero_si512(); }
+        __m512i scv[4];
+        TG_UNROLL for (int q = 0; q < 4; q++) scv[q] = _mm512_loadu_si512(x + 32 + 64 * q);
+        TG_UNROLL for (int g = 0; g < 16; g++) {   // msum: the signed scales against the bsums
+            const __m512i sg = _mm512_srai_epi32(_mm512_slli_epi32(scv[g / 4], 24 - 8 * (g % 4)), 24);
+            TG_UNROLL for (int j = 0; j < NC; j++)
+                msum[j] = _mm512_add_epi32(msum[j], _mm512_mullo_epi32(sg, _mm512_set1_epi32(y[j][b].bsums[g])));
+        }
+        TG_UNROLL for (int cc = 0; cc < 2; cc++)
+        TG_UNROLL for (int h = 0; h < 2; h++) {   // elements 128 cc + 32 s + 16 h + (0..15), s = 0..3
+            __m512i dt[4][4];
+            TG_UNROLL for (int s = 0; s < 4; s++)
+            TG_UNROLL for (int j = 0; j < NC; j++) dt[s][j] = _mm512_setzero_si512();
+            TG_UNROLL for (int k = 4 * h; k < 4 * h + 4; k++) {
+                const char * xp = x + 288 + 192 * (8 * cc + k);
+                const __m512i A = _mm512_loadu_si512(xp), B = _mm512_loadu_si512(xp + 64), H = _mm512_loadu_si512(xp + 128);
+                __m512i lv[4];
+                lv[0] = _mm512_or_si512(_mm512_and_si512(A, m4), _mm512_and_si512(_mm512_slli_epi16(H, 4), m30));
+                lv[1] = _mm512_or_si512(_mm512_and_si512(B, m4), _mm512_and_si512(_mm512_slli_epi16(H, 2), m30));
+                lv[2] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(A, 4), m4), _mm512_and_si512(H, m30));
+                lv[3] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(B, 4), m4),
+                                        _mm512_and_si512(_mm512_srli_epi16(H, 2), m30));
+                TG_UNROLL for (int s = 0; s < 4; s++)
+                TG_UNROLL for (int j = 0; j < NC; j++) {
+                    int32_t ya;
+                    memcpy(&ya, y[j][b].qs + 128 * cc + 32 * s + 4 * k, 4);
+                    dt[s][j] = _mm512_dpbusd_epi32(dt[s][j], lv[s], _mm512_set1_epi32(ya));
+                }
+            }
+            TG_UNROLL for (int s = 0; s < 4; s++) {
+                const int g = 8 * cc + 2 * s + h;
+                const __m512i sg = _mm512_srai_epi32(_mm512_slli_epi32(scv[g / 4], 24 - 8 * (g % 4)), 24);
+                TG_UNROLL for (int j = 0; j < NC; j++) isum[j] = _mm512_add_epi32(isum[j], _mm512_mullo_epi32(dt[s][j], sg));
             }
         }
+        const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) x));
+        TG_UNROLL for (int j = 0; j < NC; j++) {
+            const __m512i r = _mm512_sub_epi32(isum[j], _mm512_slli_epi32(msum[j], 5));
+            acc[j] = _mm512_add_ps(acc[j], _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(y[j][b].d), d), _mm512_cvtepi32_ps(r)));
+        }
     }
+    TG_UNROLL for (int j = 0; j < NC; j++) _mm512_storeu_ps(c + j * ldc, acc[j]);
 }
+
+// The K-quant block drivers: NC columns at a time over the row groups.
+#define TG_PK_KBLOCK(NAME, GROUP)                                                              \
+TG_PK static void NAME(const struct tg_mm_args * g) {                                         \
+    const int64_t nsb = g->k / TG_QK_K;                                                        \
+    for (int64_t j0 = 0; j0 < g->nj; j0 += 4) {                                                \
+        const int nc = g->nj - j0 < 4 ? (int) (g->nj - j0) : 4;                                \
+        const tg_block_q8_K * y[4];                                                            \
+        for (int j = 0; j < nc; j++) y[j] = (const tg_block_q8_K *) (g->b + (size_t) (j0 + j) * g->ldb); \
+        for (int64_t i = 0; i < g->ni; i += 16) {                                              \
+            const char * x = g->a + (size_t) (i / 16) * g->lda;                                \
+            float * c = g->c + j0 * g->ldc + i;                                                \
+            switch (nc) {                                                                      \
+            case 4: GROUP(4, nsb, x, y, c, g->ldc); break;                                     \
+            case 3: GROUP(3, nsb, x, y, c, g->ldc); break;                                     \
+            case 2: GROUP(2, nsb, x, y, c, g->ldc); break;                                     \
+            default: GROUP(1, nsb, x, y, c, g->ldc); break;                                    \
+            }                                                                                  \
+        }                                                                                      \
+    }                                                                                          \
+}
+TG_PK_KBLOCK(block_q4K_packed_vnni, pk_group_q4K)
+TG_PK_KBLOCK(block_q6K_packed_vnni, pk_group_q6K)
 #endif
+
 
 
 tg_mm_block_fn tg_mm_packed_block(enum tg_type type, int level) {
@@ -341,6 +421,7 @@ tg_mm_block_fn tg_mm_packed_block(enum tg_type type, int level) {
         if (type == TG_TYPE_Q4_0) return block_q4_packed_vnni;
         if (type == TG_TYPE_Q8_0) return block_q8_packed_vnni;
         if (type == TG_TYPE_Q4_K) return block_q4K_packed_vnni;
+        if (type == TG_TYPE_Q6_K) return block_q6K_packed_vnni;
     }
 #endif
     (void) type; (void) level;
