@@ -127,9 +127,12 @@ static void pack_fill(const struct tg_tensor * w, struct tg_cpu_pack_hdr * h) {
                     d = x->d; qs = (const uint8_t *) x->qs;
                 }
                 memcpy(o + 2 * r, &d, 2);
+                const uint32_t flip = q4 ? 0 : 0x80808080u;   // Q8_0: + 128, unsigned
                 for (int c = 0; c < chunks; c++) {
-                    uint8_t * q = (uint8_t *) o + 32 + 64 * c + 4 * r;
-                    for (int e = 0; e < 4; e++) q[e] = q4 ? qs[4 * c + e] : (uint8_t) (qs[4 * c + e] ^ 0x80);
+                    uint32_t v;
+                    memcpy(&v, qs + 4 * c, 4);
+                    v ^= flip;
+                    memcpy(o + 32 + 64 * c + 4 * r, &v, 4);
                 }
             }
         }

@@ -15,6 +15,9 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/mman.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <unistd.h>
 
 enum tg_status tg_llama_model_place_weights(struct tg_llama_model * m) {
     const char * base = tg_gguf_data(m->gguf);
@@ -52,6 +55,21 @@ static enum tg_llama_repack repack_mode(const struct tg_llama_model_params * par
     return TG_LLAMA_REPACK_AUTO;
 }
 
+struct pack_job {
+    struct tg_tensor ** w;
+    size_t *            off;
+    char *              mem;
+    int                 n;
+    atomic_int          next, failed;
+};
+
+static void * pack_worker(void * arg) {
+    struct pack_job * j = arg;
+    for (int i = atomic_fetch_add(&j->next, 1); i < j->n; i = atomic_fetch_add(&j->next, 1))
+        if (tg_cpu_pack(j->w[i], j->mem + j->off[i], tg_cpu_pack_size(j->w[i])) != TG_OK) atomic_store(&j->failed, 1);
+    return NULL;
+}
+
 enum tg_status tg_llama_model_pack_weights(struct tg_llama_model * m, const struct tg_llama_model_params * params) {
     const enum tg_llama_repack mode = repack_mode(params);
     if (mode == TG_LLAMA_REPACK_OFF) return TG_OK;
@@ -71,21 +89,42 @@ enum tg_status tg_llama_model_pack_weights(struct tg_llama_model * m, const stru
 #ifdef MADV_HUGEPAGE
     (void) madvise(mem, size, MADV_HUGEPAGE);   // streamed once a token, like the weights
 #endif
+    // the weights to pack and where, then packed on a few threads (a 4 GiB model
+    // takes seconds on one), each taking the next weight as it comes free
+    struct pack_job job = { .mem = mem };
+    for (struct tg_tensor * t = tg_context_first_tensor(m->ctx_w); t; t = tg_context_next_tensor(m->ctx_w, t)) {
+        const size_t need = pack_wanted(m, t) ? tg_cpu_pack_size(t) : 0;
+        if (need) job.n++;
+    }
+    job.w = malloc(sizeof *job.w * (size_t) (job.n ? job.n : 1));
+    job.off = malloc(sizeof *job.off * (size_t) (job.n ? job.n : 1));
+    if (!job.w || !job.off) {
+        free(job.w); free(job.off); free(mem);
+        return mode == TG_LLAMA_REPACK_ON ? tg_error(TG_ERR_NOMEM, "out of memory packing weights") : TG_OK;
+    }
     size_t off = 0;
     int n = 0;
     for (struct tg_tensor * t = tg_context_first_tensor(m->ctx_w); t; t = tg_context_next_tensor(m->ctx_w, t)) {
-        if (!pack_wanted(m, t)) continue;
-        const size_t need = tg_cpu_pack_size(t);
+        const size_t need = pack_wanted(m, t) ? tg_cpu_pack_size(t) : 0;
         if (!need) continue;
-        if (tg_cpu_pack(t, (char *) mem + off, need) != TG_OK) {   // cannot happen: sized above
-            m->packed = mem;
-            tg_llama_model_unpack_weights(m);
-            return tg_last_status();
-        }
+        job.w[n] = t;
+        job.off[n++] = off;
         off += round_up(need, 64);
-        n++;
     }
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    int nth = ncpu < 1 ? 1 : ncpu > 8 ? 8 : (int) ncpu;
+    if (nth > n) nth = n;
+    pthread_t th[8];
+    int started = 0;
+    for (int i = 1; i < nth; i++) started += pthread_create(&th[started], NULL, pack_worker, &job) == 0;
+    pack_worker(&job);
+    for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+    free(job.w); free(job.off);
     m->packed = mem;
+    if (atomic_load(&job.failed)) {   // cannot happen: every weight was sized above
+        tg_llama_model_unpack_weights(m);
+        return tg_error(TG_ERR_INTERNAL, "packing the weights failed");
+    }
     m->packed_bytes = total;
     m->n_packed = n;
     return TG_OK;
