@@ -583,9 +583,10 @@ static void node_alloc(struct tg_trace * tr, int gi, int ti, const struct tg_tra
         printf("  allocation: %s\n", a.flags & TG_TRACE_ALLOC_NONE ? "no memory" : "not in a recorded buffer");
         return;
     }
-    printf("  allocation: buffer #%" PRIu64 " (%s, %s), offset %" PRIu64 ", %" PRIu64 " bytes, live steps %d..%d%s%s",
+    printf("  allocation: buffer #%" PRIu64 " (%s, %s), offset %" PRIu64 ", %" PRIu64 " bytes, live steps %d..%d%s%s%s",
            b.uid, tg_escape_str(b.buft), usage_name(b.usage), a.offset, a.size, a.first_step, a.last_step,
-           a.flags & TG_TRACE_ALLOC_VIEW ? ", view" : "", a.flags & TG_TRACE_ALLOC_EXTERNAL ? ", preallocated" : "");
+           a.flags & TG_TRACE_ALLOC_VIEW ? ", view" : "", a.flags & TG_TRACE_ALLOC_EXTERNAL ? ", preallocated" : "",
+           a.flags & TG_TRACE_ALLOC_PACKED ? ", the CPU reads a packed copy" : "");
     if (a.inplace_parent >= 0) { printf(", in place of "); print_ref(tr, gi, a.inplace_parent); }
     printf("\n");
     int shown = 0, nt = g->n_nodes + g->n_leafs;
@@ -659,6 +660,22 @@ static void node_json(struct tg_trace * tr, int gi, int ti, const struct tg_trac
         printf("}");
     } else {
         printf(", \"placement\": null");
+    }
+    struct tg_trace_alloc a;
+    struct tg_trace_buffer b;
+    if (tg_trace_get_alloc(tr, gi, ti, &a)) {   // the text form's "allocation" line
+        const bool hb = a.buffer >= 0 && tg_trace_get_buffer(tr, gi, a.buffer, &b);
+        printf(", \"allocation\": {\"buffer\": ");
+        if (hb) printf("%" PRIu64, b.uid); else printf("null");
+        printf(", \"buffer_type\": ");
+        if (hb) jstr(b.buft); else printf("null");
+        printf(", \"offset\": %" PRIu64 ", \"size\": %" PRIu64 ", \"first_step\": %d, \"last_step\": %d, "
+               "\"view\": %s, \"preallocated\": %s, \"no_memory\": %s, \"packed\": %s}", a.offset, a.size,
+               a.first_step, a.last_step, a.flags & TG_TRACE_ALLOC_VIEW ? "true" : "false",
+               a.flags & TG_TRACE_ALLOC_EXTERNAL ? "true" : "false", a.flags & TG_TRACE_ALLOC_NONE ? "true" : "false",
+               a.flags & TG_TRACE_ALLOC_PACKED ? "true" : "false");
+    } else {
+        printf(", \"allocation\": null");
     }
     printf(", \"evals\": [");
     int n = tg_trace_n_evals(tr), shown = 0;

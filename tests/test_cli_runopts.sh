@@ -146,10 +146,25 @@ fails_with "--repack maybe" "--repack: 'maybe' is not one of auto\|on\|off" "$TG
 check "generate --repack on / off: the same 8 tokens" bash -c "test -s '$TMP/rp-on.txt' && cmp -s '$TMP/rp-on.txt' '$TMP/rp-off.txt'"
 "$TGDB" bench -m "$Q4" -p 0 -n 2 -r 1 --repack on --json >"$TMP/rp.json" 2>/dev/null
 "$TGDB" bench -m "$Q4" -p 0 -n 2 -r 1 --repack on >"$TMP/rp.txt" 2>/dev/null
+# a trace says which weights the CPU read packed (allocation flag 64), text and --json
+"$TGDB" generate -m "$Q4" -p hi -n 1 --repack on --trace "$TMP/rp-on.tgt" >/dev/null 2>&1
+"$TGDB" generate -m "$Q4" -p hi -n 1 --repack off --trace "$TMP/rp-off.tgt" >/dev/null 2>&1
+"$TGDB" trace node "$TMP/rp-on.tgt" blk.0.attn_q.weight@1 >"$TMP/rp-node.txt" 2>&1
+"$TGDB" trace node "$TMP/rp-off.tgt" blk.0.attn_q.weight@1 >"$TMP/rp-node-off.txt" 2>&1
+"$TGDB" trace node "$TMP/rp-on.tgt" blk.0.attn_norm.weight@1 --json >"$TMP/rp-norm.json" 2>&1
+check "trace node of a weight with --repack off: no packed copy named; an f32 norm: \"packed\": false in --json" bash -c "
+    grep -q '^  allocation: .*preallocated' '$TMP/rp-node-off.txt' && ! grep -q 'packed copy' '$TMP/rp-node-off.txt' &&
+    python3 -c \"import json,sys; a=json.load(open('$TMP/rp-norm.json'))['allocation']; sys.exit(not (a['packed'] is False and a['preallocated'] is True))\""
 if "$TGDB" devices | grep -q 'avx512vnni$'; then
     check "bench --repack on (avx512vnni): '15 matrices packed for the CPU (+X MiB)' and packed_weights 15 in --json" bash -c "
         grep -Eq '; 15 matrices packed for the CPU \(\+[0-9.]+ MiB\)$' '$TMP/rp.txt' &&
         python3 -c \"import json,sys; d=json.load(open('$TMP/rp.json')); sys.exit(not (d['packed_weights']==15 and d['packed_bytes']>0))\""
+    "$TGDB" trace node "$TMP/rp-on.tgt" blk.0.attn_q.weight@1 --json >"$TMP/rp-node.json" 2>&1
+    check "trace node of a packed weight: 'the CPU reads a packed copy', \"packed\": true in --json" bash -c "
+        grep -q '^  allocation: .*preallocated, the CPU reads a packed copy$' '$TMP/rp-node.txt' &&
+        python3 -c \"import json,sys; sys.exit(not json.load(open('$TMP/rp-node.json'))['allocation']['packed'])\""
+    check "traces with and without packed weights: equivalent, every node by hash" bash -c "
+        '$TGDB' diff '$TMP/rp-on.tgt' '$TMP/rp-off.tgt' | grep -Eq '^compared ([0-9]+) of \\1 aligned nodes \\(\\1 by hash\\)$'"
 else
     check "bench --repack on below avx512vnni: nothing packed (packed_weights 0)" bash -c "
         ! grep -q 'packed' '$TMP/rp.txt' &&

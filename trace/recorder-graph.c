@@ -4,6 +4,8 @@
 #define XXH_INLINE_ALL   // the fingerprints below: short inputs, inlined
 #include "recorder-impl.h"
 
+#include "tg/cpu.h"
+
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -443,7 +445,7 @@ static void fill_alloc(struct tg_trace_alloc * a, const struct tg_alloc_tensor_i
     a->size = in->size;
     a->first_step = in->first_step >= 0 && in->first_step < n_steps && steps ? steps[in->first_step] : -1;
     a->last_step = in->last_step >= 0 && in->last_step < n_steps && steps ? steps[in->last_step] : -1;
-    a->flags = kind_flags(in->kind);
+    a->flags = kind_flags(in->kind) | (tg_cpu_is_packed(in->tensor) ? TG_TRACE_ALLOC_PACKED : 0);
 }
 
 static void graph_alloc(struct tg_trace_recorder * r, const struct tg_obs_alloc_event * ev);
@@ -518,7 +520,7 @@ static void graph_alloc(struct tg_trace_recorder * r, const struct tg_obs_alloc_
         al[i] = (struct tg_trace_alloc) { .buffer = buf_index(&bl, b, -1), .inplace_parent = TG_TRACE_NONE,
             .offset = b && base && t->data ? (uint64_t) ((const char *) t->data - (const char *) base) : 0,
             .size = tg_nbytes(t), .first_step = -1, .last_step = -1,
-            .flags = b ? TG_TRACE_ALLOC_EXTERNAL : TG_TRACE_ALLOC_NONE };
+            .flags = (b ? TG_TRACE_ALLOC_EXTERNAL : TG_TRACE_ALLOC_NONE) | (tg_cpu_is_packed(t) ? TG_TRACE_ALLOC_PACKED : 0) };
     }
     struct tg_trace_buffer tb[64];
     for (int i = 0; i < bl.n; i++) {

@@ -73,6 +73,8 @@ enum tg_trace_alloc_flag {
     TG_TRACE_ALLOC_EXTERNAL  = 1 << 3,  // had memory before the graph (weights, caches, inputs)
     TG_TRACE_ALLOC_REUSED    = 1 << 4,  // its range was used by an earlier tensor of the graph
     TG_TRACE_ALLOC_NONE      = 1 << 5,  // has no memory at all
+    TG_TRACE_ALLOC_PACKED    = 1 << 6,  // a weight the CPU's kernels read from a packed copy (tg_cpu_pack);
+                                        // its bytes (what hashes and dumps see) are the weight's own
 };
 enum tg_trace_phase { TG_TRACE_BEGIN = 0, TG_TRACE_END = 1 };
 enum tg_trace_eval_flag {
