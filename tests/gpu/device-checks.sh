@@ -106,7 +106,7 @@ grep -E 'pp|tg' "$OUT/bench_d1024.log" >>"$S"
 step cpu_pack 120 "$BIN/test_mul_mat"
 grep -E '^(FAIL|ok   pack: packed)|passed' "$OUT/cpu_pack.log" >>"$S"
 for ty in ${TG_GPU_TYPES:-f16 q8_0 q4_0 q4_k_m q6_k}; do
-    case $ty in q8_0|q4_0) ;; *) continue ;; esac
+    case $ty in q8_0|q4_0|q4_k_m|q6_k) ;; *) continue ;; esac
     for r in off on; do
         step "cpu_${ty}_$r" 120 "$BIN/tgdb" bench -m "/tmp/100m-$ty.gguf" -p 256 -n 64 -t 8 -r 3 -fa on --repack "$r"
         grep -E '^(model|pp|tg)' "$OUT/cpu_${ty}_$r.log" | sed "s/^/CPU, --repack $r: /" >>"$S"
