@@ -246,36 +246,6 @@ TG_PK_INLINE void pk_group(const int NC, const bool Q4, int64_t nb, const char *
     TG_UNROLL for (int j = 0; j < NC; j++) _mm512_storeu_ps(c + j * ldc, acc[j]);
 }
 
-// A block of the driver: g->a the first group of g->ni rows (a multiple of
-// 16), g->lda the bytes of a group; g->b the Q8_0 columns, g->ys their
-// offsets and scales (nb int32 then nb float per column, g->ldys apart).
-#define TG_PK_BLOCK(NAME, Q4)                                                                  \
-TG_PK static void NAME(const struct tg_mm_args * g) {                                         \
-    const int64_t nb = g->k / TG_QK8_0;                                                        \
-    for (int64_t j0 = 0; j0 < g->nj; j0 += 4) {                                                \
-        const int nc = g->nj - j0 < 4 ? (int) (g->nj - j0) : 4;                                \
-        const tg_block_q8_0 * y[4];                                                            \
-        const int32_t * ys[4];                                                                 \
-        const float * dy[4];                                                                   \
-        for (int j = 0; j < nc; j++) {                                                         \
-            y[j] = (const tg_block_q8_0 *) (g->b + (size_t) (j0 + j) * g->ldb);                \
-            ys[j] = (const int32_t *) (g->ys + (size_t) (j0 + j) * g->ldys);                   \
-            dy[j] = (const float *) (ys[j] + nb);                                              \
-        }                                                                                      \
-        for (int64_t i = 0; i < g->ni; i += 16) {                                              \
-            const char * x = g->a + (size_t) (i / 16) * g->lda;                                \
-            float * c = g->c + j0 * g->ldc + i;                                                \
-            switch (nc) {                                                                      \
-            case 4: pk_group(4, Q4, nb, x, y, ys, dy, c, g->ldc); break;                        \
-            case 3: pk_group(3, Q4, nb, x, y, ys, dy, c, g->ldc); break;                        \
-            case 2: pk_group(2, Q4, nb, x, y, ys, dy, c, g->ldc); break;                        \
-            default: pk_group(1, Q4, nb, x, y, ys, dy, c, g->ldc); break;                       \
-            }                                                                                  \
-        }                                                                                      \
-    }                                                                                          \
-}
-TG_PK_BLOCK(block_q4_packed_vnni, true)
-TG_PK_BLOCK(block_q8_packed_vnni, false)
 
 // Q4_K: 16 rows x NC columns over nsb super-blocks, vec-kquant.c's sums:
 // isum = sum over the 8 groups of 32 of sc * (nibbles . activations), msum =
@@ -392,28 +362,63 @@ TG_PK_INLINE void pk_group_q6K(const int NC, int64_t nsb, const char * x, const 
     TG_UNROLL for (int j = 0; j < NC; j++) _mm512_storeu_ps(c + j * ldc, acc[j]);
 }
 
-// The K-quant block drivers: NC columns at a time over the row groups.
-#define TG_PK_KBLOCK(NAME, GROUP)                                                              \
+// The group kernels with one signature (NC columns: their rows y, and for
+// Q4_0 / Q8_0 their per-block offsets ys and scales dy).
+#define TG_PK_Q8_GROUP(NAME, Q4)                                                               \
+TG_PK_INLINE void NAME(const int NC, int64_t nb, const char * x, const char * const * y,      \
+                       const int32_t * const * ys, const float * const * dy, float * c, size_t ldc) { \
+    const tg_block_q8_0 * yb[4];                                                               \
+    TG_UNROLL for (int j = 0; j < NC; j++) yb[j] = (const tg_block_q8_0 *) y[j];               \
+    pk_group(NC, Q4, nb, x, yb, ys, dy, c, ldc);                                               \
+}
+#define TG_PK_K_GROUP(NAME, KERNEL)                                                            \
+TG_PK_INLINE void NAME(const int NC, int64_t nb, const char * x, const char * const * y,      \
+                       const int32_t * const * ys, const float * const * dy, float * c, size_t ldc) { \
+    (void) ys; (void) dy;                                                                      \
+    const tg_block_q8_K * yb[4];                                                               \
+    TG_UNROLL for (int j = 0; j < NC; j++) yb[j] = (const tg_block_q8_K *) y[j];               \
+    KERNEL(NC, nb, x, yb, c, ldc);                                                             \
+}
+TG_PK_Q8_GROUP(pk_run_q4, true)
+TG_PK_Q8_GROUP(pk_run_q8, false)
+TG_PK_K_GROUP(pk_run_q4K, pk_group_q4K)
+TG_PK_K_GROUP(pk_run_q6K, pk_group_q6K)
+
+// A block of the driver: g->a the first group of g->ni rows (a multiple of
+// 16), g->lda the bytes of a group; g->b the activation rows (Q8_0 or
+// Q8_K), g->ldb apart; for Q4_0 / Q8_0 g->ys their offsets and scales (nb
+// int32 then nb float per column, g->ldys apart). Up to 4 columns a pass.
+#define TG_PK_BLOCK(NAME, BLCK, RUN)                                                           \
 TG_PK static void NAME(const struct tg_mm_args * g) {                                         \
-    const int64_t nsb = g->k / TG_QK_K;                                                        \
+    const int64_t nb = g->k / (BLCK);                                                          \
     for (int64_t j0 = 0; j0 < g->nj; j0 += 4) {                                                \
         const int nc = g->nj - j0 < 4 ? (int) (g->nj - j0) : 4;                                \
-        const tg_block_q8_K * y[4];                                                            \
-        for (int j = 0; j < nc; j++) y[j] = (const tg_block_q8_K *) (g->b + (size_t) (j0 + j) * g->ldb); \
+        const char * y[4];                                                                     \
+        const int32_t * ys[4] = { NULL, NULL, NULL, NULL };                                    \
+        const float * dy[4] = { NULL, NULL, NULL, NULL };                                      \
+        for (int j = 0; j < nc; j++) {                                                         \
+            y[j] = g->b + (size_t) (j0 + j) * g->ldb;                                          \
+            if (g->ys) {                                                                       \
+                ys[j] = (const int32_t *) (g->ys + (size_t) (j0 + j) * g->ldys);               \
+                dy[j] = (const float *) (ys[j] + nb);                                          \
+            }                                                                                  \
+        }                                                                                      \
         for (int64_t i = 0; i < g->ni; i += 16) {                                              \
             const char * x = g->a + (size_t) (i / 16) * g->lda;                                \
             float * c = g->c + j0 * g->ldc + i;                                                \
             switch (nc) {                                                                      \
-            case 4: GROUP(4, nsb, x, y, c, g->ldc); break;                                     \
-            case 3: GROUP(3, nsb, x, y, c, g->ldc); break;                                     \
-            case 2: GROUP(2, nsb, x, y, c, g->ldc); break;                                     \
-            default: GROUP(1, nsb, x, y, c, g->ldc); break;                                    \
+            case 4: RUN(4, nb, x, y, ys, dy, c, g->ldc); break;                                \
+            case 3: RUN(3, nb, x, y, ys, dy, c, g->ldc); break;                                \
+            case 2: RUN(2, nb, x, y, ys, dy, c, g->ldc); break;                                \
+            default: RUN(1, nb, x, y, ys, dy, c, g->ldc); break;                               \
             }                                                                                  \
         }                                                                                      \
     }                                                                                          \
 }
-TG_PK_KBLOCK(block_q4K_packed_vnni, pk_group_q4K)
-TG_PK_KBLOCK(block_q6K_packed_vnni, pk_group_q6K)
+TG_PK_BLOCK(block_q4_packed_vnni, TG_QK8_0, pk_run_q4)
+TG_PK_BLOCK(block_q8_packed_vnni, TG_QK8_0, pk_run_q8)
+TG_PK_BLOCK(block_q4K_packed_vnni, TG_QK_K, pk_run_q4K)
+TG_PK_BLOCK(block_q6K_packed_vnni, TG_QK_K, pk_run_q6K)
 #endif
 
 
