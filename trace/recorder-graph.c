@@ -445,7 +445,7 @@ static void fill_alloc(struct tg_trace_alloc * a, const struct tg_alloc_tensor_i
     a->size = in->size;
     a->first_step = in->first_step >= 0 && in->first_step < n_steps && steps ? steps[in->first_step] : -1;
     a->last_step = in->last_step >= 0 && in->last_step < n_steps && steps ? steps[in->last_step] : -1;
-    a->flags = kind_flags(in->kind) | (tg_cpu_is_packed(in->tensor) ? TG_TRACE_ALLOC_PACKED : 0);
+    a->flags = kind_flags(in->kind) | (in->is_leaf && tg_cpu_is_packed(in->tensor) ? TG_TRACE_ALLOC_PACKED : 0);
 }
 
 static void graph_alloc(struct tg_trace_recorder * r, const struct tg_obs_alloc_event * ev);
