@@ -1,4 +1,4 @@
-// pack.c - packed weights: an interleaved copy of a Q4_0, Q8_0, Q4_K or Q6_K weight
+// pack.c - packed weights: an interleaved copy of a Q4_0, Q8_0, Q4_K, Q5_K or Q6_K weight
 // matrix that the AVX-512 VNNI matrix kernels read with whole-vector loads.
 //
 // Layout: the rows in groups of 16; a group is its nb blocks in order, each
@@ -16,7 +16,10 @@
 // super-block is d[16], dmin[16] (f16), the 12 scale bytes as three 4-byte
 // chunks [3][16][4], then the 128 bytes of nibbles as 32 chunks [32][16][4]
 // (2304 bytes, 16 super-blocks); the 6-bit scales and mins are unpacked in
-// registers, 16 rows at a time. Q6_K: d[16] (f16), the 16 int8 scales as
+// registers, 16 rows at a time. Q5_K: the same with the 32 bytes of fifth
+// bits as 8 chunks, each followed by the nibble chunk read with it first
+// (qh chunk c, qs chunk c for c = 0..7, then qs chunks 8..31: the order the
+// kernel first reads them; 2816 bytes). Q6_K: d[16] (f16), the 16 int8 scales as
 // four chunks [4][16][4], then for p = 0..15 the chunks of ql bytes 64 c + 4 k,
 // ql bytes 64 c + 32 + 4 k and qh bytes 32 c + 4 k (c = p / 8, k = p % 8): the
 // order the kernel reads them, one sequential stream (3360 bytes; with the
@@ -65,6 +68,10 @@ _Static_assert(sizeof(struct tg_cpu_pack_hdr) <= TG_PACK_HDR, "pack header");
 // Bytes of one block of a 16-row group.
 static size_t pack_gblock(enum tg_type t) { return 16 * tg_type_size(t); }
 
+// Where chunk c (0..31) of a packed Q5_K super-block's nibbles is: the first 8
+// each after the fifth-bit chunk of the same bytes, the rest in order.
+static inline size_t pk_q5K_qs(int c) { return c < 8 ? 256 + 128 * (size_t) c + 64 : 1280 + 64 * (size_t) (c - 8); }
+
 static bool pack_kernel_level(void) {
 #ifdef TG_X86
     return tg_cpu_simd_level() >= TG_SIMD_AVX512VNNI;
@@ -76,7 +83,7 @@ static bool pack_kernel_level(void) {
 // Whether w's layout can be packed at all (any SIMD level).
 static bool pack_shape_ok(const struct tg_tensor * w) {
     if (!w || !w->data || (w->type != TG_TYPE_Q4_0 && w->type != TG_TYPE_Q8_0 && w->type != TG_TYPE_Q4_K &&
-                           w->type != TG_TYPE_Q6_K)) return false;
+                           w->type != TG_TYPE_Q5_K && w->type != TG_TYPE_Q6_K)) return false;
     if (w->ne[0] <= 0 || w->ne[0] % tg_blck_size(w->type) || w->ne[1] <= 0 || w->ne[1] % 16 || w->ne[2] != 1 ||
         w->ne[3] != 1)
         return false;
@@ -104,6 +111,14 @@ static void pack_fill(const struct tg_tensor * w, struct tg_cpu_pack_hdr * h) {
                 for (int c = 0; c < 3; c++) memcpy(o + 64 + 64 * c + 4 * r, x->scales + 4 * c, 4);
                 for (int c = 0; c < 32; c++) memcpy(o + 256 + 64 * c + 4 * r, x->qs + 4 * c, 4);
             }
+            for (int r = 0; r < 16 && w->type == TG_TYPE_Q5_K; r++) {
+                const tg_block_q5_K * x = (const tg_block_q5_K *) ((const char *) w->data + (size_t) (16 * g + r) * rb) + b;
+                memcpy(o + 2 * r, &x->d, 2);
+                memcpy(o + 32 + 2 * r, &x->dmin, 2);
+                for (int c = 0; c < 3; c++) memcpy(o + 64 + 64 * c + 4 * r, x->scales + 4 * c, 4);
+                for (int c = 0; c < 8; c++) memcpy(o + 256 + 128 * c + 4 * r, x->qh + 4 * c, 4);
+                for (int c = 0; c < 32; c++) memcpy(o + pk_q5K_qs(c) + 4 * r, x->qs + 4 * c, 4);
+            }
             for (int r = 0; r < 16 && w->type == TG_TYPE_Q6_K; r++) {
                 const tg_block_q6_K * x = (const tg_block_q6_K *) ((const char *) w->data + (size_t) (16 * g + r) * rb) + b;
                 memcpy(o + 2 * r, &x->d, 2);
@@ -115,7 +130,7 @@ static void pack_fill(const struct tg_tensor * w, struct tg_cpu_pack_hdr * h) {
                     memcpy(o + 288 + 192 * p + 128 + 4 * r, x->qh + 32 * cc + 4 * k, 4);
                 }
             }
-            for (int r = 0; r < 16 && w->type != TG_TYPE_Q4_K && w->type != TG_TYPE_Q6_K; r++) {
+            for (int r = 0; r < 16 && (w->type == TG_TYPE_Q4_0 || w->type == TG_TYPE_Q8_0); r++) {
                 const char * row = (const char *) w->data + (size_t) (16 * g + r) * rb;
                 const uint8_t * qs;
                 tg_fp16_t d;
@@ -143,7 +158,7 @@ enum tg_status tg_cpu_pack(struct tg_tensor * w, void * mem, size_t size) {
     const size_t need = tg_cpu_pack_size(w);
     if (!need)
         return tg_error(TG_ERR_UNSUPPORTED, "tg_cpu_pack: '%s' (%s, %lld x %lld) cannot be packed here "
-                        "(Q4_0/Q8_0/Q4_K/Q6_K matrices with rows in multiples of 16, dense, on a CPU with AVX-512 VNNI; this one: %s)",
+                        "(Q4_0/Q8_0/Q4_K/Q5_K/Q6_K matrices with rows in multiples of 16, dense, on a CPU with AVX-512 VNNI; this one: %s)",
                         tg_cpu_tname(w), tg_type_name(w->type), (long long) w->ne[0], (long long) w->ne[1],
                         tg_cpu_simd_name());
     if (size < need)
@@ -251,13 +266,16 @@ TG_PK_INLINE void pk_group(const int NC, const bool Q4, int64_t nb, const char *
 // isum = sum over the 8 groups of 32 of sc * (nibbles . activations), msum =
 // sum of mn * (the group's two bsums), then s = s + (d8 * d) * isum and
 // s = s - (d8 * dmin) * msum, super-block after super-block.
-TG_PK_INLINE void pk_group_q4K(const int NC, int64_t nsb, const char * x, const tg_block_q8_K * const * y,
+// Q5 (Q5_K): the fifth bit of element 64 p + l is bit 2p of qh[l], of 64 p + 32 + l bit 2p + 1.
+TG_PK_INLINE void pk_group_k45(const int NC, const bool Q5, int64_t nsb, const char * x, const tg_block_q8_K * const * y,
                                float * c, size_t ldc) {
+    const size_t sb = Q5 ? 16 * sizeof(tg_block_q5_K) : 16 * sizeof(tg_block_q4_K);
+    const __m512i one = _mm512_set1_epi8(1);
     const __m512i m4 = _mm512_set1_epi8(0x0F), m6 = _mm512_set1_epi8(0x3F), m2 = _mm512_set1_epi8(0x03);
     const __m512i mb = _mm512_set1_epi32(0xFF);
     __m512 acc[4];
     TG_UNROLL for (int j = 0; j < NC; j++) acc[j] = _mm512_setzero_ps();
-    for (int64_t b = 0; b < nsb; b++, x += 16 * sizeof(tg_block_q4_K)) {
+    for (int64_t b = 0; b < nsb; b++, x += sb) {
         const __m512i u0 = _mm512_loadu_si512(x + 64), u1 = _mm512_loadu_si512(x + 128), u2 = _mm512_loadu_si512(x + 192);
         // per lane: bytes 0..3 the scales (mins) of groups 0..3, then 4..7
         const __m512i s_lo = _mm512_and_si512(u0, m6), m_lo = _mm512_and_si512(u1, m6);
@@ -279,8 +297,13 @@ TG_PK_INLINE void pk_group_q4K(const int NC, int64_t nsb, const char * x, const 
             __m512i dl[4], dh[4];
             TG_UNROLL for (int j = 0; j < NC; j++) { dl[j] = _mm512_setzero_si512(); dh[j] = _mm512_setzero_si512(); }
             TG_UNROLL for (int cc = 0; cc < 8; cc++) {
-                const __m512i v = _mm512_loadu_si512(x + 256 + 64 * (4 * g + cc));
-                const __m512i lo = _mm512_and_si512(v, m4), hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+                const __m512i v = _mm512_loadu_si512(x + (Q5 ? pk_q5K_qs(4 * g + cc) : 256 + 64 * (size_t) (4 * g + cc)));
+                __m512i lo = _mm512_and_si512(v, m4), hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+                if (Q5) {
+                    const __m512i hb = _mm512_loadu_si512(x + 256 + 128 * cc);
+                    lo = _mm512_or_si512(lo, _mm512_slli_epi16(_mm512_and_si512(_mm512_srli_epi16(hb, g), one), 4));
+                    hi = _mm512_or_si512(hi, _mm512_slli_epi16(_mm512_and_si512(_mm512_srli_epi16(hb, g + 1), one), 4));
+                }
                 TG_UNROLL for (int j = 0; j < NC; j++) {
                     int32_t ya, yb;
                     memcpy(&ya, y[j][b].qs + 32 * g + 4 * cc, 4);
@@ -381,7 +404,12 @@ TG_PK_INLINE void NAME(const int NC, int64_t nb, const char * x, const char * co
 }
 TG_PK_Q8_GROUP(pk_run_q4, true)
 TG_PK_Q8_GROUP(pk_run_q8, false)
+TG_PK_INLINE void pk_group_q4K(const int NC, int64_t nsb, const char * x, const tg_block_q8_K * const * y,
+                               float * c, size_t ldc) { pk_group_k45(NC, false, nsb, x, y, c, ldc); }
+TG_PK_INLINE void pk_group_q5K(const int NC, int64_t nsb, const char * x, const tg_block_q8_K * const * y,
+                               float * c, size_t ldc) { pk_group_k45(NC, true, nsb, x, y, c, ldc); }
 TG_PK_K_GROUP(pk_run_q4K, pk_group_q4K)
+TG_PK_K_GROUP(pk_run_q5K, pk_group_q5K)
 TG_PK_K_GROUP(pk_run_q6K, pk_group_q6K)
 
 // A block of the driver: g->a the first group of g->ni rows (a multiple of
@@ -418,6 +446,7 @@ TG_PK static void NAME(const struct tg_mm_args * g) {                           
 TG_PK_BLOCK(block_q4_packed_vnni, TG_QK8_0, pk_run_q4)
 TG_PK_BLOCK(block_q8_packed_vnni, TG_QK8_0, pk_run_q8)
 TG_PK_BLOCK(block_q4K_packed_vnni, TG_QK_K, pk_run_q4K)
+TG_PK_BLOCK(block_q5K_packed_vnni, TG_QK_K, pk_run_q5K)
 TG_PK_BLOCK(block_q6K_packed_vnni, TG_QK_K, pk_run_q6K)
 #endif
 
@@ -429,6 +458,7 @@ tg_mm_block_fn tg_mm_packed_block(enum tg_type type, int level) {
         if (type == TG_TYPE_Q4_0) return block_q4_packed_vnni;
         if (type == TG_TYPE_Q8_0) return block_q8_packed_vnni;
         if (type == TG_TYPE_Q4_K) return block_q4K_packed_vnni;
+        if (type == TG_TYPE_Q5_K) return block_q5K_packed_vnni;
         if (type == TG_TYPE_Q6_K) return block_q6K_packed_vnni;
     }
 #endif

@@ -72,7 +72,7 @@ double tg_cpu_read_bandwidth(int n_threads, size_t bytes, int passes);
 // ---- packed weights ("repacking") -------------------------------------------
 // An interleaved copy of a weight matrix that this CPU's matrix kernels read
 // faster than the GGUF layout: 16 rows side by side, block by block (Q4_0,
-// Q8_0, Q4_K and Q6_K matrices, 2-D, dense, rows a multiple of 16, on a CPU with AVX-512
+// Q8_0, Q4_K, Q5_K and Q6_K matrices, 2-D, dense, rows a multiple of 16, on a CPU with AVX-512
 // VNNI). The weight's own bytes do not change: other ops, traces, dumps and
 // other backends read them as before, and a MUL_MAT gives the same bits with
 // the copy or without it (it is read only at the level it was made for).
