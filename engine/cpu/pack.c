@@ -50,6 +50,7 @@
 #pragma GCC optimize("fp-contract=off")
 #endif
 
+#include <stddef.h>
 #include <string.h>
 
 enum { TG_PACK_MAGIC = 0x4b504754 };   // "TGPK"
@@ -64,6 +65,8 @@ struct tg_cpu_pack_hdr {
 };
 #define TG_PACK_HDR 64   // header bytes before the data (64-aligned data)
 _Static_assert(sizeof(struct tg_cpu_pack_hdr) <= TG_PACK_HDR, "pack header");
+_Static_assert(offsetof(tg_block_q4_K, dmin) == offsetof(tg_block_q5_K, dmin) &&
+               offsetof(tg_block_q4_K, scales) == offsetof(tg_block_q5_K, scales), "Q4_K / Q5_K heads");
 
 // Bytes of one block of a 16-row group.
 static size_t pack_gblock(enum tg_type t) { return 16 * tg_type_size(t); }
@@ -104,20 +107,18 @@ static void pack_fill(const struct tg_tensor * w, struct tg_cpu_pack_hdr * h) {
     for (int64_t g = 0; g < h->rows / 16; g++)
         for (int64_t b = 0; b < h->nb; b++) {
             char * o = out + (size_t) g * h->gstride + (size_t) b * gb;
-            for (int r = 0; r < 16 && w->type == TG_TYPE_Q4_K; r++) {
-                const tg_block_q4_K * x = (const tg_block_q4_K *) ((const char *) w->data + (size_t) (16 * g + r) * rb) + b;
-                memcpy(o + 2 * r, &x->d, 2);
-                memcpy(o + 32 + 2 * r, &x->dmin, 2);
-                for (int c = 0; c < 3; c++) memcpy(o + 64 + 64 * c + 4 * r, x->scales + 4 * c, 4);
-                for (int c = 0; c < 32; c++) memcpy(o + 256 + 64 * c + 4 * r, x->qs + 4 * c, 4);
-            }
-            for (int r = 0; r < 16 && w->type == TG_TYPE_Q5_K; r++) {
-                const tg_block_q5_K * x = (const tg_block_q5_K *) ((const char *) w->data + (size_t) (16 * g + r) * rb) + b;
-                memcpy(o + 2 * r, &x->d, 2);
-                memcpy(o + 32 + 2 * r, &x->dmin, 2);
-                for (int c = 0; c < 3; c++) memcpy(o + 64 + 64 * c + 4 * r, x->scales + 4 * c, 4);
-                for (int c = 0; c < 8; c++) memcpy(o + 256 + 128 * c + 4 * r, x->qh + 4 * c, 4);
-                for (int c = 0; c < 32; c++) memcpy(o + pk_q5K_qs(c) + 4 * r, x->qs + 4 * c, 4);
+            for (int r = 0; r < 16 && (w->type == TG_TYPE_Q4_K || w->type == TG_TYPE_Q5_K); r++) {
+                // the two share d, dmin, scales and qs; Q5_K adds qh (fields at the same offsets but qs)
+                const char * row = (const char *) w->data + (size_t) (16 * g + r) * rb + (size_t) b * tg_type_size(w->type);
+                const tg_block_q4_K * x4 = (const tg_block_q4_K *) row;
+                const tg_block_q5_K * x5 = (const tg_block_q5_K *) row;
+                const bool q5 = w->type == TG_TYPE_Q5_K;
+                memcpy(o + 2 * r, &x4->d, 2);
+                memcpy(o + 32 + 2 * r, &x4->dmin, 2);
+                for (int c = 0; c < 3; c++) memcpy(o + 64 + 64 * c + 4 * r, x4->scales + 4 * c, 4);
+                for (int c = 0; q5 && c < 8; c++) memcpy(o + 256 + 128 * c + 4 * r, x5->qh + 4 * c, 4);
+                for (int c = 0; c < 32; c++)
+                    memcpy(o + (q5 ? pk_q5K_qs(c) : 256 + 64 * (size_t) c) + 4 * r, (q5 ? x5->qs : x4->qs) + 4 * c, 4);
             }
             for (int r = 0; r < 16 && w->type == TG_TYPE_Q6_K; r++) {
                 const tg_block_q6_K * x = (const tg_block_q6_K *) ((const char *) w->data + (size_t) (16 * g + r) * rb) + b;
