@@ -720,8 +720,8 @@ static double ref_slope(int64_t h, int64_t n_head, double max_bias) {
     return h < n_log2 ? pow(m0, (double) (h + 1)) : pow(m1, (double) (2 * (h - n_log2) + 1));
 }
 
-static void one_soft_max(enum layout l, enum tg_type mt, const int64_t * ms, float scale, float max_bias, bool inplace) {
-    static const int64_t sa[4] = { 37, 5, 3, 2 };
+static void one_soft_max_of(const int64_t * sa, enum layout l, enum tg_type mt, const int64_t * ms, float scale,
+                            float max_bias, bool inplace) {
     struct tg_context * ctx = new_ctx();
     struct tg_tensor * a = input(ctx, TG_TYPE_F32, sa, l, -4, 4);
     struct tg_tensor * mask = NULL;
@@ -753,8 +753,19 @@ static void one_soft_max(enum layout l, enum tg_type mt, const int64_t * ms, flo
     tg_context_free(ctx);
 }
 
+static void one_soft_max(enum layout l, enum tg_type mt, const int64_t * ms, float scale, float max_bias, bool inplace) {
+    static const int64_t sa[4] = { 37, 5, 3, 2 };
+    one_soft_max_of(sa, l, mt, ms, scale, max_bias, inplace);
+}
+
 static void case_soft_max(void) {
     static const int64_t m8[4] = { 37, 8, 1, 1 }, m53[4] = { 37, 5, 3, 1 }, m612[4] = { 37, 6, 1, 2 };
+    // generation's kq_soft_max: one query row, every head reading the same
+    // mask row (converted once per thread), rows enough for several threads
+    static const int64_t sg[4] = { 1500, 1, 12, 1 }, mg[4] = { 1500, 1, 1, 1 }, mg2[4] = { 1500, 1, 2, 1 };
+    one_soft_max_of(sg, L_CONTIG, TG_TYPE_F16, mg, 0.125f, 0.0f, false);
+    one_soft_max_of(sg, L_CONTIG, TG_TYPE_F32, mg2, 0.125f, 0.0f, false);
+    one_soft_max_of(sg, L_CONTIG, TG_TYPE_F16, mg2, 0.5f, 4.0f, false);
     for (int v = 0; v < 2; v++) {
         enum layout l = v ? L_PERM : L_CONTIG;
         one_soft_max(l, TG_TYPE_F32, NULL, 1.0f, 0.0f, false);

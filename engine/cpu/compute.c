@@ -114,6 +114,14 @@ static int64_t tasks_rows(const struct tg_tensor * d) { return min64(tasks_elems
 static int64_t tasks_src0_rows(const struct tg_tensor * d) { return min64(tasks_elems(d), tg_nrows(d->src[0])); }
 static int64_t tasks_src1_rows(const struct tg_tensor * d) { return min64(tasks_elems(d), tg_nrows(d->src[1])); }
 
+// Softmax rows: an exponential and five more passes per element, worth
+// threads at an eighth of the grain (generation's kq_soft_max at 1k cells:
+// 12 rows of 1k, on one thread ~8 us a layer).
+static int64_t tasks_softmax(const struct tg_tensor * d) {
+    const int64_t g = atomic_load(&g_grain) / 8 > 0 ? atomic_load(&g_grain) / 8 : 1;
+    return min64((tg_nelements(d) + g - 1) / g, tg_nrows(d));
+}
+
 // Multiply-adds / 4 per grain: a matmul is worth splitting much earlier.
 static int64_t tasks_matmul(const struct tg_tensor * d) {
     const struct tg_tensor * a = d->src[0];
@@ -191,7 +199,7 @@ static const struct op_desc g_ops[TG_OP_COUNT] = {
     [TG_OP_OUT_PROD] = { tg_cpu_out_prod,    tg_cpu_out_prod_supported, tasks_matmul, tg_cpu_out_prod_work_size },
     [TG_OP_RMS_NORM] = { tg_cpu_op_norm,     sup_f32_unary,  tasks_rows, ws_rows },
     [TG_OP_NORM]     = { tg_cpu_op_norm,     sup_f32_unary,  tasks_rows, ws_rows },
-    [TG_OP_SOFT_MAX] = { tg_cpu_op_soft_max, sup_soft_max,   tasks_rows, ws_rows },
+    [TG_OP_SOFT_MAX] = { tg_cpu_op_soft_max, sup_soft_max,   tasks_softmax, ws_rows },
     [TG_OP_ROPE]     = { tg_cpu_op_rope,     sup_rope,       tasks_rows, ws_rows },
     [TG_OP_DIAG_MASK_INF] = { tg_cpu_op_diag_mask_inf, sup_f32_unary, tasks_rows, ws_rows },
     [TG_OP_CROSS_ENTROPY_LOSS] = { tg_cpu_op_cross_entropy, sup_ce, tasks_src0_rows, ws_partials },

@@ -17,11 +17,21 @@ void tg_cpu_op_soft_max(const struct tg_cpu_params * p, struct tg_tensor * dst) 
     const int64_t n = dst->ne[0], stride = tg_cpu_row_stride(dst);
     float * tmp = tg_cpu_rows(p, dst);
     float * w = tmp + 3 * stride;
+    // the mask row of the previous row when it is the same one (generation:
+    // one query row, every head reads it): not converted again
+    const float * mr = NULL;
+    int64_t m1 = -1, m2 = -1, m3 = -1;
     for (struct tg_cpu_row_it it = tg_cpu_rows_of(p, dst); tg_cpu_row_next(&it);) {
         const float * x = tg_cpu_load_row(a, it.i1, it.i2, it.i3, tmp);
         tg_cpu_vscale(n, w, x, scale);
         if (mask) {
-            const float * mr = tg_cpu_load_row(mask, it.i1, it.i2 % mask->ne[2], it.i3 % mask->ne[3], tmp + stride);
+            const int64_t j2 = it.i2 % mask->ne[2], j3 = it.i3 % mask->ne[3];
+            if (!mr || it.i1 != m1 || j2 != m2 || j3 != m3) {
+                mr = tg_cpu_load_row(mask, it.i1, j2, j3, tmp + stride);
+                m1 = it.i1;
+                m2 = j2;
+                m3 = j3;
+            }
             const float slope = tg_alibi_slope(it.i2, a->ne[2], max_bias);
             if (slope == 1.0f) {
                 tg_cpu_vadd(n, w, w, mr);
