@@ -181,7 +181,11 @@ static void fa_finish(struct tg_tensor * dst, int64_t nt, int64_t Dv, const int6
 // over every cell, the threads taking runs of TG_FA_RUN cells (all of them
 // at work whatever the number of K/V heads), each reading whole K rows
 // (every head's slice of a row, one after the other) and prefetching the
-// next run's rows whole into L2: head by head, a thread read one head's
+// rows two runs on whole into L2 (runs of 32 cells, the prefetches of a run's
+// 16 KiB spread over its head passes: from 64-cell runs prefetching the next,
+// bench_mul_mat -g fused at 4096 cells 170 -> 151 us a layer, medians of 10
+// alternating runs; 100m Q4_0 tg64 at depth 1900, fa on: 341 -> 364 tok/s,
+// medians of 3): head by head, a thread read one head's
 // slice of each row (a quarter of it with 4 K/V heads, rows 512 bytes
 // apart) and waited on memory, the hardware prefetchers not keeping up.
 // Then, after a barrier, each thread its heads: the online softmax over
@@ -189,7 +193,7 @@ static void fa_finish(struct tg_tensor * dst, int64_t nt, int64_t Dv, const int6
 // cells prefetched. A score does not depend on the rows computed with it
 // (the kernels' contract), so every result has the bits of the head-by-head
 // path, for any thread count.
-enum { TG_FA_RUN = 64, TG_FA_VROWS = 20 };
+enum { TG_FA_RUN = 32, TG_FA_VROWS = 20 };
 static void fa_gen(const struct tg_cpu_params * p, struct tg_tensor * dst, char * w, float * Sall) {
     const struct tg_tensor * q = dst->src[0], * k = dst->src[1], * v = dst->src[2], * mask = dst->src[3];
     const float scale = tg_get_op_param_f32(dst, 0);
@@ -214,10 +218,10 @@ static void fa_gen(const struct tg_cpu_params * p, struct tg_tensor * dst, char 
     for (int64_t r = r0; r < r1; r++) {
         const int64_t c = r * TG_FA_RUN, n = C - c < TG_FA_RUN ? C - c : TG_FA_RUN;
         for (int64_t h = 0; h < Hk; h++) {
-            // the next run's rows, a share of them before each head's scores: every
+            // the rows two runs on, a share of them before each head's scores: every
             // line of them into L2 (the hardware prefetchers left the strided
             // passes waiting on memory: pass 1 over 4096 cells 190 -> 110 us a layer)
-            const int64_t cn = c + TG_FA_RUN, a0 = cn + h * TG_FA_RUN / Hk, a1 = cn + (h + 1) * TG_FA_RUN / Hk;
+            const int64_t cn = c + 2 * TG_FA_RUN, a0 = cn + h * TG_FA_RUN / Hk, a1 = cn + (h + 1) * TG_FA_RUN / Hk;
             for (int64_t x = a0; x < a1 && x < C; x++)
                 for (size_t o = 0; o < krow; o += 64) __builtin_prefetch((const char *) k->data + x * k->nb[1] + o, 0, 2);
             struct tg_mm_args g = { .k = D, .a = (const char *) k->data + h * k->nb[2] + c * k->nb[1], .lda = k->nb[1],
