@@ -218,7 +218,8 @@ static bool bench_one_w(struct tg_cpu_pool * pool, enum tg_type wt, int64_t k, i
 // K^T q over a K cache view (head_dim x n_kv x heads, a head's row a slice of
 // a cache row) and kqv = V q' over the transposed V cache (n_kv x head_dim x
 // heads, rows kv_size apart); fused, one FLASH_ATTN_EXT over both. `layers`
-// caches, each node its own, so the caches come from DRAM as in a model.
+// caches, each node its own, so the caches come from DRAM as in a model
+// (where the weights stream through the last-level cache between layers).
 // Times per node (median, min over the repeats) of the kq, kqv and fused graphs.
 static bool bench_attn(struct tg_cpu_pool * pool, enum tg_type ct, int64_t n_kv, int layers, int reps_arg,
                        double tm[3][2], size_t * bytes) {
@@ -406,15 +407,20 @@ int main(int argc, char ** argv) {
         fflush(stdout);
     }
     // generation's attention at depth (unfused: kq and kqv nodes over F16 caches)
-    printf("\ngeneration's attention per layer (12 query heads of 64 over 4 K/V heads, F16 cache, 12 layers' caches "
-           "from DRAM): unfused kq and kqv, fused FLASH_ATTN_EXT (K and V), next to the DRAM read bandwidth %.1f GB/s:\n",
-           bw_dram * 1e-9);
+    // as many layers as make one node kind's caches (K alone for kq) span 256 MiB, at least
+    // 12: 12 layers' K at 4096 cells (24 MiB) fit a 32 MiB L3, and kq then read
+    // its caches at 113% of the DRAM bandwidth
+    printf("\ngeneration's attention per layer (12 query heads of 64 over 4 K/V heads, F16 cache; each kind of node over "
+           "layers whose K caches, or V, span 256 MiB, so they come from DRAM): unfused kq and kqv, fused FLASH_ATTN_EXT "
+           "(K and V), next to the DRAM read bandwidth %.1f GB/s:\n", bw_dram * 1e-9);
     printf("%-6s %6s %11s %11s %11s %6s\n", "node", "n_kv", "time/node", "(min)", "cache/s", "of bw");
     const int64_t depths[] = { 256, 1024, 2048, 4096 };
     for (int di = 0; di < (int) (sizeof(depths) / sizeof(depths[0])); di++) {
         double ta[3][2];
         size_t cb = 0;
-        if (!bench_attn(pool, TG_TYPE_F16, depths[di], 12, reps, ta, &cb)) {
+        const size_t per_layer = tg_row_size(TG_TYPE_F16, 256) * (size_t) depths[di];
+        const int layers = (int) (((size_t) 256 << 20) / per_layer) > 12 ? (int) (((size_t) 256 << 20) / per_layer) : 12;
+        if (!bench_attn(pool, TG_TYPE_F16, depths[di], layers, reps, ta, &cb)) {
             printf("n_kv %lld   failed: %s\n", (long long) depths[di], tg_last_error());
             continue;
         }
