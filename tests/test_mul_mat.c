@@ -890,13 +890,15 @@ static void test_first_detection(void) {
 // errors. Below AVX-512 VNNI nothing packs (the other levels read the weight).
 static void test_packed(int lvl) {
     tg_cpu_set_simd_cap(lvl);   // the level this run was started at (TG_SIMD), which the tests above reset
-    const enum tg_type pt[] = { TG_TYPE_Q8_0, TG_TYPE_Q4_0, TG_TYPE_Q4_K, TG_TYPE_Q5_K, TG_TYPE_Q6_K };
+    const enum tg_type pt[] = { TG_TYPE_Q8_0, TG_TYPE_Q4_0, TG_TYPE_IQ4_NL, TG_TYPE_Q4_K, TG_TYPE_Q5_K, TG_TYPE_Q6_K,
+                                TG_TYPE_IQ4_XS };
+    const int n_pt = (int) (sizeof pt / sizeof pt[0]);
     // k, m, n, ne2 of the activations (broadcast over one weight matrix)
     static const int64_t shapes[][4] = { { 32, 16, 1, 1 }, { 64, 48, 1, 1 }, { 768, 96, 1, 1 }, { 256, 32, 5, 1 },
                                          { 96, 64, 67, 1 }, { 4128, 32, 3, 1 }, { 128, 16, 2, 3 }, { 160, 80, 4, 2 },
                                          { 512, 48, 2, 2 }, { 1024, 16, 9, 1 }, { 2816, 32, 1, 1 } };
     int cases = 0, same = 0, packed_here = 0;
-    for (int ti = 0; ti < 5; ti++)
+    for (int ti = 0; ti < n_pt; ti++)
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
         const int64_t k = shapes[si][0], m = shapes[si][1], n = shapes[si][2], r = shapes[si][3];
         if (k % tg_blck_size(pt[ti])) continue;
@@ -963,7 +965,7 @@ static void test_packed(int lvl) {
         tg_context_free(ctx);
     }
     if (lvl >= TG_SIMD_AVX512VNNI)
-        CHECK(cases > 0 && same == cases, "pack: packed Q8_0/Q4_0/Q4_K/Q5_K/Q6_K weights give the unpacked bits: %d of %d cases "
+        CHECK(cases > 0 && same == cases, "pack: packed Q8_0/Q4_0/IQ4_NL/Q4_K/Q5_K/Q6_K/IQ4_XS weights give the unpacked bits: %d of %d cases "
               "(16..96 rows, k 32..4128, 1..67 columns, broadcast, 1..3 threads; %d weights packed)", same, cases, packed_here);
     else
         CHECK(true, "pack: level %d has no packed kernels: nothing packs", lvl);

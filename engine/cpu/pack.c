@@ -1,5 +1,6 @@
-// pack.c - packed weights: an interleaved copy of a Q4_0, Q8_0, Q4_K, Q5_K or Q6_K weight
-// matrix that the AVX-512 VNNI matrix kernels read with whole-vector loads.
+// pack.c - packed weights: an interleaved copy of a Q4_0, Q8_0, IQ4_NL, Q4_K, Q5_K,
+// Q6_K or IQ4_XS weight matrix that the AVX-512 VNNI matrix kernels read with
+// whole-vector loads.
 //
 // Layout: the rows in groups of 16; a group is its nb blocks in order, each
 //   uint16 d[16]            the 16 rows' f16 scales
@@ -26,6 +27,14 @@
 // low nibbles and the high bits in regions of their own the first read of
 // the high bits waited on memory: tg64 of the 100m Q6_K model fell by half);
 // the 6-bit levels are put together in registers.
+//
+// IQ4_NL is laid out as Q4_0 (the same block: d and 16 bytes of nibbles);
+// its kernel turns a nibble into its table value + 128 (vpshufb), unsigned
+// like Q8_0's, the sums starting from -128 * sum(y). IQ4_XS: a group's
+// super-block is d[16] (f16), scales_h[16] (uint16), the scales_l bytes as
+// one chunk [16][4], then the 128 bytes of nibbles as 32 chunks [32][16][4]
+// (2176 bytes); nibbles become table values + 128 the same way, and each
+// 32-group's sum starts from -128 times its two activation bsums.
 //
 // Every output element is the same as the unpacked kernels' (vec-quant.c):
 // per block the exact integer sum s, then acc = fma((float) s, dx * dy, acc)
@@ -85,8 +94,9 @@ static bool pack_kernel_level(void) {
 
 // Whether w's layout can be packed at all (any SIMD level).
 static bool pack_shape_ok(const struct tg_tensor * w) {
-    if (!w || !w->data || (w->type != TG_TYPE_Q4_0 && w->type != TG_TYPE_Q8_0 && w->type != TG_TYPE_Q4_K &&
-                           w->type != TG_TYPE_Q5_K && w->type != TG_TYPE_Q6_K)) return false;
+    if (!w || !w->data || (w->type != TG_TYPE_Q4_0 && w->type != TG_TYPE_Q8_0 && w->type != TG_TYPE_IQ4_NL &&
+                           w->type != TG_TYPE_Q4_K && w->type != TG_TYPE_Q5_K && w->type != TG_TYPE_Q6_K &&
+                           w->type != TG_TYPE_IQ4_XS)) return false;
     if (w->ne[0] <= 0 || w->ne[0] % tg_blck_size(w->type) || w->ne[1] <= 0 || w->ne[1] % 16 || w->ne[2] != 1 ||
         w->ne[3] != 1)
         return false;
@@ -102,7 +112,7 @@ size_t tg_cpu_pack_size(const struct tg_tensor * w) {
 static void pack_fill(const struct tg_tensor * w, struct tg_cpu_pack_hdr * h) {
     char * out = (char *) h + TG_PACK_HDR;
     const size_t gb = pack_gblock(w->type), rb = w->nb[1];
-    const bool q4 = w->type == TG_TYPE_Q4_0;
+    const bool q4 = w->type == TG_TYPE_Q4_0 || w->type == TG_TYPE_IQ4_NL;   // the same block layout
     const int chunks = q4 ? 4 : 8;
     for (int64_t g = 0; g < h->rows / 16; g++)
         for (int64_t b = 0; b < h->nb; b++) {
@@ -131,7 +141,14 @@ static void pack_fill(const struct tg_tensor * w, struct tg_cpu_pack_hdr * h) {
                     memcpy(o + 288 + 192 * p + 128 + 4 * r, x->qh + 32 * cc + 4 * k, 4);
                 }
             }
-            for (int r = 0; r < 16 && (w->type == TG_TYPE_Q4_0 || w->type == TG_TYPE_Q8_0); r++) {
+            for (int r = 0; r < 16 && w->type == TG_TYPE_IQ4_XS; r++) {
+                const tg_block_iq4_xs * x = (const tg_block_iq4_xs *) ((const char *) w->data + (size_t) (16 * g + r) * rb) + b;
+                memcpy(o + 2 * r, &x->d, 2);
+                memcpy(o + 32 + 2 * r, &x->scales_h, 2);
+                memcpy(o + 64 + 4 * r, x->scales_l, 4);
+                for (int c = 0; c < 32; c++) memcpy(o + 128 + 64 * c + 4 * r, x->qs + 4 * c, 4);
+            }
+            for (int r = 0; r < 16 && (q4 || w->type == TG_TYPE_Q8_0); r++) {
                 const char * row = (const char *) w->data + (size_t) (16 * g + r) * rb;
                 const uint8_t * qs;
                 tg_fp16_t d;
@@ -159,7 +176,8 @@ enum tg_status tg_cpu_pack(struct tg_tensor * w, void * mem, size_t size) {
     const size_t need = tg_cpu_pack_size(w);
     if (!need)
         return tg_error(TG_ERR_UNSUPPORTED, "tg_cpu_pack: '%s' (%s, %lld x %lld) cannot be packed here "
-                        "(Q4_0/Q8_0/Q4_K/Q5_K/Q6_K matrices with rows in multiples of 16, dense, on a CPU with AVX-512 VNNI; this one: %s)",
+                        "(Q4_0/Q8_0/IQ4_NL/Q4_K/Q5_K/Q6_K/IQ4_XS matrices with rows in multiples of 16, dense, on a CPU with "
+                        "AVX-512 VNNI; this one: %s)",
                         tg_cpu_tname(w), tg_type_name(w->type), (long long) w->ne[0], (long long) w->ne[1],
                         tg_cpu_simd_name());
     if (size < need)
@@ -223,19 +241,28 @@ void tg_mm_pack_ysums(enum tg_type wtype, const tg_block_q8_0 * y, int64_t nb, i
 #define TG_PK_INLINE static inline __attribute__((always_inline, target(TG_PK_TARGET)))
 #define TG_PK __attribute__((target(TG_PK_TARGET)))
 
+// IQ4_NL / IQ4_XS: nibble n -> tg_iq4nl_values[n] + 128 (unsigned, for
+// vpdpbusd), the table in each 128-bit lane for vpshufb.
+TG_PK_INLINE __m512i pk_iq4_lut(void) {
+    return _mm512_xor_si512(_mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *) (const void *) tg_iq4nl_values)),
+                            _mm512_set1_epi8((char) 0x80));
+}
+
 // 16 rows (one group) x NC columns (1..4) over the nb blocks: c[j * ldc + r].
 // No software prefetch: a thread reads one sequential stream, which the
 // hardware prefetcher follows (bench_mul_mat -g, 2 alternating rounds: from
 // DRAM q8_0 92-95% and q4_0 94-97% of the read bandwidth without, 80-89% and
 // 90-95% prefetching 2-4 KiB ahead).
 // x: the group; y[j]: column j's Q8_0 row; ys[j], dy[j]: its per-block
-// offsets and scales. Q4: the 4 chunks' low and high nibbles against bytes
-// 4c.. and 16 + 4c.. of the activation block; Q8: 8 chunks against bytes 4c...
-TG_PK_INLINE void pk_group(const int NC, const bool Q4, int64_t nb, const char * x,
+// offsets and scales. Q4 (Q4_0, and IQ4_NL with IQ4): the 4 chunks' low and
+// high nibbles against bytes 4c.. and 16 + 4c.. of the activation block;
+// IQ4 looks each nibble up in the table (+ 128); Q8: 8 chunks against bytes 4c...
+TG_PK_INLINE void pk_group(const int NC, const bool Q4, const bool IQ4, int64_t nb, const char * x,
                            const tg_block_q8_0 * const * y, const int32_t * const * ys, const float * const * dy,
                            float * c, size_t ldc) {
     const size_t gb = Q4 ? 16 * sizeof(tg_block_q4_0) : 16 * sizeof(tg_block_q8_0);
     const __m512i m4 = _mm512_set1_epi8(0x0F);
+    const __m512i lut = pk_iq4_lut();
     __m512 acc[4];
     TG_UNROLL for (int j = 0; j < NC; j++) acc[j] = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; b++, x += gb) {
@@ -245,6 +272,7 @@ TG_PK_INLINE void pk_group(const int NC, const bool Q4, int64_t nb, const char *
                 const __m512i v = _mm512_loadu_si512(x + 32 + 64 * ch);
                 q[ch] = _mm512_and_si512(v, m4);
                 q[4 + ch] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+                if (IQ4) { q[ch] = _mm512_shuffle_epi8(lut, q[ch]); q[4 + ch] = _mm512_shuffle_epi8(lut, q[4 + ch]); }
             }
         } else {
             TG_UNROLL for (int ch = 0; ch < 8; ch++) q[ch] = _mm512_loadu_si512(x + 32 + 64 * ch);
@@ -386,14 +414,60 @@ TG_PK_INLINE void pk_group_q6K(const int NC, int64_t nsb, const char * x, const 
     TG_UNROLL for (int j = 0; j < NC; j++) _mm512_storeu_ps(c + j * ldc, acc[j]);
 }
 
+// IQ4_XS: 16 rows x NC columns over nsb super-blocks, vec-kquant.c's sums:
+// isum = sum over the 8 groups of 32 of (ls - 32) * (levels . activations)
+// (ls: 4 bits of scales_l, 2 of scales_h), then s = s + (d8 * d) * isum,
+// super-block after super-block. Group t's element l < 16 is the low nibble
+// of qs[16 t + l], element 16 + l its high nibble; the table values come +
+// 128, so each group's sum starts from -128 times its two bsums.
+TG_PK_INLINE void pk_group_iq4xs(const int NC, int64_t nsb, const char * x, const tg_block_q8_K * const * y,
+                                 float * c, size_t ldc) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F), lut = pk_iq4_lut();
+    const __m512i m4d = _mm512_set1_epi32(0x0F), m2d = _mm512_set1_epi32(0x03), k32 = _mm512_set1_epi32(32);
+    __m512 acc[4];
+    TG_UNROLL for (int j = 0; j < NC; j++) acc[j] = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nsb; b++, x += 16 * sizeof(tg_block_iq4_xs)) {
+        const __m512i sh = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *) (const void *) (x + 32)));
+        const __m512i sl = _mm512_loadu_si512(x + 64);
+        __m512i isum[4];
+        TG_UNROLL for (int j = 0; j < NC; j++) isum[j] = _mm512_setzero_si512();
+        TG_UNROLL for (int t = 0; t < 8; t++) {
+            const __m512i ls = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(sl, 4 * t), m4d),
+                                               _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(sh, 2 * t), m2d), 4));
+            const __m512i sc = _mm512_sub_epi32(ls, k32);
+            __m512i dt[4];
+            TG_UNROLL for (int j = 0; j < NC; j++)
+                dt[j] = _mm512_set1_epi32(-128 * (y[j][b].bsums[2 * t] + y[j][b].bsums[2 * t + 1]));
+            TG_UNROLL for (int cc = 0; cc < 4; cc++) {   // bytes 16 t + 4 cc .. of each row
+                const __m512i v = _mm512_loadu_si512(x + 128 + 64 * (4 * t + cc));
+                const __m512i lo = _mm512_shuffle_epi8(lut, _mm512_and_si512(v, m4));
+                const __m512i hi = _mm512_shuffle_epi8(lut, _mm512_and_si512(_mm512_srli_epi16(v, 4), m4));
+                TG_UNROLL for (int j = 0; j < NC; j++) {
+                    int32_t ya, yb;
+                    memcpy(&ya, y[j][b].qs + 32 * t + 4 * cc, 4);
+                    memcpy(&yb, y[j][b].qs + 32 * t + 16 + 4 * cc, 4);
+                    dt[j] = _mm512_dpbusd_epi32(dt[j], lo, _mm512_set1_epi32(ya));
+                    dt[j] = _mm512_dpbusd_epi32(dt[j], hi, _mm512_set1_epi32(yb));
+                }
+            }
+            TG_UNROLL for (int j = 0; j < NC; j++) isum[j] = _mm512_add_epi32(isum[j], _mm512_mullo_epi32(dt[j], sc));
+        }
+        const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) (const void *) x));
+        TG_UNROLL for (int j = 0; j < NC; j++)
+            acc[j] = _mm512_add_ps(acc[j], _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(y[j][b].d), d),
+                                                         _mm512_cvtepi32_ps(isum[j])));
+    }
+    TG_UNROLL for (int j = 0; j < NC; j++) _mm512_storeu_ps(c + j * ldc, acc[j]);
+}
+
 // The group kernels with one signature (NC columns: their rows y, and for
 // Q4_0 / Q8_0 their per-block offsets ys and scales dy).
-#define TG_PK_Q8_GROUP(NAME, Q4)                                                               \
+#define TG_PK_Q8_GROUP(NAME, Q4, IQ4)                                                          \
 TG_PK_INLINE void NAME(const int NC, int64_t nb, const char * x, const char * const * y,      \
                        const int32_t * const * ys, const float * const * dy, float * c, size_t ldc) { \
     const tg_block_q8_0 * yb[4];                                                               \
     TG_UNROLL for (int j = 0; j < NC; j++) yb[j] = (const tg_block_q8_0 *) y[j];               \
-    pk_group(NC, Q4, nb, x, yb, ys, dy, c, ldc);                                               \
+    pk_group(NC, Q4, IQ4, nb, x, yb, ys, dy, c, ldc);                                          \
 }
 #define TG_PK_K_GROUP(NAME, KERNEL)                                                            \
 TG_PK_INLINE void NAME(const int NC, int64_t nb, const char * x, const char * const * y,      \
@@ -403,8 +477,9 @@ TG_PK_INLINE void NAME(const int NC, int64_t nb, const char * x, const char * co
     TG_UNROLL for (int j = 0; j < NC; j++) yb[j] = (const tg_block_q8_K *) y[j];               \
     KERNEL(NC, nb, x, yb, c, ldc);                                                             \
 }
-TG_PK_Q8_GROUP(pk_run_q4, true)
-TG_PK_Q8_GROUP(pk_run_q8, false)
+TG_PK_Q8_GROUP(pk_run_q4, true, false)
+TG_PK_Q8_GROUP(pk_run_q8, false, false)
+TG_PK_Q8_GROUP(pk_run_iq4nl, true, true)
 TG_PK_INLINE void pk_group_q4K(const int NC, int64_t nsb, const char * x, const tg_block_q8_K * const * y,
                                float * c, size_t ldc) { pk_group_k45(NC, false, nsb, x, y, c, ldc); }
 TG_PK_INLINE void pk_group_q5K(const int NC, int64_t nsb, const char * x, const tg_block_q8_K * const * y,
@@ -412,6 +487,7 @@ TG_PK_INLINE void pk_group_q5K(const int NC, int64_t nsb, const char * x, const 
 TG_PK_K_GROUP(pk_run_q4K, pk_group_q4K)
 TG_PK_K_GROUP(pk_run_q5K, pk_group_q5K)
 TG_PK_K_GROUP(pk_run_q6K, pk_group_q6K)
+TG_PK_K_GROUP(pk_run_iq4xs, pk_group_iq4xs)
 
 // A block of the driver: g->a the first group of g->ni rows (a multiple of
 // 16), g->lda the bytes of a group; g->b the activation rows (Q8_0 or
@@ -449,6 +525,8 @@ TG_PK_BLOCK(block_q8_packed_vnni, TG_QK8_0, pk_run_q8)
 TG_PK_BLOCK(block_q4K_packed_vnni, TG_QK_K, pk_run_q4K)
 TG_PK_BLOCK(block_q5K_packed_vnni, TG_QK_K, pk_run_q5K)
 TG_PK_BLOCK(block_q6K_packed_vnni, TG_QK_K, pk_run_q6K)
+TG_PK_BLOCK(block_iq4nl_packed_vnni, TG_QK8_0, pk_run_iq4nl)
+TG_PK_BLOCK(block_iq4xs_packed_vnni, TG_QK_K, pk_run_iq4xs)
 #endif
 
 
@@ -461,6 +539,8 @@ tg_mm_block_fn tg_mm_packed_block(enum tg_type type, int level) {
         if (type == TG_TYPE_Q4_K) return block_q4K_packed_vnni;
         if (type == TG_TYPE_Q5_K) return block_q5K_packed_vnni;
         if (type == TG_TYPE_Q6_K) return block_q6K_packed_vnni;
+        if (type == TG_TYPE_IQ4_NL) return block_iq4nl_packed_vnni;
+        if (type == TG_TYPE_IQ4_XS) return block_iq4xs_packed_vnni;
     }
 #endif
     (void) type; (void) level;

@@ -352,9 +352,9 @@ int main(int argc, char ** argv) {
            nth, level_names[lvl], tg_cpu_simd_name());
     printf("peak, %d thread(s): f32 %.1f GFLOP/s (%s), int8 %.1f GOP/s (%s); DRAM read bandwidth %.1f GB/s (256 MiB buffer)\n\n",
            nth, peak_f * 1e-9, peak_f_name, peak_q * 1e-9, peak_q_name, bw_dram * 1e-9);
-    printf("%-6s %-10s %4s %11s %11s %9s %7s %11s %14s %6s\n", "type", "weights", "n", "time/call", "(min)", "GFLOP/s",
+    printf("%-8s %-10s %4s %11s %11s %9s %7s %11s %14s %6s\n", "type", "weights", "n", "time/call", "(min)", "GFLOP/s",
            "of peak", "weights/s", "read bw (same", "ratio");
-    printf("%-6s %-10s %4s %11s %11s %9s %7s %11s %14s %6s\n", "", "m x k", "", "(median)", "", "(median)", "", "(n=1)",
+    printf("%-8s %-10s %4s %11s %11s %9s %7s %11s %14s %6s\n", "", "m x k", "", "(median)", "", "(median)", "", "(n=1)",
            "size buffer)", "");
     const int64_t ms[] = { 768, 3072 }, ns[] = { 1, 256 };
     // packed weights (tg_cpu_pack, what a model's loader makes when it pays) in rows of their own: "q4_0+p"
@@ -368,18 +368,18 @@ int main(int argc, char ** argv) {
         snprintf(shape, sizeof shape, "%lldx768", (long long) ms[mi]);
         snprintf(tname, sizeof tname, "%s%s", tg_type_name(types[ti]), pk ? "+p" : "");
         if (!bench_one(pool, types[ti], 768, ms[mi], ns[ni], reps, pk, &r, &wbytes)) {
-            printf("%-6s %-10s %4lld   failed: %s\n", tname, shape, (long long) ns[ni], tg_last_error());
+            printf("%-8s %-10s %4lld   failed: %s\n", tname, shape, (long long) ns[ni], tg_last_error());
             continue;
         }
         const bool quant = tg_type_traits(types[ti])->is_quantized;
         const double peak = quant ? peak_q : peak_f;
         if (ns[ni] == 1) {
             const double bw = tg_cpu_read_bandwidth(nth, wbytes, 200) * 1e9;
-            printf("%-6s %-10s %4lld %8.1f us %8.1f us %9.1f %7s %6.1f GB/s %9.1f GB/s %5.0f%%\n", tname, shape,
+            printf("%-8s %-10s %4lld %8.1f us %8.1f us %9.1f %7s %6.1f GB/s %9.1f GB/s %5.0f%%\n", tname, shape,
                    (long long) ns[ni], r.t_med * 1e6, r.t_min * 1e6, r.gflops, "", r.wbytes_s * 1e-9, bw * 1e-9,
                    100.0 * r.wbytes_s / bw);
         } else {
-            printf("%-6s %-10s %4lld %8.1f us %8.1f us %9.1f %6.0f%%\n", tname, shape, (long long) ns[ni],
+            printf("%-8s %-10s %4lld %8.1f us %8.1f us %9.1f %6.0f%%\n", tname, shape, (long long) ns[ni],
                    r.t_med * 1e6, r.t_min * 1e6, r.gflops, peak > 0 ? 100.0 * r.gflops * 1e9 / peak : 0.0);
         }
         fflush(stdout);
@@ -387,7 +387,7 @@ int main(int argc, char ** argv) {
     // generation from DRAM: distinct 3072x768 matrices, 256 MiB of weights in all per graph
     printf("\ngeneration (n = 1) over distinct 3072x768 weight matrices, 256 MiB per graph (from DRAM), "
            "next to the DRAM read bandwidth %.1f GB/s:\n", bw_dram * 1e-9);
-    printf("%-6s %9s %11s %11s %6s\n", "type", "matrices", "time/call", "weights/s", "of bw");
+    printf("%-8s %9s %11s %11s %6s\n", "type", "matrices", "time/call", "weights/s", "of bw");
     for (int ti = 0; ti < n_types; ti++)
     for (int pk = 0; pk < (packable(types[ti]) ? 2 : 1); pk++) {
         const size_t one = tg_row_size(types[ti], 768) * 3072;
@@ -399,10 +399,10 @@ int main(int argc, char ** argv) {
         struct result r;
         size_t wbytes = 0;
         if (!bench_one_w(pool, types[ti], 768, 3072, 1, nw, nw, reps > 0 ? reps : 20, pk, &r, &wbytes)) {
-            printf("%-6s   failed: %s\n", tname, tg_last_error());
+            printf("%-8s   failed: %s\n", tname, tg_last_error());
             continue;
         }
-        printf("%-6s %9d %8.1f us %6.1f GB/s %5.0f%%\n", tname, nw, r.t_med * 1e6, r.wbytes_s * 1e-9,
+        printf("%-8s %9d %8.1f us %6.1f GB/s %5.0f%%\n", tname, nw, r.t_med * 1e6, r.wbytes_s * 1e-9,
                100.0 * r.wbytes_s / bw_dram);
         fflush(stdout);
     }
