@@ -1,6 +1,6 @@
-// pack.c - packed weights: an interleaved copy of a Q4_0, Q8_0, IQ4_NL, Q4_K, Q5_K,
-// Q6_K or IQ4_XS weight matrix that the AVX-512 VNNI matrix kernels read with
-// whole-vector loads.
+// pack.c - packed weights: an interleaved copy of a Q4_0, Q8_0, IQ4_NL, Q2_K, Q3_K,
+// Q4_K, Q5_K, Q6_K or IQ4_XS weight matrix that the AVX-512 VNNI matrix kernels
+// read with whole-vector loads.
 //
 // Layout: the rows in groups of 16; a group is its nb blocks in order, each
 //   uint16 d[16]            the 16 rows' f16 scales
@@ -35,6 +35,13 @@
 // one chunk [16][4], then the 128 bytes of nibbles as 32 chunks [32][16][4]
 // (2176 bytes); nibbles become table values + 128 the same way, and each
 // 32-group's sum starts from -128 times its two activation bsums.
+//
+// Q3_K: a group's super-block is its 12 scale bytes as three chunks
+// [3][16][4], then hmask chunk c and qs chunk c for c = 0..7, then qs chunks
+// 8..15 (the order the kernel first reads them), then d[16] (1760 bytes).
+// Q2_K: the 16 scale bytes as four chunks, the 16 qs chunks, d[16], dmin[16]
+// (1344 bytes). Their 2-bit levels (and Q3_K's third bit) are put together in
+// registers, 16 rows at a time.
 //
 // Every output element is the same as the unpacked kernels' (vec-quant.c):
 // per block the exact integer sum s, then acc = fma((float) s, dx * dy, acc)
@@ -96,7 +103,7 @@ static bool pack_kernel_level(void) {
 static bool pack_shape_ok(const struct tg_tensor * w) {
     if (!w || !w->data || (w->type != TG_TYPE_Q4_0 && w->type != TG_TYPE_Q8_0 && w->type != TG_TYPE_IQ4_NL &&
                            w->type != TG_TYPE_Q4_K && w->type != TG_TYPE_Q5_K && w->type != TG_TYPE_Q6_K &&
-                           w->type != TG_TYPE_IQ4_XS)) return false;
+                           w->type != TG_TYPE_IQ4_XS && w->type != TG_TYPE_Q2_K && w->type != TG_TYPE_Q3_K)) return false;
     if (w->ne[0] <= 0 || w->ne[0] % tg_blck_size(w->type) || w->ne[1] <= 0 || w->ne[1] % 16 || w->ne[2] != 1 ||
         w->ne[3] != 1)
         return false;
@@ -141,6 +148,23 @@ static void pack_fill(const struct tg_tensor * w, struct tg_cpu_pack_hdr * h) {
                     memcpy(o + 288 + 192 * p + 128 + 4 * r, x->qh + 32 * cc + 4 * k, 4);
                 }
             }
+            for (int r = 0; r < 16 && w->type == TG_TYPE_Q3_K; r++) {
+                const tg_block_q3_K * x = (const tg_block_q3_K *) ((const char *) w->data + (size_t) (16 * g + r) * rb) + b;
+                for (int c = 0; c < 3; c++) memcpy(o + 64 * c + 4 * r, x->scales + 4 * c, 4);
+                for (int c = 0; c < 8; c++) {
+                    memcpy(o + 192 + 128 * c + 4 * r, x->hmask + 4 * c, 4);
+                    memcpy(o + 192 + 128 * c + 64 + 4 * r, x->qs + 4 * c, 4);
+                }
+                for (int c = 8; c < 16; c++) memcpy(o + 1216 + 64 * (c - 8) + 4 * r, x->qs + 4 * c, 4);
+                memcpy(o + 1728 + 2 * r, &x->d, 2);
+            }
+            for (int r = 0; r < 16 && w->type == TG_TYPE_Q2_K; r++) {
+                const tg_block_q2_K * x = (const tg_block_q2_K *) ((const char *) w->data + (size_t) (16 * g + r) * rb) + b;
+                for (int c = 0; c < 4; c++) memcpy(o + 64 * c + 4 * r, x->scales + 4 * c, 4);
+                for (int c = 0; c < 16; c++) memcpy(o + 256 + 64 * c + 4 * r, x->qs + 4 * c, 4);
+                memcpy(o + 1280 + 2 * r, &x->d, 2);
+                memcpy(o + 1312 + 2 * r, &x->dmin, 2);
+            }
             for (int r = 0; r < 16 && w->type == TG_TYPE_IQ4_XS; r++) {
                 const tg_block_iq4_xs * x = (const tg_block_iq4_xs *) ((const char *) w->data + (size_t) (16 * g + r) * rb) + b;
                 memcpy(o + 2 * r, &x->d, 2);
@@ -176,7 +200,7 @@ enum tg_status tg_cpu_pack(struct tg_tensor * w, void * mem, size_t size) {
     const size_t need = tg_cpu_pack_size(w);
     if (!need)
         return tg_error(TG_ERR_UNSUPPORTED, "tg_cpu_pack: '%s' (%s, %lld x %lld) cannot be packed here "
-                        "(Q4_0/Q8_0/IQ4_NL/Q4_K/Q5_K/Q6_K/IQ4_XS matrices with rows in multiples of 16, dense, on a CPU with "
+                        "(Q4_0/Q8_0/IQ4_NL/Q2_K/Q3_K/Q4_K/Q5_K/Q6_K/IQ4_XS matrices with rows in multiples of 16, dense, on a CPU with "
                         "AVX-512 VNNI; this one: %s)",
                         tg_cpu_tname(w), tg_type_name(w->type), (long long) w->ne[0], (long long) w->ne[1],
                         tg_cpu_simd_name());
@@ -414,6 +438,86 @@ TG_PK_INLINE void pk_group_q6K(const int NC, int64_t nsb, const char * x, const 
     TG_UNROLL for (int j = 0; j < NC; j++) _mm512_storeu_ps(c + j * ldc, acc[j]);
 }
 
+// Q2_K / Q3_K (Q3): 16 rows x NC columns over nsb super-blocks,
+// vec-kquant.c's sums: isum = sum over the 16 groups of 16 of sc * (levels .
+// activations), msum = sum of mn * bsums; Q2_K: s = s + (d8 * d) * isum, s =
+// s - (d8 * dmin) * msum (sc, mn: the low and high nibbles of its scale
+// bytes); Q3_K: levels + 4 (0..7), mn = 4 sc, s = s + (d8 * d) * (isum -
+// msum) (sc: 6 bits, minus 32). Element 128 h + 32 s + l: bits 2s, 2s + 1 of
+// qs[32 h + l], Q3_K's third bit bit 4h + s of hmask[l]; group 8 h + 2 s + l / 16.
+// u: the scale chunks; the scale of group g in each row's lane.
+TG_PK_INLINE __m512i pk_k23_sc(const bool Q3, const __m512i * u, const int g) {
+    const __m512i m4 = _mm512_set1_epi32(0x0F);
+    if (!Q3) return _mm512_and_si512(_mm512_srli_epi32(u[g / 4], 8 * (g % 4)), m4);
+    const __m512i lo = _mm512_and_si512(_mm512_srli_epi32(u[(g % 8) / 4], 8 * (g % 4) + 4 * (g / 8)), m4);
+    const __m512i hi = _mm512_and_si512(_mm512_srli_epi32(u[2], 8 * (g % 4) + 2 * (g / 4)), _mm512_set1_epi32(3));
+    return _mm512_sub_epi32(_mm512_or_si512(lo, _mm512_slli_epi32(hi, 4)), _mm512_set1_epi32(32));
+}
+
+TG_PK_INLINE void pk_group_k23(const int NC, const bool Q3, int64_t nsb, const char * x, const tg_block_q8_K * const * y,
+                               float * c, size_t ldc) {
+    const size_t sb = Q3 ? 16 * sizeof(tg_block_q3_K) : 16 * sizeof(tg_block_q2_K);
+    const __m512i m2 = _mm512_set1_epi8(0x03), m4 = _mm512_set1_epi8(0x04);
+    __m512 acc[4];
+    TG_UNROLL for (int j = 0; j < NC; j++) acc[j] = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nsb; b++, x += sb) {
+        __m512i u[4];
+        u[0] = _mm512_loadu_si512(x); u[1] = _mm512_loadu_si512(x + 64); u[2] = _mm512_loadu_si512(x + 128);
+        u[3] = Q3 ? u[2] : _mm512_loadu_si512(x + 192);
+        __m512i isum[4], msum[4];
+        TG_UNROLL for (int j = 0; j < NC; j++) { isum[j] = _mm512_setzero_si512(); msum[j] = _mm512_setzero_si512(); }
+        if (!Q3) {   // msum: the mins against the bsums (Q3_K: in the group sums below)
+            TG_UNROLL for (int g = 0; g < 16; g++) {
+                const __m512i mg = _mm512_and_si512(_mm512_srli_epi32(u[g / 4], 8 * (g % 4) + 4), _mm512_set1_epi32(0x0F));
+                TG_UNROLL for (int j = 0; j < NC; j++)
+                    msum[j] = _mm512_add_epi32(msum[j], _mm512_mullo_epi32(mg, _mm512_set1_epi32(y[j][b].bsums[g])));
+            }
+        }
+        TG_UNROLL for (int h = 0; h < 2; h++)
+        TG_UNROLL for (int lh = 0; lh < 2; lh++) {   // elements 128 h + 32 s + 16 lh + (0..15), s = 0..3
+            __m512i dt[4][4];
+            // Q3_K's levels come + 4: its group sums start from -4 times the group's bsum
+            // (msum, the same integer: isum - msum = sum of sc * (dt - 4 bsum))
+            TG_UNROLL for (int s = 0; s < 4; s++)
+            TG_UNROLL for (int j = 0; j < NC; j++)
+                dt[s][j] = Q3 ? _mm512_set1_epi32(-4 * y[j][b].bsums[8 * h + 2 * s + lh]) : _mm512_setzero_si512();
+            TG_UNROLL for (int cc = 0; cc < 4; cc++) {
+                const int k = 8 * h + 4 * lh + cc;   // qs chunk (bytes 32 h + 16 lh + 4 cc ..)
+                const __m512i Q = _mm512_loadu_si512(x + (Q3 ? (k < 8 ? 192 + 128 * (size_t) k + 64 : 1216 + 64 * (size_t) (k - 8))
+                                                             : 256 + 64 * (size_t) k));
+                const __m512i H = Q3 ? _mm512_loadu_si512(x + 192 + 128 * (size_t) (4 * lh + cc)) : Q;
+                TG_UNROLL for (int s = 0; s < 4; s++) {
+                    __m512i lv = _mm512_and_si512(_mm512_srli_epi16(Q, 2 * s), m2);
+                    if (Q3) {   // bit 4 h + s of H to bit 2
+                        const int sh = 4 * h + s - 2;
+                        const __m512i hs = sh >= 0 ? _mm512_srli_epi16(H, sh) : _mm512_slli_epi16(H, -sh);
+                        lv = _mm512_ternarylogic_epi32(lv, hs, m4, 0xF8);   // lv | (hs & m4)
+                    }
+                    TG_UNROLL for (int j = 0; j < NC; j++) {
+                        int32_t ya;
+                        memcpy(&ya, y[j][b].qs + 128 * h + 32 * s + 16 * lh + 4 * cc, 4);
+                        dt[s][j] = _mm512_dpbusd_epi32(dt[s][j], lv, _mm512_set1_epi32(ya));
+                    }
+                }
+            }
+            TG_UNROLL for (int s = 0; s < 4; s++) {
+                const __m512i sg = pk_k23_sc(Q3, u, 8 * h + 2 * s + lh);
+                TG_UNROLL for (int j = 0; j < NC; j++) isum[j] = _mm512_add_epi32(isum[j], _mm512_mullo_epi32(dt[s][j], sg));
+            }
+        }
+        const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) (const void *) (x + (Q3 ? 1728 : 1280))));
+        TG_UNROLL for (int j = 0; j < NC; j++) {
+            const __m512 d8 = _mm512_set1_ps(y[j][b].d);
+            acc[j] = _mm512_add_ps(acc[j], _mm512_mul_ps(_mm512_mul_ps(d8, d), _mm512_cvtepi32_ps(isum[j])));
+            if (!Q3) {
+                const __m512 dmin = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) (const void *) (x + 1312)));
+                acc[j] = _mm512_sub_ps(acc[j], _mm512_mul_ps(_mm512_mul_ps(d8, dmin), _mm512_cvtepi32_ps(msum[j])));
+            }
+        }
+    }
+    TG_UNROLL for (int j = 0; j < NC; j++) _mm512_storeu_ps(c + j * ldc, acc[j]);
+}
+
 // IQ4_XS: 16 rows x NC columns over nsb super-blocks, vec-kquant.c's sums:
 // isum = sum over the 8 groups of 32 of (ls - 32) * (levels . activations)
 // (ls: 4 bits of scales_l, 2 of scales_h), then s = s + (d8 * d) * isum,
@@ -488,6 +592,12 @@ TG_PK_K_GROUP(pk_run_q4K, pk_group_q4K)
 TG_PK_K_GROUP(pk_run_q5K, pk_group_q5K)
 TG_PK_K_GROUP(pk_run_q6K, pk_group_q6K)
 TG_PK_K_GROUP(pk_run_iq4xs, pk_group_iq4xs)
+TG_PK_INLINE void pk_group_q2K(const int NC, int64_t nsb, const char * x, const tg_block_q8_K * const * y,
+                               float * c, size_t ldc) { pk_group_k23(NC, false, nsb, x, y, c, ldc); }
+TG_PK_INLINE void pk_group_q3K(const int NC, int64_t nsb, const char * x, const tg_block_q8_K * const * y,
+                               float * c, size_t ldc) { pk_group_k23(NC, true, nsb, x, y, c, ldc); }
+TG_PK_K_GROUP(pk_run_q2K, pk_group_q2K)
+TG_PK_K_GROUP(pk_run_q3K, pk_group_q3K)
 
 // A block of the driver: g->a the first group of g->ni rows (a multiple of
 // 16), g->lda the bytes of a group; g->b the activation rows (Q8_0 or
@@ -527,6 +637,8 @@ TG_PK_BLOCK(block_q5K_packed_vnni, TG_QK_K, pk_run_q5K)
 TG_PK_BLOCK(block_q6K_packed_vnni, TG_QK_K, pk_run_q6K)
 TG_PK_BLOCK(block_iq4nl_packed_vnni, TG_QK8_0, pk_run_iq4nl)
 TG_PK_BLOCK(block_iq4xs_packed_vnni, TG_QK_K, pk_run_iq4xs)
+TG_PK_BLOCK(block_q2K_packed_vnni, TG_QK_K, pk_run_q2K)
+TG_PK_BLOCK(block_q3K_packed_vnni, TG_QK_K, pk_run_q3K)
 #endif
 
 
@@ -541,6 +653,8 @@ tg_mm_block_fn tg_mm_packed_block(enum tg_type type, int level) {
         if (type == TG_TYPE_Q6_K) return block_q6K_packed_vnni;
         if (type == TG_TYPE_IQ4_NL) return block_iq4nl_packed_vnni;
         if (type == TG_TYPE_IQ4_XS) return block_iq4xs_packed_vnni;
+        if (type == TG_TYPE_Q2_K) return block_q2K_packed_vnni;
+        if (type == TG_TYPE_Q3_K) return block_q3K_packed_vnni;
     }
 #endif
     (void) type; (void) level;
