@@ -384,7 +384,8 @@ TG_PK_INLINE void pk_group_k45(const int NC, const bool Q5, int64_t nsb, const c
 // Q6_K: 16 rows x NC columns over nsb super-blocks, vec-kquant.c's sums:
 // levels q = low nibble | 2 high bits << 4 (0..63), isum = sum over the 16
 // groups of 16 of sc * (q . activations), msum = sum of 32 * sc * bsums, then
-// s = s + (d8 * d) * (isum - msum), super-block after super-block. Element
+// s = s + (d8 * d) * (isum - msum), super-block after super-block (msum
+// comes off as each group's sum starts from -32 x its bsum). Element
 // 128 c + 32 s + l: nibble of ql[64 c + 32 (s % 2) + l] (high for s >= 2),
 // bits 2s, 2s + 1 of qh[32 c + l].
 TG_PK_INLINE void pk_group_q6K(const int NC, int64_t nsb, const char * x, const tg_block_q8_K * const * y,
@@ -393,20 +394,17 @@ TG_PK_INLINE void pk_group_q6K(const int NC, int64_t nsb, const char * x, const 
     __m512 acc[4];
     TG_UNROLL for (int j = 0; j < NC; j++) acc[j] = _mm512_setzero_ps();
     for (int64_t b = 0; b < nsb; b++, x += 16 * sizeof(tg_block_q6_K)) {
-        __m512i isum[4], msum[4];
-        TG_UNROLL for (int j = 0; j < NC; j++) { isum[j] = _mm512_setzero_si512(); msum[j] = _mm512_setzero_si512(); }
+        __m512i isum[4];
+        TG_UNROLL for (int j = 0; j < NC; j++) isum[j] = _mm512_setzero_si512();
         __m512i scv[4];
         TG_UNROLL for (int q = 0; q < 4; q++) scv[q] = _mm512_loadu_si512(x + 32 + 64 * q);
-        TG_UNROLL for (int g = 0; g < 16; g++) {   // msum: the signed scales against the bsums
-            const __m512i sg = _mm512_srai_epi32(_mm512_slli_epi32(scv[g / 4], 24 - 8 * (g % 4)), 24);
-            TG_UNROLL for (int j = 0; j < NC; j++)
-                msum[j] = _mm512_add_epi32(msum[j], _mm512_mullo_epi32(sg, _mm512_set1_epi32(y[j][b].bsums[g])));
-        }
         TG_UNROLL for (int cc = 0; cc < 2; cc++)
         TG_UNROLL for (int h = 0; h < 2; h++) {   // elements 128 cc + 32 s + 16 h + (0..15), s = 0..3
+            // the levels come + 32: each group's sum starts from -32 times its bsum (msum
+            // taken off group by group: isum - msum = sum of sc * (dt - 32 bsum), the same integer)
             __m512i dt[4][4];
             TG_UNROLL for (int s = 0; s < 4; s++)
-            TG_UNROLL for (int j = 0; j < NC; j++) dt[s][j] = _mm512_setzero_si512();
+            TG_UNROLL for (int j = 0; j < NC; j++) dt[s][j] = _mm512_set1_epi32(-32 * y[j][b].bsums[8 * cc + 2 * s + h]);
             TG_UNROLL for (int k = 4 * h; k < 4 * h + 4; k++) {
                 const char * xp = x + 288 + 192 * (8 * cc + k);
                 const __m512i A = _mm512_loadu_si512(xp), B = _mm512_loadu_si512(xp + 64), H = _mm512_loadu_si512(xp + 128);
@@ -430,10 +428,8 @@ TG_PK_INLINE void pk_group_q6K(const int NC, int64_t nsb, const char * x, const 
             }
         }
         const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) x));
-        TG_UNROLL for (int j = 0; j < NC; j++) {
-            const __m512i r = _mm512_sub_epi32(isum[j], _mm512_slli_epi32(msum[j], 5));
-            acc[j] = _mm512_add_ps(acc[j], _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(y[j][b].d), d), _mm512_cvtepi32_ps(r)));
-        }
+        TG_UNROLL for (int j = 0; j < NC; j++)
+            acc[j] = _mm512_add_ps(acc[j], _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(y[j][b].d), d), _mm512_cvtepi32_ps(isum[j])));
     }
     TG_UNROLL for (int j = 0; j < NC; j++) _mm512_storeu_ps(c + j * ldc, acc[j]);
 }
