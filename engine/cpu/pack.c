@@ -1,6 +1,6 @@
-// pack.c - packed weights: an interleaved copy of a Q4_0, Q8_0, IQ4_NL, Q2_K, Q3_K,
-// Q4_K, Q5_K, Q6_K or IQ4_XS weight matrix that the AVX-512 VNNI matrix kernels
-// read with whole-vector loads.
+// pack.c - packed weights: an interleaved copy of a Q4_0, Q5_0, Q8_0, IQ4_NL, Q2_K,
+// Q3_K, Q4_K, Q5_K, Q6_K or IQ4_XS weight matrix that the AVX-512 VNNI matrix
+// kernels read with whole-vector loads.
 //
 // Layout: the rows in groups of 16; a group is its nb blocks in order, each
 //   uint16 d[16]            the 16 rows' f16 scales
@@ -27,6 +27,12 @@
 // low nibbles and the high bits in regions of their own the first read of
 // the high bits waited on memory: tg64 of the 100m Q6_K model fell by half);
 // the 6-bit levels are put together in registers.
+//
+// Q5_0: d[16], the fifth bits as one chunk [16][4] with their order changed
+// (bit 2c + h of byte i: the bit of element 16 h + 4 c + i, so one shift
+// brings those of nibble chunk c's low (h = 0) or high (h = 1) nibbles to bit
+// 4 of their bytes), then the 4 nibble chunks as Q4_0's (352 bytes); levels
+// 0..31, the sums starting from -16 * sum(y).
 //
 // IQ4_NL is laid out as Q4_0 (the same block: d and 16 bytes of nibbles);
 // its kernel turns a nibble into its table value + 128 (vpshufb), unsigned
@@ -101,7 +107,8 @@ static bool pack_kernel_level(void) {
 
 // Whether w's layout can be packed at all (any SIMD level).
 static bool pack_shape_ok(const struct tg_tensor * w) {
-    if (!w || !w->data || (w->type != TG_TYPE_Q4_0 && w->type != TG_TYPE_Q8_0 && w->type != TG_TYPE_IQ4_NL &&
+    if (!w || !w->data || (w->type != TG_TYPE_Q4_0 && w->type != TG_TYPE_Q5_0 && w->type != TG_TYPE_Q8_0 &&
+                           w->type != TG_TYPE_IQ4_NL &&
                            w->type != TG_TYPE_Q4_K && w->type != TG_TYPE_Q5_K && w->type != TG_TYPE_Q6_K &&
                            w->type != TG_TYPE_IQ4_XS && w->type != TG_TYPE_Q2_K && w->type != TG_TYPE_Q3_K)) return false;
     if (w->ne[0] <= 0 || w->ne[0] % tg_blck_size(w->type) || w->ne[1] <= 0 || w->ne[1] % 16 || w->ne[2] != 1 ||
@@ -147,6 +154,17 @@ static void pack_fill(const struct tg_tensor * w, struct tg_cpu_pack_hdr * h) {
                     memcpy(o + 288 + 192 * p + 64 + 4 * r, x->ql + 64 * cc + 32 + 4 * k, 4);
                     memcpy(o + 288 + 192 * p + 128 + 4 * r, x->qh + 32 * cc + 4 * k, 4);
                 }
+            }
+            for (int r = 0; r < 16 && w->type == TG_TYPE_Q5_0; r++) {
+                const tg_block_q5_0 * x = (const tg_block_q5_0 *) ((const char *) w->data + (size_t) (16 * g + r) * rb) + b;
+                uint32_t qh, hp = 0;
+                memcpy(&qh, x->qh, 4);
+                for (int i = 0; i < 4; i++)
+                    for (int c = 0; c < 4; c++)
+                        for (int hf = 0; hf < 2; hf++) hp |= ((qh >> (16 * hf + 4 * c + i)) & 1u) << (8 * i + 2 * c + hf);
+                memcpy(o + 2 * r, &x->d, 2);
+                memcpy(o + 32 + 4 * r, &hp, 4);
+                for (int c = 0; c < 4; c++) memcpy(o + 96 + 64 * c + 4 * r, x->qs + 4 * c, 4);
             }
             for (int r = 0; r < 16 && w->type == TG_TYPE_Q3_K; r++) {
                 const tg_block_q3_K * x = (const tg_block_q3_K *) ((const char *) w->data + (size_t) (16 * g + r) * rb) + b;
@@ -200,7 +218,7 @@ enum tg_status tg_cpu_pack(struct tg_tensor * w, void * mem, size_t size) {
     const size_t need = tg_cpu_pack_size(w);
     if (!need)
         return tg_error(TG_ERR_UNSUPPORTED, "tg_cpu_pack: '%s' (%s, %lld x %lld) cannot be packed here "
-                        "(Q4_0/Q8_0/IQ4_NL/Q2_K/Q3_K/Q4_K/Q5_K/Q6_K/IQ4_XS matrices with rows in multiples of 16, dense, on a CPU with "
+                        "(Q4_0/Q5_0/Q8_0/IQ4_NL/Q2_K/Q3_K/Q4_K/Q5_K/Q6_K/IQ4_XS matrices with rows in multiples of 16, dense, on a CPU with "
                         "AVX-512 VNNI; this one: %s)",
                         tg_cpu_tname(w), tg_type_name(w->type), (long long) w->ne[0], (long long) w->ne[1],
                         tg_cpu_simd_name());
@@ -251,7 +269,7 @@ void tg_cpu_pack_refresh(struct tg_tensor * t) {
 }
 
 void tg_mm_pack_ysums(enum tg_type wtype, const tg_block_q8_0 * y, int64_t nb, int32_t * ys, float * dy) {
-    const int mul = wtype == TG_TYPE_Q4_0 ? 8 : 128;
+    const int mul = wtype == TG_TYPE_Q4_0 ? 8 : wtype == TG_TYPE_Q5_0 ? 16 : 128;
     for (int64_t b = 0; b < nb; b++) {
         int32_t s = 0;
         for (int e = 0; e < TG_QK8_0; e++) s += y[b].qs[e];
@@ -278,28 +296,37 @@ TG_PK_INLINE __m512i pk_iq4_lut(void) {
 // DRAM q8_0 92-95% and q4_0 94-97% of the read bandwidth without, 80-89% and
 // 90-95% prefetching 2-4 KiB ahead).
 // x: the group; y[j]: column j's Q8_0 row; ys[j], dy[j]: its per-block
-// offsets and scales. Q4 (Q4_0, and IQ4_NL with IQ4): the 4 chunks' low and
-// high nibbles against bytes 4c.. and 16 + 4c.. of the activation block;
-// IQ4 looks each nibble up in the table (+ 128); Q8: 8 chunks against bytes 4c...
-TG_PK_INLINE void pk_group(const int NC, const bool Q4, const bool IQ4, int64_t nb, const char * x,
+// offsets and scales. Q4 (Q4_0, IQ4_NL with IQ4, Q5_0 with Q5): the 4 chunks'
+// low and high nibbles against bytes 4c.. and 16 + 4c.. of the activation
+// block; IQ4 looks each nibble up in the table (+ 128), Q5 ors in the fifth
+// bits (bit 2c + h of each byte of its chunk); Q8: 8 chunks against bytes 4c...
+TG_PK_INLINE void pk_group(const int NC, const bool Q4, const bool IQ4, const bool Q5, int64_t nb, const char * x,
                            const tg_block_q8_0 * const * y, const int32_t * const * ys, const float * const * dy,
                            float * c, size_t ldc) {
-    const size_t gb = Q4 ? 16 * sizeof(tg_block_q4_0) : 16 * sizeof(tg_block_q8_0);
-    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    const size_t gb = Q5 ? 16 * sizeof(tg_block_q5_0) : Q4 ? 16 * sizeof(tg_block_q4_0) : 16 * sizeof(tg_block_q8_0);
+    const size_t q0 = Q5 ? 96 : 32;   // where the quant chunks start
+    const __m512i m4 = _mm512_set1_epi8(0x0F), m10 = _mm512_set1_epi8(0x10);
     const __m512i lut = pk_iq4_lut();
     __m512 acc[4];
     TG_UNROLL for (int j = 0; j < NC; j++) acc[j] = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; b++, x += gb) {
         __m512i q[8];
         if (Q4) {
+            const __m512i qh = Q5 ? _mm512_loadu_si512(x + 32) : m4;
             TG_UNROLL for (int ch = 0; ch < 4; ch++) {
-                const __m512i v = _mm512_loadu_si512(x + 32 + 64 * ch);
+                const __m512i v = _mm512_loadu_si512(x + q0 + 64 * ch);
                 q[ch] = _mm512_and_si512(v, m4);
                 q[4 + ch] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
                 if (IQ4) { q[ch] = _mm512_shuffle_epi8(lut, q[ch]); q[4 + ch] = _mm512_shuffle_epi8(lut, q[4 + ch]); }
+                if (Q5) {   // bits 2 ch and 2 ch + 1 of each byte to bit 4: q | (shifted & 0x10)
+                    const __m512i hl = 2 * ch <= 4 ? _mm512_slli_epi32(qh, 4 - 2 * ch) : _mm512_srli_epi32(qh, 2 * ch - 4);
+                    const __m512i hh = 2 * ch + 1 <= 4 ? _mm512_slli_epi32(qh, 3 - 2 * ch) : _mm512_srli_epi32(qh, 2 * ch - 3);
+                    q[ch] = _mm512_ternarylogic_epi32(q[ch], hl, m10, 0xF8);
+                    q[4 + ch] = _mm512_ternarylogic_epi32(q[4 + ch], hh, m10, 0xF8);
+                }
             }
         } else {
-            TG_UNROLL for (int ch = 0; ch < 8; ch++) q[ch] = _mm512_loadu_si512(x + 32 + 64 * ch);
+            TG_UNROLL for (int ch = 0; ch < 8; ch++) q[ch] = _mm512_loadu_si512(x + q0 + 64 * ch);
         }
         const __m512 dx = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) x));
         TG_UNROLL for (int j = 0; j < NC; j++) {
@@ -562,12 +589,12 @@ TG_PK_INLINE void pk_group_iq4xs(const int NC, int64_t nsb, const char * x, cons
 
 // The group kernels with one signature (NC columns: their rows y, and for
 // Q4_0 / Q8_0 their per-block offsets ys and scales dy).
-#define TG_PK_Q8_GROUP(NAME, Q4, IQ4)                                                          \
+#define TG_PK_Q8_GROUP(NAME, Q4, IQ4, Q5)                                                      \
 TG_PK_INLINE void NAME(const int NC, int64_t nb, const char * x, const char * const * y,      \
                        const int32_t * const * ys, const float * const * dy, float * c, size_t ldc) { \
     const tg_block_q8_0 * yb[4];                                                               \
     TG_UNROLL for (int j = 0; j < NC; j++) yb[j] = (const tg_block_q8_0 *) y[j];               \
-    pk_group(NC, Q4, IQ4, nb, x, yb, ys, dy, c, ldc);                                          \
+    pk_group(NC, Q4, IQ4, Q5, nb, x, yb, ys, dy, c, ldc);                                      \
 }
 #define TG_PK_K_GROUP(NAME, KERNEL)                                                            \
 TG_PK_INLINE void NAME(const int NC, int64_t nb, const char * x, const char * const * y,      \
@@ -577,9 +604,10 @@ TG_PK_INLINE void NAME(const int NC, int64_t nb, const char * x, const char * co
     TG_UNROLL for (int j = 0; j < NC; j++) yb[j] = (const tg_block_q8_K *) y[j];               \
     KERNEL(NC, nb, x, yb, c, ldc);                                                             \
 }
-TG_PK_Q8_GROUP(pk_run_q4, true, false)
-TG_PK_Q8_GROUP(pk_run_q8, false, false)
-TG_PK_Q8_GROUP(pk_run_iq4nl, true, true)
+TG_PK_Q8_GROUP(pk_run_q4, true, false, false)
+TG_PK_Q8_GROUP(pk_run_q8, false, false, false)
+TG_PK_Q8_GROUP(pk_run_iq4nl, true, true, false)
+TG_PK_Q8_GROUP(pk_run_q5_0, true, false, true)
 TG_PK_INLINE void pk_group_q4K(const int NC, int64_t nsb, const char * x, const tg_block_q8_K * const * y,
                                float * c, size_t ldc) { pk_group_k45(NC, false, nsb, x, y, c, ldc); }
 TG_PK_INLINE void pk_group_q5K(const int NC, int64_t nsb, const char * x, const tg_block_q8_K * const * y,
@@ -632,6 +660,7 @@ TG_PK_BLOCK(block_q4K_packed_vnni, TG_QK_K, pk_run_q4K)
 TG_PK_BLOCK(block_q5K_packed_vnni, TG_QK_K, pk_run_q5K)
 TG_PK_BLOCK(block_q6K_packed_vnni, TG_QK_K, pk_run_q6K)
 TG_PK_BLOCK(block_iq4nl_packed_vnni, TG_QK8_0, pk_run_iq4nl)
+TG_PK_BLOCK(block_q5_0_packed_vnni, TG_QK8_0, pk_run_q5_0)
 TG_PK_BLOCK(block_iq4xs_packed_vnni, TG_QK_K, pk_run_iq4xs)
 TG_PK_BLOCK(block_q2K_packed_vnni, TG_QK_K, pk_run_q2K)
 TG_PK_BLOCK(block_q3K_packed_vnni, TG_QK_K, pk_run_q3K)
@@ -648,6 +677,7 @@ tg_mm_block_fn tg_mm_packed_block(enum tg_type type, int level) {
         if (type == TG_TYPE_Q5_K) return block_q5K_packed_vnni;
         if (type == TG_TYPE_Q6_K) return block_q6K_packed_vnni;
         if (type == TG_TYPE_IQ4_NL) return block_iq4nl_packed_vnni;
+        if (type == TG_TYPE_Q5_0) return block_q5_0_packed_vnni;
         if (type == TG_TYPE_IQ4_XS) return block_iq4xs_packed_vnni;
         if (type == TG_TYPE_Q2_K) return block_q2K_packed_vnni;
         if (type == TG_TYPE_Q3_K) return block_q3K_packed_vnni;
