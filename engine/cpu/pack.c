@@ -342,6 +342,20 @@ TG_PK_INLINE void pk_group(const int NC, const bool Q4, const bool IQ4, const bo
 }
 
 
+// Two chunks of levels (lo, hi: 16 rows' 4 bytes each) against activation
+// bytes oa.. and ob.. of each column's super-block b, into da[j] and db[j]
+// (the same array for one sum of both).
+TG_PK_INLINE void pk_dp2(const int NC, __m512i * da, __m512i * db, const __m512i lo, const __m512i hi,
+                         const tg_block_q8_K * const * y, int64_t b, int oa, int ob) {
+    TG_UNROLL for (int j = 0; j < NC; j++) {
+        int32_t ya, yb;
+        memcpy(&ya, y[j][b].qs + oa, 4);
+        memcpy(&yb, y[j][b].qs + ob, 4);
+        da[j] = _mm512_dpbusd_epi32(da[j], lo, _mm512_set1_epi32(ya));
+        db[j] = _mm512_dpbusd_epi32(db[j], hi, _mm512_set1_epi32(yb));
+    }
+}
+
 // Q4_K: 16 rows x NC columns over nsb super-blocks, vec-kquant.c's sums:
 // isum = sum over the 8 groups of 32 of sc * (nibbles . activations), msum =
 // sum of mn * (the group's two bsums), then s = s + (d8 * d) * isum and
@@ -384,13 +398,7 @@ TG_PK_INLINE void pk_group_k45(const int NC, const bool Q5, int64_t nsb, const c
                     lo = _mm512_or_si512(lo, _mm512_slli_epi16(_mm512_and_si512(_mm512_srli_epi16(hb, g), one), 4));
                     hi = _mm512_or_si512(hi, _mm512_slli_epi16(_mm512_and_si512(_mm512_srli_epi16(hb, g + 1), one), 4));
                 }
-                TG_UNROLL for (int j = 0; j < NC; j++) {
-                    int32_t ya, yb;
-                    memcpy(&ya, y[j][b].qs + 32 * g + 4 * cc, 4);
-                    memcpy(&yb, y[j][b].qs + 32 * g + 32 + 4 * cc, 4);
-                    dl[j] = _mm512_dpbusd_epi32(dl[j], lo, _mm512_set1_epi32(ya));
-                    dh[j] = _mm512_dpbusd_epi32(dh[j], hi, _mm512_set1_epi32(yb));
-                }
+                pk_dp2(NC, dl, dh, lo, hi, y, b, 32 * g + 4 * cc, 32 * g + 32 + 4 * cc);
             }
             const __m512i sg1 = _mm512_and_si512(_mm512_srli_epi32(g < 4 ? s_lo : s_hi, 8 * (g % 4 + 1)), mb);
             TG_UNROLL for (int j = 0; j < NC; j++)
@@ -569,13 +577,7 @@ TG_PK_INLINE void pk_group_iq4xs(const int NC, int64_t nsb, const char * x, cons
                 const __m512i v = _mm512_loadu_si512(x + 128 + 64 * (4 * t + cc));
                 const __m512i lo = _mm512_shuffle_epi8(lut, _mm512_and_si512(v, m4));
                 const __m512i hi = _mm512_shuffle_epi8(lut, _mm512_and_si512(_mm512_srli_epi16(v, 4), m4));
-                TG_UNROLL for (int j = 0; j < NC; j++) {
-                    int32_t ya, yb;
-                    memcpy(&ya, y[j][b].qs + 32 * t + 4 * cc, 4);
-                    memcpy(&yb, y[j][b].qs + 32 * t + 16 + 4 * cc, 4);
-                    dt[j] = _mm512_dpbusd_epi32(dt[j], lo, _mm512_set1_epi32(ya));
-                    dt[j] = _mm512_dpbusd_epi32(dt[j], hi, _mm512_set1_epi32(yb));
-                }
+                pk_dp2(NC, dt, dt, lo, hi, y, b, 32 * t + 4 * cc, 32 * t + 16 + 4 * cc);
             }
             TG_UNROLL for (int j = 0; j < NC; j++) isum[j] = _mm512_add_epi32(isum[j], _mm512_mullo_epi32(dt[j], sc));
         }
@@ -608,18 +610,18 @@ TG_PK_Q8_GROUP(pk_run_q4, true, false, false)
 TG_PK_Q8_GROUP(pk_run_q8, false, false, false)
 TG_PK_Q8_GROUP(pk_run_iq4nl, true, true, false)
 TG_PK_Q8_GROUP(pk_run_q5_0, true, false, true)
-TG_PK_INLINE void pk_group_q4K(const int NC, int64_t nsb, const char * x, const tg_block_q8_K * const * y,
-                               float * c, size_t ldc) { pk_group_k45(NC, false, nsb, x, y, c, ldc); }
-TG_PK_INLINE void pk_group_q5K(const int NC, int64_t nsb, const char * x, const tg_block_q8_K * const * y,
-                               float * c, size_t ldc) { pk_group_k45(NC, true, nsb, x, y, c, ldc); }
+// One type of a two-type kernel (FLAG picks it).
+#define TG_PK_K_VARIANT(NAME, KERNEL, FLAG)                                                    \
+TG_PK_INLINE void NAME(const int NC, int64_t nsb, const char * x, const tg_block_q8_K * const * y, \
+                       float * c, size_t ldc) { KERNEL(NC, FLAG, nsb, x, y, c, ldc); }
+TG_PK_K_VARIANT(pk_group_q4K, pk_group_k45, false)
+TG_PK_K_VARIANT(pk_group_q5K, pk_group_k45, true)
+TG_PK_K_VARIANT(pk_group_q2K, pk_group_k23, false)
+TG_PK_K_VARIANT(pk_group_q3K, pk_group_k23, true)
 TG_PK_K_GROUP(pk_run_q4K, pk_group_q4K)
 TG_PK_K_GROUP(pk_run_q5K, pk_group_q5K)
 TG_PK_K_GROUP(pk_run_q6K, pk_group_q6K)
 TG_PK_K_GROUP(pk_run_iq4xs, pk_group_iq4xs)
-TG_PK_INLINE void pk_group_q2K(const int NC, int64_t nsb, const char * x, const tg_block_q8_K * const * y,
-                               float * c, size_t ldc) { pk_group_k23(NC, false, nsb, x, y, c, ldc); }
-TG_PK_INLINE void pk_group_q3K(const int NC, int64_t nsb, const char * x, const tg_block_q8_K * const * y,
-                               float * c, size_t ldc) { pk_group_k23(NC, true, nsb, x, y, c, ldc); }
 TG_PK_K_GROUP(pk_run_q2K, pk_group_q2K)
 TG_PK_K_GROUP(pk_run_q3K, pk_group_q3K)
 
