@@ -890,7 +890,7 @@ static void test_first_detection(void) {
 // errors. Below AVX-512 VNNI nothing packs (the other levels read the weight).
 static void test_packed(int lvl) {
     tg_cpu_set_simd_cap(lvl);   // the level this run was started at (TG_SIMD), which the tests above reset
-    const enum tg_type pt[] = { TG_TYPE_Q8_0, TG_TYPE_Q4_0, TG_TYPE_Q5_0, TG_TYPE_IQ4_NL, TG_TYPE_Q2_K, TG_TYPE_Q3_K, TG_TYPE_Q4_K,
+    const enum tg_type pt[] = { TG_TYPE_Q8_0, TG_TYPE_Q4_0, TG_TYPE_Q4_1, TG_TYPE_Q5_0, TG_TYPE_Q5_1, TG_TYPE_IQ4_NL, TG_TYPE_Q2_K, TG_TYPE_Q3_K, TG_TYPE_Q4_K,
                                 TG_TYPE_Q5_K, TG_TYPE_Q6_K, TG_TYPE_IQ4_XS };
     const int n_pt = (int) (sizeof pt / sizeof pt[0]);
     // k, m, n, ne2 of the activations (broadcast over one weight matrix)
@@ -965,7 +965,7 @@ static void test_packed(int lvl) {
         tg_context_free(ctx);
     }
     if (lvl >= TG_SIMD_AVX512VNNI)
-        CHECK(cases > 0 && same == cases, "pack: packed Q8_0/Q4_0/Q5_0/IQ4_NL/Q2_K/Q3_K/Q4_K/Q5_K/Q6_K/IQ4_XS weights give the unpacked bits: %d of %d cases "
+        CHECK(cases > 0 && same == cases, "pack: packed Q8_0/Q4_0/Q4_1/Q5_0/Q5_1/IQ4_NL/Q2_K/Q3_K/Q4_K/Q5_K/Q6_K/IQ4_XS weights give the unpacked bits: %d of %d cases "
               "(16..96 rows, k 32..4128, 1..67 columns, broadcast, 1..3 threads; %d weights packed)", same, cases, packed_here);
     else
         CHECK(true, "pack: level %d has no packed kernels: nothing packs", lvl);

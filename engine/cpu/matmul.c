@@ -89,7 +89,7 @@ static bool mm_make_plan(const struct tg_tensor * dst, int nth, struct mm_plan *
     pl->rows_bytes = pl->convert ? align64(pl->row_bytes * (size_t) nrows) : 0;
     // a packed weight (pack.c): the converted rows carry their per-block sums
     // after them (read only when the level has the packed kernels)
-    pl->packed = pl->convert && (pl->vec_type == TG_TYPE_Q8_0 || pl->vec_type == TG_TYPE_Q8_K)
+    pl->packed = pl->convert && (pl->vec_type == TG_TYPE_Q8_0 || pl->vec_type == TG_TYPE_Q8_1 || pl->vec_type == TG_TYPE_Q8_K)
                ? tg_mm_packed(a, &pl->gstride) : NULL;
     pl->sums_off = 0;
     if (pl->packed && pl->vec_type == TG_TYPE_Q8_0) {

@@ -1,6 +1,6 @@
-// pack.c - packed weights: an interleaved copy of a Q4_0, Q5_0, Q8_0, IQ4_NL, Q2_K,
-// Q3_K, Q4_K, Q5_K, Q6_K or IQ4_XS weight matrix that the AVX-512 VNNI matrix
-// kernels read with whole-vector loads.
+// pack.c - packed weights: an interleaved copy of a Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
+// IQ4_NL, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K or IQ4_XS weight matrix that the AVX-512
+// VNNI matrix kernels read with whole-vector loads.
 //
 // Layout: the rows in groups of 16; a group is its nb blocks in order, each
 //   uint16 d[16]            the 16 rows' f16 scales
@@ -33,6 +33,13 @@
 // brings those of nibble chunk c's low (h = 0) or high (h = 1) nibbles to bit
 // 4 of their bytes), then the 4 nibble chunks as Q4_0's (352 bytes); levels
 // 0..31, the sums starting from -16 * sum(y).
+//
+// Q4_1 / Q5_1: d[16], m[16] (f16), for Q5_1 the fifth bits as Q5_0's, then
+// the 4 nibble chunks (320 / 384 bytes); their kernel keeps vec-legacy.c's
+// reduction: per row 8 f32 accumulators (lane u: elements 4u..4u+3 of each
+// block, multiply-added with dx * dy), the offsets m * s multiply-added apart,
+// the 8-lane tree and the offset sum at the end - 9 registers a column, so
+// two columns a pass.
 //
 // IQ4_NL is laid out as Q4_0 (the same block: d and 16 bytes of nibbles);
 // its kernel turns a nibble into its table value + 128 (vpshufb), unsigned
@@ -108,6 +115,7 @@ static bool pack_kernel_level(void) {
 // Whether w's layout can be packed at all (any SIMD level).
 static bool pack_shape_ok(const struct tg_tensor * w) {
     if (!w || !w->data || (w->type != TG_TYPE_Q4_0 && w->type != TG_TYPE_Q5_0 && w->type != TG_TYPE_Q8_0 &&
+                           w->type != TG_TYPE_Q4_1 && w->type != TG_TYPE_Q5_1 &&
                            w->type != TG_TYPE_IQ4_NL &&
                            w->type != TG_TYPE_Q4_K && w->type != TG_TYPE_Q5_K && w->type != TG_TYPE_Q6_K &&
                            w->type != TG_TYPE_IQ4_XS && w->type != TG_TYPE_Q2_K && w->type != TG_TYPE_Q3_K)) return false;
@@ -120,6 +128,18 @@ static bool pack_shape_ok(const struct tg_tensor * w) {
 size_t tg_cpu_pack_size(const struct tg_tensor * w) {
     if (!pack_shape_ok(w) || !pack_kernel_level()) return 0;
     return TG_PACK_HDR + (size_t) (w->ne[1] / 16) * (size_t) (w->ne[0] / tg_blck_size(w->type)) * pack_gblock(w->type);
+}
+
+// The fifth bits of a Q5_0 / Q5_1 block (bit e: element e) reordered: bit 2c
+// + h of byte i is element 16 h + 4 c + i's, where the kernels' one shift
+// for nibble chunk c's low (h = 0) or high (h = 1) nibbles finds it.
+static uint32_t pack_q5_bits(const uint8_t qh4[4]) {
+    uint32_t qh, hp = 0;
+    memcpy(&qh, qh4, 4);
+    for (int i = 0; i < 4; i++)
+        for (int c = 0; c < 4; c++)
+            for (int hf = 0; hf < 2; hf++) hp |= ((qh >> (16 * hf + 4 * c + i)) & 1u) << (8 * i + 2 * c + hf);
+    return hp;
 }
 
 // Writes the packed data of w (hdr's shape) after hdr.
@@ -157,14 +177,20 @@ static void pack_fill(const struct tg_tensor * w, struct tg_cpu_pack_hdr * h) {
             }
             for (int r = 0; r < 16 && w->type == TG_TYPE_Q5_0; r++) {
                 const tg_block_q5_0 * x = (const tg_block_q5_0 *) ((const char *) w->data + (size_t) (16 * g + r) * rb) + b;
-                uint32_t qh, hp = 0;
-                memcpy(&qh, x->qh, 4);
-                for (int i = 0; i < 4; i++)
-                    for (int c = 0; c < 4; c++)
-                        for (int hf = 0; hf < 2; hf++) hp |= ((qh >> (16 * hf + 4 * c + i)) & 1u) << (8 * i + 2 * c + hf);
+                const uint32_t hp = pack_q5_bits(x->qh);
                 memcpy(o + 2 * r, &x->d, 2);
                 memcpy(o + 32 + 4 * r, &hp, 4);
                 for (int c = 0; c < 4; c++) memcpy(o + 96 + 64 * c + 4 * r, x->qs + 4 * c, 4);
+            }
+            for (int r = 0; r < 16 && (w->type == TG_TYPE_Q4_1 || w->type == TG_TYPE_Q5_1); r++) {
+                const char * row = (const char *) w->data + (size_t) (16 * g + r) * rb;
+                const bool q5 = w->type == TG_TYPE_Q5_1;
+                const tg_block_q4_1 * x4 = (const tg_block_q4_1 *) row + b;
+                const tg_block_q5_1 * x5 = (const tg_block_q5_1 *) row + b;
+                memcpy(o + 2 * r, q5 ? &x5->d : &x4->d, 2);
+                memcpy(o + 32 + 2 * r, q5 ? &x5->m : &x4->m, 2);
+                if (q5) { const uint32_t hp = pack_q5_bits(x5->qh); memcpy(o + 64 + 4 * r, &hp, 4); }
+                for (int c = 0; c < 4; c++) memcpy(o + (q5 ? 128 : 64) + 64 * c + 4 * r, (q5 ? x5->qs : x4->qs) + 4 * c, 4);
             }
             for (int r = 0; r < 16 && w->type == TG_TYPE_Q3_K; r++) {
                 const tg_block_q3_K * x = (const tg_block_q3_K *) ((const char *) w->data + (size_t) (16 * g + r) * rb) + b;
@@ -218,7 +244,7 @@ enum tg_status tg_cpu_pack(struct tg_tensor * w, void * mem, size_t size) {
     const size_t need = tg_cpu_pack_size(w);
     if (!need)
         return tg_error(TG_ERR_UNSUPPORTED, "tg_cpu_pack: '%s' (%s, %lld x %lld) cannot be packed here "
-                        "(Q4_0/Q5_0/Q8_0/IQ4_NL/Q2_K/Q3_K/Q4_K/Q5_K/Q6_K/IQ4_XS matrices with rows in multiples of 16, dense, on a CPU with "
+                        "(Q4_0/Q4_1/Q5_0/Q5_1/Q8_0/IQ4_NL/Q2_K/Q3_K/Q4_K/Q5_K/Q6_K/IQ4_XS matrices with rows in multiples of 16, dense, on a CPU with "
                         "AVX-512 VNNI; this one: %s)",
                         tg_cpu_tname(w), tg_type_name(w->type), (long long) w->ne[0], (long long) w->ne[1],
                         tg_cpu_simd_name());
@@ -283,6 +309,59 @@ void tg_mm_pack_ysums(enum tg_type wtype, const tg_block_q8_0 * y, int64_t nb, i
 #define TG_PK_INLINE static inline __attribute__((always_inline, target(TG_PK_TARGET)))
 #define TG_PK __attribute__((target(TG_PK_TARGET)))
 
+// Q5_0 / Q5_1: the fifth bits of nibble chunk ch (bits 2 ch, 2 ch + 1 of each
+// byte of qh, pack_q5_bits) to bit 4 of its low and high nibbles' bytes.
+TG_PK_INLINE void pk_q5_or(const __m512i qh, const int ch, __m512i * lo, __m512i * hi) {
+    const __m512i m10 = _mm512_set1_epi8(0x10);
+    const __m512i hl = 2 * ch <= 4 ? _mm512_slli_epi32(qh, 4 - 2 * ch) : _mm512_srli_epi32(qh, 2 * ch - 4);
+    const __m512i hh = 2 * ch + 1 <= 4 ? _mm512_slli_epi32(qh, 3 - 2 * ch) : _mm512_srli_epi32(qh, 2 * ch - 3);
+    *lo = _mm512_ternarylogic_epi32(*lo, hl, m10, 0xF8);   // lo | (hl & 0x10)
+    *hi = _mm512_ternarylogic_epi32(*hi, hh, m10, 0xF8);
+}
+
+// Q4_1 / Q5_1 (Q5): 16 rows x NC (1..2) columns over nb blocks against Q8_1
+// activation rows, vec-legacy.c's arithmetic (the header above).
+TG_PK_INLINE void pk_group_lg(const int NC, const bool Q5, int64_t nb, const char * x,
+                              const tg_block_q8_1 * const * y, float * c, size_t ldc) {
+    const size_t gb = Q5 ? 16 * sizeof(tg_block_q5_1) : 16 * sizeof(tg_block_q4_1);
+    const size_t q0 = Q5 ? 128 : 64;
+    const __m512i m4 = _mm512_set1_epi8(0x0F), zero = _mm512_setzero_si512();
+    __m512 acc[8][2], macc[2];
+    TG_UNROLL for (int j = 0; j < NC; j++) {
+        macc[j] = _mm512_setzero_ps();
+        TG_UNROLL for (int u = 0; u < 8; u++) acc[u][j] = _mm512_setzero_ps();
+    }
+    for (int64_t b = 0; b < nb; b++, x += gb) {
+        const __m512 dx = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) (const void *) x));
+        const __m512 mx = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) (const void *) (x + 32)));
+        const __m512i qh = Q5 ? _mm512_loadu_si512(x + 64) : m4;
+        __m512 dd[2];
+        TG_UNROLL for (int j = 0; j < NC; j++) {
+            dd[j] = _mm512_mul_ps(dx, _mm512_set1_ps(_cvtsh_ss(y[j][b].d)));
+            macc[j] = _mm512_fmadd_ps(mx, _mm512_set1_ps(_cvtsh_ss(y[j][b].s)), macc[j]);
+        }
+        TG_UNROLL for (int ch = 0; ch < 4; ch++) {   // lanes u = ch (low nibbles) and 4 + ch (high)
+            const __m512i v = _mm512_loadu_si512(x + q0 + 64 * ch);
+            __m512i lo = _mm512_and_si512(v, m4), hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+            if (Q5) pk_q5_or(qh, ch, &lo, &hi);
+            TG_UNROLL for (int j = 0; j < NC; j++) {
+                int32_t ya, yb;
+                memcpy(&ya, y[j][b].qs + 4 * ch, 4);
+                memcpy(&yb, y[j][b].qs + 16 + 4 * ch, 4);
+                const __m512i pl = _mm512_dpbusd_epi32(zero, lo, _mm512_set1_epi32(ya));
+                const __m512i ph = _mm512_dpbusd_epi32(zero, hi, _mm512_set1_epi32(yb));
+                acc[ch][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(pl), dd[j], acc[ch][j]);
+                acc[4 + ch][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(ph), dd[j], acc[4 + ch][j]);
+            }
+        }
+    }
+    TG_UNROLL for (int j = 0; j < NC; j++) {   // tree8, then the offsets
+        const __m512 t = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(acc[0][j], acc[4][j]), _mm512_add_ps(acc[2][j], acc[6][j])),
+                                       _mm512_add_ps(_mm512_add_ps(acc[1][j], acc[5][j]), _mm512_add_ps(acc[3][j], acc[7][j])));
+        _mm512_storeu_ps(c + j * ldc, _mm512_add_ps(t, macc[j]));
+    }
+}
+
 // IQ4_NL / IQ4_XS: nibble n -> tg_iq4nl_values[n] + 128 (unsigned, for
 // vpdpbusd), the table in each 128-bit lane for vpshufb.
 TG_PK_INLINE __m512i pk_iq4_lut(void) {
@@ -305,7 +384,7 @@ TG_PK_INLINE void pk_group(const int NC, const bool Q4, const bool IQ4, const bo
                            float * c, size_t ldc) {
     const size_t gb = Q5 ? 16 * sizeof(tg_block_q5_0) : Q4 ? 16 * sizeof(tg_block_q4_0) : 16 * sizeof(tg_block_q8_0);
     const size_t q0 = Q5 ? 96 : 32;   // where the quant chunks start
-    const __m512i m4 = _mm512_set1_epi8(0x0F), m10 = _mm512_set1_epi8(0x10);
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
     const __m512i lut = pk_iq4_lut();
     __m512 acc[4];
     TG_UNROLL for (int j = 0; j < NC; j++) acc[j] = _mm512_setzero_ps();
@@ -318,12 +397,7 @@ TG_PK_INLINE void pk_group(const int NC, const bool Q4, const bool IQ4, const bo
                 q[ch] = _mm512_and_si512(v, m4);
                 q[4 + ch] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
                 if (IQ4) { q[ch] = _mm512_shuffle_epi8(lut, q[ch]); q[4 + ch] = _mm512_shuffle_epi8(lut, q[4 + ch]); }
-                if (Q5) {   // bits 2 ch and 2 ch + 1 of each byte to bit 4: q | (shifted & 0x10)
-                    const __m512i hl = 2 * ch <= 4 ? _mm512_slli_epi32(qh, 4 - 2 * ch) : _mm512_srli_epi32(qh, 2 * ch - 4);
-                    const __m512i hh = 2 * ch + 1 <= 4 ? _mm512_slli_epi32(qh, 3 - 2 * ch) : _mm512_srli_epi32(qh, 2 * ch - 3);
-                    q[ch] = _mm512_ternarylogic_epi32(q[ch], hl, m10, 0xF8);
-                    q[4 + ch] = _mm512_ternarylogic_epi32(q[4 + ch], hh, m10, 0xF8);
-                }
+                if (Q5) pk_q5_or(qh, ch, &q[ch], &q[4 + ch]);
             }
         } else {
             TG_UNROLL for (int ch = 0; ch < 8; ch++) q[ch] = _mm512_loadu_si512(x + q0 + 64 * ch);
@@ -598,42 +672,47 @@ TG_PK_INLINE void NAME(const int NC, int64_t nb, const char * x, const char * co
     TG_UNROLL for (int j = 0; j < NC; j++) yb[j] = (const tg_block_q8_0 *) y[j];               \
     pk_group(NC, Q4, IQ4, Q5, nb, x, yb, ys, dy, c, ldc);                                      \
 }
-#define TG_PK_K_GROUP(NAME, KERNEL)                                                            \
+#define TG_PK_Y_GROUP(NAME, YT, KERNEL)                                                        \
 TG_PK_INLINE void NAME(const int NC, int64_t nb, const char * x, const char * const * y,      \
                        const int32_t * const * ys, const float * const * dy, float * c, size_t ldc) { \
     (void) ys; (void) dy;                                                                      \
-    const tg_block_q8_K * yb[4];                                                               \
-    TG_UNROLL for (int j = 0; j < NC; j++) yb[j] = (const tg_block_q8_K *) y[j];               \
+    const YT * yb[4];                                                                          \
+    TG_UNROLL for (int j = 0; j < NC; j++) yb[j] = (const YT *) y[j];                          \
     KERNEL(NC, nb, x, yb, c, ldc);                                                             \
 }
+#define TG_PK_K_GROUP(NAME, KERNEL) TG_PK_Y_GROUP(NAME, tg_block_q8_K, KERNEL)
 TG_PK_Q8_GROUP(pk_run_q4, true, false, false)
 TG_PK_Q8_GROUP(pk_run_q8, false, false, false)
 TG_PK_Q8_GROUP(pk_run_iq4nl, true, true, false)
 TG_PK_Q8_GROUP(pk_run_q5_0, true, false, true)
 // One type of a two-type kernel (FLAG picks it).
-#define TG_PK_K_VARIANT(NAME, KERNEL, FLAG)                                                    \
-TG_PK_INLINE void NAME(const int NC, int64_t nsb, const char * x, const tg_block_q8_K * const * y, \
+#define TG_PK_VARIANT(NAME, YT, KERNEL, FLAG)                                                  \
+TG_PK_INLINE void NAME(const int NC, int64_t nsb, const char * x, const YT * const * y,       \
                        float * c, size_t ldc) { KERNEL(NC, FLAG, nsb, x, y, c, ldc); }
-TG_PK_K_VARIANT(pk_group_q4K, pk_group_k45, false)
-TG_PK_K_VARIANT(pk_group_q5K, pk_group_k45, true)
-TG_PK_K_VARIANT(pk_group_q2K, pk_group_k23, false)
-TG_PK_K_VARIANT(pk_group_q3K, pk_group_k23, true)
+TG_PK_VARIANT(pk_group_q4K, tg_block_q8_K, pk_group_k45, false)
+TG_PK_VARIANT(pk_group_q5K, tg_block_q8_K, pk_group_k45, true)
+TG_PK_VARIANT(pk_group_q2K, tg_block_q8_K, pk_group_k23, false)
+TG_PK_VARIANT(pk_group_q3K, tg_block_q8_K, pk_group_k23, true)
+TG_PK_VARIANT(pk_group_q4_1, tg_block_q8_1, pk_group_lg, false)
+TG_PK_VARIANT(pk_group_q5_1, tg_block_q8_1, pk_group_lg, true)
 TG_PK_K_GROUP(pk_run_q4K, pk_group_q4K)
 TG_PK_K_GROUP(pk_run_q5K, pk_group_q5K)
 TG_PK_K_GROUP(pk_run_q6K, pk_group_q6K)
 TG_PK_K_GROUP(pk_run_iq4xs, pk_group_iq4xs)
 TG_PK_K_GROUP(pk_run_q2K, pk_group_q2K)
 TG_PK_K_GROUP(pk_run_q3K, pk_group_q3K)
+TG_PK_Y_GROUP(pk_run_q4_1, tg_block_q8_1, pk_group_q4_1)
+TG_PK_Y_GROUP(pk_run_q5_1, tg_block_q8_1, pk_group_q5_1)
 
 // A block of the driver: g->a the first group of g->ni rows (a multiple of
 // 16), g->lda the bytes of a group; g->b the activation rows (Q8_0 or
 // Q8_K), g->ldb apart; for Q4_0 / Q8_0 g->ys their offsets and scales (nb
 // int32 then nb float per column, g->ldys apart). Up to 4 columns a pass.
-#define TG_PK_BLOCK(NAME, BLCK, RUN)                                                           \
+#define TG_PK_BLOCK(NAME, BLCK, RUN, MAXC)                                                     \
 TG_PK static void NAME(const struct tg_mm_args * g) {                                         \
     const int64_t nb = g->k / (BLCK);                                                          \
-    for (int64_t j0 = 0; j0 < g->nj; j0 += 4) {                                                \
-        const int nc = g->nj - j0 < 4 ? (int) (g->nj - j0) : 4;                                \
+    for (int64_t j0 = 0; j0 < g->nj; j0 += (MAXC)) {                                           \
+        const int nc = g->nj - j0 < (MAXC) ? (int) (g->nj - j0) : (MAXC);                      \
         const char * y[4];                                                                     \
         const int32_t * ys[4] = { NULL, NULL, NULL, NULL };                                    \
         const float * dy[4] = { NULL, NULL, NULL, NULL };                                      \
@@ -648,24 +727,26 @@ TG_PK static void NAME(const struct tg_mm_args * g) {                           
             const char * x = g->a + (size_t) (i / 16) * g->lda;                                \
             float * c = g->c + j0 * g->ldc + i;                                                \
             switch (nc) {                                                                      \
-            case 4: RUN(4, nb, x, y, ys, dy, c, g->ldc); break;                                \
-            case 3: RUN(3, nb, x, y, ys, dy, c, g->ldc); break;                                \
+            case 4: if ((MAXC) >= 4) RUN((MAXC) >= 4 ? 4 : 1, nb, x, y, ys, dy, c, g->ldc); break; \
+            case 3: if ((MAXC) >= 3) RUN((MAXC) >= 3 ? 3 : 1, nb, x, y, ys, dy, c, g->ldc); break; \
             case 2: RUN(2, nb, x, y, ys, dy, c, g->ldc); break;                                \
             default: RUN(1, nb, x, y, ys, dy, c, g->ldc); break;                               \
             }                                                                                  \
         }                                                                                      \
     }                                                                                          \
 }
-TG_PK_BLOCK(block_q4_packed_vnni, TG_QK8_0, pk_run_q4)
-TG_PK_BLOCK(block_q8_packed_vnni, TG_QK8_0, pk_run_q8)
-TG_PK_BLOCK(block_q4K_packed_vnni, TG_QK_K, pk_run_q4K)
-TG_PK_BLOCK(block_q5K_packed_vnni, TG_QK_K, pk_run_q5K)
-TG_PK_BLOCK(block_q6K_packed_vnni, TG_QK_K, pk_run_q6K)
-TG_PK_BLOCK(block_iq4nl_packed_vnni, TG_QK8_0, pk_run_iq4nl)
-TG_PK_BLOCK(block_q5_0_packed_vnni, TG_QK8_0, pk_run_q5_0)
-TG_PK_BLOCK(block_iq4xs_packed_vnni, TG_QK_K, pk_run_iq4xs)
-TG_PK_BLOCK(block_q2K_packed_vnni, TG_QK_K, pk_run_q2K)
-TG_PK_BLOCK(block_q3K_packed_vnni, TG_QK_K, pk_run_q3K)
+TG_PK_BLOCK(block_q4_packed_vnni, TG_QK8_0, pk_run_q4, 4)
+TG_PK_BLOCK(block_q8_packed_vnni, TG_QK8_0, pk_run_q8, 4)
+TG_PK_BLOCK(block_q4K_packed_vnni, TG_QK_K, pk_run_q4K, 4)
+TG_PK_BLOCK(block_q5K_packed_vnni, TG_QK_K, pk_run_q5K, 4)
+TG_PK_BLOCK(block_q6K_packed_vnni, TG_QK_K, pk_run_q6K, 4)
+TG_PK_BLOCK(block_iq4nl_packed_vnni, TG_QK8_0, pk_run_iq4nl, 4)
+TG_PK_BLOCK(block_q5_0_packed_vnni, TG_QK8_0, pk_run_q5_0, 4)
+TG_PK_BLOCK(block_iq4xs_packed_vnni, TG_QK_K, pk_run_iq4xs, 4)
+TG_PK_BLOCK(block_q2K_packed_vnni, TG_QK_K, pk_run_q2K, 4)
+TG_PK_BLOCK(block_q3K_packed_vnni, TG_QK_K, pk_run_q3K, 4)
+TG_PK_BLOCK(block_q4_1_packed_vnni, 32, pk_run_q4_1, 2)
+TG_PK_BLOCK(block_q5_1_packed_vnni, 32, pk_run_q5_1, 2)
 #endif
 
 
@@ -673,16 +754,21 @@ TG_PK_BLOCK(block_q3K_packed_vnni, TG_QK_K, pk_run_q3K)
 tg_mm_block_fn tg_mm_packed_block(enum tg_type type, int level) {
 #ifdef TG_X86
     if (level >= TG_SIMD_AVX512VNNI) {
-        if (type == TG_TYPE_Q4_0) return block_q4_packed_vnni;
-        if (type == TG_TYPE_Q8_0) return block_q8_packed_vnni;
-        if (type == TG_TYPE_Q4_K) return block_q4K_packed_vnni;
-        if (type == TG_TYPE_Q5_K) return block_q5K_packed_vnni;
-        if (type == TG_TYPE_Q6_K) return block_q6K_packed_vnni;
-        if (type == TG_TYPE_IQ4_NL) return block_iq4nl_packed_vnni;
-        if (type == TG_TYPE_Q5_0) return block_q5_0_packed_vnni;
-        if (type == TG_TYPE_IQ4_XS) return block_iq4xs_packed_vnni;
-        if (type == TG_TYPE_Q2_K) return block_q2K_packed_vnni;
-        if (type == TG_TYPE_Q3_K) return block_q3K_packed_vnni;
+        switch (type) {
+        case TG_TYPE_Q4_0:   return block_q4_packed_vnni;
+        case TG_TYPE_Q4_1:   return block_q4_1_packed_vnni;
+        case TG_TYPE_Q5_0:   return block_q5_0_packed_vnni;
+        case TG_TYPE_Q5_1:   return block_q5_1_packed_vnni;
+        case TG_TYPE_Q8_0:   return block_q8_packed_vnni;
+        case TG_TYPE_IQ4_NL: return block_iq4nl_packed_vnni;
+        case TG_TYPE_Q2_K:   return block_q2K_packed_vnni;
+        case TG_TYPE_Q3_K:   return block_q3K_packed_vnni;
+        case TG_TYPE_Q4_K:   return block_q4K_packed_vnni;
+        case TG_TYPE_Q5_K:   return block_q5K_packed_vnni;
+        case TG_TYPE_Q6_K:   return block_q6K_packed_vnni;
+        case TG_TYPE_IQ4_XS: return block_iq4xs_packed_vnni;
+        default:             break;
+        }
     }
 #endif
     (void) type; (void) level;
