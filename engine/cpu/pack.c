@@ -56,11 +56,13 @@
 // (1344 bytes). Their 2-bit levels (and Q3_K's third bit) are put together in
 // registers, 16 rows at a time.
 //
-// Every output element is the same as the unpacked kernels' (vec-quant.c):
-// per block the exact integer sum s, then acc = fma((float) s, dx * dy, acc)
-// block after block. Q4_0's nibbles carry +8 and Q8_0's packed quants +128;
-// the sums start from -8 * sum(y) and -128 * sum(y), which the matrix driver
-// computes with the activation rows (tg_mm_pack_ysums).
+// Every output element is the same as the unpacked kernels' (vec-quant.c
+// for the 32-blocks against Q8_0, vec-kquant.c for the super-blocks,
+// vec-legacy.c for Q4_1 / Q5_1): for the Q8_0 ones per block the exact
+// integer sum s, then acc = fma((float) s, dx * dy, acc) block after block.
+// Q4_0's nibbles carry +8, Q5_0's levels +16, Q8_0's packed quants and
+// IQ4_NL's table values +128; the sums start from -8, -16 or -128 * sum(y),
+// which the matrix driver computes with the activation rows (tg_mm_pack_ysums).
 //
 // The weight's own bytes are not touched: every other reader (other ops,
 // traces, dumps, other backends, lower SIMD levels) reads them as before. The
