@@ -794,11 +794,16 @@ static void test_poison(struct tg_backend * cpu) {
 // tg_sched_graph_moved: a store view into a preallocated cache moved by the
 // caller; the graph computes at the new place without being allocated
 // again, observers get split and alloc events with the view's new offset.
-struct moved_obs { int n_split, n_alloc; size_t view_offset; const struct tg_tensor * view; };
-static void mo_split(const struct tg_obs_split_event * ev, void * u) { (void) ev; ((struct moved_obs *) u)->n_split++; }
+struct moved_obs { int n_split, n_alloc; size_t view_offset; const struct tg_tensor * view; int moved_split, moved_alloc; };
+static void mo_split(const struct tg_obs_split_event * ev, void * u) {
+    struct moved_obs * o = u;
+    o->n_split++;
+    o->moved_split = ev->moved && ev->n_moved == 2 && ev->moved[0] == o->view ? 2 : ev->moved ? -1 : ev->n_moved;
+}
 static void mo_alloc(const struct tg_obs_alloc_event * ev, void * u) {
     struct moved_obs * o = u;
     o->n_alloc++;
+    o->moved_alloc = ev->moved && ev->n_moved == 2 && ev->moved[0] == o->view ? 2 : ev->moved ? -1 : ev->n_moved;
     for (int i = 0; i < ev->n_tensors; i++)
         if (ev->tensors[i].tensor == o->view) o->view_offset = ev->tensors[i].offset;
 }
@@ -827,11 +832,14 @@ static void test_graph_moved(struct tg_backend * cpu) {
     ok = ok && tg_backend_tensor_set(cache, cv, 0, sizeof cv) == TG_OK && tg_backend_tensor_set(x, xv, 0, sizeof xv) == TG_OK &&
          tg_sched_graph_compute(s, g) == TG_OK;
     const size_t off0 = o.view_offset;
+    CHECK(o.moved_split == 0 && o.moved_alloc == 0, "an allocated graph's events list no moved tensors (%d, %d)",
+          o.moved_split, o.moved_alloc);
     // the caller moves the store view (and the copy's view of it) to row 5
     const size_t by = 2 * cache->nb[1];
     row->data = (char *) row->data + by; row->view_offs += by;
     st->data = (char *) st->data + by; st->view_offs += by;
-    ok = ok && tg_sched_graph_moved(s, g) == TG_OK && tg_backend_tensor_set(x, xv, 0, sizeof xv) == TG_OK &&
+    struct tg_tensor * moved[2] = { row, st };
+    ok = ok && tg_sched_graph_moved(s, g, moved, 2) == TG_OK && tg_backend_tensor_set(x, xv, 0, sizeof xv) == TG_OK &&
          tg_sched_graph_compute(s, g) == TG_OK && tg_backend_tensor_get(cache, cv, 0, sizeof cv) == TG_OK;
     CHECK(ok, "a graph storing into a cache row: allocated, computed, moved, computed (%s)", ok ? "ok" : tg_last_error());
     CHECK(ok && cv[3 * 8 + 7] == 16.0f && cv[5 * 8 + 7] == 16.0f && cv[4 * 8] == 0.0f,
@@ -839,12 +847,15 @@ static void test_graph_moved(struct tg_backend * cpu) {
     CHECK(o.n_split == 2 && o.n_alloc == 2 && o.view_offset == off0 + by,
           "observers saw 2 splits and 2 allocations (%d, %d), the view's offset %zu then %zu", o.n_split, o.n_alloc, off0,
           o.view_offset);
+    CHECK(o.moved_split == 2 && o.moved_alloc == 2, "the moved graph's split and alloc events list the 2 moved tensors (%d, %d)",
+          o.moved_split, o.moved_alloc);
     struct tg_context * g2ctx = tg_context_new(cp);   // another graph allocated in between: moved allocates g again
     struct tg_tensor * z = tg_scale(g2ctx, tg_new_tensor_1d(g2ctx, TG_TYPE_F32, 4), 1.0f);
     struct tg_graph * g2 = tg_graph_new(g2ctx, 8);
-    ok = g2 && tg_graph_build_forward(g2, z) == TG_OK && tg_sched_alloc_graph(s, g2) == TG_OK && tg_sched_graph_moved(s, g) == TG_OK;
+    ok = g2 && tg_graph_build_forward(g2, z) == TG_OK && tg_sched_alloc_graph(s, g2) == TG_OK && tg_sched_graph_moved(s, g, NULL, 0) == TG_OK;
     CHECK(ok && o.n_alloc == 4, "graph_moved after another graph was allocated: g allocated again (%d allocations)", o.n_alloc);
-    CHECK(tg_sched_graph_moved(s, NULL) == TG_ERR_INVALID_ARG, "graph_moved(NULL graph): %s", tg_last_error());
+    CHECK(tg_sched_graph_moved(s, NULL, NULL, 0) == TG_ERR_INVALID_ARG, "graph_moved(NULL graph): %s", tg_last_error());
+    CHECK(tg_sched_graph_moved(s, g, NULL, 2) == TG_ERR_INVALID_ARG, "graph_moved(2 moved, no list): %s", tg_last_error());
     tg_sched_free(s);
     tg_context_free(g2ctx);
     tg_context_free(gctx);

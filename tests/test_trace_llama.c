@@ -2,6 +2,10 @@
 // trace holds (the first ones whole, later ones stored as changes to an
 // earlier graph) reads back as exactly the graph the engine computed, node by
 // node (name, op, shape, strides, sources), and the deltas keep the file small.
+// A generated token's graph is the last one with its cache stores moved
+// (tg_sched_graph_moved, which names the moved views so the recorder makes
+// only their entries again): its trace reads back as the trace of the same
+// generation with every graph built and allocated anew.
 #include "check.h"
 #include "tg/backend.h"
 #include "tg/llama.h"
@@ -41,6 +45,77 @@ static bool capture_node(struct tg_tensor * t, bool ask, void * user) {
     return false;
 }
 
+// Records the prompt and nine generated tokens into path; reuse false: every
+// token's graph is built anew (TG_GRAPH_REUSE=0). *n_reused: graphs moved.
+static bool record_run(struct tg_llama_model * model, const char * path, bool reuse, int64_t * n_reused) {
+    if (!reuse) setenv("TG_GRAPH_REUSE", "0", 1);
+    struct tg_llama_context_params cp = tg_llama_context_default_params();
+    cp.n_ctx = 64;
+    cp.n_threads = 2;
+    struct tg_llama_context * ctx = tg_llama_context_new(model, &cp);
+    unsetenv("TG_GRAPH_REUSE");
+    struct tg_trace_recorder * rec = ctx ? tg_trace_attach(tg_llama_context_sched(ctx), path, NULL) : NULL;
+    int32_t prompt[4] = { 1, 15043, 3186, 29991 };
+    bool ok = rec && tg_llama_decode(ctx, prompt, 4, 0) == TG_OK;
+    for (int k = 0; ok && k < 9; k++) {
+        int32_t tok = 100 + k;
+        ok = tg_llama_decode(ctx, &tok, 1, 4 + k) == TG_OK;
+    }
+    *n_reused = ctx ? tg_llama_stats(ctx).n_reused : -1;
+    if (rec) ok = tg_trace_detach(rec) == TG_OK && ok;
+    tg_llama_context_free(ctx);
+    return ok;
+}
+
+static bool same_tensor(const struct tg_trace_tensor * x, const struct tg_trace_tensor * y) {
+    bool same = !strcmp(x->name, y->name) && x->op == y->op && x->type == y->type && x->flags == y->flags &&
+                x->view_src == y->view_src && x->view_offs == y->view_offs &&
+                !memcmp(x->op_params, y->op_params, sizeof(x->op_params)) && !memcmp(x->src, y->src, sizeof(x->src));
+    for (int d = 0; d < TG_TRACE_MAX_DIMS; d++) same = same && x->ne[d] == y->ne[d] && x->nb[d] == y->nb[d];
+    return same;
+}
+
+static bool same_alloc(const struct tg_trace_alloc * x, const struct tg_trace_alloc * y) {
+    return x->buffer == y->buffer && x->inplace_parent == y->inplace_parent && x->offset == y->offset && x->size == y->size &&
+           x->first_step == y->first_step && x->last_step == y->last_step && x->flags == y->flags;
+}
+
+// Whether traces a and b describe the same graphs: every tensor (but its
+// uid), placement, buffer (but its uid) and allocation; else why not.
+static bool same_graphs(const char * pa, const char * pb, char * why, size_t cap) {
+    struct tg_trace * a = tg_trace_open(pa), * b = tg_trace_open(pb);
+    bool same = a && b && tg_trace_n_graphs(a) == tg_trace_n_graphs(b);
+    snprintf(why, cap, "%s", !a || !b ? "a trace does not open" : same ? "" : "graph counts differ");
+    for (int gi = 0; same && gi < tg_trace_n_graphs(a); gi++) {
+        struct tg_trace_graph ga, gb;
+        same = tg_trace_get_graph(a, gi, &ga) && tg_trace_get_graph(b, gi, &gb) && ga.n_nodes == gb.n_nodes &&
+               ga.n_leafs == gb.n_leafs && tg_trace_n_buffers(a, gi) == tg_trace_n_buffers(b, gi);
+        if (!same) { snprintf(why, cap, "graph %d: sizes or buffer counts differ", gi); break; }
+        for (int bi = 0; same && bi < tg_trace_n_buffers(a, gi); bi++) {
+            struct tg_trace_buffer x, y;
+            same = tg_trace_get_buffer(a, gi, bi, &x) && tg_trace_get_buffer(b, gi, bi, &y) && x.backend == y.backend &&
+                   x.usage == y.usage && x.size == y.size && !strcmp(x.buft, y.buft);
+            if (!same) snprintf(why, cap, "graph %d buffer %d differs", gi, bi);
+        }
+        for (int ti = 0; same && ti < ga.n_nodes + ga.n_leafs; ti++) {
+            struct tg_trace_tensor x, y;
+            struct tg_trace_placement px, py;
+            struct tg_trace_alloc ax, ay;
+            same = tg_trace_get_tensor(a, gi, ti, &x) && tg_trace_get_tensor(b, gi, ti, &y) && same_tensor(&x, &y);
+            if (!same) { snprintf(why, cap, "graph %d tensor %d ('%s', '%s') differs", gi, ti, x.name, y.name); break; }
+            same = tg_trace_get_placement(a, gi, ti, &px) && tg_trace_get_placement(b, gi, ti, &py) &&
+                   px.backend == py.backend && px.cause == py.cause && !strcmp(px.text ? px.text : "", py.text ? py.text : "");
+            if (!same) { snprintf(why, cap, "graph %d tensor %d ('%s'): placement differs", gi, ti, x.name); break; }
+            same = tg_trace_get_alloc(a, gi, ti, &ax) && tg_trace_get_alloc(b, gi, ti, &ay) && same_alloc(&ax, &ay);
+            if (!same) snprintf(why, cap, "graph %d tensor %d ('%s'): allocation differs (offset %llu, %llu)", gi, ti, x.name,
+                                (unsigned long long) ax.offset, (unsigned long long) ay.offset);
+        }
+    }
+    tg_trace_close(a);
+    tg_trace_close(b);
+    return same;
+}
+
 int main(void) {
     char model_path[1024], path[256];
     snprintf(model_path, sizeof(model_path), "%s/tiny-f32.gguf", TG_TEST_DATA);
@@ -69,6 +144,19 @@ int main(void) {
     CHECK(ok, "prompt and 9 tokens decoded");
     CHECK(tg_trace_detach(rec) == TG_OK, "trace closed");
     tg_llama_context_free(ctx);
+
+    char moved_path[256], built_path[256], why[256];
+    snprintf(moved_path, sizeof(moved_path), "test_trace_llama.%d.moved.tgt", (int) getpid());
+    snprintf(built_path, sizeof(built_path), "test_trace_llama.%d.built.tgt", (int) getpid());
+    int64_t n_moved = -1, n_built = -1;
+    bool rok = record_run(model, moved_path, true, &n_moved) && record_run(model, built_path, false, &n_built);
+    CHECK(rok && n_moved == 8 && n_built == 0, "the generation recorded with moved graphs (%lld of 9) and with every graph "
+          "built (%lld moved): %s", (long long) n_moved, (long long) n_built, rok ? "ok" : tg_last_error());
+    bool same_as_built = rok && same_graphs(moved_path, built_path, why, sizeof why);
+    CHECK(same_as_built, "moved graphs read back as the same graphs built anew: tensors, placements, buffers, allocations (%s)",
+          same_as_built ? "the same" : why);
+    unlink(moved_path);
+    unlink(built_path);
     tg_llama_model_free(model);
 
     struct tg_trace * tr = tg_trace_open(path);

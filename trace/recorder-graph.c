@@ -57,6 +57,10 @@ void tg_trace_rec_sched_free(struct rec_sched * s) {
     free(s->ainfo_keys);
     free(s->steps);
     free(s->steps_nodes);
+    free(s->pch);
+    free(s->mv);
+    free(s->mv_keys);
+    free(s->ach);
 }
 
 // A delta is written when at most this fraction of the entries changed.
@@ -138,6 +142,7 @@ static bool keep_copies(struct rec_sched * s, const struct tg_obs_split_event * 
 // Lists nodes, leafs, split copies and any source outside the graph.
 static bool collect_tensors(struct rec_sched * s, struct tg_graph * g, const struct tg_obs_split_event * ev) {
     s->seen_ok = false;
+    s->mv_of = NULL;   // indices change
     if (!keep_copies(s, ev)) return false;
     tg_ptrmap_reset(&s->index, 0);
     s->n_tensors = 0;
@@ -190,8 +195,13 @@ static void write_placement_record(struct tg_trace_recorder * r, struct rec_sche
         if (a->backend != b->backend || a->cause != b->cause || !same_text(a->text, b->text)) ch[nc++] = i;
         if (nc > DELTA_MAX_CHANGED(n)) ch = NULL;
     }
+    s->n_pch = -1;   // unknown until written
     if (ch) {
-        tg_trace_write_placement_delta(r->w, s->graph_id, s->pbase_id, p, n, ch, nc);
+        if (tg_trace_write_placement_delta(r->w, s->graph_id, s->pbase_id, p, n, ch, nc) == TG_OK &&
+            TG_GROW(s->pch, s->cap_pch, (size_t) (nc ? nc : 1))) {
+            memcpy(s->pch, ch, (size_t) nc * sizeof(*ch));
+            s->n_pch = nc;
+        }
         return;
     }
     if (tg_trace_write_placement(r->w, s->graph_id, p, n) != TG_OK) return;
@@ -213,9 +223,11 @@ static void write_placement_record(struct tg_trace_recorder * r, struct rec_sche
     }
     s->pbase_n = n;
     s->pbase_id = s->graph_id;
+    s->n_pch = 0;
 }
 
 static void write_placement(struct tg_trace_recorder * r, struct rec_sched * s, const struct tg_obs_split_event * ev) {
+    s->n_pch = -1;   // nothing a move could repeat until written
     if (!TG_GROW(s->pl, s->cap_pl, (size_t) s->n_tensors)) return;
     struct tg_trace_placement * p = s->pl;   // every entry is set below
     int n_copy_texts = 0;
@@ -241,6 +253,7 @@ static void write_placement(struct tg_trace_recorder * r, struct rec_sched * s, 
     }
     write_placement_record(r, s, p, s->n_tensors);
     free(texts);
+    if (at > 0) s->n_pch = -1;   // entries point at freed texts: a move writes the placement whole again
 }
 
 static int32_t backend_of(const struct rec_sched * s, const struct tg_obs_split_event * ev, int32_t ti) {
@@ -287,6 +300,8 @@ static bool put_uids(struct tg_trace_recorder * r, struct rec_sched * s, bool fr
     return true;
 }
 
+static void emit_graph(struct tg_trace_recorder * r, struct rec_sched * s);
+
 // Writes the GRAPH record for s's current tensor list. reuse: the list is
 // the last graph's (same_list): only tensors whose struct changed since are
 // encoded again.
@@ -299,12 +314,10 @@ static void write_graph(struct tg_trace_recorder * r, struct rec_sched * s, bool
         s->seen_ok = false;
         return;
     }
-    r->gen_graph[s->list_gen] = s->graph_id;
     // a decode loop rebuilds nearly the same graph every token: against the
     // last full GRAPH, write only the tensors that changed (fill_tensor
     // zeroes every entry, so entries compare bytewise)
     const bool base_ok = s->gbase_id && s->gbase_n == n && s->gbase_nodes == s->n_nodes;
-    int nd = 0;   // entries that differ from the base
     for (int i = 0; i < n; i++) {
         const struct tg_tensor * t = s->tensors[i];
         const XXH128_hash_t sum = tensor_sum(t);
@@ -314,9 +327,19 @@ static void write_graph(struct tg_trace_recorder * r, struct rec_sched * s, bool
             if (!reuse) s->seen_links[i] = links_sum(t);
             s->differs[i] = !base_ok || memcmp(&s->cur[i], &s->gbase[i], sizeof(s->cur[i])) != 0;
         }
-        nd += s->differs[i];
     }
     s->seen_ok = true;
+    emit_graph(r, s);
+}
+
+// The GRAPH record of s's entries (cur, differs): a delta against the last
+// full one when few entries differ from it, else a full one (the new base).
+static void emit_graph(struct tg_trace_recorder * r, struct rec_sched * s) {
+    const int n = s->n_tensors;
+    r->gen_graph[s->list_gen] = s->graph_id;
+    const bool base_ok = s->gbase_id && s->gbase_n == n && s->gbase_nodes == s->n_nodes;
+    int nd = 0;   // entries that differ from the base
+    for (int i = 0; i < n; i++) nd += s->differs[i];
     struct tg_trace_graph g = { .graph_id = s->graph_id, .sched_id = (uint32_t) s->sched_id, .n_nodes = s->n_nodes,
                                 .n_leafs = s->n_tensors - s->n_nodes };
     int32_t * ch = base_ok && nd <= DELTA_MAX_CHANGED(n) ? changed_scratch(s, n) : NULL;
@@ -340,6 +363,7 @@ static void write_graph(struct tg_trace_recorder * r, struct rec_sched * s, bool
 static void write_grads(struct tg_trace_recorder * r, struct rec_sched * s) {
     int n = 0;
     for (int i = 0; i < s->n_tensors; i++) n += index_of(s, s->tensors[i]->grad_of) != TG_TRACE_NONE;
+    s->n_grads = n;
     if (n == 0) return;
     int32_t (*pairs)[2] = malloc(sizeof(*pairs) * (size_t) n);
     if (!pairs) return;
@@ -352,12 +376,73 @@ static void write_grads(struct tg_trace_recorder * r, struct rec_sched * s) {
     free(pairs);
 }
 
+// The moved tensors' trace indices into s->mv (kept while the list and the
+// tensor list stay); false if one is not listed (or on OOM): then the graph
+// is recorded as any other.
+static bool map_moved(struct rec_sched * s, struct tg_tensor * const * moved, int n_moved) {
+    if (s->mv_of == moved && s->n_mv == n_moved && (n_moved == 0 || !memcmp(s->mv_keys, moved, (size_t) n_moved * sizeof(*moved))))
+        return true;
+    s->mv_of = NULL;
+    if (!TG_GROW(s->mv, s->cap_mv, (size_t) (n_moved ? n_moved : 1)) ||
+        !TG_GROW(s->mv_keys, s->cap_mv_keys, (size_t) (n_moved ? n_moved : 1)))
+        return false;
+    for (int k = 0; k < n_moved; k++)
+        if ((s->mv[k] = index_of(s, moved[k])) == TG_TRACE_NONE) return false;
+    int32_t * mv = s->mv;   // ascending (ALLOC's changes are merged with them)
+    for (int a = 1; a < n_moved; a++)
+        for (int b = a; b > 0 && mv[b] < mv[b - 1]; b--) { int32_t t = mv[b]; mv[b] = mv[b - 1]; mv[b - 1] = t; }
+    if (n_moved) memcpy(s->mv_keys, moved, (size_t) n_moved * sizeof(*moved));
+    s->n_mv = n_moved;
+    s->mv_of = moved;
+    return true;
+}
+
+// A moved graph's records: the moved tensors' GRAPH entries made again, the
+// placement (the last one's changes against its base), splits and gradient
+// links as for the last graph. False (nothing written) when the last
+// graph's records are not known well enough to repeat.
+static bool split_moved(struct tg_trace_recorder * r, struct rec_sched * s, const struct tg_obs_split_event * ev) {
+    if (!s->seen_ok || s->n_pch < 0 || !s->pbase_id || s->pbase_n != s->n_tensors || !map_moved(s, ev->moved, ev->n_moved) ||
+        (s->list_gen != r->last_put_gen && !put_uids(r, s, false)))
+        return false;
+    const int n = s->n_tensors;
+    const bool base_ok = s->gbase_id && s->gbase_n == n && s->gbase_nodes == s->n_nodes;
+    for (int k = 0; k < ev->n_moved; k++) {   // cold after a token's computation: fetched together
+        const int i = s->mv[k];
+        __builtin_prefetch(s->tensors[i]);
+        __builtin_prefetch((const char *) s->tensors[i] + 64);
+        __builtin_prefetch((const char *) s->tensors[i] + 128);
+        if (base_ok) __builtin_prefetch(&s->gbase[i]);
+    }
+    for (int k = 0; k < ev->n_moved; k++) {
+        const int i = s->mv[k];
+        fill_tensor(&s->cur[i], s, s->tensors[i]);
+        s->seen_sum[i] = (XXH128_hash_t) { 0, 0 };   // not a struct's fingerprint: a later same_list pass encodes it again
+        s->differs[i] = !base_ok || memcmp(&s->cur[i], &s->gbase[i], sizeof(s->cur[i])) != 0;
+    }
+    tg_trace_writer_batch_begin(r->w);
+    emit_graph(r, s);
+    tg_trace_write_placement_delta(r->w, s->graph_id, s->pbase_id, s->pl, n, s->pch, s->n_pch);
+    write_splits(r, s, ev);
+    if (s->n_grads) write_grads(r, s);
+    tg_trace_writer_batch_end(r->w);
+    return true;
+}
+
 void tg_trace_rec_graph_split(struct tg_trace_recorder * r, const struct tg_obs_split_event * ev) {
     struct rec_sched * s = tg_trace_rec_sched_state(r, ev->sched, ev->sched_id);
     if (!s || !ev->graph) return;
+    const bool moved = ev->moved && s->split_fast && s->graph == ev->graph && s->graph_seq + 1 == ev->graph_seq;
+    s->split_fast = false;
     s->graph_id = r->next_graph_id++;
     s->graph_seq = ev->graph_seq;
     s->graph = ev->graph;
+    if (moved && split_moved(r, s, ev)) {
+        s->split_fast = true;
+        s->moved_seq = ev->graph_seq;
+        return;
+    }
+    s->alloc_fast = false;   // the list may change: the next ALLOC is made whole
     const bool reuse = same_list(s, ev->graph, ev);
     if (!reuse && !collect_tensors(s, ev->graph, ev)) return;
     tg_trace_writer_batch_begin(r->w);   // one write(2) for the three records
@@ -366,6 +451,7 @@ void tg_trace_rec_graph_split(struct tg_trace_recorder * r, const struct tg_obs_
     write_splits(r, s, ev);
     write_grads(r, s);
     tg_trace_writer_batch_end(r->w);
+    s->split_fast = s->seen_ok;
 }
 
 // ---- allocation -------------------------------------------------------------------------
@@ -450,6 +536,25 @@ static void fill_alloc(struct tg_trace_alloc * a, const struct tg_alloc_tensor_i
 
 static void graph_alloc(struct tg_trace_recorder * r, const struct tg_obs_alloc_event * ev);
 
+// The ALLOC entry of a tensor the allocator did not place (weights, a cache).
+static void fill_external(struct tg_trace_alloc * a, const struct tg_tensor * t, struct buf_list * bl) {
+    struct tg_buffer * b = tg_tensor_buffer(t);
+    void * base = b ? tg_buffer_get_base(b) : NULL;
+    *a = (struct tg_trace_alloc) { .buffer = buf_index(bl, b, -1), .inplace_parent = TG_TRACE_NONE,
+        .offset = b && base && t->data ? (uint64_t) ((const char *) t->data - (const char *) base) : 0,
+        .size = tg_nbytes(t), .first_step = -1, .last_step = -1,
+        .flags = (b ? TG_TRACE_ALLOC_EXTERNAL : TG_TRACE_ALLOC_NONE) | (tg_cpu_is_packed(t) ? TG_TRACE_ALLOC_PACKED : 0) };
+}
+
+static void fill_buffers(struct tg_trace_buffer * tb, const struct buf_list * bl) {
+    for (int i = 0; i < bl->n; i++) {
+        tb[i] = (struct tg_trace_buffer) { .uid = bl->b[i]->id, .backend = bl->backend[i],
+                                           .usage = (int32_t) tg_buffer_get_usage(bl->b[i]),
+                                           .size = tg_buffer_get_size(bl->b[i]), .buft = "" };
+        snprintf(tb[i].buft, sizeof(tb[i].buft), "%s", tg_buffer_name(bl->b[i]));
+    }
+}
+
 static bool same_buffer(const struct tg_trace_buffer * a, const struct tg_trace_buffer * b) {
     return a->uid == b->uid && a->backend == b->backend && a->usage == b->usage && a->size == b->size &&
            !strcmp(a->buft, b->buft);
@@ -471,8 +576,13 @@ static void write_alloc_record(struct tg_trace_recorder * r, struct rec_sched * 
         if (!same_alloc(&al[i], &s->abase[i])) ch[nc++] = i;
         if (nc > DELTA_MAX_CHANGED(n)) ch = NULL;
     }
+    s->n_ach = -1;
     if (ch) {
-        tg_trace_write_alloc_delta(r->w, s->graph_id, (uint32_t) s->sched_id, s->abase_id, tb, nb, al, n, ch, nc);
+        if (tg_trace_write_alloc_delta(r->w, s->graph_id, (uint32_t) s->sched_id, s->abase_id, tb, nb, al, n, ch, nc) == TG_OK &&
+            TG_GROW(s->ach, s->cap_ach, (size_t) (nc ? nc : 1))) {
+            memcpy(s->ach, ch, (size_t) nc * sizeof(*ch));
+            s->n_ach = nc;
+        }
         return;
     }
     if (tg_trace_write_alloc(r->w, s->graph_id, (uint32_t) s->sched_id, tb, nb, al, n) != TG_OK) return;
@@ -482,6 +592,7 @@ static void write_alloc_record(struct tg_trace_recorder * r, struct rec_sched * 
     s->abase_n = n;
     s->abase_nb = nb;
     s->abase_id = s->graph_id;
+    s->n_ach = 0;
 }
 
 void tg_trace_rec_graph_alloc(struct tg_trace_recorder * r, const struct tg_obs_alloc_event * ev) {
@@ -490,9 +601,78 @@ void tg_trace_rec_graph_alloc(struct tg_trace_recorder * r, const struct tg_obs_
     tg_trace_writer_batch_end(r->w);
 }
 
+// The ALLOC record of a moved graph whose split event was recorded as a
+// move (the tensor list is the last ALLOC's): the moved tensors' entries made
+// again from the event, the others as last written. False (nothing written)
+// when the event's buffers or allocation infos are not the last ones'.
+static bool alloc_moved(struct tg_trace_recorder * r, struct rec_sched * s, const struct tg_obs_alloc_event * ev) {
+    if (!s->ainfo_ok || s->ainfo_n != ev->n_tensors || ev->n_buffers > s->al_nb || !map_moved(s, ev->moved, ev->n_moved))
+        return false;
+    struct buf_list bl = { .n = s->al_nb };
+    memcpy(bl.b, s->al_bufs, sizeof(bl.b));
+    memcpy(bl.backend, s->al_backend, sizeof(bl.backend));
+    for (int i = 0; i < ev->n_buffers; i++)   // the event's buffers come first, in its order
+        if (bl.b[i] != ev->buffers[i].buffer || bl.backend[i] != (ev->buffer_backend ? ev->buffer_backend[i] : -1)) return false;
+    const int * steps = map_steps(s, ev->alloc_graph);
+    const int n_steps = ev->alloc_graph ? ev->alloc_graph->n_nodes : 0;
+    for (int k = 0; k < ev->n_moved; k++) {
+        const int i = s->mv[k];
+        const struct tg_tensor * t = s->tensors[i];
+        uint64_t x;
+        if (tg_ptrmap_get(&s->ainfo, tg_ptrmap_key(t), &x)) {
+            if (ev->tensors[x].tensor != t) return false;
+            fill_alloc(&s->al[i], &ev->tensors[x], s, &bl, steps, n_steps);
+        } else {
+            fill_external(&s->al[i], t, &bl);
+        }
+    }
+    if (bl.n != s->al_nb) return false;   // a buffer the last record did not list
+    struct tg_trace_buffer tb[64];
+    fill_buffers(tb, &bl);
+    const int n = s->n_tensors;
+    int nc = 0;
+    int32_t * ch = s->n_ach >= 0 && s->abase_id && s->abase_n == n && s->abase_nb == bl.n ? changed_scratch(s, n) : NULL;
+    for (int i = 0; ch && i < bl.n; i++) if (!same_buffer(&tb[i], &s->abase_bufs[i])) ch = NULL;
+    if (!ch) {   // compared whole
+        write_alloc_record(r, s, tb, bl.n, s->al, n);
+        return true;
+    }
+    // the changes against the base: the last record's, but for the moved
+    // entries, compared again (both lists ascending)
+    const int32_t * mv = s->mv;
+    const int nm = ev->n_moved;
+    int a = 0, b = 0;
+    while (a < s->n_ach || b < nm) {
+        if (b < nm && b > 0 && mv[b] == mv[b - 1]) { b++; continue; }   // listed twice
+        const int32_t x = a < s->n_ach ? s->ach[a] : INT32_MAX, y = b < nm ? mv[b] : INT32_MAX;
+        if (x < y) { ch[nc++] = x; a++; continue; }
+        if (!same_alloc(&s->al[y], &s->abase[y])) ch[nc++] = y;
+        b++;
+        a += x == y;
+    }
+    if (nc > DELTA_MAX_CHANGED(n)) {
+        write_alloc_record(r, s, tb, bl.n, s->al, n);
+        return true;
+    }
+    s->n_ach = -1;
+    if (tg_trace_write_alloc_delta(r->w, s->graph_id, (uint32_t) s->sched_id, s->abase_id, tb, bl.n, s->al, n, ch, nc) == TG_OK &&
+        TG_GROW(s->ach, s->cap_ach, (size_t) (nc ? nc : 1))) {
+        memcpy(s->ach, ch, (size_t) nc * sizeof(*ch));
+        s->n_ach = nc;
+    }
+    return true;
+}
+
 static void graph_alloc(struct tg_trace_recorder * r, const struct tg_obs_alloc_event * ev) {
     struct rec_sched * s = tg_trace_rec_sched_state(r, ev->sched, ev->sched_id);
     if (!s || !ev->graph) return;
+    const bool moved = ev->moved && s->alloc_fast && s->split_fast && s->graph == ev->graph &&
+                       s->graph_seq == ev->graph_seq && s->moved_seq == ev->graph_seq && !ev->replanned;
+    s->alloc_fast = false;
+    if (moved && alloc_moved(r, s, ev)) {
+        s->alloc_fast = true;
+        return;
+    }
     if (s->graph != ev->graph || s->graph_seq != ev->graph_seq || s->graph_id == UINT32_MAX) {
         // no split event for this graph: record its structure now
         s->graph_id = r->next_graph_id++;
@@ -515,21 +695,17 @@ static void graph_alloc(struct tg_trace_recorder * r, const struct tg_obs_alloc_
             fill_alloc(&al[i], &ev->tensors[k], s, &bl, steps, ev->alloc_graph ? ev->alloc_graph->n_nodes : 0);
             continue;
         }
-        struct tg_buffer * b = tg_tensor_buffer(t);
-        void * base = b ? tg_buffer_get_base(b) : NULL;
-        al[i] = (struct tg_trace_alloc) { .buffer = buf_index(&bl, b, -1), .inplace_parent = TG_TRACE_NONE,
-            .offset = b && base && t->data ? (uint64_t) ((const char *) t->data - (const char *) base) : 0,
-            .size = tg_nbytes(t), .first_step = -1, .last_step = -1,
-            .flags = (b ? TG_TRACE_ALLOC_EXTERNAL : TG_TRACE_ALLOC_NONE) | (tg_cpu_is_packed(t) ? TG_TRACE_ALLOC_PACKED : 0) };
+        fill_external(&al[i], t, &bl);
     }
     struct tg_trace_buffer tb[64];
-    for (int i = 0; i < bl.n; i++) {
-        tb[i] = (struct tg_trace_buffer) { .uid = bl.b[i]->id, .backend = bl.backend[i],
-                                           .usage = (int32_t) tg_buffer_get_usage(bl.b[i]),
-                                           .size = tg_buffer_get_size(bl.b[i]), .buft = "" };
-        snprintf(tb[i].buft, sizeof(tb[i].buft), "%s", tg_buffer_name(bl.b[i]));
-    }
+    fill_buffers(tb, &bl);
     if (al) write_alloc_record(r, s, tb, bl.n, al, s->n_tensors);
+    if (al) {   // what a move repeats
+        memcpy(s->al_bufs, bl.b, sizeof(bl.b));
+        memcpy(s->al_backend, bl.backend, sizeof(bl.backend));
+        s->al_nb = bl.n;
+        s->alloc_fast = true;
+    }
     if (ev->replanned) {   // a new plan: compute buffers may have been reallocated (old tensors dangle)
         char msg[256];
         int at = snprintf(msg, sizeof(msg), "graph %u allocated on scheduler %llu with a new plan; compute buffers:",

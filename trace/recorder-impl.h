@@ -77,6 +77,28 @@ struct rec_sched {                 // what the recorder knows of one scheduler
     int                 steps_n;
     uint32_t            steps_gen;    // list_gen they were mapped with
     bool                steps_ok;
+    // A moved graph (the events' moved list: tg_sched_graph_moved) is the
+    // last graph again but for the moved tensors: their GRAPH and ALLOC
+    // entries are made again, the rest of the records repeat the last ones.
+    bool                split_fast;   // the last split event's records are known: cur/differs, pl and pch, n_grads
+    bool                alloc_fast;   // al[] holds the last ALLOC's entries, al_bufs/al_backend its buffers
+    uint64_t            moved_seq;    // graph_seq of the last split event recorded as a move
+    int32_t *           pch;          // the last placement's changes against pbase (n_pch; 0: pbase itself)
+    size_t              cap_pch;
+    int                 n_pch;
+    int32_t *           mv;           // the moved tensors' indices, ascending (n_mv), for the list in mv_of (the engine's
+    size_t              cap_mv;       //   array, the same every token; its entries in mv_keys)
+    struct tg_tensor * const * mv_of;
+    struct tg_tensor ** mv_keys;
+    size_t              cap_mv_keys;
+    int                 n_mv;
+    int                 n_grads;      // GRADS pairs of the last graph
+    int32_t *           ach;          // the last ALLOC's changes against abase (n_ach; 0: abase itself; -1: unknown)
+    size_t              cap_ach;
+    int                 n_ach;
+    const struct tg_buffer * al_bufs[64];   // the last ALLOC's buffer list, in index order
+    int                 al_backend[64];
+    int                 al_nb;
 };
 // Frees a scheduler state's buffers.
 void tg_trace_rec_sched_free(struct rec_sched * s);

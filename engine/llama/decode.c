@@ -227,7 +227,9 @@ bool tg_llama_context_flash_attn(const struct tg_llama_context * c) {
 
 // Moves the last graph's position views from ug.pos0 to pos0 (the K/V
 // stores write the cells of the new positions; nothing else in the graph
-// depends on them: positions and the mask are inputs).
+// depends on them: positions and the mask are inputs). A VIEW's parameter
+// (its offset into its source, tg_view_*) follows, so the moved graph is
+// the graph building it at pos0 gives.
 static void move_graph(struct tg_llama_context * c, int32_t pos0) {
     const ptrdiff_t d = (ptrdiff_t) pos0 - (ptrdiff_t) c->ug.pos0;
     for (int i = 0; i < c->ug.n_pos_views; i++) {
@@ -235,6 +237,13 @@ static void move_graph(struct tg_llama_context * c, int32_t pos0) {
         const ptrdiff_t by = d * (ptrdiff_t) c->ug.pos_steps[i];
         t->data = (char *) t->data + by;
         t->view_offs = (size_t) ((ptrdiff_t) t->view_offs + by);
+    }
+    for (int i = 0; i < c->ug.n_pos_views; i++) {
+        struct tg_tensor * t = c->ug.pos_views[i];
+        const struct tg_tensor * a = t->src[0];
+        if (t->op != TG_OP_VIEW || !a) continue;
+        const size_t offset = t->view_offs - (a->view_src ? a->view_offs : 0);
+        memcpy(t->op_params, &offset, sizeof(offset));
     }
     c->ug.pos0 = pos0;
 }
@@ -275,7 +284,8 @@ static enum tg_status decode_ubatch(struct tg_llama_context * c, const struct tg
     double t1 = tg_llama_time_ms();
     tg_llama_exec_marker(c->exec, T, p0, u0 / c->params.n_ubatch, b->n_tokens, b->pos0, fa);
     if (!reuse) st = tg_llama_exec_alloc(c->exec, c->ug.graph);
-    else if (watched) st = tg_llama_exec_moved(c->exec, c->ug.graph);   // observers see it as a new graph, placed and allocated
+    else if (watched)   // observers see it as a new graph, placed and allocated, told which views moved
+        st = tg_llama_exec_moved(c->exec, c->ug.graph, c->ug.pos_views, c->ug.n_pos_views);
     if (st) return st;
     if ((st = set_inputs(c, b, u0))) return st;
     double t2 = tg_llama_time_ms();

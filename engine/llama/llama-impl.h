@@ -172,7 +172,8 @@ void tg_llama_exec_free(struct tg_llama_exec * e);
 // Plans and assigns memory for every tensor of g (nodes and inputs).
 enum tg_status tg_llama_exec_alloc(struct tg_llama_exec * e, struct tg_graph * g);
 // The allocated graph had its position views moved (tg_sched_graph_moved).
-enum tg_status tg_llama_exec_moved(struct tg_llama_exec * e, struct tg_graph * g);
+enum tg_status tg_llama_exec_moved(struct tg_llama_exec * e, struct tg_graph * g, struct tg_tensor * const * moved,
+                                   int n_moved);
 enum tg_status tg_llama_exec_set(struct tg_llama_exec * e, struct tg_tensor * t, const void * data, size_t size);
 enum tg_status tg_llama_exec_get(struct tg_llama_exec * e, const struct tg_tensor * t, void * data, size_t offset, size_t size);
 enum tg_status tg_llama_exec_compute(struct tg_llama_exec * e, struct tg_graph * g, const struct tg_llama_exec_hooks * hooks);

@@ -390,7 +390,10 @@ enum tg_status tg_llama_exec_reserve(struct tg_llama_exec * e, struct tg_graph *
 
 void tg_llama_exec_reset(struct tg_llama_exec * e) { tg_sched_reset(e->sched); }
 
-enum tg_status tg_llama_exec_moved(struct tg_llama_exec * e, struct tg_graph * g) { return tg_sched_graph_moved(e->sched, g); }
+enum tg_status tg_llama_exec_moved(struct tg_llama_exec * e, struct tg_graph * g, struct tg_tensor * const * moved,
+                                   int n_moved) {
+    return tg_sched_graph_moved(e->sched, g, moved, n_moved);
+}
 
 enum tg_status tg_llama_exec_alloc(struct tg_llama_exec * e, struct tg_graph * g) {
     return tg_sched_alloc_graph(e->sched, g);

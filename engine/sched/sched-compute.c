@@ -39,6 +39,7 @@ void tg_sched_emit_split(struct tg_sched * s) {
         .n_backends = s->n_backends, .backends = s->backends,
         .nodes = s->node_pl, .leafs = s->leaf_pl,
         .n_splits = s->n_splits, .splits = s->splits, .n_copies = s->n_copies,
+        .moved = s->moved, .n_moved = s->n_moved,
     };
     EMIT(s, on_graph_split, &ev);
 }
@@ -59,6 +60,7 @@ void tg_sched_emit_alloc(struct tg_sched * s) {
         .n_tensors = tg_gallocr_n_tensors(s->galloc),
         .tensors = tg_gallocr_tensor_info(s->galloc, 0),
         .alloc_graph = &s->gcopy,
+        .moved = s->moved, .n_moved = s->n_moved,
     };
     EMIT(s, on_graph_alloc, &ev);
 }

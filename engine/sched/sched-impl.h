@@ -67,6 +67,8 @@ struct tg_sched {
     int *                   gc_leaf_ids;
     int *                   gc_user_index; // [gcopy.n_nodes]: user node index, -1 for copies
     bool                    replanned;
+    struct tg_tensor * const * moved;   // during tg_sched_graph_moved's events: what the caller moved
+    int                     n_moved;
 
     bool                    poison;
     int *                   poison_start;  // [gcopy steps + 1] offsets into poison_idx

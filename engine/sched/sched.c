@@ -85,15 +85,22 @@ enum tg_status tg_sched_alloc_graph(struct tg_sched * s, struct tg_graph * g) {
     return TG_OK;
 }
 
-enum tg_status tg_sched_graph_moved(struct tg_sched * s, struct tg_graph * g) {
+enum tg_status tg_sched_graph_moved(struct tg_sched * s, struct tg_graph * g, struct tg_tensor * const * moved,
+                                    int n_moved) {
     if (!s || !g) return tg_error(TG_ERR_INVALID_ARG, "tg_sched_graph_moved: NULL scheduler or graph");
+    if (n_moved < 0 || (n_moved > 0 && !moved))
+        return tg_error(TG_ERR_INVALID_ARG, "tg_sched_graph_moved: %d moved tensors%s", n_moved, moved ? "" : " but no list");
     if (!s->allocated || s->graph != g) return tg_sched_alloc_graph(s, g);
     s->replanned = false;
     s->graph_seq++;
     if (__builtin_expect(s->n_obs != 0 || tg_obs_n_global != 0, 0)) {
         tg_gallocr_refresh_offsets(s->galloc);   // the moved views' offsets, as observers read them
+        s->moved = moved;
+        s->n_moved = moved ? n_moved : 0;
         tg_sched_emit_split(s);
         tg_sched_emit_alloc(s);
+        s->moved = NULL;
+        s->n_moved = 0;
     }
     return TG_OK;
 }

@@ -56,7 +56,7 @@ static long long file_size(const char * path) {
 
 struct cfg { const char * name; bool attach; bool hashes; const char * contents; bool views; bool sketches; };
 
-struct result { double pp_ms, tg_ms, pp_cpu, tg_cpu, tg_rec, tg_view, tg_wait, tg_thread; long long bytes; int evals; };
+struct result { double pp_ms, tg_ms, pp_cpu, tg_cpu, tg_rec, tg_graph, tg_view, tg_wait, tg_thread; long long bytes; int evals; };
 
 static bool run_once(struct tg_llama_model * model, const struct cfg * c, int n_pp, int n_tg, int n_threads,
                      struct result * r) {
@@ -99,6 +99,7 @@ static bool run_once(struct tg_llama_model * model, const struct cfg * c, int n_
     r->tg_cpu = (cpu_ms() - c0) / n_tg;
     tg_trace_recorder_get_stats(rec, &st1);
     r->tg_rec = (double) (st1.hook_ns - st0.hook_ns) / 1e6 / n_tg;   // the recorder's callbacks, per token
+    r->tg_graph = (double) ((st1.hook_ns - st1.node_ns) - (st0.hook_ns - st0.node_ns)) / 1e6 / n_tg;   // of tg_rec: graph and compute events
     r->tg_view = (double) (st1.view_ns - st0.view_ns) / 1e6 / n_tg;  // hashing view nodes (either thread)
     r->tg_wait = (double) (st1.wait_ns - st0.wait_ns) / 1e6 / n_tg;  // of tg_rec: waiting for the hashing thread
     r->tg_thread = (double) (st1.thread_ns - st0.thread_ns) / 1e6 / n_tg;   // hashing beside the computation
@@ -175,8 +176,9 @@ static int bench_model(const char * model_arg, int n_pp, int n_tg, int n_threads
     double * view_run = calloc((size_t) reps * NCFG, sizeof(double));  // hashing views
     double * wait_run = calloc((size_t) reps * NCFG, sizeof(double));  // waiting for the hashing thread
     double * thr_run = calloc((size_t) reps * NCFG, sizeof(double));   // the hashing thread's time
-    if (!tg_run || !pp_run || !rec_run || !view_run || !wait_run || !thr_run) {
-        free(tg_run); free(pp_run); free(rec_run); free(view_run); free(wait_run); free(thr_run);
+    double * graph_run = calloc((size_t) reps * NCFG, sizeof(double)); // graph and compute events
+    if (!tg_run || !pp_run || !rec_run || !view_run || !wait_run || !thr_run || !graph_run) {
+        free(tg_run); free(pp_run); free(rec_run); free(view_run); free(wait_run); free(thr_run); free(graph_run);
         tg_llama_model_free(model); return 1;
     }
     bool want[NCFG];
@@ -192,6 +194,7 @@ static int bench_model(const char * model_arg, int n_pp, int n_tg, int n_threads
             rec_run[rep * NCFG + k] = r.tg_rec;
             view_run[rep * NCFG + k] = r.tg_view;
             wait_run[rep * NCFG + k] = r.tg_wait;
+            graph_run[rep * NCFG + k] = r.tg_graph;
             thr_run[rep * NCFG + k] = r.tg_thread;
             pp_run[rep * NCFG + k] = r.pp_ms;
             if (r.pp_ms < best[k].pp_ms) best[k].pp_ms = r.pp_ms;
@@ -216,8 +219,8 @@ static int bench_model(const char * model_arg, int n_pp, int n_tg, int n_threads
     printf("wall: best elapsed time; cpu: best CPU time of the process (all threads), steadier on a loaded machine\n");
     if (!only_cfg) {
         printf("\npaired overheads (each round runs every configuration back to back; median over %d rounds):\n", reps);
-        printf("%-8s %12s %12s %18s %14s %12s %10s %10s %10s\n", "config", "pp ovh", "tg ovh", "tg quartiles",
-               "recorder ms/tok", "of untraced", "views ms", "wait ms", "thread ms");
+        printf("%-8s %12s %12s %18s %14s %12s %10s %10s %10s %10s\n", "config", "pp ovh", "tg ovh", "tg quartiles",
+               "recorder ms/tok", "of untraced", "graph ms", "views ms", "wait ms", "thread ms");
         double tg_med[NCFG] = {0};
         double * r0 = malloc((size_t) reps * sizeof(double));
         for (int rep = 0; r0 && rep < reps; rep++) r0[rep] = tg_run[rep * NCFG];
@@ -228,7 +231,11 @@ static int bench_model(const char * model_arg, int n_pp, int n_tg, int n_threads
             double * rt = malloc((size_t) reps * sizeof(double)), * rp = malloc((size_t) reps * sizeof(double));
             double * rr = malloc((size_t) reps * sizeof(double)), * rv = malloc((size_t) reps * sizeof(double));
             double * rw = malloc((size_t) reps * sizeof(double)), * rh = malloc((size_t) reps * sizeof(double));
-            if (!rt || !rp || !rr || !rv || !rw || !rh) { free(rt); free(rp); free(rr); free(rv); free(rw); free(rh); break; }
+            double * rg = malloc((size_t) reps * sizeof(double));
+            if (!rt || !rp || !rr || !rv || !rw || !rh || !rg) {
+                free(rt); free(rp); free(rr); free(rv); free(rw); free(rh); free(rg);
+                break;
+            }
             for (int rep = 0; rep < reps; rep++) {
                 rt[rep] = tg_run[rep * NCFG + k] / tg_run[rep * NCFG] - 1.0;
                 rp[rep] = pp_run[rep * NCFG + k] / pp_run[rep * NCFG] - 1.0;
@@ -236,13 +243,16 @@ static int bench_model(const char * model_arg, int n_pp, int n_tg, int n_threads
                 rv[rep] = view_run[rep * NCFG + k];
                 rw[rep] = wait_run[rep * NCFG + k];
                 rh[rep] = thr_run[rep * NCFG + k];
+                rg[rep] = graph_run[rep * NCFG + k];
             }
             tg_med[k] = median(rt, reps);   // sorts rt
             const double rec_med = median(rr, reps);
-            printf("%-8s %11.1f%% %11.1f%%   %6.1f%% .. %5.1f%% %14.3f %11.1f%% %10.3f %10.3f %10.3f\n", cfgs[k].name,
+            printf("%-8s %11.1f%% %11.1f%%   %6.1f%% .. %5.1f%% %14.3f %11.1f%% %10.3f %10.3f %10.3f %10.3f\n", cfgs[k].name,
                    100.0 * median(rp, reps), 100.0 * tg_med[k], 100.0 * rt[reps / 4],
                    100.0 * rt[(3 * reps) / 4 < reps ? (3 * reps) / 4 : reps - 1], rec_med,
-                   none_med > 0 ? 100.0 * rec_med / none_med : 0.0, median(rv, reps), median(rw, reps), median(rh, reps));
+                   none_med > 0 ? 100.0 * rec_med / none_med : 0.0, median(rg, reps), median(rv, reps), median(rw, reps),
+                   median(rh, reps));
+            free(rg);
             free(rw);
             free(rh);
             free(rt);
@@ -258,7 +268,8 @@ static int bench_model(const char * model_arg, int n_pp, int n_tg, int n_threads
                100.0 * tg_med[2], 100.0 * ovh_best, tg_med[2] < 0.10 ? "met" : "NOT met");
         printf("recorder ms/tok: time in the recorder's callbacks per generated token (median; the engine waits for\n"
                "them, so it is what tracing adds to the wall time, measured inside the run); of untraced: that time\n"
-               "against the untraced run's median ms/token; views ms: time per token hashing view nodes (the KV-cache\n"
+               "against the untraced run's median ms/token; graph ms: of it, the graph, allocation and compute events\n"
+               "(the graph's description, placement, buffers and offsets; the rest is node events); views ms: time per token hashing view nodes (the KV-cache\n"
                "views grow with the context); wait ms: of the recorder's time, waiting for its hashing thread; thread\n"
                "ms: that thread's time per token, beside the computation (0: hashing in the callbacks, when the\n"
                "engine's threads leave no CPU free; TGDB_TRACE_HASH_THREAD=0|1 forces it)\n");
@@ -268,6 +279,7 @@ static int bench_model(const char * model_arg, int n_pp, int n_tg, int n_threads
     free(rec_run);
     free(view_run);
     free(wait_run);
+    free(graph_run);
     free(thr_run);
     tg_llama_model_free(model);
     return 0;

@@ -59,6 +59,12 @@ struct tg_obs_split_event {            // on_graph_split (after placement and sp
     int                n_splits;
     const struct tg_sched_split * splits;      // [n_splits]
     int                n_copies;
+    // Set by tg_sched_graph_moved with a list: this graph is the one of the
+    // scheduler's last events (graph_seq - 1) again, placed, split and
+    // allocated alike, except that these tensors' data and view_offs (and
+    // so their allocation offsets) changed. NULL: anything may have changed.
+    struct tg_tensor * const * moved;
+    int                n_moved;
 };
 
 struct tg_obs_alloc_event {            // on_graph_alloc (after intermediates are placed)
@@ -73,6 +79,12 @@ struct tg_obs_alloc_event {            // on_graph_alloc (after intermediates ar
     int                n_tensors;
     const struct tg_alloc_tensor_info * tensors;  // [n_tensors]; steps index alloc_graph's nodes
     struct tg_graph *  alloc_graph;    // the scheduler's graph copy (copies + split nodes)
+    // Set by tg_sched_graph_moved with a list: this graph is the one of the
+    // scheduler's last events (graph_seq - 1) again, placed, split and
+    // allocated alike, except that these tensors' data and view_offs (and
+    // so their allocation offsets) changed. NULL: anything may have changed.
+    struct tg_tensor * const * moved;
+    int                n_moved;
 };
 
 struct tg_obs_compute_event {          // on_compute_begin / on_compute_end

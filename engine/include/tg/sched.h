@@ -98,9 +98,13 @@ enum tg_status tg_sched_alloc_graph(struct tg_sched * sched, struct tg_graph * g
 // allocator does not plan (a KV cache's store views), counts as a new graph
 // with the same placement and allocation: observers get its split and
 // alloc events again (a new graph_seq), as after tg_sched_alloc_graph, at
-// a fraction of its cost. When g is not the graph allocated last (or the
-// scheduler was reset), tg_sched_alloc_graph(sched, g).
-enum tg_status tg_sched_graph_moved(struct tg_sched * sched, struct tg_graph * g);
+// a fraction of its cost. moved[0..n_moved) names every tensor whose data
+// and view_offs the caller changed (nothing else of g changed): the events
+// pass the list on, so observers update those entries alone (NULL: the
+// caller does not say; observers compare everything). When g is not the
+// graph allocated last (or the scheduler was reset), tg_sched_alloc_graph(sched, g).
+enum tg_status tg_sched_graph_moved(struct tg_sched * sched, struct tg_graph * g, struct tg_tensor * const * moved,
+                                    int n_moved);
 // Computes g, allocating it first if it is not the graph last allocated.
 // Returns TG_ERR_ABORTED when the eval callback stopped it.
 enum tg_status tg_sched_graph_compute(struct tg_sched * sched, struct tg_graph * g);
