@@ -61,8 +61,9 @@ struct tg_obs_split_event {            // on_graph_split (after placement and sp
     int                n_copies;
     // Set by tg_sched_graph_moved with a list: this graph is the one of the
     // scheduler's last events (graph_seq - 1) again, placed, split and
-    // allocated alike, except that these tensors' data and view_offs (and
-    // so their allocation offsets) changed. NULL: anything may have changed.
+    // allocated alike, except that these tensors' data and view_offs (a
+    // VIEW's offset parameter with them, and so their allocation offsets)
+    // changed. NULL: anything may have changed.
     struct tg_tensor * const * moved;
     int                n_moved;
 };
@@ -81,8 +82,9 @@ struct tg_obs_alloc_event {            // on_graph_alloc (after intermediates ar
     struct tg_graph *  alloc_graph;    // the scheduler's graph copy (copies + split nodes)
     // Set by tg_sched_graph_moved with a list: this graph is the one of the
     // scheduler's last events (graph_seq - 1) again, placed, split and
-    // allocated alike, except that these tensors' data and view_offs (and
-    // so their allocation offsets) changed. NULL: anything may have changed.
+    // allocated alike, except that these tensors' data and view_offs (a
+    // VIEW's offset parameter with them, and so their allocation offsets)
+    // changed. NULL: anything may have changed.
     struct tg_tensor * const * moved;
     int                n_moved;
 };

@@ -99,7 +99,8 @@ enum tg_status tg_sched_alloc_graph(struct tg_sched * sched, struct tg_graph * g
 // with the same placement and allocation: observers get its split and
 // alloc events again (a new graph_seq), as after tg_sched_alloc_graph, at
 // a fraction of its cost. moved[0..n_moved) names every tensor whose data
-// and view_offs the caller changed (nothing else of g changed): the events
+// and view_offs (a VIEW's offset parameter with them) the caller changed
+// (nothing else of g changed): the events
 // pass the list on, so observers update those entries alone (NULL: the
 // caller does not say; observers compare everything). When g is not the
 // graph allocated last (or the scheduler was reset), tg_sched_alloc_graph(sched, g).
