@@ -565,6 +565,18 @@ static bool same_alloc(const struct tg_trace_alloc * a, const struct tg_trace_al
            a->size == b->size && a->first_step == b->first_step && a->last_step == b->last_step && a->flags == b->flags;
 }
 
+// ALLOC_DELTA against abase with changes ch[0..nc), kept for a move to
+// repeat (s->ach; -1 when not written or not kept).
+static void write_alloc_delta(struct tg_trace_recorder * r, struct rec_sched * s, const struct tg_trace_buffer * tb, int nb,
+                              const struct tg_trace_alloc * al, int n, const int32_t * ch, int nc) {
+    s->n_ach = -1;
+    if (tg_trace_write_alloc_delta(r->w, s->graph_id, (uint32_t) s->sched_id, s->abase_id, tb, nb, al, n, ch, nc) == TG_OK &&
+        TG_GROW(s->ach, s->cap_ach, (size_t) (nc ? nc : 1))) {
+        memcpy(s->ach, ch, (size_t) nc * sizeof(*ch));
+        s->n_ach = nc;
+    }
+}
+
 // ALLOC, or ALLOC_DELTA against the scheduler's last full one (same buffers).
 static void write_alloc_record(struct tg_trace_recorder * r, struct rec_sched * s, const struct tg_trace_buffer * tb,
                                int nb, const struct tg_trace_alloc * al, int n) {
@@ -578,11 +590,7 @@ static void write_alloc_record(struct tg_trace_recorder * r, struct rec_sched * 
     }
     s->n_ach = -1;
     if (ch) {
-        if (tg_trace_write_alloc_delta(r->w, s->graph_id, (uint32_t) s->sched_id, s->abase_id, tb, nb, al, n, ch, nc) == TG_OK &&
-            TG_GROW(s->ach, s->cap_ach, (size_t) (nc ? nc : 1))) {
-            memcpy(s->ach, ch, (size_t) nc * sizeof(*ch));
-            s->n_ach = nc;
-        }
+        write_alloc_delta(r, s, tb, nb, al, n, ch, nc);
         return;
     }
     if (tg_trace_write_alloc(r->w, s->graph_id, (uint32_t) s->sched_id, tb, nb, al, n) != TG_OK) return;
@@ -654,12 +662,7 @@ static bool alloc_moved(struct tg_trace_recorder * r, struct rec_sched * s, cons
         write_alloc_record(r, s, tb, bl.n, s->al, n);
         return true;
     }
-    s->n_ach = -1;
-    if (tg_trace_write_alloc_delta(r->w, s->graph_id, (uint32_t) s->sched_id, s->abase_id, tb, bl.n, s->al, n, ch, nc) == TG_OK &&
-        TG_GROW(s->ach, s->cap_ach, (size_t) (nc ? nc : 1))) {
-        memcpy(s->ach, ch, (size_t) nc * sizeof(*ch));
-        s->n_ach = nc;
-    }
+    write_alloc_delta(r, s, tb, bl.n, s->al, n, ch, nc);
     return true;
 }
 
