@@ -11,12 +11,34 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
-// XXH3 compiled here, for this machine's vector unit (the shared library is
-// built for baseline x86-64; inlined, XXH3 uses AVX2/AVX-512 when compiled with them).
+// XXH3 compiled here (the shared library is built for baseline x86-64): inlined,
+// it takes the widest vector unit the build targets; a baseline build calls
+// hash-xxh.c's AVX2 copy where the engine's SIMD level (sk_path) has AVX2.
 #define XXH_INLINE_ALL
 #include <xxhash.h>
+#include "hash-xxh.h"
 
 #define CHUNK 1024   // elements converted at a time (stack buffers)
+
+static int sk_path(void);
+
+// XXH3-64 of n bytes, and a streaming update, at the width `path` (sk_path)
+// allows: the same hash on every path.
+static inline uint64_t xxh3_64(const void * p, size_t n, int path) {
+#if defined(__x86_64__) && !defined(__AVX2__)
+    if (path >= 1) return tg_trace_xxh3_avx2(p, n);
+#endif
+    (void) path;
+    return XXH3_64bits(p, n);
+}
+
+static inline void xxh3_update(XXH3_state_t * st, const void * p, size_t n, int path) {
+#if defined(__x86_64__) && !defined(__AVX2__)
+    if (path >= 1) { tg_trace_xxh3_update_avx2(st, p, n); return; }
+#endif
+    (void) path;
+    (void) XXH3_64bits_update(st, p, n);
+}
 
 struct layout {
     int64_t bs;        // elements per block
@@ -134,19 +156,25 @@ static void for_each_row(const uint8_t * data, const int64_t ne[4], const size_t
     if (at) fn(stage, at, user);
 }
 
-static void hash_row(const uint8_t * p, size_t n, void * user) { XXH3_64bits_update(user, p, n); }
+struct hash_state { XXH3_state_t st; int path; };
+
+static void hash_row(const uint8_t * p, size_t n, void * user) {
+    struct hash_state * h = user;
+    xxh3_update(&h->st, p, n, h->path);
+}
 
 uint64_t tg_trace_hash_data(const void * data, int type, const int64_t ne[4], const size_t nb[4]) {
     struct layout L;
     if (!data || !ne || !nb || !get_layout(type, ne, nb, &L)) return 0;
+    const int path = sk_path();
     if (L.contiguous) {
         size_t total = L.row_bytes * (size_t) ne[1] * (size_t) ne[2] * (size_t) ne[3];
-        return XXH3_64bits(data, total);
+        return xxh3_64(data, total, path);
     }
-    XXH3_state_t st;
-    XXH3_64bits_reset(&st);
-    for_each_row(data, ne, nb, &L, hash_row, &st);
-    return XXH3_64bits_digest(&st);
+    struct hash_state h = { .path = path };
+    XXH3_64bits_reset(&h.st);
+    for_each_row(data, ne, nb, &L, hash_row, &h);
+    return XXH3_64bits_digest(&h.st);
 }
 
 uint64_t tg_trace_hash_tensor(const struct tg_tensor * t) {
@@ -632,9 +660,99 @@ FUSED_INLINE void fused_avx2(struct acc * a, const uint8_t * p, size_t n, bool h
     a->n += n;
 }
 
+// The same pass at AVX-512: one register holds the 16 lanes the AVX2 pass
+// keeps in two, so every lane sees the same operations in the same order
+// (masks for the zero count, the signs and the non-finite lanes): the same bits.
+#define FUSED512_INLINE static inline __attribute__((always_inline, target("avx512f,avx2,avx,f16c")))
+
+FUSED512_INLINE __m512 fused_load512(const uint8_t * p, size_t i, bool half) {
+    if (half) return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) (const void *) (p + 2 * i)));
+    return _mm512_loadu_ps((const float *) (const void *) (p + 4 * i));
+}
+
+FUSED512_INLINE void fused_avx512(struct acc * a, const uint8_t * p, size_t n, bool half, bool sketch) {
+    struct sk * k = a->sk;
+    const __m512 zero = _mm512_setzero_ps();
+    const __m512i expo = _mm512_set1_epi32(0x7F800000), top = _mm512_set1_epi32((int) 0x80000000u);
+    const __m512i one = _mm512_set1_epi32(1);
+    __m512 mn = _mm512_set1_ps((float) a->min), mx = _mm512_set1_ps((float) a->max);
+    uint64_t b = sketch ? k->pos / SK_LANES : 0;
+    size_t i = 0;
+    while (i + LANES <= n) {
+        const size_t i0 = i;
+        const size_t end = i + 256 * LANES < n ? i + 256 * LANES : n - (n - i) % LANES;
+        __m512 s = zero, q = zero;
+        __m512i z = _mm512_setzero_si512();
+        while (i < end) {
+            size_t stop = end;
+            if (sketch) {
+                if (k->nblk == SK_FOLD) sk_fold(k);
+                const size_t room = (size_t) (SK_FOLD - k->nblk) * LANES;
+                if (stop - i > room) stop = i + room;
+                k->nblk += (uint32_t) ((stop - i) / LANES);
+            }
+            for (; i < stop; i += LANES) {
+                const __m512 v = fused_load512(p, i, half);
+                z = _mm512_mask_add_epi32(z, _mm512_cmp_ps_mask(v, zero, _CMP_EQ_OQ), z, one);
+                mn = _mm512_min_ps(v, mn);   // v < mn ? v : mn
+                mx = _mm512_max_ps(v, mx);   // v > mx ? v : mx
+                s = _mm512_add_ps(s, v);
+                q = _mm512_add_ps(q, _mm512_mul_ps(v, v));
+                if (sketch) {   // lane j's sign: bit 16 + j of the packed fields; non-finite lanes add +0
+                    const uint32_t h = sk_fields(b++);
+                    const unsigned pi = sk_part_index(h);
+                    float * dst = k->part[pi];
+                    const __m512i wi = _mm512_castps_si512(v);
+                    const __m512i w = _mm512_mask_xor_epi32(wi, (__mmask16) (h >> 16), wi, top);
+                    const __mmask16 fin = _mm512_cmpneq_epi32_mask(_mm512_and_si512(wi, expo), expo);
+                    k->used |= 1ull << pi;
+                    _mm512_store_ps(dst, _mm512_add_ps(_mm512_load_ps(dst), _mm512_castsi512_ps(_mm512_maskz_mov_epi32(fin, w))));
+                }
+            }
+        }
+        float sv[LANES], ssv[LANES];
+        uint32_t zc[LANES];
+        _mm512_storeu_ps(sv, s);
+        _mm512_storeu_ps(ssv, q);
+        _mm512_storeu_si512((void *) zc, z);
+        double bs = 0, bss = 0;
+        for (int j = 0; j < LANES; j++) { bs += sv[j]; bss += ssv[j]; }
+        if (!isfinite(bs) || !isfinite(bss)) {   // again, masking NaN and infinities
+            float tmp[256 * LANES];
+            if (half) tg_fp16_to_fp32_row((const tg_fp16_t *) (const void *) (p + 2 * i0), tmp, (int64_t) (end - i0));
+            else memcpy(tmp, p + 4 * i0, 4 * (end - i0));
+            acc_block_masked(a, tmp, end - i0, &bs, &bss);
+        }
+        a->sum += bs; a->sumsq += bss;
+        for (int j = 0; j < LANES; j++) a->n_zero += zc[j];
+    }
+    if (sketch) k->pos = b * SK_LANES;
+    float mnv[LANES], mxv[LANES];
+    _mm512_storeu_ps(mnv, mn);
+    _mm512_storeu_ps(mxv, mx);
+    double m0 = a->min, m1 = a->max;
+    for (int j = 0; j < LANES; j++) { if (mnv[j] < m0) m0 = mnv[j]; if (mxv[j] > m1) m1 = mxv[j]; }
+    a->min = m0; a->max = m1;
+    for (; i < n; i++) {   // tail, as fused_avx2's
+        float v;
+        if (half) tg_fp16_to_fp32_row((const tg_fp16_t *) (const void *) (p + 2 * i), &v, 1);
+        else memcpy(&v, p + 4 * i, 4);
+        bool is_nan = v != v, is_inf = fabsf(v) == INFINITY;
+        a->n_nan += is_nan; a->n_inf += is_inf; a->n_zero += v == 0.0f;
+        if (v < a->min) a->min = v;
+        if (v > a->max) a->max = v;
+        if (!is_nan && !is_inf) { a->sum += v; a->sumsq += (double) v * v; }
+        if (sketch) sk_one(k, v);
+    }
+    a->n += n;
+}
+
 __attribute__((target("avx2,avx,f16c"))) static void fused_f32(struct acc * a, const uint8_t * p, size_t n) { fused_avx2(a, p, n, false, true); }
 __attribute__((target("avx2,avx,f16c"))) static void fused_f16(struct acc * a, const uint8_t * p, size_t n) { fused_avx2(a, p, n, true, true); }
 __attribute__((target("avx2,avx,f16c"))) static void fused_f16_nosk(struct acc * a, const uint8_t * p, size_t n) { fused_avx2(a, p, n, true, false); }
+__attribute__((target("avx512f,avx2,avx,f16c"))) static void fused512_f32(struct acc * a, const uint8_t * p, size_t n) { fused_avx512(a, p, n, false, true); }
+__attribute__((target("avx512f,avx2,avx,f16c"))) static void fused512_f16(struct acc * a, const uint8_t * p, size_t n) { fused_avx512(a, p, n, true, true); }
+__attribute__((target("avx512f,avx2,avx,f16c"))) static void fused512_f16_nosk(struct acc * a, const uint8_t * p, size_t n) { fused_avx512(a, p, n, true, false); }
 #endif
 
 // Halves: the engine's row converter (F16C where the CPU has it) into a
@@ -645,6 +763,8 @@ static void acc_f16(struct acc * a, const uint8_t * p, size_t n) {
     for (size_t i = 0; i < n; i += CHUNK) {
         size_t k = n - i < CHUNK ? n - i : CHUNK;
 #if defined(__x86_64__)
+        if (a->path == 2 && !a->sk) { fused512_f16_nosk(a, p + 2 * i, k); continue; }
+        if (a->path == 2 && a->sk->pos % SK_LANES == 0) { fused512_f16(a, p + 2 * i, k); continue; }
         if (a->path >= 1 && !a->sk) { fused_f16_nosk(a, p + 2 * i, k); continue; }
         if (a->path >= 1 && a->sk->pos % SK_LANES == 0) { fused_f16(a, p + 2 * i, k); continue; }
 #endif
@@ -691,6 +811,7 @@ static void summary_row(const uint8_t * p, size_t nbytes, void * user) {
     switch (a->type) {
     case TG_TYPE_F32:
 #if defined(__x86_64__)
+        if (a->path == 2 && a->sk && a->sk->pos % SK_LANES == 0) { fused512_f32(a, p, (size_t) n); return; }
         if (a->path >= 1 && a->sk && a->sk->pos % SK_LANES == 0) { fused_f32(a, p, (size_t) n); return; }
 #endif
         acc_f32(a, p, (size_t) n);
@@ -748,7 +869,7 @@ static void both_row(const uint8_t * p, size_t n, void * user) {
     size_t piece = STAGE / b->a->ts * b->a->ts;
     for (size_t at = 0; at < n; at += piece) {
         size_t k = n - at < piece ? n - at : piece;
-        if (b->h) XXH3_64bits_update(b->h, p + at, k);
+        if (b->h) xxh3_update(b->h, p + at, k, b->a->path);
         summary_row(p + at, k, b->a);
     }
 }
@@ -842,7 +963,7 @@ bool tg_trace_hash_summarize_sketch(const void * data, int type, const int64_t n
         }
     }
     if (L.contiguous && total <= STAGE) {   // small and dense (most activations): no streaming state
-        if (hash) *hash = XXH3_64bits(data, total);
+        if (hash) *hash = xxh3_64(data, total, a.path);
         if (total) summary_row(data, total, &a);
     } else {
         XXH3_state_t st;

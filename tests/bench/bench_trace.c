@@ -62,6 +62,7 @@ static bool run_once(struct tg_llama_model * model, const struct cfg * c, int n_
                      struct result * r) {
     struct tg_llama_context_params cp = tg_llama_context_default_params();
     cp.n_ctx = n_pp + n_tg + 8;
+    if (n_pp > cp.n_batch) cp.n_batch = n_pp;   // the prompt in one call (micro-batches of n_ubatch)
     cp.n_threads = n_threads;
     // the same graph in every configuration: -fa auto would fuse attention in
     // the untraced run only (a trace keeps the kq nodes), mixing a graph change
