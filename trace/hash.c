@@ -563,6 +563,58 @@ static void acc_block_masked(struct acc * a, const float * x, size_t n, double *
     for (int j = 0; j < LANES; j++) { *bs += ds[j]; *bss += dss[j]; a->n_nan += nan[j]; a->n_inf += inf[j]; }
 }
 
+// What the one-pass loops share (plain C, inlined into each): the end of a
+// DEFINE_ACC block from its 16 lanes' float sums, squares and zero counts
+// (again in double, masking NaN and infinities, where the sums came out
+// non-finite); the lanes' extremes into the summary; the elements past the
+// last whole block.
+static inline __attribute__((always_inline)) void fused_block_end(struct acc * a, const float * s, const float * ss,
+                                                                  const uint32_t * zc, const uint8_t * p, size_t i0,
+                                                                  size_t end, bool half) {
+    double bs = 0, bss = 0;
+    for (int j = 0; j < LANES; j++) { bs += s[j]; bss += ss[j]; }
+    if (!isfinite(bs) || !isfinite(bss)) {   // again, masking NaN and infinities
+        float tmp[256 * LANES];
+        if (half) tg_fp16_to_fp32_row((const tg_fp16_t *) (const void *) (p + 2 * i0), tmp, (int64_t) (end - i0));
+        else memcpy(tmp, p + 4 * i0, 4 * (end - i0));
+        acc_block_masked(a, tmp, end - i0, &bs, &bss);
+    }
+    a->sum += bs; a->sumsq += bss;
+    for (int j = 0; j < LANES; j++) a->n_zero += zc[j];
+}
+
+// Where the blocks from i on must stop for the sketch's partials to fold
+// (every SK_FOLD blocks); counts the blocks up to there.
+static inline __attribute__((always_inline)) size_t fused_sketch_stop(struct sk * k, size_t i, size_t end) {
+    if (k->nblk == SK_FOLD) sk_fold(k);
+    const size_t room = (size_t) (SK_FOLD - k->nblk) * LANES;
+    const size_t stop = end - i > room ? i + room : end;
+    k->nblk += (uint32_t) ((stop - i) / LANES);
+    return stop;
+}
+
+static inline __attribute__((always_inline)) void fused_extremes(struct acc * a, const float * mn, const float * mx) {
+    double m0 = a->min, m1 = a->max;
+    for (int j = 0; j < LANES; j++) { if (mn[j] < m0) m0 = mn[j]; if (mx[j] > m1) m1 = mx[j]; }
+    a->min = m0; a->max = m1;
+}
+
+static inline __attribute__((always_inline)) void fused_tail(struct acc * a, const uint8_t * p, size_t i, size_t n,
+                                                             bool half, bool sketch) {
+    for (; i < n; i++) {   // as DEFINE_ACC's and sk_f32's
+        float v;
+        if (half) tg_fp16_to_fp32_row((const tg_fp16_t *) (const void *) (p + 2 * i), &v, 1);
+        else memcpy(&v, p + 4 * i, 4);
+        bool is_nan = v != v, is_inf = fabsf(v) == INFINITY;
+        a->n_nan += is_nan; a->n_inf += is_inf; a->n_zero += v == 0.0f;
+        if (v < a->min) a->min = v;
+        if (v > a->max) a->max = v;
+        if (!is_nan && !is_inf) { a->sum += v; a->sumsq += (double) v * v; }
+        if (sketch) sk_one(a->sk, v);
+    }
+    a->n += n;
+}
+
 #define FUSED_INLINE static inline __attribute__((always_inline, target("avx2,avx,f16c")))
 
 FUSED_INLINE __m256 fused_load(const uint8_t * p, size_t i, bool half) {
@@ -587,13 +639,7 @@ FUSED_INLINE void fused_avx2(struct acc * a, const uint8_t * p, size_t n, bool h
         __m256 s0 = zero, s1 = zero, q0 = zero, q1 = zero;
         __m256i z0 = _mm256_setzero_si256(), z1 = z0;
         while (i < end) {
-            size_t stop = end;
-            if (sketch) {
-                if (k->nblk == SK_FOLD) sk_fold(k);
-                const size_t room = (size_t) (SK_FOLD - k->nblk) * LANES;
-                if (stop - i > room) stop = i + room;
-                k->nblk += (uint32_t) ((stop - i) / LANES);
-            }
+            const size_t stop = sketch ? fused_sketch_stop(k, i, end) : end;
             for (; i < stop; i += LANES) {
                 const __m256 v0 = fused_load(p, i, half), v1 = fused_load(p, i + 8, half);
                 z0 = _mm256_sub_epi32(z0, _mm256_castps_si256(_mm256_cmp_ps(v0, zero, _CMP_EQ_OQ)));
@@ -623,41 +669,14 @@ FUSED_INLINE void fused_avx2(struct acc * a, const uint8_t * p, size_t n, bool h
         _mm256_storeu_ps(s, s0); _mm256_storeu_ps(s + 8, s1);
         _mm256_storeu_ps(ss, q0); _mm256_storeu_ps(ss + 8, q1);
         _mm256_storeu_si256((__m256i *) (void *) zc, z0); _mm256_storeu_si256((__m256i *) (void *) (zc + 8), z1);
-        double bs = 0, bss = 0;
-        for (int j = 0; j < LANES; j++) { bs += s[j]; bss += ss[j]; }
-        if (!isfinite(bs) || !isfinite(bss)) {   // again, masking NaN and infinities
-            if (half) {
-                float tmp[256 * LANES];
-                tg_fp16_to_fp32_row((const tg_fp16_t *) (const void *) (p + 2 * i0), tmp, (int64_t) (end - i0));
-                acc_block_masked(a, tmp, end - i0, &bs, &bss);
-            } else {
-                float tmp[256 * LANES];
-                memcpy(tmp, p + 4 * i0, 4 * (end - i0));
-                acc_block_masked(a, tmp, end - i0, &bs, &bss);
-            }
-        }
-        a->sum += bs; a->sumsq += bss;
-        for (int j = 0; j < LANES; j++) a->n_zero += zc[j];
+        fused_block_end(a, s, ss, zc, p, i0, end, half);
     }
     if (sketch) k->pos = b * SK_LANES;
     float mn[LANES], mx[LANES];
     _mm256_storeu_ps(mn, mn0); _mm256_storeu_ps(mn + 8, mn1);
     _mm256_storeu_ps(mx, mx0); _mm256_storeu_ps(mx + 8, mx1);
-    double m0 = a->min, m1 = a->max;
-    for (int j = 0; j < LANES; j++) { if (mn[j] < m0) m0 = mn[j]; if (mx[j] > m1) m1 = mx[j]; }
-    a->min = m0; a->max = m1;
-    for (; i < n; i++) {   // tail, as DEFINE_ACC's and sk_f32's
-        float v;
-        if (half) tg_fp16_to_fp32_row((const tg_fp16_t *) (const void *) (p + 2 * i), &v, 1);
-        else memcpy(&v, p + 4 * i, 4);
-        bool is_nan = v != v, is_inf = fabsf(v) == INFINITY;
-        a->n_nan += is_nan; a->n_inf += is_inf; a->n_zero += v == 0.0f;
-        if (v < a->min) a->min = v;
-        if (v > a->max) a->max = v;
-        if (!is_nan && !is_inf) { a->sum += v; a->sumsq += (double) v * v; }
-        if (sketch) sk_one(k, v);
-    }
-    a->n += n;
+    fused_extremes(a, mn, mx);
+    fused_tail(a, p, i, n, half, sketch);
 }
 
 // The same pass at AVX-512: one register holds the 16 lanes the AVX2 pass
@@ -684,13 +703,7 @@ FUSED512_INLINE void fused_avx512(struct acc * a, const uint8_t * p, size_t n, b
         __m512 s = zero, q = zero;
         __m512i z = _mm512_setzero_si512();
         while (i < end) {
-            size_t stop = end;
-            if (sketch) {
-                if (k->nblk == SK_FOLD) sk_fold(k);
-                const size_t room = (size_t) (SK_FOLD - k->nblk) * LANES;
-                if (stop - i > room) stop = i + room;
-                k->nblk += (uint32_t) ((stop - i) / LANES);
-            }
+            const size_t stop = sketch ? fused_sketch_stop(k, i, end) : end;
             for (; i < stop; i += LANES) {
                 const __m512 v = fused_load512(p, i, half);
                 z = _mm512_mask_add_epi32(z, _mm512_cmp_ps_mask(v, zero, _CMP_EQ_OQ), z, one);
@@ -715,36 +728,14 @@ FUSED512_INLINE void fused_avx512(struct acc * a, const uint8_t * p, size_t n, b
         _mm512_storeu_ps(sv, s);
         _mm512_storeu_ps(ssv, q);
         _mm512_storeu_si512((void *) zc, z);
-        double bs = 0, bss = 0;
-        for (int j = 0; j < LANES; j++) { bs += sv[j]; bss += ssv[j]; }
-        if (!isfinite(bs) || !isfinite(bss)) {   // again, masking NaN and infinities
-            float tmp[256 * LANES];
-            if (half) tg_fp16_to_fp32_row((const tg_fp16_t *) (const void *) (p + 2 * i0), tmp, (int64_t) (end - i0));
-            else memcpy(tmp, p + 4 * i0, 4 * (end - i0));
-            acc_block_masked(a, tmp, end - i0, &bs, &bss);
-        }
-        a->sum += bs; a->sumsq += bss;
-        for (int j = 0; j < LANES; j++) a->n_zero += zc[j];
+        fused_block_end(a, sv, ssv, zc, p, i0, end, half);
     }
     if (sketch) k->pos = b * SK_LANES;
     float mnv[LANES], mxv[LANES];
     _mm512_storeu_ps(mnv, mn);
     _mm512_storeu_ps(mxv, mx);
-    double m0 = a->min, m1 = a->max;
-    for (int j = 0; j < LANES; j++) { if (mnv[j] < m0) m0 = mnv[j]; if (mxv[j] > m1) m1 = mxv[j]; }
-    a->min = m0; a->max = m1;
-    for (; i < n; i++) {   // tail, as fused_avx2's
-        float v;
-        if (half) tg_fp16_to_fp32_row((const tg_fp16_t *) (const void *) (p + 2 * i), &v, 1);
-        else memcpy(&v, p + 4 * i, 4);
-        bool is_nan = v != v, is_inf = fabsf(v) == INFINITY;
-        a->n_nan += is_nan; a->n_inf += is_inf; a->n_zero += v == 0.0f;
-        if (v < a->min) a->min = v;
-        if (v > a->max) a->max = v;
-        if (!is_nan && !is_inf) { a->sum += v; a->sumsq += (double) v * v; }
-        if (sketch) sk_one(k, v);
-    }
-    a->n += n;
+    fused_extremes(a, mnv, mxv);
+    fused_tail(a, p, i, n, half, sketch);
 }
 
 __attribute__((target("avx2,avx,f16c"))) static void fused_f32(struct acc * a, const uint8_t * p, size_t n) { fused_avx2(a, p, n, false, true); }
