@@ -22,10 +22,17 @@
 
 static int sk_path(void);
 
+// XXH_DISPATCH: a build below AVX2 that can call hash-xxh.c's AVX2 copy.
+#if defined(__x86_64__) && !defined(__AVX2__)
+#define XXH_DISPATCH 1
+#else
+#define XXH_DISPATCH 0
+#endif
+
 // XXH3-64 of n bytes, and a streaming update, at the width `path` (sk_path)
 // allows: the same hash on every path.
 static inline uint64_t xxh3_64(const void * p, size_t n, int path) {
-#if defined(__x86_64__) && !defined(__AVX2__)
+#if XXH_DISPATCH
     if (path >= 1) return tg_trace_xxh3_avx2(p, n);
 #endif
     (void) path;
@@ -33,7 +40,7 @@ static inline uint64_t xxh3_64(const void * p, size_t n, int path) {
 }
 
 static inline void xxh3_update(XXH3_state_t * st, const void * p, size_t n, int path) {
-#if defined(__x86_64__) && !defined(__AVX2__)
+#if XXH_DISPATCH
     if (path >= 1) { tg_trace_xxh3_update_avx2(st, p, n); return; }
 #endif
     (void) path;
@@ -166,7 +173,7 @@ static void hash_row(const uint8_t * p, size_t n, void * user) {
 uint64_t tg_trace_hash_data(const void * data, int type, const int64_t ne[4], const size_t nb[4]) {
     struct layout L;
     if (!data || !ne || !nb || !get_layout(type, ne, nb, &L)) return 0;
-    const int path = sk_path();
+    const int path = XXH_DISPATCH ? sk_path() : 0;   // the level is looked up only where it picks the width
     if (L.contiguous) {
         size_t total = L.row_bytes * (size_t) ne[1] * (size_t) ne[2] * (size_t) ne[3];
         return xxh3_64(data, total, path);
