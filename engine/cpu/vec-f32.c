@@ -227,6 +227,18 @@ TG_AVX_INLINE __m256 hsum8_n(const __m256 * acc, const int n) {
                          _mm256_shuffle_ps(h2[0], h2[1], _MM_SHUFFLE(3, 1, 3, 1)));
 }
 
+// Rows ahead of a narrow tile's first that it prefetches (a line per row per
+// 64 bytes of its own): about 2 KiB of its rows' bytes, at least 2 tiles.
+// Short rows (K . q: 128 bytes of a head's slice, 512 apart) were prefetched
+// 4 rows ahead in the 2-row tiles of 3 query heads a K/V head, too close to
+// cover a DRAM read; the long rows of V . p keep 2 tiles (Zen 3, bench_mul_mat
+// -g, 6 alternating runs, medians of their minimum times a layer: kq at 1024
+// cells 53.9 -> 42.3 us, at 4096 186.8 -> 165.9; fused 90.5 -> 83.3 and
+// 330 -> 312; 16 rows for V as well made kqv 6-8% slower).
+TG_AVX_INLINE int64_t tg_ntile_ahead(int ri, int64_t row_bytes) {
+    const int64_t r = row_bytes > 0 ? 2048 / row_bytes : 0;
+    return r > 2 * ri ? r : 2 * ri;
+}
 // Narrow tiles at the AVX levels: RI * RJ <= 8 sums (sum j * RI + i), each
 // TG_AVX_TILE's FMA chain and then hsum8 (hsum8_n): the bits of that tile.
 #define TG_AVX_NTILE(NAME, TA, TB, VA, VB, SA, SB)                            \
@@ -235,11 +247,12 @@ TG_AVX_INLINE void NAME(const int RI, const int RJ, int64_t k,                \
         float * c, size_t ldc) {                                              \
     __m256 acc[8];                                                            \
     TG_UNROLL for (int m = 0; m < RI * RJ; m++) acc[m] = _mm256_setzero_ps(); \
+    const int64_t ahead = tg_ntile_ahead(RI, k * (int64_t) sizeof(TA));       \
     int64_t kk = 0;                                                           \
     for (; kk + 8 <= k; kk += 8) {                                            \
         if (((size_t) kk * sizeof(TA)) % 64 == 0)                             \
             TG_UNROLL for (int i = 0; i < RI; i++)                            \
-                _mm_prefetch(a + (2 * RI + i) * lda + kk * sizeof(TA), _MM_HINT_T0); \
+                _mm_prefetch(a + (ahead + i) * lda + kk * sizeof(TA), _MM_HINT_T0); \
         __m256 vb[4];                                                         \
         TG_UNROLL for (int j = 0; j < RJ; j++) vb[j] = VB((const TB *) (b + j * ldb) + kk); \
         TG_UNROLL for (int i = 0; i < RI; i++) {                              \
