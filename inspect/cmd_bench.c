@@ -28,7 +28,7 @@ struct bench_opts {
     struct tg_cli_run_opts run;
     struct tg_cli_ints n_prompt, n_gen, depth, threads, fa;
     int reps;
-    bool json;
+    bool json, no_warmup;
 };
 
 #define BEN(f) offsetof(struct bench_opts, f)
@@ -45,6 +45,8 @@ static const struct tg_cli_opt bench_table[] = {
       .choices = TG_CLI_FA_CHOICES, .help = "attention path per test: on = fused FLASH_ATTN_EXT, off = kq/kq_soft_max/kqv nodes, auto" },
     { .name = "--repetitions", .short_name = "-r", .value = "N", .kind = TG_CLI_INT, .off = BEN(reps), .lo = 1, .hi = 1000,
       .help = "runs of each test (mean and standard deviation over them)" },
+    { .name = "--no-warmup", .kind = TG_CLI_FLAG, .off = BEN(no_warmup),
+      .help = "skip each test's unmeasured first run (its prompt at its depth, or one generated token), as llama-bench's --no-warmup" },
     { .name = "--json", .kind = TG_CLI_FLAG, .off = BEN(json),
       .help = "print the results as one JSON object (llama-bench's field names: avg_ts, stddev_ts, samples_ts)" },
     { .name = "run options", .kind = TG_CLI_TABLE, .off = BEN(run), .table = tg_cli_run_table },
@@ -91,8 +93,21 @@ static int fill_depth(struct tg_llama_context * ctx, const int32_t * toks, int d
 }
 
 // Runs t->n repetitions of a test; tokens/s of each into t->samples.
-static int run_test(struct tg_llama_context * ctx, const int32_t * toks, struct test * t, int reps, int n_batch, bool progress) {
+// First, unless no_warmup, one unmeasured run of the test's shape (its
+// prompt, or one generated token, at its depth), as llama-bench does: the
+// first batch of a size sets up what later ones reuse (a compute buffer that
+// size, a backend's kernels and workspaces: CUDA pp512 with fa on had a
+// standard deviation half its mean without it).
+static int run_test(struct tg_llama_context * ctx, const int32_t * toks, struct test * t, int reps, int n_batch, bool progress,
+                    bool no_warmup) {
     const int32_t * in = toks + t->depth;   // the measured tokens follow the depth tokens
+    if (!no_warmup) {
+        if (progress) fprintf(stderr, "bench: %s%d @ d%d, t=%d: warm-up\n", t->n_prompt ? "pp" : "tg",
+                              t->n_prompt ? t->n_prompt : t->n_gen, t->depth, t->threads);
+        if (fill_depth(ctx, toks, t->depth, n_batch)) return TG_CLI_ERROR;
+        if (tg_llama_decode(ctx, in, t->n_prompt ? t->n_prompt : 1, t->depth) != TG_OK)
+            return tg_cli_err("bench: %s", tg_last_error());
+    }
     for (int r = 0; r < reps; r++) {
         if (progress) fprintf(stderr, "bench: %s%d @ d%d, t=%d: repetition %d/%d\n", t->n_prompt ? "pp" : "tg",
                               t->n_prompt ? t->n_prompt : t->n_gen, t->depth, t->threads, r + 1, reps);
@@ -326,7 +341,7 @@ static int cmd_bench(int argc, char ** argv) {
             if (w > n_batch) w = n_batch;   // a generation-only run has batches of one token
             if (tg_llama_decode(r.ctx, toks, w, 0) != TG_OK) { tg_cli_err("bench: %s", tg_last_error()); goto done; } // warm-up
         }
-        if (run_test(r.ctx, toks, t, o.reps, n_batch, progress)) goto done;
+        if (run_test(r.ctx, toks, t, o.reps, n_batch, progress, o.no_warmup)) goto done;
         if (t->n_gen && !tg_llama_model_gpu_bytes(r.model)) test_read_bandwidth(tests, i);   // now, beside the test
         if (!o.json) { print_text(&o, t); fflush(stdout); }
     }

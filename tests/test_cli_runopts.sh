@@ -171,6 +171,9 @@ else
         python3 -c \"import json,sys; d=json.load(open('$TMP/rp.json')); sys.exit(not (d['packed_weights']==0))\""
 fi
 check "bench --progress: a line per repetition on stderr" bash -c "test \$(grep -c 'repetition' '$TMP/b.err') = 4"
+check "bench --progress: an unmeasured warm-up run before each test's repetitions" bash -c "test \$(grep -c ': warm-up\$' '$TMP/b.err') = 2 && grep -A1 'pp16 @ d32, t=[0-9]*: warm-up' '$TMP/b.err' | grep -q 'repetition 1/2'"
+"$TGDB" bench -m "$M" -p 16 -n 4 -r 2 --no-warmup --progress >/dev/null 2>"$TMP/bnw.err"
+check "bench --no-warmup: no warm-up run, the repetitions only" bash -c "! grep -q 'warm-up' '$TMP/bnw.err' && test \$(grep -c 'repetition' '$TMP/bnw.err') = 4"
 "$TGDB" bench -m "$M" -p 0 -n 4 -r 1 >"$TMP/b0.txt" 2>&1
 check "bench -p 0: generation only (the warm-up fits batches of one token)" grep -Eq '^tg4: [0-9.]+ tok/s$' "$TMP/b0.txt"
 fails_with "bench -c smaller than depth + test" "bench: -c 16 is smaller than the largest test" "$TGDB" bench -m "$M" -p 16 -n 0 -d 32 -c 16
