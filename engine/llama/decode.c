@@ -67,6 +67,8 @@ enum tg_status tg_llama_params_resolve(const struct tg_llama_model * m, struct t
 
 // Plans compute memory for the largest micro-batch (n_ubatch tokens over
 // every cell, every token an output) and for one generated token.
+static bool fa_for(const struct tg_llama_context * c, int32_t T);
+
 static enum tg_status reserve(struct tg_llama_context * c) {
     const int32_t shapes[2][3] = {  // tokens, cells, outputs
         { c->params.n_ubatch, c->params.n_ctx, c->params.n_ubatch },
@@ -78,7 +80,7 @@ static enum tg_status reserve(struct tg_llama_context * c) {
         if (!gctx) return tg_last_status();
         struct tg_llama_ubatch_graph ug = { 0 };   // no position views kept
         enum tg_status st = tg_llama_build_graph(gctx, c->model, &c->kv, shapes[i][0], c->params.n_ctx - shapes[i][0],
-                                                 shapes[i][1], shapes[i][2], tg_llama_context_flash_attn(c), &ug);
+                                                 shapes[i][1], shapes[i][2], fa_for(c, shapes[i][0]), &ug);
         if (!st) st = tg_llama_exec_reserve(c->exec, ug.graph);
         tg_llama_exec_reset(c->exec);
         tg_context_free(gctx);
@@ -216,13 +218,26 @@ static enum tg_status read_logits(struct tg_llama_context * c, int32_t u0) {
     return TG_OK;
 }
 
-bool tg_llama_context_flash_attn(const struct tg_llama_context * c) {
-    if (!c) return false;
+// -fa auto with every layer on a GPU: batches of more than this many tokens
+// (prompts) take the unfused nodes, whose products are cuBLAS's; the fused
+// CUDA kernel is the faster one for generation only (100m Q8_0 on an H200,
+// pp512 51.1k tok/s fused against 68.9k unfused, at depth 1024 24.2k
+// against 48.0k; tg128 716 against 494).
+#define TG_LLAMA_FA_GPU_MAX_T 8
+
+// Whether a graph of T tokens uses the fused attention node.
+static bool fa_for(const struct tg_llama_context * c, int32_t T) {
     switch (c->params.flash_attn) {
     case TG_FLASH_ATTN_ON:  return true;
     case TG_FLASH_ATTN_OFF: return false;
-    default:                return !c->params.eval_cb && tg_observe_n_global() == 0 && !tg_llama_exec_observed(c->exec);
+    default:
+        if (c->params.eval_cb || tg_observe_n_global() != 0 || tg_llama_exec_observed(c->exec)) return false;
+        return !(T > TG_LLAMA_FA_GPU_MAX_T && c->model->n_gpu_layers >= c->model->hparams.n_layer);
     }
+}
+
+bool tg_llama_context_flash_attn(const struct tg_llama_context * c) {
+    return c && fa_for(c, 1);
 }
 
 // Moves the last graph's position views from ug.pos0 to pos0 (the K/V
@@ -259,7 +274,7 @@ static enum tg_status decode_ubatch(struct tg_llama_context * c, const struct tg
     for (int32_t t = 0; t < T; t++) n_out += c->out_row[u0 + t] >= 0;
     if (n_out == 0) n_out = 1;
     const int32_t p0 = b->pos0 + u0, n_kv = tg_llama_kv_n_cells(&c->kv, p0 + T);
-    const bool fa = tg_llama_context_flash_attn(c);
+    const bool fa = fa_for(c, T);
     double t0 = tg_llama_time_ms();
     enum tg_status st = TG_OK;
     const bool reuse = c->ug_ok && c->ug.graph && c->ug.n_tokens == T && c->ug.n_kv == n_kv && c->ug.n_outputs == n_out &&

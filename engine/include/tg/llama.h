@@ -181,8 +181,9 @@ struct tg_llama_context_params {
 
 // Defaults: see the field comments.
 struct tg_llama_context_params tg_llama_context_default_params(void);
-// Whether the next graph of c uses the fused attention node (the flash_attn
-// setting resolved now). False for NULL.
+// Whether a generated token's graph of c uses the fused attention node (the
+// flash_attn setting resolved now; with auto and every layer on a GPU,
+// prompt batches of more than 8 tokens take the unfused nodes). False for NULL.
 bool tg_llama_context_flash_attn(const struct tg_llama_context * c);
 
 // Creates a context on a loaded model: allocates and zeroes the KV cache
