@@ -337,9 +337,6 @@ static int cmd_bench(int argc, char ** argv) {
                 r.ctx = tg_llama_context_new(r.model, &cp);
                 if (!r.ctx) { tg_cli_err("bench: %s", tg_last_error()); goto done; }
             }
-            int w = n_max < 8 ? n_max : 8;
-            if (w > n_batch) w = n_batch;   // a generation-only run has batches of one token
-            if (tg_llama_decode(r.ctx, toks, w, 0) != TG_OK) { tg_cli_err("bench: %s", tg_last_error()); goto done; } // warm-up
         }
         if (run_test(r.ctx, toks, t, o.reps, n_batch, progress, o.no_warmup)) goto done;
         if (t->n_gen && !tg_llama_model_gpu_bytes(r.model)) test_read_bandwidth(tests, i);   // now, beside the test

@@ -65,10 +65,10 @@ enum tg_status tg_llama_params_resolve(const struct tg_llama_model * m, struct t
     return TG_OK;
 }
 
-// Plans compute memory for the largest micro-batch (n_ubatch tokens over
-// every cell, every token an output) and for one generated token.
 static bool fa_for(const struct tg_llama_context * c, int32_t T);
 
+// Plans compute memory for the largest micro-batch (n_ubatch tokens over
+// every cell, every token an output) and for one generated token.
 static enum tg_status reserve(struct tg_llama_context * c) {
     const int32_t shapes[2][3] = {  // tokens, cells, outputs
         { c->params.n_ubatch, c->params.n_ctx, c->params.n_ubatch },
