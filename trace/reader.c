@@ -328,6 +328,7 @@ static bool add_graph(struct tg_trace * tr, uint32_t ord) {
     uint32_t esz = h.entry_size;
     if (h.n_nodes < 0 || h.n_leafs < 0 || esz < TRACE_SIZE(tensor)) return false;
     uint64_t nt = (uint64_t) h.n_nodes + (uint64_t) h.n_leafs;
+    if (nt > INT32_MAX) return false;   // tensor indices are int32 (a delta's count is not bounded by its length)
     if (delta) {
         uint64_t stride = TRACE_SIZE(change) + (uint64_t) esz;
         if (h.base_graph_id == 0 || h.n_changed > (uint64_t) (len - TRACE_SIZE(gdelta_head)) / stride) return false;
