@@ -21,7 +21,8 @@ ctest --test-dir build --output-on-failure -j "$jobs"
 
 if [ "${TG_SKIP_ASAN:-0}" != 1 ]; then
     echo "== build (ASan+UBSan)"
-    tg_build build-asan -DTG_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+    # Debug (assertions on) at -O1, as the ASan manual suggests: the suite ran 459 s at -O0, 215 s here
+    tg_build build-asan -DTG_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=-g -O1"
     echo "== tests (ASan+UBSan)"
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
         LSAN_OPTIONS=suppressions=$TG_ROOT/tests/lsan.supp:print_suppressions=0 \

@@ -16,7 +16,7 @@ REFV=${TG_REF_DIR:-$S/../shared/reference}/r2/kq-q6_k.gguf
 [ -n "$S" ] && [ -r "$REFV" ] && V=(--vocab "$REFV")
 TYPES="q4_k_m q5_k_m q6_k q4_k_s q3_k_m q2_k iq4_nl iq4_xs q4_1 q5_0 q5_1"
 if grep -q "TG_SANITIZE:BOOL=ON" "$B/CMakeCache.txt" 2>/dev/null; then
-    TYPES="q4_k_m iq4_xs"   # -O0 + sanitizers: two presets (the release run checks all eleven)
+    TYPES="q4_k_m iq4_xs"   # sanitizers (-O1): two presets (the release run checks all eleven)
     echo "note: sanitizer build: presets $TYPES only"
 fi
 "$MM" --n-embd 256 --n-ff 768 "${V[@]}" -o "$work/f32.gguf" > /dev/null || bad "make-model f32"
