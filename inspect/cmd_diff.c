@@ -237,7 +237,12 @@ static void print_text(const struct tg_diff_result * r, const char * a, const ch
         for (int k = 0; k < r->n_pairs; k++) {
             const struct tg_diff_pair * p = &r->pairs[k];
             if (p->kind != TG_DIFF_ONLY_A && p->kind != TG_DIFF_ONLY_B) continue;
-            printf("values agree, but the graphs differ: first structural difference in graph %u: %s %s only in %s (node %d)\n",
+            // "values agree" only where some were compared (a side without data compares none)
+            if (r->n_compared > 0)
+                printf("the %d compared node%s agree, but the graphs differ", r->n_compared, r->n_compared == 1 ? "" : "s");
+            else
+                printf("no values compared, and the graphs differ");
+            printf(": first structural difference in graph %u: %s %s only in %s (node %d)\n",
                    p->graph_id, tg_escape_str(p->name), tg_escape_str(p->op), p->kind == TG_DIFF_ONLY_A ? "A" : "B", p->kind == TG_DIFF_ONLY_A ? p->node_a : p->node_b);
             break;
         }

@@ -31,6 +31,7 @@ check "rtol/atol 0.6 accept a 50% change (exit 0, rc=$rc)" test $rc = 0
 "$TGDB" diff "$work/a.tgt" "$work/c.tgt" > "$work/out"; rc=$?
 check "a renamed node is reported as only in A / only in B (exit 1)" test $rc = 1
 check "structural difference explained" grep -q "only in A" "$work/out"
+check "it says how many compared nodes agree" grep -q "the 126 compared nodes agree, but the graphs differ" "$work/out"
 # TSV side
 printf 'inp_embd\tGET_ROWS\t64,8,1,1\t1.5\t2.5\n' > "$work/b.tsv"
 "$TGDB" diff "$work/a.tgt" "$work/b.tsv" > "$work/out"; rc=$?
@@ -69,6 +70,9 @@ check "help diff documents the exit statuses" bash -c "grep -q '2 usage or input
 check "diff of two traces without data exits 3, not 0 (rc=$rc)" test $rc = 3
 check "it says it compared nothing and why" grep -q "compared 0 of 128 aligned nodes: neither trace has hashes, summaries or contents; record with --trace-hash all" "$work/out"
 check "it never claims equivalence" bash -c "! grep -q equivalent '$work/out' && grep -q 'result: INCONCLUSIVE' '$work/out'"
+"$TGDB" diff "$work/n1.tgt" "$work/c.tgt" > "$work/out"; rc=$?
+check "no data on one side and the graphs differ: exit 1, no claim that values agree (rc=$rc)" \
+    bash -c "test $rc = 1 && grep -q 'no values compared, and the graphs differ' '$work/out' && ! grep -q 'agree' '$work/out'"
 "$TGDB" diff "$work/a.tgt" "$work/n1.tgt" --json > "$work/json"; rc=$?
 check "one side without data: exit 3, JSON result inconclusive (rc=$rc)" python3 -c "import json,sys; d=json.load(open('$work/json')); sys.exit(0 if $rc==3 and d['result']=='inconclusive' and d['compared']==0 and d['aligned']==128 else 1)"
 # 16.6: evidence per row; relative L2 and max abs only from contents; '-' when unknown
