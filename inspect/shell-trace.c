@@ -200,8 +200,19 @@ int shell_cmd_graph(struct shell * sh, int argc, char ** argv) {
     if (!need_trace(sh)) return 1;
     int g;
     struct tg_trace_graph gr;
-    if (!tg_cli_parse_int(argv[1], 0, INT_MAX, &g) || !tg_trace_get_graph(sh->tr, g, &gr))
-        return shell_err(sh, "no graph '%s' (the trace has %d: 0..%d)", argv[1], tg_trace_n_graphs(sh->tr), tg_trace_n_graphs(sh->tr) - 1);
+    if (!tg_cli_parse_int(argv[1], 0, INT_MAX, &g) || !tg_trace_get_graph(sh->tr, g, &gr)) {
+        // G counts the trace's graphs from 0; `tgdb trace info` and the other commands name them by id
+        const int n = tg_trace_n_graphs(sh->tr);
+        struct tg_trace_graph first, last;
+        const int as_id = tg_cli_parse_int(argv[1], 0, INT_MAX, &g) ? tg_trace_find_graph(sh->tr, (uint32_t) g) : -1;
+        if (as_id >= 0)
+            return shell_err(sh, "no graph '%s' (the trace has %d: 0..%d; graph id %s, as `tgdb trace info` names it, is "
+                             "'graph %d' here)", argv[1], n, n - 1, argv[1], as_id);
+        if (n > 0 && tg_trace_get_graph(sh->tr, 0, &first) && tg_trace_get_graph(sh->tr, n - 1, &last))
+            return shell_err(sh, "no graph '%s' (the trace has %d: 0..%d, ids %u..%u; 'info graphs' lists them)", argv[1], n,
+                             n - 1, first.graph_id, last.graph_id);
+        return shell_err(sh, "no graph '%s' (the trace has %d: 0..%d)", argv[1], n, n - 1);
+    }
     struct tg_trace_eval e;
     for (int i = 0; i < tg_trace_n_evals(sh->tr); i++)
         if (tg_trace_get_eval(sh->tr, i, &e) && e.graph_id == gr.graph_id) { sh->eval = i; print_position(sh); return 0; }

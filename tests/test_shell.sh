@@ -53,6 +53,12 @@ cp "$work/o2" "$work/out"
 expect "the shell kept running after the errors" "at the start of the trace"
 if [ $rc = 1 ]; then ok "a script with errors exits 1"; else bad "script with errors exited $rc"; fi
 if [ "$(wc -l < "$work/errs")" = 6 ]; then ok "six errors, six lines"; else bad "expected 6 error lines, got $(wc -l < "$work/errs")"; fi
+# graph G counts from 0; a trace whose graph ids start at 5 (as `tgdb trace info` prints them)
+"$MK" "$work/g5.tgt" --graph-base 5 || { echo "FAIL mktrace"; exit 1; }
+"$TGDB" shell "$work/g5.tgt" -x 'graph 5; graph 9; graph 1; where' > "$work/out" 2>&1
+expect "an id given to graph: says which index it is" "^error: no graph '5' \(the trace has 2: 0..1; graph id 5, as .tgdb trace info. names it, is 'graph 0' here\)"
+expect "no such index or id: names the range of both" "^error: no graph '9' \(the trace has 2: 0..1, ids 5..6; 'info graphs' lists them\)"
+expect "graph 1 is the second graph (id 6)" "graph 1 \(id 6\), node 0/"
 
 # --- a script on standard input, help
 printf 'help\nbreak op MUL_MAT\n# a comment\ncontinue\nhelp print\nquit\nstep\n' | "$TGDB" shell "$work/syn.tgt" > "$work/out" 2>&1
