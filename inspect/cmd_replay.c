@@ -174,7 +174,7 @@ static bool load_node(struct tg_trace * tr, const char * spec, const struct repl
         return false;
     }
     if (tg_op_is_view((enum tg_op) n->op)) {
-        snprintf(why, cap, "'%s' is a %s view: it computes nothing (replay the node that wrote its source)", n->t.name, op);
+        snprintf(why, cap, "'%s' is a view (%s): it computes nothing (replay the node that wrote its source)", n->t.name, op);
         return false;
     }
     if (n->type < 0) { snprintf(why, cap, "'%s': type %s unknown to this engine", n->t.name, tg_trace_type_name(tr, n->t.type)); return false; }
