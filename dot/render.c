@@ -4,6 +4,11 @@
 
 #include <graphviz/cgraph.h>
 #include <graphviz/gvc.h>
+#if defined(__has_include)
+#if __has_include(<graphviz/graphviz_version.h>)
+#include <graphviz/graphviz_version.h>
+#endif
+#endif
 
 #include <errno.h>
 #include <stdio.h>
@@ -72,4 +77,12 @@ enum tg_status tg_dot_render(struct tg_dot * d, const char * format, const char 
     }
     agclose(g);
     return st;
+}
+
+const char * tg_dot_graphviz_version(void) {
+#ifdef PACKAGE_VERSION
+    return PACKAGE_VERSION;
+#else
+    return "unknown";
+#endif
 }

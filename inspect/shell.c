@@ -322,3 +322,5 @@ static int cmd_shell(int argc, char ** argv) {
     shell_close_trace(&sh);
     return sh.interactive ? 0 : (sh.n_errors ? 1 : 0);
 }
+
+const char * tg_shell_readline_version(void) { return rl_library_version; }

@@ -86,4 +86,8 @@ bool shell_break_matches(struct shell * sh, const char * name, const char * op, 
 struct shell_live * shell_live_open(const char * model, int n_threads, char * err, size_t n);
 void shell_live_close(struct shell_live * lv);
 
+// The GNU Readline library the shell runs on ("8.2"): for `tgdb version`
+// (only the shell's files include readline).
+const char * tg_shell_readline_version(void);
+
 #endif

@@ -110,6 +110,17 @@ check "trace nodes --json: only MUL_MAT rows" python3 -c "import json,sys; d=jso
 check "devices --bandwidth --json: the CPU's measured copy bandwidth is a positive number" python3 -c "import json,sys; d=json.load(open('$TMP/j5')); sys.exit(not all(x['copy_bandwidth_gbs'] > 0 for x in d if x['name']=='CPU'))"
 out=$("$TGDB" devices 2>&1)
 check "devices says what it found of CUDA" grep -q '^(CUDA: ' <<<"$out"
+# tgdb version: what a bug report needs, as text and as JSON
+out=$("$TGDB" version); check "version: first line 'tgdb X.Y.Z'" grep -qE '^tgdb [0-9]+\.[0-9]+\.[0-9]+$' <<<"$out"
+check "version: the SIMD level this CPU runs and the trace format" \
+    bash -c "grep -qE '^cpu: +SIMD level (scalar|avx|avx2|avx512|avx512vnni) ' <<<\"\$1\" && grep -qE '^trace: +format [0-9]+\.[0-9]+$' <<<\"\$1\"" _ "$out"
+"$TGDB" version --json >"$TMP/jv"
+check "version --json: the libraries' versions, the same SIMD level as TG_SIMD=scalar forces" python3 -c "
+import json,os,subprocess,sys; d=json.load(open('$TMP/jv'))
+libs=d['libraries']; ok=all(libs[k] and libs[k]!='unknown' for k in ('xxhash','zstd','pcre2','readline','curses','graphviz'))
+s=json.loads(subprocess.run(['$TGDB','version','--json'],capture_output=True,text=True,env=dict(os.environ,TG_SIMD='scalar')).stdout)
+sys.exit(not (ok and d['version'] and d['simd'] in ('avx','avx2','avx512','avx512vnni','scalar') and s['simd']=='scalar' and d['trace_format']))"
+fails_with "version: an unknown option is a usage error" "unknown option" "$TGDB" version --bogus
 if ! grep -q '^CUDA0 ' <<<"$out"; then   # -ngl without a GPU: refused, saying why
     out=$("$TGDB" generate -m "$TG_TEST_DATA/tiny-f32.gguf" -p hi -n 1 -ngl 99 2>&1); rc=$?
     check "-ngl 99 without a GPU exits 2" test $rc -eq 2

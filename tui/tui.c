@@ -182,3 +182,5 @@ bool tg_tui_match_pattern(const char * pattern, const char * text) {
     if (strpbrk(pattern, "*?[")) return fnmatch(pattern, text, 0) == 0;
     return strstr(text, pattern) != NULL;
 }
+
+const char * tg_tui_curses_version(void) { return curses_version(); }

@@ -230,6 +230,8 @@ void tg_backend_blas_clear_cache(struct tg_backend * b) {
 // ---- device ---------------------------------------------------------------------
 
 static const char * blas_dev_name(struct tg_device * d) { (void) d; return "BLAS"; }
+const char * tg_blas_library(void) { return openblas_get_config(); }
+
 static const char * blas_dev_desc(struct tg_device * d) { (void) d; return "OpenBLAS cblas_sgemm (MUL_MAT, OUT_PROD)"; }
 static enum tg_device_type blas_dev_type(struct tg_device * d) { (void) d; return TG_DEVICE_ACCEL; }
 

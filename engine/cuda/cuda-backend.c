@@ -876,6 +876,15 @@ int tg_cuda_register_devices(struct tg_device ** out, int max) {
     return g_n_dev;
 }
 
+bool tg_cuda_versions(int * runtime, int * driver) {
+    int r = 0, d = 0;
+    if (cudaRuntimeGetVersion(&r) != cudaSuccess) { r = 0; cudaGetLastError(); }
+    if (cudaDriverGetVersion(&d) != cudaSuccess) { d = 0; cudaGetLastError(); }
+    if (runtime) *runtime = r;
+    if (driver) *driver = d;
+    return true;
+}
+
 const char * tg_cuda_probe(void) {
     tg_device_count();   // the registry probes once
     return g_probe;

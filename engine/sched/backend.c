@@ -291,6 +291,7 @@ enum tg_status tg_backend_blas_set_batch_limits(struct tg_backend * b, int m, in
     return tg_error(TG_ERR_UNSUPPORTED, "the BLAS backend is not in this build");
 }
 void tg_backend_blas_clear_cache(struct tg_backend * b) { (void) b; }
+const char * tg_blas_library(void) { return NULL; }
 #endif
 
 #ifndef TG_HAVE_CUDA
@@ -298,4 +299,9 @@ void tg_backend_blas_clear_cache(struct tg_backend * b) { (void) b; }
 bool tg_backend_is_cuda(const struct tg_backend * b) { (void) b; return false; }
 bool tg_buffer_type_is_cuda(const struct tg_buffer_type * buft) { (void) buft; return false; }
 const char * tg_cuda_probe(void) { return "this build has no CUDA backend (configure with TG_CUDA=ON and the CUDA toolkit)"; }
+bool tg_cuda_versions(int * runtime, int * driver) {
+    if (runtime) *runtime = 0;
+    if (driver) *driver = 0;
+    return false;
+}
 #endif

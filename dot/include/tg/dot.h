@@ -49,6 +49,8 @@ enum tg_status tg_dot_write(struct tg_dot * d, const char * path);
 // Lays out with `dot` and renders to path in format "svg", "png" or "pdf"
 // in-process. TG_ERR_UNSUPPORTED if the format's plugin is missing.
 enum tg_status tg_dot_render(struct tg_dot * d, const char * format, const char * path);
+// The Graphviz release whose headers this library was built with ("2.43.0").
+const char * tg_dot_graphviz_version(void);
 // Picks the format from the path's extension (.dot, .gv, .svg, .png, .pdf).
 enum tg_status tg_dot_save(struct tg_dot * d, const char * path);
 

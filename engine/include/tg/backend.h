@@ -243,6 +243,9 @@ enum tg_status tg_backend_blas_set_n_threads(struct tg_backend * backend, int n_
 enum tg_status tg_backend_blas_set_batch_limits(struct tg_backend * backend, int min_batch, int offload_batch);
 // Drops the converted-weight cache (call after changing weight contents).
 void tg_backend_blas_clear_cache(struct tg_backend * backend);
+// The BLAS library's own account of itself (OpenBLAS: version, architecture,
+// threading), or NULL without TG_HAVE_BLAS.
+const char * tg_blas_library(void);
 #define TG_BLAS_MIN_BATCH      8
 #define TG_BLAS_OFFLOAD_BATCH 32
 
@@ -314,6 +317,10 @@ bool tg_buffer_type_is_cuda(const struct tg_buffer_type * buft);
 // What the registry found: "2 CUDA devices", "no CUDA device (reason)", or
 // "this build has no CUDA backend" (tests print it when they skip).
 const char * tg_cuda_probe(void);
+// The CUDA runtime this build links and the newest the installed driver
+// supports, as CUDA encodes them (1000 * major + 10 * minor; 0: unknown or
+// none); false without TG_HAVE_CUDA.
+bool tg_cuda_versions(int * runtime, int * driver);
 
 #ifdef __cplusplus
 }

@@ -162,6 +162,8 @@ struct tg_tui_options {
 // TG_ERR_INVALID_ARG: no source; TG_ERR_NOMEM) and prints nothing: the caller
 // reports it. Does not close the sources.
 enum tg_status tg_tui_run(struct tg_tui_source * src, const struct tg_tui_options * opts);
+// The curses library the TUI runs on, as it names itself ("ncurses 6.4.20221231").
+const char * tg_tui_curses_version(void);
 
 #ifdef __cplusplus
 }
