@@ -186,6 +186,20 @@ else
     echo "FAIL make-model"; fail=$((fail + 1))
 fi
 
+# diff view title when no value diverges: a renamed node (the graphs differ), a trace without data
+"$MK" "$work/renamed.tgt" --nan --variant 1 && "$MK" "$work/nodata.tgt" --data none
+start 100 24 syn.tgt --diff renamed.tgt
+keys d
+expect_screen "^diff: graph 0, the graphs differ \(1 node only in A, 1 only in B\); the 63 compared agree" \
+    "diff title: a structural difference is said, with how many compared nodes agree"
+start 100 24 syn.tgt --diff nodata.tgt
+keys d
+expect_screen "^diff: graph 0, nothing compared \(64 nodes without hashes, summaries or contents\)" \
+    "diff title: nothing compared is not called 'no divergence'"
+start 100 24 syn.tgt --diff syn.tgt
+keys d
+expect_screen "^diff: graph 0, no divergence \(64 compared\)" "diff title: identical traces, how many were compared"
+
 # --mono: no colour escapes at all; without it the title bar is coloured
 start 80 24 syn.tgt --mono
 expect_screen "^nodes: graph 0" "mono: started"

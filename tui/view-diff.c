@@ -75,8 +75,27 @@ static void diff_header(struct tui_view * v, struct tui_line * l) {
 
 static void diff_title(struct tui_view * v, char * buf, size_t n) {
     struct diff_priv * p = v->priv;
-    if (p->first >= 0) snprintf(buf, n, "diff: graph %d, first divergence at row %d (e jumps)", tg_tui_graph_number(v->tui, p->graph), p->first + 1);
-    else snprintf(buf, n, "diff: graph %d, no divergence", tg_tui_graph_number(v->tui, p->graph));
+    const int g = tg_tui_graph_number(v->tui, p->graph);
+    if (p->first >= 0) { snprintf(buf, n, "diff: graph %d, first divergence at row %d (e jumps)", g, p->first + 1); return; }
+    // no value diverges: say what the rows rest on (nodes in one trace only, nodes without data)
+    int only_a = 0, only_b = 0, compared = 0, unknown = 0;
+    for (int r = 0; r < p->n; r++) {
+        const int kind = p->res.pairs[p->rows[r]].kind;
+        only_a += kind == TG_DIFF_ONLY_A;
+        only_b += kind == TG_DIFF_ONLY_B;
+        compared += kind == TG_DIFF_SAME || kind == TG_DIFF_NEAR || kind == TG_DIFF_DIFF;
+        unknown += kind == TG_DIFF_UNKNOWN;
+    }
+    char agree[48];
+    if (compared) snprintf(agree, sizeof agree, "the %d compared agree", compared);
+    else snprintf(agree, sizeof agree, "no values compared");
+    if (only_a || only_b)
+        snprintf(buf, n, "diff: graph %d, the graphs differ (%d node%s only in A, %d only in B); %s", g, only_a,
+                 only_a == 1 ? "" : "s", only_b, agree);
+    else if (!compared && unknown)
+        snprintf(buf, n, "diff: graph %d, nothing compared (%d nodes without hashes, summaries or contents)", g, unknown);
+    else
+        snprintf(buf, n, "diff: graph %d, no divergence (%d compared)", g, compared);
 }
 
 static bool diff_match(struct tui_view * v, int row, const char * pat) {
