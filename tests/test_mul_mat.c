@@ -798,18 +798,22 @@ static void test_heads_interleaved(void) {
 // together; each column computed alone goes through the streaming kernels.
 // Both must give the same bits, at every SIMD level, for any row count (the
 // narrow kernels' last rows take smaller tiles) and with a tail (k % 16).
+// The matrices interleave row by row (a K cache's heads), so the kernel
+// takes every matrix (2 or 4 heads) a tile of rows at a time; with one
+// column a matrix too (br2 = 1: no grouped heads).
 static void test_group_columns(void) {
     const int top = tg_cpu_simd_level();
     const enum tg_type wts[2] = { TG_TYPE_F32, TG_TYPE_F16 };
-    const int64_t ks[3] = { 64, 100, 512 }, ms[5] = { 1, 7, 24, 29, 53 }, brs[5] = { 2, 3, 4, 5, 8 };
+    const int64_t ks[3] = { 64, 100, 512 }, ms[5] = { 1, 7, 24, 29, 53 }, brs[6] = { 1, 2, 3, 4, 5, 8 };
     for (int lv = 0; lv <= top; lv++) {
         tg_cpu_set_simd_cap(lv);
         int n = 0, same = 0;
         for (int wi = 0; wi < 2; wi++)
         for (int ki = 0; ki < 3; ki++)
         for (int mi = 0; mi < 5; mi++)
-        for (int bi = 0; bi < 5; bi++) {
-            const int64_t k = ks[ki], m = ms[mi], br2 = brs[bi], heads = 2;
+        for (int bi = 0; bi < 6; bi++)
+        for (int hi = 0; hi < 2; hi++) {
+            const int64_t k = ks[ki], m = ms[mi], br2 = brs[bi], heads = hi ? 4 : 2;
             struct tg_context * ctx = new_ctx();
             double * A = NULL, * B = NULL;
             rng = 4242 + (uint64_t) (k * 131 + m * 7 + br2);
@@ -826,12 +830,12 @@ static void test_group_columns(void) {
             }
             n++;
             same += ok;
-            if (!ok && n - same <= 5) printf("     differs: w=%s k=%lld m=%lld br2=%lld level %d\n", tg_type_name(wts[wi]),
-                            (long long) k, (long long) m, (long long) br2, lv);
+            if (!ok && n - same <= 5) printf("     differs: w=%s k=%lld m=%lld br2=%lld heads %lld level %d\n", tg_type_name(wts[wi]),
+                            (long long) k, (long long) m, (long long) br2, (long long) heads, lv);
             free(grouped); free(A); free(B);
             tg_context_free(ctx);
         }
-        CHECK(same == n, "MUL_MAT generation, 2..8 columns sharing a matrix, level %d: the bits of each column "
+        CHECK(same == n, "MUL_MAT generation, 1..8 columns sharing a matrix, 2 or 4 matrices, level %d: the bits of each column "
               "computed alone (%d/%d cases)", lv, same, n);
     }
     tg_cpu_set_simd_cap(-1);

@@ -14,6 +14,7 @@
 // thread computes it: results do not depend on the thread count.
 #include "vec-impl.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 enum { TG_MM_RB = 24, TG_MM_CB = 64 };  // rows of a, columns of b per block
@@ -190,6 +191,7 @@ struct mm_units {
     size_t                   pf_row;     // mat_inner generation: bytes of a row over every matrix (0: no prefetch)
     int64_t                  rb;         // rows per block: TG_MM_RB, or TG_MM_RB_PACKED when packed
     bool                     packed;     // fn reads a's packed copy (pl->packed)
+    bool                     multi;      // group && mat_inner: a unit is a row block of every matrix (see below)
 };
 
 static void mm_run_units(const struct mm_units * U, int64_t u0, int64_t u1) {
@@ -197,16 +199,19 @@ static void mm_run_units(const struct mm_units * U, int64_t u0, int64_t u1) {
     const int64_t m = dst->ne[0], n = dst->ne[1], r = dst->ne[2], s = dst->ne[3];
     const int64_t br2 = r / a->ne[2], br3 = s / a->ne[3], nrb = U->nrb, ncb = U->ncb;
     // U->group: r / br2 matrices of a (times s), each with its br2 columns
-    const int64_t nm = U->group ? (r / br2) * s : r * s;
+    const int64_t nm = U->multi ? s : U->group ? (r / br2) * s : r * s;
     for (int64_t u = u0; u < u1; u++) {
         int64_t mat, jb, ib;
-        if (U->mat_inner) {
+        if (U->multi) {   // row block ib of matrix set i3: the first matrix, the kernel takes the others
+            mat = (u / nrb) * (r / br2); ib = u % nrb; jb = 0;
+        } else if (U->mat_inner) {
             mat = u % nm; ib = (u / nm) % nrb; jb = u / (nm * nrb);
         } else {
             mat = u / (nrb * ncb); jb = (u / nrb) % ncb; ib = u % nrb;
         }
         if (U->pf_row) {   // a share of the next row block's rows, whole, into L2 (see tg_cpu_mul_mat)
-            const int64_t x0 = (ib + 1) * TG_MM_RB + mat * TG_MM_RB / nm, x1 = (ib + 1) * TG_MM_RB + (mat + 1) * TG_MM_RB / nm;
+            const int64_t sh = U->multi ? 0 : mat, nsh = U->multi ? 1 : nm;
+            const int64_t x0 = (ib + 1) * TG_MM_RB + sh * TG_MM_RB / nsh, x1 = (ib + 1) * TG_MM_RB + (sh + 1) * TG_MM_RB / nsh;
             for (int64_t x = x0; x < x1 && x < m; x++)
                 for (size_t o = 0; o < U->pf_row; o += 64) __builtin_prefetch((const char *) a->data + x * a->nb[1] + o, 0, 2);
         }
@@ -246,6 +251,13 @@ static void mm_run_units(const struct mm_units * U, int64_t u0, int64_t u1) {
             g.ldb = U->pl->convert ? U->pl->row_bytes : b->nb[2];
             g.ldc = dst->nb[2] / sizeof(float);
             g.nj = br2;
+        }
+        g.nmat = 0;
+        if (U->multi) {   // the a->ne[2] matrices of a, each with its br2 columns
+            g.nmat = a->ne[2];
+            g.mat_a = a->nb[2];
+            g.mat_b = (size_t) br2 * g.ldb;
+            g.mat_c = (size_t) br2 * g.ldc;
         }
         U->fn(&g);
     }
@@ -293,20 +305,32 @@ void tg_cpu_mul_mat(const struct tg_cpu_params * p, struct tg_tensor * dst) {
     // through the narrow kernels (a's rows read once for all of them, not
     // once per query head). Float kinds; every element the same bits.
     const int64_t br2 = r / a->ne[2];
-    const bool group = n == 1 && br2 > 1 && br2 <= 8 && s == a->ne[3] &&
-                       (pl.kind == TG_MM_F32_F32 || pl.kind == TG_MM_F16_F32) && dst->nb[2] % sizeof(float) == 0;
-    const int64_t nu = (group ? (r / br2) * s : r * s) * nrb * ncb;
+    const bool narrow_ok = n == 1 && br2 <= 8 && s == a->ne[3] &&
+                           (pl.kind == TG_MM_F32_F32 || pl.kind == TG_MM_F16_F32) && dst->nb[2] % sizeof(float) == 0;
+    // And where a's matrices interleave row by row (a K cache's heads), a
+    // unit is a row block of every matrix, the narrow kernel taking a tile of
+    // rows of each matrix in turn: it reads whole cache rows, front to back,
+    // where one matrix at a time read a head's slice of each row, 512 bytes
+    // apart, and waited on memory (bench_mul_mat -g, kq per layer from DRAM,
+    // 30 alternating graphs in one process, medians: at 1024 cells 72.4 ->
+    // 51.4 us, at 4096 252 -> 176; 100m Q4_0 at depth 1024, fa off, 300
+    // alternating tokens: 4.53 -> 4.32 ms a token, at 4096 8.00 -> 7.50). The
+    // units' own prefetch of the next row block did not pay there (1.2-1.7%
+    // slower) and is off. Also without grouped heads (br2 = 1).
+    const bool multi = narrow_ok && mat_inner;
+    const bool group = narrow_ok && (br2 > 1 || multi);
+    const int64_t nu = (multi ? s : group ? (r / br2) * s : r * s) * nrb * ncb;
     struct mm_units U = { dst, &pl, group ? tg_mm_float_block_narrow(pl.kind, level) : fn, rows, nrb, ncb,
-                          mat_inner, group, 0, rb, pfn != NULL };
-    // Generation's kq over a K cache (a's matrices side by side in its rows):
-    // each unit prefetches a share of the next row block's rows, every
+                          mat_inner, group, 0, rb, pfn != NULL, multi };
+    // Generation's kq over a K cache the narrow kernels do not take (a
+    // quantized one; a's matrices side by side in its rows): each unit prefetches a share of the next row block's rows, every
     // matrix's bytes of them, into L2; the strided reads of a head's slices
     // otherwise waited on memory (bench_mul_mat -g, kq over 4096 cells, 4
     // alternating rounds, medians: 229 -> 100 us a layer; 100m Q4_0 tg128 at
     // depth 1900, -fa off: 223 -> 274 tok/s).
     if (mat_inner && n == 1 && s == 1 && pl.kind != TG_MM_GENERIC) {
         const size_t row = (size_t) (a->ne[2] - 1) * a->nb[2] + (size_t) tg_row_size(a->type, a->ne[0]);
-        if (row <= a->nb[1]) U.pf_row = row;
+        if (row <= a->nb[1] && !multi) U.pf_row = row;
     }
     if (p->nth > 1) {
         // taken in runs of units as threads come free: a thread slowed down

@@ -179,15 +179,16 @@ static void fa_finish(struct tg_tensor * dst, int64_t nt, int64_t Dv, const int6
 
 // Generation, in two passes. First the scores of every K/V head's rows
 // over every cell, the threads taking runs of TG_FA_RUN cells (all of them
-// at work whatever the number of K/V heads), each reading whole K rows
-// (every head's slice of a row, one after the other) and prefetching the
-// rows two runs on whole into L2 (runs of 32 cells, the prefetches of a run's
-// 16 KiB spread over its head passes: from 64-cell runs prefetching the next,
-// bench_mul_mat -g fused at 4096 cells 170 -> 151 us a layer, medians of 10
-// alternating runs; 100m Q4_0 tg64 at depth 1900, fa on: 341 -> 364 tok/s,
-// medians of 3): head by head, a thread read one head's
-// slice of each row (a quarter of it with 4 K/V heads, rows 512 bytes
-// apart) and waited on memory, the hardware prefetchers not keeping up.
+// at work whatever the number of K/V heads), a run in one call of the narrow
+// kernel over every head (nmat): a tile of cells of each head in turn, so K
+// rows are read whole, front to back, the kernel's tiles prefetching the rows
+// ahead of them. Head by head within a run (a head's slice of each row, 512
+// bytes apart), with every line of the rows two runs on prefetched into L2,
+// the pass waited on memory: bench_mul_mat -g fused per layer from DRAM, 30
+// alternating graphs in one process, medians: at 1024 cells 106.7 -> 91.9 us,
+// at 4096 391 -> 343; 100m Q4_0 at depth 4096, fa on, 100 alternating tokens:
+// 7.58 -> 7.22 ms a token (and before that, head by head without the L2
+// prefetches: 190 -> 110 us for pass 1 over 4096 cells).
 // Then, after a barrier, each thread its heads: the online softmax over
 // blocks of TG_FA_CB_GEN cells and V, as in the tiles, the next block's V
 // cells prefetched (at a head's last block the next head's first, and the
@@ -220,26 +221,16 @@ static void fa_gen(const struct tg_cpu_params * p, struct tg_tensor * dst, char 
     for (int64_t h = 0; h < Hk; h++)   // every head's queries (each thread its own copy)
         for (int64_t j = 0; j < nt; j++) fa_row_init(q, h, group, j, &tok[j], &head[j], Q + (h * nt + j) * D, kf16, h16);
     // pass 1: S[h][j][c] = k_c(head h) . q_j, a run of cells at a time, every head
-    // a K row's bytes over every head where the heads lie side by side in a row (a
-    // llama KV cache); 0 (no prefetch) for other layouts
-    size_t krow = (size_t) (Hk - 1) * k->nb[2] + (size_t) D * tg_type_size(k->type);
-    if (krow > k->nb[1]) krow = 0;
     int64_t r0, r1;
     tg_cpu_range((C + TG_FA_RUN - 1) / TG_FA_RUN, p->ith, p->nth, &r0, &r1);
     for (int64_t r = r0; r < r1; r++) {
         const int64_t c = r * TG_FA_RUN, n = C - c < TG_FA_RUN ? C - c : TG_FA_RUN;
-        for (int64_t h = 0; h < Hk; h++) {
-            // the rows two runs on, a share of them before each head's scores: every
-            // line of them into L2 (the hardware prefetchers left the strided
-            // passes waiting on memory: pass 1 over 4096 cells 190 -> 110 us a layer)
-            const int64_t cn = c + 2 * TG_FA_RUN, a0 = cn + h * TG_FA_RUN / Hk, a1 = cn + (h + 1) * TG_FA_RUN / Hk;
-            for (int64_t x = a0; x < a1 && x < C; x++)
-                for (size_t o = 0; o < krow; o += 64) __builtin_prefetch((const char *) k->data + x * k->nb[1] + o, 0, 2);
-            struct tg_mm_args g = { .k = D, .a = (const char *) k->data + h * k->nb[2] + c * k->nb[1], .lda = k->nb[1],
-                                    .b = (const char *) (Q + h * nt * D), .ldb = (size_t) D * sizeof(float),
-                                    .c = Sall + h * nt * C + c, .ldc = (size_t) C, .ni = n, .nj = nt, .type = k->type };
-            kq_fn(&g);
-        }
+        struct tg_mm_args g = { .k = D, .a = (const char *) k->data + c * k->nb[1], .lda = k->nb[1],
+                                .b = (const char *) Q, .ldb = (size_t) D * sizeof(float),
+                                .c = Sall + c, .ldc = (size_t) C, .ni = n, .nj = nt, .type = k->type,
+                                .nmat = Hk, .mat_a = k->nb[2], .mat_b = (size_t) (nt * D) * sizeof(float),
+                                .mat_c = (size_t) (nt * C) };
+        kq_fn(&g);   // every head's scores, a tile of cells at a time
     }
     // pass 2 begins with this thread's first head's first block of V: into L2
     // while the other threads end pass 1

@@ -25,16 +25,19 @@
 // NTILE(RI, RJ, ...) reduces RI * RJ sums together; T1..T4: rows per tile
 // for 1..4 columns; REST: the rows left over, in smaller tiles (each size
 // at most once, so any remainder under T takes at most four tiles).
+#define TG_NARROW_EACH(NTILE, RI, RJ)                                           \
+    for (int64_t m_ = 0; m_ < nm; m_++)                                         \
+        NTILE(RI, RJ, k, g->a + m_ * g->mat_a + i * lda, lda, b + m_ * g->mat_b, ldb, c + m_ * g->mat_c + i, ldc)
 #define TG_NARROW_REST16(NTILE, TIMAX, RJ)                                      \
-    if ((TIMAX) > 8 && i + 8 <= ni) { NTILE(8, RJ, k, g->a + i * lda, lda, b, ldb, c + i, ldc); i += 8; } \
+    if ((TIMAX) > 8 && i + 8 <= ni) { TG_NARROW_EACH(NTILE, 8, RJ); i += 8; }  \
     TG_NARROW_REST8(NTILE, TIMAX, RJ)
 #define TG_NARROW_REST8(NTILE, TIMAX, RJ)                                       \
-    if ((TIMAX) > 4 && i + 4 <= ni) { NTILE(4, RJ, k, g->a + i * lda, lda, b, ldb, c + i, ldc); i += 4; } \
-    if ((TIMAX) > 2 && i + 2 <= ni) { NTILE(2, RJ, k, g->a + i * lda, lda, b, ldb, c + i, ldc); i += 2; } \
-    if (i < ni) NTILE(1, RJ, k, g->a + i * lda, lda, b, ldb, c + i, ldc);
+    if ((TIMAX) > 4 && i + 4 <= ni) { TG_NARROW_EACH(NTILE, 4, RJ); i += 4; }  \
+    if ((TIMAX) > 2 && i + 2 <= ni) { TG_NARROW_EACH(NTILE, 2, RJ); i += 2; }  \
+    if (i < ni) TG_NARROW_EACH(NTILE, 1, RJ);
 #define TG_MM_NARROW(NAME, ATTR, NTILE, REST, T1, T2, T3, T4)                   \
 ATTR static void NAME(const struct tg_mm_args * g) {                            \
-    const int64_t ni = g->ni, nj = g->nj, k = g->k;                             \
+    const int64_t ni = g->ni, nj = g->nj, k = g->k, nm = g->nmat > 1 ? g->nmat : 1; \
     const size_t lda = g->lda, ldb = g->ldb, ldc = g->ldc;                      \
     for (int64_t j = 0; j < nj; j += 4) {                                       \
         const int rj = nj - j < 4 ? (int) (nj - j) : 4;                         \
@@ -43,16 +46,16 @@ ATTR static void NAME(const struct tg_mm_args * g) {                            
         int64_t i = 0;                                                          \
         switch (rj) {                                                           \
         case 1:                                                                 \
-            for (; i + (T1) <= ni; i += (T1)) NTILE(T1, 1, k, g->a + i * lda, lda, b, ldb, c + i, ldc); \
+            for (; i + (T1) <= ni; i += (T1)) TG_NARROW_EACH(NTILE, T1, 1);     \
             REST(NTILE, T1, 1) break;                                           \
         case 2:                                                                 \
-            for (; i + (T2) <= ni; i += (T2)) NTILE(T2, 2, k, g->a + i * lda, lda, b, ldb, c + i, ldc); \
+            for (; i + (T2) <= ni; i += (T2)) TG_NARROW_EACH(NTILE, T2, 2);     \
             REST(NTILE, T2, 2) break;                                           \
         case 3:                                                                 \
-            for (; i + (T3) <= ni; i += (T3)) NTILE(T3, 3, k, g->a + i * lda, lda, b, ldb, c + i, ldc); \
+            for (; i + (T3) <= ni; i += (T3)) TG_NARROW_EACH(NTILE, T3, 3);     \
             REST(NTILE, T3, 3) break;                                           \
         default:                                                                \
-            for (; i + (T4) <= ni; i += (T4)) NTILE(T4, 4, k, g->a + i * lda, lda, b, ldb, c + i, ldc); \
+            for (; i + (T4) <= ni; i += (T4)) TG_NARROW_EACH(NTILE, T4, 4);     \
             REST(NTILE, T4, 4) break;                                           \
         }                                                                       \
     }                                                                           \
@@ -529,14 +532,35 @@ tg_mm_block_fn tg_mm_float_block(enum tg_mm_kind kind, int level) {
     }
 }
 
+// The scalar level's narrow kernels: the block kernel, matrix by matrix.
+#define TG_SCALAR_NARROW(NAME, BLOCK)                                         \
+static void NAME(const struct tg_mm_args * g) {                               \
+    struct tg_mm_args one = *g;                                               \
+    for (int64_t m = 0; m < (g->nmat > 1 ? g->nmat : 1); m++) {               \
+        one.a = g->a + m * g->mat_a;                                          \
+        one.b = g->b + m * g->mat_b;                                          \
+        one.c = g->c + m * g->mat_c;                                          \
+        BLOCK(&one);                                                          \
+    }                                                                         \
+}
+TG_SCALAR_NARROW(narrow_f32_f32_scalar,  block_f32_f32_scalar)
+TG_SCALAR_NARROW(narrow_f16_f32_scalar,  block_f16_f32_scalar)
+TG_SCALAR_NARROW(narrow_bf16_f32_scalar, block_bf16_f32_scalar)
+
 tg_mm_block_fn tg_mm_float_block_narrow(enum tg_mm_kind kind, int level) {
 #ifdef TG_X86
     if (level >= TG_SIMD_AVX512 && (kind == TG_MM_F32_F32 || kind == TG_MM_F16_F32))
         return kind == TG_MM_F16_F32 ? narrow_f16_f32_avx512 : narrow_f32_f32_avx512;
     if (level >= TG_SIMD_AVX && (kind == TG_MM_F32_F32 || kind == TG_MM_F16_F32))
         return kind == TG_MM_F16_F32 ? narrow_f16_f32_avx : narrow_f32_f32_avx;
+    if (level >= TG_SIMD_AVX) return tg_mm_float_block(kind, level);   // bf16: one matrix (nmat unused)
 #endif
-    return tg_mm_float_block(kind, level);
+    (void) level;
+    switch (kind) {
+    case TG_MM_F16_F32:  return narrow_f16_f32_scalar;
+    case TG_MM_BF16_F32: return narrow_bf16_f32_scalar;
+    default:             return narrow_f32_f32_scalar;
+    }
 }
 
 void tg_mm_outer_f32(int level, int64_t m, int64_t k, const float * a, size_t lda, const float * bv,

@@ -48,6 +48,12 @@ struct tg_mm_args {
     int64_t      ni, nj;
     enum tg_type type;            // weight type (TG_MM_GENERIC only)
     const char * ys; size_t ldys; // packed weights only: per column, nb int32 offsets then nb f32 scales (tg_mm_pack_ysums)
+    // The narrow kernels only (tg_mm_float_block_narrow): nmat > 1 matrices
+    // side by side, matrix m's a, b and c at a + m*mat_a, b + m*mat_b (bytes)
+    // and c + m*mat_c (floats), computed a tile of rows of every matrix at a
+    // time (a K cache's heads: each tile reads whole cache rows). 0 or 1: one.
+    int64_t      nmat;
+    size_t       mat_a, mat_b, mat_c;
 };
 typedef void (*tg_mm_block_fn)(const struct tg_mm_args * g);
 
