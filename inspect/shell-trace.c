@@ -442,8 +442,10 @@ static void info_node(struct shell * sh, int gi, int ti) {
     if (tg_trace_get_placement(sh->tr, gi, ti, &p))
         printf("  placement: %s, because %s\n", tg_escape_str(tg_trace_backend_name(sh->tr, gr.sched_id, p.backend)), tg_escape_str(p.text) && p.text[0] ? tg_escape_str(p.text) : "(no cause recorded)");
     struct tg_trace_alloc a;
-    if (tg_trace_get_alloc(sh->tr, gi, ti, &a) && a.buffer != TG_TRACE_NONE)
-        printf("  memory: buffer %d, offset 0x%llx, %llu bytes, live steps %d..%d%s%s\n", a.buffer, (unsigned long long) a.offset,
+    struct tg_trace_buffer bu;
+    if (tg_trace_get_alloc(sh->tr, gi, ti, &a) && a.buffer != TG_TRACE_NONE)   // buffer #uid, as every tgdb command names it
+        printf("  memory: buffer #%llu, offset %llu, %llu bytes, live steps %d..%d%s%s\n",
+               tg_trace_get_buffer(sh->tr, gi, (int) a.buffer, &bu) ? (unsigned long long) bu.uid : 0ull, (unsigned long long) a.offset,
                (unsigned long long) a.size, a.first_step, a.last_step, a.inplace_parent != TG_TRACE_NONE ? ", in place of " : "",
                a.inplace_parent != TG_TRACE_NONE ? tg_escape_str(tg_trace_tensor_name(sh->tr, gi, a.inplace_parent, nb)) : "");
     int ei = tg_trace_find_eval(sh->tr, gr.graph_id, ti, UINT32_MAX);
@@ -506,9 +508,11 @@ int shell_cmd_info(struct shell * sh, int argc, char ** argv) {
         static const char * usage[] = {"any", "weights", "compute"};
         for (int b = 0; b < tg_trace_n_buffers(sh->tr, gi); b++) {
             struct tg_trace_buffer bu;
-            if (tg_trace_get_buffer(sh->tr, gi, b, &bu))
-                printf("  buffer %d: %s, type %s, usage %s, %llu bytes\n", b, tg_escape_str(tg_trace_backend_name(sh->tr, gr.sched_id, bu.backend)), tg_escape_str(bu.buft),
-                       bu.usage >= 0 && bu.usage < 3 ? usage[bu.usage] : "?", (unsigned long long) bu.size);
+            if (!tg_trace_get_buffer(sh->tr, gi, b, &bu)) continue;
+            printf("  buffer #%llu: ", (unsigned long long) bu.uid);   // weights and 'any' buffers belong to no backend
+            if (bu.backend >= 0) printf("%s, ", tg_escape_str(tg_trace_backend_name(sh->tr, gr.sched_id, bu.backend)));
+            printf("type %s, usage %s, %llu bytes\n", tg_escape_str(bu.buft), bu.usage >= 0 && bu.usage < 3 ? usage[bu.usage] : "?",
+                   (unsigned long long) bu.size);
         }
     } else if (!strcmp(what, "node")) {
         if (argc != 3) return shell_err(sh, "usage: info node NODE");

@@ -30,6 +30,12 @@ expect "prev goes back" "eval 3/128: graph 0 .*node 2/64 Qcur-0"
 expect "goto N" "eval 11/128: graph 0 .*node 10/64 ffn_norm-0"
 expect "list marks the current node" "^=>    10  ffn_norm-0"
 expect "info node shows the placement cause" "placement: CPU, because source inp_embd on CPU"
+where=$("$TGDB" trace nodes "$work/syn.tgt" | awk '$4 == "ffn_norm-0" && w == "" { w = $8 } END { print w }')   # #uid@offset
+expect "info node names the buffer and offset as tgdb trace nodes does ($where)" \
+    "memory: buffer ${where%@*}, offset ${where#*@}, [0-9]+ bytes"
+"$TGDB" shell "$work/syn.tgt" -x 'info buffers' > "$work/out" 2>&1
+expect "info buffers lists the compute buffer by id (${where%@*})" "^  buffer ${where%@*}: CPU, type CPU, usage compute, [0-9]+ bytes"
+"$TGDB" shell "$work/syn.tgt" -x 'step 3; prev; goto 10; list 3; info node 10; graph 1; where' > "$work/out" 2>&1
 expect "graph G moves to its first evaluated node" "eval 65/128: graph 1 \(id 1\), node 0/64 inp_embd"
 
 "$TGDB" shell "$work/syn.tgt" -x 'break op ADD; info breakpoints' > "$work/out" 2>&1

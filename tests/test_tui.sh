@@ -101,6 +101,14 @@ expect_no_screen() {  # expect_no_screen REGEX WHAT (after the screen settled)
     else echo "ok   $2"; pass=$((pass + 1)); fi
 }
 
+start 200 60 syn.tgt
+# the buffer column names buffers and offsets as `tgdb trace nodes` does (#uid@offset)
+where=$("$TGDB" trace nodes "$work/syn.tgt" | awk '$4 == "attn_norm-0" && w == "" { w = $8 } END { print w }')
+case "$where" in
+'#'*@*) expect_screen " attn_norm-0 .* ${where} " "nodes view: attn_norm-0 at $where, as tgdb trace nodes prints it" ;;
+*) echo "FAIL tgdb trace nodes gave no buffer@offset for attn_norm-0 ('$where')"; fail=$((fail + 1)) ;;
+esac
+
 # stale reads: the graph-reuse sample's trace; the TUI marks what `tgdb check`
 # finds (tests/test_trace_reuse.sh checks the same trace on the command line)
 if TGDB_TRACE="$work/reuse.tgt" "$B/samples/graph-reuse" > /dev/null 2>&1; then

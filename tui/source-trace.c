@@ -200,6 +200,8 @@ static bool src_node(void * ctx, int g, int i, struct tg_tui_node * out) {
     struct tg_trace_alloc a;
     if (tg_trace_get_alloc(s->tr, g, i, &a) && a.buffer != TG_TRACE_NONE) {
         out->buffer = a.buffer;
+        struct tg_trace_buffer b;
+        if (tg_trace_get_buffer(s->tr, g, a.buffer, &b)) out->buffer_uid = b.uid;
         out->offset = (int64_t) a.offset;
         out->size = (int64_t) a.size;
         out->inplace_of = a.inplace_parent;
@@ -256,7 +258,9 @@ static bool src_buffer(void * ctx, int g, int i, struct tg_tui_buffer * out) {
     if (!tg_trace_get_buffer(s->tr, g, i, &b)) return false;
     static const char * usage[] = {"any", "weights", "compute"};
     const char * u = b.usage >= 0 && b.usage < 3 ? usage[b.usage] : "?";
-    snprintf(out->name, sizeof(out->name), "buffer %d: %s %s, type %s", i, tg_trace_backend_name(s->tr, s->sched_id, b.backend), u, b.buft);
+    snprintf(out->name, sizeof(out->name), "buffer #%llu: %s %s, type %s", (unsigned long long) b.uid,
+             tg_trace_backend_name(s->tr, s->sched_id, b.backend), u, b.buft);
+    out->uid = b.uid;
     out->backend = b.backend;
     out->size = (int64_t) b.size;
     snprintf(out->usage, sizeof(out->usage), "%s", u);

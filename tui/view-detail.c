@@ -155,7 +155,8 @@ static void build(struct tui * t, struct detail_priv * p) {
     addl(p, TUI_C_DEFAULT, -1, "  cause   %s", nd.cause[0] ? nd.cause : "(not recorded)");
     addl(p, TUI_C_HEADER, -1, "allocation");
     if (nd.buffer >= 0) {
-        addl(p, TUI_C_DEFAULT, -1, "  buffer %d  offset 0x%llx  size %lld bytes", nd.buffer, (unsigned long long) nd.offset, (long long) nd.size);
+        addl(p, TUI_C_DEFAULT, -1, "  buffer #%llu  offset %lld  size %lld bytes", (unsigned long long) nd.buffer_uid,
+             (long long) nd.offset, (long long) nd.size);
         addl(p, TUI_C_DEFAULT, nd.inplace_of, "  in place of %s", nd.inplace_of >= 0 ? "" : "- (own memory)");
         if (nd.inplace_of >= 0) snprintf(p->lines[p->n - 1].text, sizeof(p->lines[0].text), "  in place of node #%d (Enter jumps)", nd.inplace_of);
         addl(p, TUI_C_DEFAULT, -1, "  live    steps %d .. %d", nd.first_step, nd.last_step);

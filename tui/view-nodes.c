@@ -101,7 +101,8 @@ static void nodes_row(struct tui_view * v, int row, struct tui_line * l) {
     tg_tui_line_colf(l, TUI_C_DEFAULT, 17, false, "%s %s", nd.type, shape);
     tg_tui_line_col(l, tg_tui_backend_color(nd.backend), 6, false, tg_tui_backend_name(v->tui, nd.backend));
     if (c.buffer) {
-        if (nd.buffer >= 0) snprintf(where, sizeof(where), "b%d@0x%llx", nd.buffer, (unsigned long long) nd.offset);
+        // buffer #uid@offset, as `tgdb trace nodes` prints it
+        if (nd.buffer >= 0) snprintf(where, sizeof(where), "#%llu@%lld", (unsigned long long) nd.buffer_uid, (long long) nd.offset);
         else snprintf(where, sizeof(where), "%s", nd.view_src[0] ? "view" : "-");
         tg_tui_line_col(l, TUI_C_DIM, 13, false, where);
     }

@@ -47,6 +47,7 @@ struct tg_tui_node {
     bool     split_begin;      // first node of its split
     char     cause[128];       // placement cause text ("" unknown)
     int32_t  buffer;           // buffer index, -1 none
+    uint64_t buffer_uid;       // the buffer's id as tgdb prints it everywhere (#uid), 0 unknown
     int64_t  offset, size;     // bytes in the buffer
     int32_t  inplace_of;       // node index whose memory it reuses, -1 none
     int32_t  first_step, last_step; // live range in node steps
@@ -93,6 +94,7 @@ struct tg_tui_buffer {
     int32_t backend;
     int64_t size;
     char    usage[16];              // "weights" / "compute" / "any"
+    uint64_t uid;                   // the buffer's id as tgdb prints it (#uid), 0 unknown
 };
 
 // The data behind the views. Optional functions may be NULL.
