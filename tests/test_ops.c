@@ -920,7 +920,8 @@ static void case_cross_entropy(void) {
 // NaN in q (that row NaN, the others not). Prompts go over the cache in
 // blocks of 128 cells, generation (one token) in blocks of 512: 300 cells make
 // 3 prompt blocks, 1100 cells 3 generation blocks (the online softmax rescales
-// across blocks either way). Generation also over views of caches laid out
+// across blocks either way); generation over fewer than 256 cells goes
+// through the tiles, from 256 on in two passes. Generation also over views of caches laid out
 // as the llama KV cache is (a K row: every head's slice of a cell side by
 // side; V transposed, rows longer than the cells used), which its two-pass
 // path reads whole rows of.
@@ -928,7 +929,9 @@ static void case_flash_attn(void) {
     const int64_t D = 40, Dv = 24, H = 6;
     for (int v = 0; v < 8; v++) {
         const bool gen = v >= 4, cache = v >= 6;
-        const int64_t C = gen ? 1100 : 300, T = gen ? 1 : 19;
+        // generation: 1100 cells (F16), and F32 over 200 (under TG_FA_GEN_MIN: the
+        // tiles) and 300 cells of cache views (two passes, one block)
+        const int64_t C = !gen ? 300 : v == 5 ? 200 : v == 7 ? 300 : 1100, T = gen ? 1 : 19;
         const enum tg_type kvt = v % 2 ? TG_TYPE_F32 : TG_TYPE_F16;
         const int64_t Hk = v < 2 || gen ? 2 : 6;
         const enum tg_type mt = v == 3 ? TG_TYPE_F16 : TG_TYPE_F32;

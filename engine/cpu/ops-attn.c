@@ -32,13 +32,17 @@ static inline int64_t fa_block(int64_t tokens) { return tokens == 1 ? TG_FA_CB_G
 
 // Generation (one query token: every row of a K/V head in one tile) goes
 // two-pass (fa_gen) when the scores of every head over every cell, shared by
-// the threads, fit TG_FA_GEN_MAX bytes, from TG_FA_GEN_MIN cells on: below, the
-// tiles were faster (bench_mul_mat -g, fused per layer over 256 cells: 8.4 ->
-// 11.5 us two-pass; over 1024, where 12 layers' caches fit the L3, 36 -> 38
-// us, but in a model, whose weights go through the L3 between layers, 100m
-// Q4_0 tg128 at depth 1024: 327 -> 374 tok/s, medians of 5 rounds).
+// the threads, fit TG_FA_GEN_MAX bytes, from TG_FA_GEN_MIN cells on. Since
+// pass 1 reads K rows whole (every head a tile of cells at a time), it beats
+// the tiles (a thread per K/V head, reading that head's slice of each row)
+// from 256 cells on: bench_mul_mat -g's fused graph from DRAM, 30 alternating
+// graphs in one process, medians per layer: 256 cells 31.2 -> 26.6 us, 512
+// 67.9 -> 58.2, 768 84.6 -> 70.8 (64 cells 9.2 -> 8.0, 32 6.9 -> 6.6); 100m
+// Q4_0 at fa on, 300 alternating tokens: depth 512 4.45 -> 4.31 ms a token,
+// 256 4.54 -> 4.52, 128 and 32 the same within 0.5%. (Before, with pass 1
+// head by head, the tiles were faster below 1024 cells.)
 #define TG_FA_GEN_MAX ((size_t) 64 << 20)
-#define TG_FA_GEN_MIN 1024
+#define TG_FA_GEN_MIN 256
 static size_t fa_gen_scores(const struct tg_tensor * dst) {   // bytes, 0: not this way
     const struct tg_tensor * q = dst->src[0], * k = dst->src[1];
     const int64_t R = q->ne[1] * (q->ne[2] / k->ne[2]);
