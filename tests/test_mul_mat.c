@@ -752,23 +752,28 @@ static void test_batch_invariance(void) {
 // matrices each (grouped-query attention), short rows (the several-row
 // generation tiles) and long ones, one column and several: against the
 // reference, 1 and 3 threads bitwise (the matrices are numbered first then,
-// so threads take other units), every level against the scalar path.
+// so threads take other units), every level against the scalar path. Also
+// with a fourth dimension: 2 sets of heads (the kernel's matrices per unit are
+// one set's), and one set broadcast over 2 of b's.
 static void test_heads_interleaved(void) {
     const int top = tg_cpu_simd_level();
     for (int wi = 0; wi < 5; wi++)
     for (int ki = 0; ki < 2; ki++)
-    for (int ni = 0; ni < 2; ni++) {
+    for (int ni = 0; ni < 2; ni++)
+    for (int di = 0; di < 3; di++) {
         const enum tg_type wt = wtypes[wi];
         const int64_t k = ki == 0 ? 64 : (is_quant(wt) ? 320 : 259), n = ni == 0 ? 1 : 3;
-        struct mm_case c = { wt, TG_TYPE_F32, k, 29, n, 4, 1, 12, 1, LAYOUT_CONTIG, W_HEADS };
+        const int64_t q = di == 1 ? 2 : 1, s4 = di == 0 ? 1 : 2;
+        struct mm_case c = { wt, TG_TYPE_F32, k, 29, n, 4, q, 12, s4, LAYOUT_CONTIG, W_HEADS };
+        const char * dim3 = di == 0 ? "" : di == 1 ? ", 2 head sets" : ", one head set for 2";
         const int64_t nout = c.m * c.n * c.r * c.s;
         rng = 99;
         float * one = check_case(&c, 1, ki == 0 && ni == 0);
         rng = 99;
         float * three = check_case(&c, 3, false);
         CHECK(one && three && memcmp(one, three, (size_t) nout * sizeof(float)) == 0,
-              "MUL_MAT w=%s k=%lld n=%lld heads interleaved: 1 and 3 threads give the same bits",
-              tg_type_name(wt), (long long) k, (long long) n);
+              "MUL_MAT w=%s k=%lld n=%lld heads interleaved%s: 1 and 3 threads give the same bits",
+              tg_type_name(wt), (long long) k, (long long) n, dim3);
         float * res[TG_SIMD_AVX512VNNI + 1] = { NULL };
         for (int lv = 0; lv <= top; lv++) {
             tg_cpu_set_simd_cap(lv);
@@ -780,11 +785,11 @@ static void test_heads_interleaved(void) {
             const bool bits = res[lv] && res[0] && memcmp(res[lv], res[0], (size_t) nout * sizeof(float)) == 0;
             const double e = res[lv] && res[0] ? nmse_f(res[lv], res[0], nout) : INFINITY;
             if (is_quant(wt))
-                CHECK(bits, "MUL_MAT w=%s k=%lld n=%lld heads interleaved, level %d: the scalar path's bits",
-                      tg_type_name(wt), (long long) k, (long long) n, lv);
+                CHECK(bits, "MUL_MAT w=%s k=%lld n=%lld heads interleaved%s, level %d: the scalar path's bits",
+                      tg_type_name(wt), (long long) k, (long long) n, dim3, lv);
             else
-                CHECK(e <= 1e-10, "MUL_MAT w=%s k=%lld n=%lld heads interleaved, level %d vs scalar: nmse %.3g <= 1e-10",
-                      tg_type_name(wt), (long long) k, (long long) n, lv, e);
+                CHECK(e <= 1e-10, "MUL_MAT w=%s k=%lld n=%lld heads interleaved%s, level %d vs scalar: nmse %.3g <= 1e-10",
+                      tg_type_name(wt), (long long) k, (long long) n, dim3, lv, e);
         }
         for (int lv = 0; lv <= top; lv++) free(res[lv]);
         free(one);
