@@ -760,7 +760,7 @@ static void test_heads_interleaved(void) {
     for (int wi = 0; wi < 5; wi++)
     for (int ki = 0; ki < 2; ki++)
     for (int ni = 0; ni < 2; ni++)
-    for (int di = 0; di < 3; di++) {
+    for (int di = 0; di < (ni == 0 ? 3 : 1); di++) {   // the fourth dimension in generation (one column)
         const enum tg_type wt = wtypes[wi];
         const int64_t k = ki == 0 ? 64 : (is_quant(wt) ? 320 : 259), n = ni == 0 ? 1 : 3;
         const int64_t q = di == 1 ? 2 : 1, s4 = di == 0 ? 1 : 2;
@@ -804,8 +804,8 @@ static void test_heads_interleaved(void) {
 // Both must give the same bits, at every SIMD level, for any row count (the
 // narrow kernels' last rows take smaller tiles) and with a tail (k % 16).
 // The matrices interleave row by row (a K cache's heads), so the kernel
-// takes every matrix (2 or 4 heads) a tile of rows at a time; with one
-// column a matrix too (br2 = 1: no grouped heads).
+// takes every matrix (2 heads; 4 with br2 1 and 3) a tile of rows at a
+// time; with one column a matrix too (br2 = 1: no grouped heads).
 static void test_group_columns(void) {
     const int top = tg_cpu_simd_level();
     const enum tg_type wts[2] = { TG_TYPE_F32, TG_TYPE_F16 };
@@ -817,7 +817,7 @@ static void test_group_columns(void) {
         for (int ki = 0; ki < 3; ki++)
         for (int mi = 0; mi < 5; mi++)
         for (int bi = 0; bi < 6; bi++)
-        for (int hi = 0; hi < 2; hi++) {
+        for (int hi = 0; hi < (brs[bi] == 1 || brs[bi] == 3 ? 2 : 1); hi++) {   // 4 heads: br2 1 and 3
             const int64_t k = ks[ki], m = ms[mi], br2 = brs[bi], heads = hi ? 4 : 2;
             struct tg_context * ctx = new_ctx();
             double * A = NULL, * B = NULL;
