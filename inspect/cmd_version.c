@@ -89,12 +89,11 @@ static int cmd_version(int argc, char ** argv) {
     struct version_opts o;
     version_defaults(&o);
     if (tg_cli_parse_opts("version", version_table, &o, argc, argv, NULL, 0, NULL)) return TG_CLI_ERROR;
-    char feats[160], xxh[32], pcre[64] = "unknown", rt[16], drv[16], trace_fmt[16], build[64];
+    char feats[160], xxh[32], pcre[64] = "unknown", rt[16], drv[16], trace_fmt[16];
     const unsigned xv = XXH_versionNumber();
     snprintf(xxh, sizeof xxh, "%u.%u.%u", xv / 10000, xv / 100 % 100, xv % 100);
     if (pcre2_config(PCRE2_CONFIG_VERSION, NULL) <= (int) sizeof pcre) pcre2_config(PCRE2_CONFIG_VERSION, pcre);
     snprintf(trace_fmt, sizeof trace_fmt, "%d.%d", TG_TRACE_FORMAT_MAJOR, TG_TRACE_FORMAT_MINOR);
-    snprintf(build, sizeof build, "%s", TG_BUILD_TYPE);
     const char * blas = tg_blas_library();
     int runtime = 0, driver = 0;
     const bool cuda = tg_cuda_versions(&runtime, &driver);
@@ -107,7 +106,7 @@ static int cmd_version(int argc, char ** argv) {
     if (o.json) {
         printf("{");
         json_kv("version", TG_VERSION, false);
-        json_kv("build_type", build, true);
+        json_kv("build_type", TG_BUILD_TYPE, true);
         json_kv("compiler", compiler(), true);
         json_kv("sanitizers", sanitizers(), true);
         json_kv("simd", tg_cpu_simd_name(), true);
@@ -131,7 +130,7 @@ static int cmd_version(int argc, char ** argv) {
         return TG_CLI_OK;
     }
     printf("tgdb %s\n", TG_VERSION);
-    printf("build:     %s, %s, sanitizers %s\n", build, compiler(), sanitizers());
+    printf("build:     %s, %s, sanitizers %s\n", TG_BUILD_TYPE, compiler(), sanitizers());
     printf("cpu:       SIMD level %s (this CPU: %s; TG_SIMD=scalar|avx|avx2|avx512|avx512vnni forces a lower one)\n",
            tg_cpu_simd_name(), cpu_features(feats, sizeof feats));
     printf("blas:      %s\n", blas ? blas : "off (built without OpenBLAS)");

@@ -14,7 +14,6 @@
 // thread computes it: results do not depend on the thread count.
 #include "vec-impl.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 enum { TG_MM_RB = 24, TG_MM_CB = 64 };  // rows of a, columns of b per block
@@ -191,7 +190,7 @@ struct mm_units {
     size_t                   pf_row;     // mat_inner generation: bytes of a row over every matrix (0: no prefetch)
     int64_t                  rb;         // rows per block: TG_MM_RB, or TG_MM_RB_PACKED when packed
     bool                     packed;     // fn reads a's packed copy (pl->packed)
-    bool                     multi;      // group && mat_inner: a unit is a row block of every matrix (see below)
+    bool                     multi;      // group && mat_inner: a unit is a row block of every matrix (no pf_row)
 };
 
 static void mm_run_units(const struct mm_units * U, int64_t u0, int64_t u1) {
@@ -210,8 +209,7 @@ static void mm_run_units(const struct mm_units * U, int64_t u0, int64_t u1) {
             mat = u / (nrb * ncb); jb = (u / nrb) % ncb; ib = u % nrb;
         }
         if (U->pf_row) {   // a share of the next row block's rows, whole, into L2 (see tg_cpu_mul_mat)
-            const int64_t sh = U->multi ? 0 : mat, nsh = U->multi ? 1 : nm;
-            const int64_t x0 = (ib + 1) * TG_MM_RB + sh * TG_MM_RB / nsh, x1 = (ib + 1) * TG_MM_RB + (sh + 1) * TG_MM_RB / nsh;
+            const int64_t x0 = (ib + 1) * TG_MM_RB + mat * TG_MM_RB / nm, x1 = (ib + 1) * TG_MM_RB + (mat + 1) * TG_MM_RB / nm;
             for (int64_t x = x0; x < x1 && x < m; x++)
                 for (size_t o = 0; o < U->pf_row; o += 64) __builtin_prefetch((const char *) a->data + x * a->nb[1] + o, 0, 2);
         }
@@ -323,8 +321,9 @@ void tg_cpu_mul_mat(const struct tg_cpu_params * p, struct tg_tensor * dst) {
     struct mm_units U = { dst, &pl, group ? tg_mm_float_block_narrow(pl.kind, level) : fn, rows, nrb, ncb,
                           mat_inner, group, 0, rb, pfn != NULL, multi };
     // Generation's kq over a K cache the narrow kernels do not take (a
-    // quantized one; a's matrices side by side in its rows): each unit prefetches a share of the next row block's rows, every
-    // matrix's bytes of them, into L2; the strided reads of a head's slices
+    // quantized one; a's matrices side by side in its rows): each unit
+    // prefetches a share of the next row block's rows, every matrix's bytes
+    // of them, into L2; the strided reads of a head's slices
     // otherwise waited on memory (bench_mul_mat -g, kq over 4096 cells, 4
     // alternating rounds, medians: 229 -> 100 us a layer; 100m Q4_0 tg128 at
     // depth 1900, -fa off: 223 -> 274 tok/s).
