@@ -4,12 +4,15 @@
 //
 //   make-model [--preset tiny|100m] [--n-embd N] [--n-layer N] [--n-head N]
 //              [--n-head-kv N] [--n-ff N] [--n-ctx N] [--type f32|f16|q8_0|q4_0]
-//              [--seed S] [--vocab FILE] -o FILE
+//              [--seed S] [--vocab FILE] [--n-vocab N] -o FILE
 //
 // Weights: matrices ~ N(0, 0.02^2) (an Irwin-Hall approximation of a normal
 // from a splitmix64 stream), norm weights 1 + N(0, 0.1^2): activations stay
 // in a sane range whatever the size. Norms are always F32; with --type
 // q8_0/q4_0 every matrix (token_embd and output too) is quantized.
+// --n-vocab N keeps the vocabulary's first N tokens (a SentencePiece one:
+// its tokens, scores and token types cut alike; the special ids must stay
+// below N): smaller embedding and output matrices, quick to quantize.
 #include "tg/gguf.h"
 #include "tg/llama.h"
 #include "tg/types.h"
@@ -29,14 +32,16 @@ struct opts {
     const char * qpreset;   // quantization preset: f32, f16, q8_0, q4_0, q4_k_m ... (tg_llama_quant_preset_type)
     unsigned long long seed;
     const char * vocab;
+    int          n_vocab;   // --n-vocab: the vocabulary's first n_vocab tokens (0: all)
     const char * out;
 };
 
 static int usage(void) {
     fprintf(stderr, "usage: make-model [--preset tiny|100m] [--n-embd N] [--n-layer N] [--n-head N] [--n-head-kv N]\n"
-                    "                  [--n-ff N] [--n-ctx N] [--type TYPE] [--seed S] [--vocab FILE] -o FILE\n"
+                    "                  [--n-ff N] [--n-ctx N] [--type TYPE] [--seed S] [--vocab FILE] [--n-vocab N] -o FILE\n"
                     "  TYPE: f32 f16 q8_0 q4_0 q4_1 q5_0 q5_1 q6_k q5_k_m q4_k_m q4_k_s q3_k_m q2_k iq4_nl iq4_xs (per-tensor mixtures\n"
-                    "        like the established quantizer's presets: output and some attn_v/ffn_down at more bits)\n");
+                    "        like the established quantizer's presets: output and some attn_v/ffn_down at more bits)\n"
+                    "  --n-vocab N: keep the first N tokens of a SentencePiece vocabulary (default: all)\n");
     return 1;
 }
 
@@ -84,7 +89,8 @@ static int parse_args(int argc, char ** argv, struct opts * o) {
         const char * v = i + 1 < argc ? argv[i + 1] : NULL;
         int * target = !strcmp(a, "--n-embd") ? &o->n_embd : !strcmp(a, "--n-layer") ? &o->n_layer
                      : !strcmp(a, "--n-head") ? &o->n_head : !strcmp(a, "--n-head-kv") ? &o->n_head_kv
-                     : !strcmp(a, "--n-ff") ? &o->n_ff : !strcmp(a, "--n-ctx") ? &o->n_ctx : NULL;
+                     : !strcmp(a, "--n-ff") ? &o->n_ff : !strcmp(a, "--n-ctx") ? &o->n_ctx
+                     : !strcmp(a, "--n-vocab") ? &o->n_vocab : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(); return 2; }
         if (!v) return fail("option %s needs a value%s", a, "");
         i++;
@@ -119,8 +125,9 @@ static int parse_args(int argc, char ** argv, struct opts * o) {
 
 // ---- vocabulary keys ----
 
-// Copies every tokenizer.* key of the vocabulary file into the writer.
-static enum tg_status copy_tokenizer(struct tg_gguf_writer * w, const struct tg_gguf * v) {
+// Copies every tokenizer.* key of the vocabulary file into the writer, the
+// arrays of one entry per token (n_full of them) cut to the first n_keep.
+static enum tg_status copy_tokenizer(struct tg_gguf_writer * w, const struct tg_gguf * v, int64_t n_full, int64_t n_keep) {
     for (int64_t i = 0; i < tg_gguf_n_kv(v); i++) {
         const char * key = tg_gguf_key(v, i);
         if (strncmp(key, "tokenizer.", 10) != 0) continue;
@@ -130,13 +137,15 @@ static enum tg_status copy_tokenizer(struct tg_gguf_writer * w, const struct tg_
             st = tg_gguf_set_str(w, key, tg_gguf_get_str(v, key));
         } else if (t == TG_GGUF_ARRAY && tg_gguf_arr_type(v, i) == TG_GGUF_STRING) {
             int64_t n = tg_gguf_arr_n(v, i);
+            if (n == n_full) n = n_keep;
             const char ** strs = malloc(sizeof(char *) * (size_t) (n > 0 ? n : 1));
             if (!strs) return tg_error(TG_ERR_NOMEM, "out of memory copying %s", key);
             for (int64_t j = 0; j < n; j++) { size_t len; strs[j] = tg_gguf_arr_str(v, i, j, &len); }
             st = tg_gguf_set_arr_str(w, key, strs, n);
             free(strs);
         } else if (t == TG_GGUF_ARRAY) {
-            st = tg_gguf_set_arr(w, key, tg_gguf_arr_type(v, i), tg_gguf_arr_data(v, i), tg_gguf_arr_n(v, i));
+            const int64_t n = tg_gguf_arr_n(v, i);
+            st = tg_gguf_set_arr(w, key, tg_gguf_arr_type(v, i), tg_gguf_arr_data(v, i), n == n_full ? n_keep : n);
         } else if (t == TG_GGUF_BOOL) {
             bool b; if (!tg_gguf_get_bool(v, key, &b)) return tg_last_status();
             st = tg_gguf_set_bool(w, key, b);
@@ -248,11 +257,34 @@ int main(int argc, char ** argv) {
     int64_t ki = tg_gguf_find_key(vocab, "tokenizer.ggml.tokens");
     int64_t n_vocab = ki >= 0 ? tg_gguf_arr_n(vocab, ki) : 0;
     if (n_vocab < 1) { tg_gguf_close(vocab); return fail("%s has no tokenizer.ggml.tokens%s", o.vocab, ""); }
+    const int64_t n_full = n_vocab;
+    if (o.n_vocab && o.n_vocab < n_vocab) {   // a SentencePiece vocabulary's first n_vocab tokens
+        const char * model = tg_gguf_find_key(vocab, "tokenizer.ggml.model") >= 0
+                           ? tg_gguf_get_str(vocab, "tokenizer.ggml.model") : NULL;
+        if (!model || strcmp(model, "llama")) {
+            fail("--n-vocab needs a SentencePiece vocabulary (tokenizer.ggml.model 'llama'); %s has '%s'",
+                 o.vocab, model ? model : "none");
+            tg_gguf_close(vocab);
+            return 1;
+        }
+        static const char * const ids[] = { "tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id",
+                                             "tokenizer.ggml.unknown_token_id", "tokenizer.ggml.padding_token_id" };
+        for (size_t k = 0; k < sizeof ids / sizeof ids[0]; k++) {
+            uint32_t id;
+            if (tg_gguf_find_key(vocab, ids[k]) >= 0 && tg_gguf_get_u32(vocab, ids[k], &id) && id >= (uint32_t) o.n_vocab) {
+                char n[32];
+                snprintf(n, sizeof n, "%d", o.n_vocab);
+                tg_gguf_close(vocab);
+                return fail("%s is past --n-vocab %s", ids[k], n);
+            }
+        }
+        n_vocab = o.n_vocab;
+    }
     struct tg_gguf_writer * w = tg_gguf_writer_new();
     struct blobs bl = { 0 };
     enum tg_status st = w ? TG_OK : TG_ERR_NOMEM;
     if (!st) st = set_hparams(w, &o, n_vocab);
-    if (!st) st = copy_tokenizer(w, vocab);
+    if (!st) st = copy_tokenizer(w, vocab, n_full, n_vocab);
     if (!st) st = add_tensors(w, &bl, &o, n_vocab);
     if (!st) st = tg_gguf_write(w, o.out);
     if (st) rc = fail("%s: %s", o.out, tg_last_error());

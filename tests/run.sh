@@ -3,7 +3,7 @@
 # runs the whole CTest suite, then the suite again under ASan+UBSan, the
 # threaded tests under ThreadSanitizer, each fuzz harness for a bounded time
 # and, from that clang build, the SIMD determinism tests.
-#   TG_FUZZ_SECONDS=N   seconds per fuzz harness (default 20; 0 skips fuzzing)
+#   TG_FUZZ_SECONDS=N   seconds per fuzz harness (default 20, one harness per core at a time; 0 skips fuzzing)
 #   TG_SKIP_ASAN=1      skip the ASan+UBSan run (local iteration only)
 #   TG_SKIP_TSAN=1      skip the ThreadSanitizer run (local iteration only)
 set -euo pipefail
@@ -47,14 +47,36 @@ if [ "$fuzz_secs" != 0 ] && ls tests/fuzz/fuzz_*.c >/dev/null 2>&1; then
         fuzz_targets=$(for f in tests/fuzz/fuzz_*.c; do basename "$f" .c; done | tr '\n' ' ')
         CC=clang TG_BUILD_TARGETS="${fuzz_targets}test_mul_mat test_ops test_quant" \
             tg_build build-fuzz -DTG_FUZZ=ON -DTG_SANITIZE=ON -DTG_BLAS=OFF
-        for f in build-fuzz/tests/fuzz_*; do
-            name=$(basename "$f"); short=${name#fuzz_}
+        # one harness per core at a time (each is single-threaded), reported in order
+        fuzz_one() {   # HARNESS LOG: fuzz from a copy of its seed corpus
+            local short work rc=0
+            short=$(basename "$1"); short=${short#fuzz_}
             work=$(mktemp -d)
             cp -r "tests/fuzz/corpus_$short/." "$work/" 2>/dev/null || true
-            echo "-- $name"
-            "$f" -max_total_time="$fuzz_secs" -artifact_prefix="tests/fuzz/$short-crash-" "$work" 2>&1 | tail -n 3
+            "$1" -max_total_time="$fuzz_secs" -artifact_prefix="tests/fuzz/$short-crash-" "$work" > "$2" 2>&1 || rc=$?
             rm -rf "$work"
+            return $rc
+        }
+        harnesses=(build-fuzz/tests/fuzz_*)
+        fuzz_logs=$(mktemp -d)
+        for ((i = 0; i < ${#harnesses[@]}; i += jobs)); do
+            pids=()
+            for ((k = i; k < i + jobs && k < ${#harnesses[@]}; k++)); do
+                fuzz_one "${harnesses[k]}" "$fuzz_logs/$k.log" & pids+=($!)
+            done
+            for ((k = i; k < i + jobs && k < ${#harnesses[@]}; k++)); do
+                rc=0
+                wait "${pids[k - i]}" || rc=$?
+                echo "-- $(basename "${harnesses[k]}")"
+                if [ $rc != 0 ]; then
+                    tail -n 40 "$fuzz_logs/$k.log"
+                    echo "== $(basename "${harnesses[k]}") failed (exit $rc): the input is under tests/fuzz/*-crash-*"
+                    exit 1
+                fi
+                tail -n 3 "$fuzz_logs/$k.log"
+            done
         done
+        rm -rf "$fuzz_logs"
         # The same kernels from another compiler: every SIMD level must still give
         # the scalar path's bits (clang contracts a * b + c where GCC was told not to)
         echo "== clang build: SIMD levels, quantizers and ops (ASan+UBSan)"

@@ -10,10 +10,8 @@ TGDB=$B/inspect/tgdb; MM=$B/samples/make-model
 mix() { "$TGDB" gguf "$1" | grep -oE " (q[0-9]_[0-9Kk]|iq4_(nl|xs)) " | sort | uniq -c | awk '{printf "%s:%s ", $2, $1}'; }
 S=${TG_SOURCE_DIR:-}
 # A small vocabulary keeps the embedding matrices (256 x n_vocab) quick to
-# quantize: the first 8000 Llama 2 tokens of an r2 model when it is there.
-V=()
-REFV=${TG_REF_DIR:-$S/../shared/reference}/r2/kq-q6_k.gguf
-[ -n "$S" ] && [ -r "$REFV" ] && V=(--vocab "$REFV")
+# quantize: the first 8000 tokens of the default Llama 2 one (make-model --n-vocab).
+V=(--n-vocab 8000)
 TYPES="q4_k_m q5_k_m q6_k q4_k_s q3_k_m q2_k iq4_nl iq4_xs q4_1 q5_0 q5_1"
 if grep -q "TG_SANITIZE:BOOL=ON" "$B/CMakeCache.txt" 2>/dev/null; then
     TYPES="q4_k_m iq4_xs"   # sanitizers (-O1): two presets (the release run checks all eleven)
@@ -53,4 +51,13 @@ out=$("$TGDB" generate -m "$work/k384.gguf" -p "Hello" -n 4 --temp 0 2>&1) && ok
 [ $rc != 0 ] && grep -q "missing.gguf" "$work/out" && ok "a missing input is named" || bad "missing input: rc $rc"
 "$MM" --type q9 -o "$work/y.gguf" > "$work/out" 2>&1; rc=$?
 [ $rc != 0 ] && grep -q "unknown type 'q9'" "$work/out" && ok "make-model --type q9 is an error" || bad "make-model q9: rc $rc"
+# --n-vocab: the token arrays cut alike, the matrices n_vocab wide; ids past it and BPE vocabularies refused
+m=$("$TGDB" gguf "$work/f32.gguf" | grep -cE "(tokenizer.ggml.(tokens|scores|token_type) .*\(8000 items\)|llama.vocab_size +uint32 +8000|token_embd.weight +f32 +\[256, 8000\])")
+[ "$m" = 5 ] && ok "make-model --n-vocab 8000: tokens, scores, token types, vocab_size and token_embd agree" \
+    || bad "make-model --n-vocab 8000: $m of 5 fields"
+"$MM" --n-vocab 2 -o "$work/v2.gguf" > "$work/out" 2>&1; rc=$?
+[ $rc != 0 ] && grep -q "tokenizer.ggml.eos_token_id is past --n-vocab 2" "$work/out" && [ ! -e "$work/v2.gguf" ] \
+    && ok "make-model --n-vocab 2 is an error (eos id 2)" || bad "make-model --n-vocab 2: rc $rc $(cat "$work/out")"
+"$MM" --n-vocab 0 -o "$work/v0.gguf" > "$work/out" 2>&1; rc=$?
+[ $rc != 0 ] && grep -q "bad value '0' for --n-vocab" "$work/out" && ok "make-model --n-vocab 0 is an error" || bad "--n-vocab 0: rc $rc"
 finish
