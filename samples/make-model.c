@@ -271,7 +271,8 @@ int main(int argc, char ** argv) {
                                              "tokenizer.ggml.unknown_token_id", "tokenizer.ggml.padding_token_id" };
         for (size_t k = 0; k < sizeof ids / sizeof ids[0]; k++) {
             uint32_t id;
-            if (tg_gguf_find_key(vocab, ids[k]) >= 0 && tg_gguf_get_u32(vocab, ids[k], &id) && id >= (uint32_t) o.n_vocab) {
+            if (tg_gguf_find_key(vocab, ids[k]) >= 0 && tg_gguf_get_u32(vocab, ids[k], &id) &&
+                id != UINT32_MAX && id >= (uint32_t) o.n_vocab) {   // UINT32_MAX: none
                 char n[32];
                 snprintf(n, sizeof n, "%d", o.n_vocab);
                 tg_gguf_close(vocab);
