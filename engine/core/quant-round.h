@@ -1,5 +1,5 @@
 // quant-round.h - the element rounding of the Q8_0 and Q4_0 quantizers,
-// shared by the CPU's (core/types.c) and the CUDA copies (cuda/kernels.cu,
+// shared by the CPU's (core/types.c) and the CUDA copies (cuda/kernels-common.cuh,
 // host and device functions there), so both write the same bytes.
 #ifndef TG_QUANT_ROUND_H
 #define TG_QUANT_ROUND_H

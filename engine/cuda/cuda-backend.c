@@ -1,7 +1,7 @@
 // cuda-backend.c - the CUDA backend: one registry device per GPU ("CUDA0",
 // "CUDA1", ...), a device-memory buffer type per device, and a backend that
 // computes graphs on a stream of its own: element-wise ops, norms, softmax,
-// rope, GLU, copies and fused attention with the kernels of kernels.cu, and
+// rope, GLU, copies and fused attention with the kernels of kernels*.cu, and
 // MUL_MAT with cuBLAS (SGEMM on F32 operands; other weight types decoded to
 // F32 first) or, for a few columns (generation), with matrix-vector kernels
 // that read the weights in their stored type.

@@ -1,5 +1,5 @@
 // cuda-impl.h - the private contract between the CUDA backend's host code
-// (cuda-backend.c, C) and its kernels (kernels.cu, CUDA C++): a tensor
+// (cuda-backend.c, C) and its kernels (kernels*.cu, CUDA C++): a tensor
 // described by value (device address, type, shape, byte strides) and one
 // launcher per kernel family. Launchers enqueue on the given stream and never
 // synchronise; errors surface through cudaGetLastError in the caller.
