@@ -69,6 +69,7 @@ if [ "$fuzz_secs" != 0 ] && ls tests/fuzz/fuzz_*.c >/dev/null 2>&1; then
                 wait "${pids[k - i]}" || rc=$?
                 echo "-- $(basename "${harnesses[k]}")"
                 if [ $rc != 0 ]; then
+                    kill "${pids[@]}" 2>/dev/null || true   # the batch's other harnesses
                     tail -n 40 "$fuzz_logs/$k.log"
                     echo "== $(basename "${harnesses[k]}") failed (exit $rc): the input is under tests/fuzz/*-crash-*"
                     exit 1

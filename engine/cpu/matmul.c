@@ -340,9 +340,10 @@ void tg_cpu_mul_mat(const struct tg_cpu_params * p, struct tg_tensor * dst) {
         // counter), then the rest in runs as threads come free, so a thread
         // slowed down (another process, a busy core) does less of it. 100m
         // models, 2 threads, 300-400 alternating tokens in one process,
-        // against runs of nu / 4 claimed from the start: Q4_0 +1.5-3.2%
-        // (depth 64 and 1024, fa on and off), Q8_0 +4.6%, F32 +5.4%; all in
-        // runs of nu / 16 was 9% slower, static halves +1.8-2.2%.
+        // against runs of nu / 4 claimed from the start: Q4_0 +1.2-3.2%
+        // (depth 64 and 1024), Q4_K_M +1.6% (depth 1024, fa on), Q8_0 +4.6%,
+        // F32 +5.4%; runs of nu / 16 from the start were 8.6% slower, the
+        // tail in 1-unit claims 2.6-3.9% slower, static halves +0.2-4.0%.
         const int64_t fixed = nu * TG_MM_GEN_FIXED / 100 / p->nth * p->nth;
         int64_t f0, f1;
         tg_cpu_range(fixed, p->ith, p->nth, &f0, &f1);
