@@ -53,7 +53,10 @@ if [ "$fuzz_secs" != 0 ] && ls tests/fuzz/fuzz_*.c >/dev/null 2>&1; then
             short=$(basename "$1"); short=${short#fuzz_}
             work=$(mktemp -d)
             cp -r "tests/fuzz/corpus_$short/." "$work/" 2>/dev/null || true
-            "$1" -max_total_time="$fuzz_secs" -artifact_prefix="tests/fuzz/$short-crash-" "$work" > "$2" 2>&1 || rc=$?
+            "$1" -max_total_time="$fuzz_secs" -artifact_prefix="tests/fuzz/$short-crash-" "$work" > "$2" 2>&1 &
+            local h=$!
+            trap 'kill $h 2>/dev/null' TERM   # stopped with the batch: the harness too
+            wait $h || rc=$?
             rm -rf "$work"
             return $rc
         }
