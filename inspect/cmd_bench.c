@@ -77,8 +77,10 @@ struct test {
     double * samples;   // [reps] tokens/s of each repetition
     int n;
     double mean, sd;
-    double read_gbs;    // CPU-only generation tests: host read bandwidth with `threads` (0: not measured)
-    bool bw_done;       // read_gbs measured (right after the test)
+    bool probe;         // CPU-only generation: the host's read bandwidth after each repetition
+    double * bw;        // [reps] with probe: GB/s measured after repetition i (with `threads`)
+    double read_gbs;    // their mean (0: not measured)
+    char bw_err[256];   // why not
 };
 
 // Clears the cache and fills it with `depth` tokens (untimed), in batches
@@ -98,6 +100,13 @@ static int fill_depth(struct tg_llama_context * ctx, const int32_t * toks, int d
 // first batch of a size sets up what later ones reuse (a compute buffer that
 // size, a backend's kernels and workspaces: CUDA pp512 with fa on had a
 // standard deviation half its mean without it).
+// The host read bandwidth a CPU generation test is compared with: sums over
+// 256 MiB (DRAM, not the caches) with the test's thread count, median of 3
+// passes, measured after every repetition (a shared machine's bandwidth
+// moves by tens of percent within minutes, and by ~10% from one second to
+// the next: a figure taken at another time says little about the test's).
+#define BENCH_BW_BYTES ((size_t) 256 << 20)
+
 static int run_test(struct tg_llama_context * ctx, const int32_t * toks, struct test * t, int reps, int n_batch, bool progress,
                     bool no_warmup) {
     const int32_t * in = toks + t->depth;   // the measured tokens follow the depth tokens
@@ -121,6 +130,15 @@ static int run_test(struct tg_llama_context * ctx, const int32_t * toks, struct 
                 if (tg_llama_decode(ctx, in + i, 1, t->depth + i) != TG_OK) return tg_cli_err("bench: %s", tg_last_error());
         }
         t->samples[t->n++] = n / (now_s() - t0);
+        if (t->probe && !t->bw_err[0]) {
+            const double bw = tg_cpu_read_bandwidth(t->threads, BENCH_BW_BYTES, 3);
+            if (bw > 0) t->bw[t->n - 1] = bw;
+            else snprintf(t->bw_err, sizeof(t->bw_err), "%s", tg_last_error());
+        }
+    }
+    t->read_gbs = 0.0;
+    if (t->probe && !t->bw_err[0] && t->n > 0) {
+        for (int i = 0; i < t->n; i++) t->read_gbs += t->bw[i] / t->n;
     }
     double sum = 0.0, sq = 0.0;
     for (int i = 0; i < t->n; i++) sum += t->samples[i];
@@ -161,20 +179,6 @@ static void print_gpu_bandwidth(const struct tg_llama_model * model, const struc
     }
 }
 
-// The host read bandwidth a CPU generation test is compared with: sums over
-// 256 MiB (DRAM, not the caches) with the test's thread count, median of 5
-// passes, measured right after the test (a shared machine's bandwidth moves
-// by tens of percent within minutes: a figure taken at another time says
-// little about the test's). 0 when it failed (tg_last_error says why).
-#define BENCH_BW_BYTES ((size_t) 256 << 20)
-static double test_read_bandwidth(struct test * tests, int i) {
-    if (!tests[i].bw_done) {
-        tests[i].read_gbs = tg_cpu_read_bandwidth(tests[i].threads, BENCH_BW_BYTES, 5);
-        tests[i].bw_done = true;
-    }
-    return tests[i].read_gbs;
-}
-
 // The KV cache a generation test's tokens attend to, bytes per token on
 // average: token i sits at position depth + i and reads the keys and values
 // of depth + i + 1 cells (kv_cell: bytes of one cell over all layers). The
@@ -193,17 +197,21 @@ static void print_cpu_bandwidth(const struct bench_opts * o, const struct tg_lla
     for (int i = 0; i < n; i++) any = any || tests[i].n_gen;
     if (!wb || !any) return;
     printf("CPU: %.1f MiB of weights read per generated token; %% = their GB/s (tokens/s x bytes) over this host's "
-           "read bandwidth with the test's threads, measured right after it; \"+ KV\": the weights and the KV cache "
+           "read bandwidth with the test's threads, measured after each repetition (mean); \"+ KV\": the weights and the KV cache "
            "the tokens attend to (%.1f KiB a cell)\n", wb / 1048576.0, kv_cell / 1024.0);
     for (int i = 0; i < n; i++) {
         struct test * t = &tests[i];
         if (!t->n_gen) continue;
-        const double bw = test_read_bandwidth(tests, i), gbs = t->mean * (double) wb / 1e9;
+        const double bw = t->read_gbs, gbs = t->mean * (double) wb / 1e9;
         const double kvb = kv_bytes_per_token(t, kv_cell), all = t->mean * ((double) wb + kvb) / 1e9;
         printf("tg%d", t->n_gen);
         if (t->depth) printf(" @ d%d", t->depth);
         if (o->threads.n > 1) printf(" t=%d", t->threads);
-        if (bw <= 0) { printf(" fa=%s: %.1f GB/s of weights; read bandwidth not measured: %s\n", fa_name(t->fa), gbs, tg_last_error()); continue; }
+        if (bw <= 0) {
+            printf(" fa=%s: %.1f GB/s of weights; read bandwidth not measured: %s\n", fa_name(t->fa), gbs,
+                   t->bw_err[0] ? t->bw_err : "no repetition");
+            continue;
+        }
         printf(" fa=%s: %.1f GB/s of weights = %.1f%% of %.1f GB/s (sums over %zu MiB, %d thread%s)", fa_name(t->fa), gbs,
                100.0 * gbs / bw, bw, BENCH_BW_BYTES >> 20, t->threads, t->threads == 1 ? "" : "s");
         if (t->depth || kvb >= 0.01 * (double) wb) {   // a context worth a second figure
@@ -237,9 +245,14 @@ static void print_json(const struct bench_opts * o, const struct tg_llama_model 
         printf("]");
         if (t->n_gen) printf(", \"kv_bytes_per_token\": %.0f", kv_bytes_per_token(t, kv_cell));
         if (t->n_gen && !tg_llama_model_gpu_bytes(model)) {   // CPU generation: the host's read bandwidth, same threads
-            const double bw = test_read_bandwidth(tests, i);
-            if (bw > 0) printf(", \"read_bandwidth_gbs\": %.3f", bw);
-            else printf(", \"read_bandwidth_gbs\": null");
+            const double bw = t->read_gbs;
+            if (bw > 0) {
+                printf(", \"read_bandwidth_gbs\": %.3f, \"read_bandwidth_samples_gbs\": [", bw);
+                for (int k = 0; k < t->n; k++) printf("%s%.3f", k ? ", " : "", t->bw[k]);
+                printf("]");
+            } else {
+                printf(", \"read_bandwidth_gbs\": null");
+            }
         }
         printf("}");
     }
@@ -254,7 +267,7 @@ static int plan(const struct bench_opts * o, struct test ** out) {
     if (cap > BENCH_MAX_TESTS)
         return tg_cli_err("bench: the lists make %d tests; at most %d (shorten -p, -n, -d, -t or -fa)", cap, BENCH_MAX_TESTS), -1;
     struct test * t = calloc((size_t) (cap ? cap : 1), sizeof *t);
-    double * samples = calloc((size_t) (cap ? cap : 1) * (size_t) o->reps, sizeof *samples);
+    double * samples = calloc((size_t) (cap ? cap : 1) * (size_t) o->reps * 2, sizeof *samples);   // and bw
     if (!t || !samples) { free(t); free(samples); return tg_cli_err("bench: out of memory"), -1; }
     for (int ti = 0; ti < o->threads.n; ti++)
         for (int fi = 0; fi < o->fa.n; fi++)
@@ -265,7 +278,8 @@ static int plan(const struct bench_opts * o, struct test ** out) {
                         if (l->v[i] == 0) continue;
                         t[n] = (struct test) { .n_prompt = kind ? 0 : l->v[i], .n_gen = kind ? l->v[i] : 0,
                                                .depth = o->depth.v[d], .threads = o->threads.v[ti], .fa = o->fa.v[fi],
-                                               .samples = samples + (size_t) n * (size_t) o->reps };
+                                               .samples = samples + (size_t) n * (size_t) o->reps,
+                                               .bw = samples + ((size_t) cap + (size_t) n) * (size_t) o->reps };
                         n++;
                     }
             }
@@ -338,8 +352,8 @@ static int cmd_bench(int argc, char ** argv) {
                 if (!r.ctx) { tg_cli_err("bench: %s", tg_last_error()); goto done; }
             }
         }
+        t->probe = t->n_gen && !tg_llama_model_gpu_bytes(r.model);   // CPU generation: the host's bandwidth beside it
         if (run_test(r.ctx, toks, t, o.reps, n_batch, progress, o.no_warmup)) goto done;
-        if (t->n_gen && !tg_llama_model_gpu_bytes(r.model)) test_read_bandwidth(tests, i);   // now, beside the test
         if (!o.json) { print_text(&o, t); fflush(stdout); }
     }
     const double kv_cell = r.ctx ? (double) tg_llama_stats(r.ctx).kv_bytes / (double) cp.n_ctx : 0.0;

@@ -141,6 +141,10 @@ check "bench --json (CPU): weights_bytes_per_token, and read_bandwidth_gbs on th
 import json,sys; d=json.load(open('$TMP/b.json')); r=d['results']
 sys.exit(not (d['weights_bytes_per_token']>0 and all(('read_bandwidth_gbs' in x)==(x['n_gen']>0) for x in r)
               and all(x['read_bandwidth_gbs']>0 for x in r if x['n_gen'])))"
+check "bench --json (CPU): the read bandwidth after each repetition, read_bandwidth_gbs their mean" python3 -c "
+import json,sys; r=[x for x in json.load(open('$TMP/b.json'))['results'] if x['n_gen']]
+sys.exit(not (r and all(len(x['read_bandwidth_samples_gbs'])==x['repetitions']==2 and min(x['read_bandwidth_samples_gbs'])>0
+                        and abs(sum(x['read_bandwidth_samples_gbs'])/2-x['read_bandwidth_gbs'])<0.002 for x in r)))"
 "$TGDB" bench -m "$M" -p 0 -n 4 -d 0,32 -r 1 --json >"$TMP/bkv.json" 2>&1
 check "bench --json: kv_bytes_per_token grows with the depth (cells attended: 2.5 at d0, 34.5 at d32)" python3 -c "
 import json,sys; r=json.load(open('$TMP/bkv.json'))['results']
