@@ -94,12 +94,6 @@ static int fill_depth(struct tg_llama_context * ctx, const int32_t * toks, int d
     return 0;
 }
 
-// Runs t->n repetitions of a test; tokens/s of each into t->samples.
-// First, unless no_warmup, one unmeasured run of the test's shape (its
-// prompt, or one generated token, at its depth), as llama-bench does: the
-// first batch of a size sets up what later ones reuse (a compute buffer that
-// size, a backend's kernels and workspaces: CUDA pp512 with fa on had a
-// standard deviation half its mean without it).
 // The host read bandwidth a CPU generation test is compared with: sums over
 // 256 MiB (DRAM, not the caches) with the test's thread count, median of 3
 // passes, measured after every repetition (a shared machine's bandwidth
@@ -107,6 +101,13 @@ static int fill_depth(struct tg_llama_context * ctx, const int32_t * toks, int d
 // the next: a figure taken at another time says little about the test's).
 #define BENCH_BW_BYTES ((size_t) 256 << 20)
 
+// Runs t->n repetitions of a test; tokens/s of each into t->samples
+// (with t->probe, the read bandwidth after each into t->bw).
+// First, unless no_warmup, one unmeasured run of the test's shape (its
+// prompt, or one generated token, at its depth), as llama-bench does: the
+// first batch of a size sets up what later ones reuse (a compute buffer that
+// size, a backend's kernels and workspaces: CUDA pp512 with fa on had a
+// standard deviation half its mean without it).
 static int run_test(struct tg_llama_context * ctx, const int32_t * toks, struct test * t, int reps, int n_batch, bool progress,
                     bool no_warmup) {
     const int32_t * in = toks + t->depth;   // the measured tokens follow the depth tokens
