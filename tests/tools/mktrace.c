@@ -32,6 +32,12 @@ static int op_id(const char * name) {
     return 0;
 }
 
+static void usage(FILE * f) {
+    fprintf(f, "usage: mktrace OUT [--nodes N>=4] [--graphs G] [--variant K] [--graph-base B] [--tokens T]\n"
+               "               [--data all|summary|none] [--nan] [--weird] [--utf8] [--escapes]\n"
+               "writes a synthetic trace to OUT (a test helper)\n");
+}
+
 int main(int argc, char ** argv) {
     const char * out = NULL;
     int n_nodes = 64, n_graphs = 2, variant = 0;
@@ -52,10 +58,12 @@ int main(int argc, char ** argv) {
             data_mode = !strcmp(m, "all") ? 2 : !strcmp(m, "summary") ? 1 : !strcmp(m, "none") ? 0 : -1;
             if (data_mode < 0) { fprintf(stderr, "mktrace: --data all|summary|none\n"); return 1; }
         }
+        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return 0; }
+        else if (argv[i][0] == '-') { fprintf(stderr, "mktrace: unknown option '%s' (or its value missing)\n", argv[i]); usage(stderr); return 1; }
         else if (!out) out = argv[i];
         else { fprintf(stderr, "mktrace: unexpected argument '%s'\n", argv[i]); return 1; }
     }
-    if (!out || n_nodes < 4 || n_graphs < 1) { fprintf(stderr, "usage: mktrace OUT [--nodes N>=4] [--graphs G] [--nan] [--weird] [--variant K]\n"); return 1; }
+    if (!out || n_nodes < 4 || n_graphs < 1) { usage(stderr); return 1; }
     struct tg_trace_writer * w = tg_trace_writer_open(out);
     if (!w) { fprintf(stderr, "mktrace: %s\n", tg_last_error()); return 1; }
     const char * op_names[TG_OP_COUNT], * type_names[TG_TYPE_COUNT];
