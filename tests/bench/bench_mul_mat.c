@@ -17,6 +17,11 @@
 // usage: bench_mul_mat [-t threads (2)] [-r repeats (scaled to ~0.2 s)]
 //                      [-l scalar|avx|avx2|avx512|avx512vnni (cap the SIMD level)]
 //                      [-T type,type... (those types only)] [-g (the from-DRAM tables only)]
+//                      [-M ROWS (rows of the from-DRAM table's matrices, default 3072: a
+//                                model's small products, e.g. 256 for K and V, start more often)]
+//                      [-A LAYERS (the attention table only, over that many layers; 1: the
+//                                  caches stay in cache, which shows the kernels' compute;
+//                                  0: every table but the attention one)]
 #include "cpu/vec-impl.h"
 #include "tg/cpu.h"
 
@@ -151,8 +156,8 @@ static bool bench_one_w(struct tg_cpu_pool * pool, enum tg_type wt, int64_t k, i
     struct tg_context_params cp = { wsz * (size_t) n_w + (size_t) (k * n * 4 + nodes * m * n * 4) + (8u << 20), NULL, false };
     struct tg_context * ctx = tg_context_new(cp);
     if (!ctx) return false;
-    struct tg_tensor * w[256];
-    bool ok = n_w >= 1 && n_w <= 256;
+    struct tg_tensor * w[4096];
+    bool ok = n_w >= 1 && n_w <= 4096;
     for (int i = 0; ok && i < n_w; i++) ok = (w[i] = tg_new_tensor_2d(ctx, wt, k, m)) != NULL;
     struct tg_tensor * a = ok ? w[0] : NULL;
     struct tg_tensor * b = tg_new_tensor_2d(ctx, TG_TYPE_F32, k, n);
@@ -175,7 +180,7 @@ static bool bench_one_w(struct tg_cpu_pool * pool, enum tg_type wt, int64_t k, i
     }
     for (int i = 1; i < n_w; i++) memcpy(w[i]->data, a->data, wsz);
     // packed copies (tg_cpu_pack), as a model's loader makes them
-    void * pmem[256] = { 0 };
+    void * pmem[4096] = { 0 };
     for (int i = 0; pack && i < n_w; i++) {
         const size_t psz = tg_cpu_pack_size(w[i]);
         if (!psz || posix_memalign(&pmem[i], 64, psz) != 0 || tg_cpu_pack(w[i], pmem[i], psz) != TG_OK) {
@@ -299,10 +304,22 @@ int main(int argc, char ** argv) {
     int nth = 2, reps = 0, cap = -1;
     const char * only = NULL;   // -T: comma-separated type names
     bool dram_only = false;     // -g: the generation-from-DRAM table alone
+    int64_t gen_rows = 3072;    // -M ROWS: the from-DRAM table's matrices are ROWS x 768
+    int attn_layers = 0;        // -A N: the attention table alone, over N layers (1: its caches in cache); 0: none
+    bool no_attn = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-t") && i + 1 < argc) nth = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-T") && i + 1 < argc) only = argv[++i];
         else if (!strcmp(argv[i], "-g")) dram_only = true;
+        else if (!strcmp(argv[i], "-M") && i + 1 < argc) {
+            gen_rows = atoll(argv[++i]);
+            if (gen_rows < 1 || gen_rows > 65536) { fprintf(stderr, "bench_mul_mat: -M takes 1..65536 rows\n"); return 1; }
+        }
+        else if (!strcmp(argv[i], "-A") && i + 1 < argc) {
+            attn_layers = atoi(argv[++i]);
+            if (attn_layers < 0 || attn_layers > 4096) { fprintf(stderr, "bench_mul_mat: -A takes 0..4096 layers\n"); return 1; }
+            no_attn = attn_layers == 0;
+        }
         else if (!strcmp(argv[i], "-r") && i + 1 < argc) reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-l") && i + 1 < argc) {
             const char * l = argv[++i];
@@ -312,7 +329,9 @@ int main(int argc, char ** argv) {
             if (cap == -2) { fprintf(stderr, "bench_mul_mat: unknown level '%s'\n", l); return 1; }
         } else {
             fprintf(stderr, "usage: bench_mul_mat [-t threads] [-r repeats] [-l scalar|avx|avx2|avx512|avx512vnni] "
-                            "[-T type,type...] [-g (the from-DRAM tables only)]\n");
+                            "[-T type,type...] [-g (the from-DRAM tables only)]\n"
+                            "                     [-M ROWS (the from-DRAM table's matrices: ROWS x 768; default 3072)]\n"
+                            "                     [-A LAYERS (the attention table only, over that many layers: 1 = from cache; 0 = no attention table)]\n");
             return 1;
         }
     }
@@ -358,7 +377,7 @@ int main(int argc, char ** argv) {
            "size buffer)", "");
     const int64_t ms[] = { 768, 3072 }, ns[] = { 1, 256 };
     // packed weights (tg_cpu_pack, what a model's loader makes when it pays) in rows of their own: "q4_0+p"
-    for (int ti = 0; ti < (dram_only ? 0 : n_types); ti++)
+    for (int ti = 0; ti < (dram_only || attn_layers ? 0 : n_types); ti++)
     for (int pk = 0; pk < (packable(types[ti]) ? 2 : 1); pk++)
     for (int mi = 0; mi < 2; mi++)
     for (int ni = 0; ni < 2; ni++) {
@@ -384,21 +403,22 @@ int main(int argc, char ** argv) {
         }
         fflush(stdout);
     }
-    // generation from DRAM: distinct 3072x768 matrices, 256 MiB of weights in all per graph
-    printf("\ngeneration (n = 1) over distinct 3072x768 weight matrices, 256 MiB per graph (from DRAM), "
-           "next to the DRAM read bandwidth %.1f GB/s:\n", bw_dram * 1e-9);
-    printf("%-8s %9s %11s %11s %6s\n", "type", "matrices", "time/call", "weights/s", "of bw");
-    for (int ti = 0; ti < n_types; ti++)
+    // generation from DRAM: distinct ROWSx768 matrices, 256 MiB of weights in all per graph
+    if (!attn_layers)
+        printf("\ngeneration (n = 1) over distinct %lldx768 weight matrices, 256 MiB per graph (from DRAM), "
+               "next to the DRAM read bandwidth %.1f GB/s:\n", (long long) gen_rows, bw_dram * 1e-9);
+    if (!attn_layers) printf("%-8s %9s %11s %11s %6s\n", "type", "matrices", "time/call", "weights/s", "of bw");
+    for (int ti = 0; ti < (attn_layers ? 0 : n_types); ti++)
     for (int pk = 0; pk < (packable(types[ti]) ? 2 : 1); pk++) {
-        const size_t one = tg_row_size(types[ti], 768) * 3072;
+        const size_t one = tg_row_size(types[ti], 768) * (size_t) gen_rows;
         char tname[16];
         snprintf(tname, sizeof tname, "%s%s", tg_type_name(types[ti]), pk ? "+p" : "");
         int nw = (int) ((256u << 20) / one);
-        if (nw > 256) nw = 256;
+        if (nw > 4096) nw = 4096;
         if (nw < 2) nw = 2;
         struct result r;
         size_t wbytes = 0;
-        if (!bench_one_w(pool, types[ti], 768, 3072, 1, nw, nw, reps > 0 ? reps : 20, pk, &r, &wbytes)) {
+        if (!bench_one_w(pool, types[ti], 768, gen_rows, 1, nw, nw, reps > 0 ? reps : 20, pk, &r, &wbytes)) {
             printf("%-8s   failed: %s\n", tname, tg_last_error());
             continue;
         }
@@ -406,20 +426,28 @@ int main(int argc, char ** argv) {
                100.0 * r.wbytes_s / bw_dram);
         fflush(stdout);
     }
+    if (no_attn) { tg_cpu_pool_free(pool); return 0; }
     // generation's attention at depth (unfused: kq and kqv nodes over F16 caches)
     // as many layers as make one node kind's caches (K alone for kq) span 256 MiB, at least
     // 12: 12 layers' K at 4096 cells (24 MiB) fit a 32 MiB L3, and kq then read
     // its caches at 113% of the DRAM bandwidth
-    printf("\ngeneration's attention per layer (12 query heads of 64 over 4 K/V heads, F16 cache; each kind of node over "
-           "layers whose K caches, or V, span 256 MiB, so they come from DRAM): unfused kq and kqv, fused FLASH_ATTN_EXT "
-           "(K and V), next to the DRAM read bandwidth %.1f GB/s:\n", bw_dram * 1e-9);
-    printf("%-6s %6s %11s %11s %11s %6s\n", "node", "n_kv", "time/node", "(min)", "cache/s", "of bw");
+    if (attn_layers)
+        printf("\ngeneration's attention per layer (12 query heads of 64 over 4 K/V heads, F16 cache; each kind of node over "
+               "%d layer(s)%s): unfused kq and kqv, fused FLASH_ATTN_EXT (K and V), GFLOP/s next to the FMA peak %.1f, "
+               "cache bytes/s next to the DRAM read bandwidth %.1f GB/s:\n", attn_layers,
+               attn_layers == 1 ? ", its caches in cache" : "", peak_f * 1e-9, bw_dram * 1e-9);
+    else
+        printf("\ngeneration's attention per layer (12 query heads of 64 over 4 K/V heads, F16 cache; each kind of node over "
+               "layers whose K caches, or V, span 256 MiB, so they come from DRAM): unfused kq and kqv, fused FLASH_ATTN_EXT "
+               "(K and V), next to the DRAM read bandwidth %.1f GB/s:\n", bw_dram * 1e-9);
+    printf("%-6s %6s %11s %11s %11s %6s %9s\n", "node", "n_kv", "time/node", "(min)", "cache/s", "of bw", "GFLOP/s");
     const int64_t depths[] = { 256, 1024, 2048, 4096 };
     for (int di = 0; di < (int) (sizeof(depths) / sizeof(depths[0])); di++) {
         double ta[3][2];
         size_t cb = 0;
         const size_t per_layer = tg_row_size(TG_TYPE_F16, 256) * (size_t) depths[di];
-        const int layers = (int) (((size_t) 256 << 20) / per_layer) > 12 ? (int) (((size_t) 256 << 20) / per_layer) : 12;
+        const int layers = attn_layers ? attn_layers
+                         : (int) (((size_t) 256 << 20) / per_layer) > 12 ? (int) (((size_t) 256 << 20) / per_layer) : 12;
         if (!bench_attn(pool, TG_TYPE_F16, depths[di], layers, reps, ta, &cb)) {
             printf("n_kv %lld   failed: %s\n", (long long) depths[di], tg_last_error());
             continue;
@@ -427,8 +455,10 @@ int main(int argc, char ** argv) {
         static const char * nm[3] = { "kq", "kqv", "fused" };
         for (int w = 0; w < 3; w++) {
             const double * t = ta[w], bytes = (double) cb * (w == 2 ? 2 : 1);   // fused: K and V
-            printf("%-6s %6lld %8.1f us %8.1f us %6.1f GB/s %5.0f%%\n", nm[w], (long long) depths[di],
-                   t[0] * 1e6, t[1] * 1e6, bytes / t[0] * 1e-9, 100.0 * bytes / t[0] / bw_dram);
+            // kq, kqv: 12 heads x 64 x n_kv multiply-adds; fused: both (the softmax not counted)
+            const double flop = 2.0 * 12 * 64 * (double) depths[di] * (w == 2 ? 2 : 1);
+            printf("%-6s %6lld %8.1f us %8.1f us %6.1f GB/s %5.0f%% %9.1f\n", nm[w], (long long) depths[di],
+                   t[0] * 1e6, t[1] * 1e6, bytes / t[0] * 1e-9, 100.0 * bytes / t[0] / bw_dram, flop / t[0] * 1e-9);
         }
         fflush(stdout);
     }
