@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 int tg_cli_err(const char * fmt, ...) {
     va_list ap;
@@ -18,6 +19,36 @@ int tg_cli_err(const char * fmt, ...) {
     fputc('\n', stderr);
     va_end(ap);
     return TG_CLI_ERROR;
+}
+
+char * tg_cli_read_file(const char * cmd, const char * path, size_t * len) {
+    FILE * f = fopen(path, "rb");
+    if (!f) { tg_cli_err("%s: cannot open %s: %s", cmd, path, strerror(errno)); return NULL; }
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        tg_cli_err("%s: %s is a directory, not a file", cmd, path);
+        return NULL;
+    }
+    size_t cap = 1 << 16, n = 0;
+    int err = 0;
+    char * buf = malloc(cap + 1);
+    while (buf) {
+        errno = 0;
+        n += fread(buf + n, 1, cap - n, f);
+        if (ferror(f)) { err = errno ? errno : EIO; break; }
+        if (n < cap) break;   // the end of the file
+        char * nb = cap <= SIZE_MAX / 2 - 1 ? realloc(buf, cap * 2 + 1) : NULL;
+        if (!nb) { free(buf); buf = NULL; break; }
+        buf = nb;
+        cap *= 2;
+    }
+    fclose(f);
+    if (!buf) { tg_cli_err("%s: out of memory reading %s (over %zu bytes)", cmd, path, n); return NULL; }
+    if (err) { free(buf); tg_cli_err("%s: cannot read %s: %s", cmd, path, strerror(err)); return NULL; }
+    buf[n] = 0;
+    *len = n;
+    return buf;
 }
 
 int tg_cli_usage(const char * name) {

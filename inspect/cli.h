@@ -71,6 +71,11 @@ int tg_cli_err(const char * fmt, ...) __attribute__((format(printf, 1, 2)));
 // <what was lost>" on stderr (one line). Nothing for a complete trace or NULL.
 struct tg_trace;
 void tg_cli_trace_warning(const struct tg_trace * tr);
+// Reads the whole file at path into a malloc'd buffer with a NUL after its
+// len bytes. On failure prints "tgdb: CMD: <path and what was wrong>" (cannot
+// open it and why, a directory, a read error and why, out of memory) and
+// returns NULL.
+char * tg_cli_read_file(const char * cmd, const char * path, size_t * len);
 // Prints the usage line of a command on stderr and returns TG_CLI_ERROR (2).
 int tg_cli_usage(const char * name);
 // Prints a command's full help (usage, summary, options, exit codes) on f.

@@ -40,30 +40,6 @@ TG_CLI_COMMAND_OPTS(perplexity, "perplexity -m MODEL -f TEXT [OPTIONS]",
     "perplexity of a text file (llama.cpp's method; result line 'perplexity: X'; progress per chunk on stderr)",
     ppl_table, struct ppl_opts, ppl_defaults)
 
-// Reads a whole file into a NUL-terminated buffer; NULL (message printed) on failure.
-static char * read_text(const char * path, size_t * len) {
-    FILE * f = fopen(path, "rb");
-    if (!f) { tg_cli_err("perplexity: cannot open %s: %s", path, strerror(errno)); return NULL; }
-    size_t cap = 1 << 16, n = 0;
-    char * buf = malloc(cap);
-    while (buf) {
-        if (n + 1 >= cap) {
-            char * nb = realloc(buf, cap *= 2);
-            if (!nb) { free(buf); buf = NULL; break; }
-            buf = nb;
-        }
-        size_t got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-        if (got == 0) break;
-    }
-    bool err = ferror(f);
-    fclose(f);
-    if (!buf || err) { free(buf); tg_cli_err("perplexity: cannot read %s", path); return NULL; }
-    buf[n] = 0;
-    *len = n;
-    return buf;
-}
-
 static void progress(int chunk, int n_chunks, double ppl, double seconds, void * user) {
     (void) user;
     fprintf(stderr, "[%d/%d] %.4f (%.2f s)\n", chunk + 1, n_chunks, ppl, seconds);
@@ -77,7 +53,7 @@ static int cmd_perplexity(int argc, char ** argv) {
     if (!o.text) return tg_cli_err("perplexity: no text file (-f TEXT)");
     if (o.run.n_ctx < 4) return tg_cli_err("perplexity: -c %d: the context must hold at least 4 tokens", o.run.n_ctx);
     size_t len = 0;
-    char * text = read_text(o.text, &len);
+    char * text = tg_cli_read_file("perplexity", o.text, &len);
     if (!text) return TG_CLI_ERROR;
     int rc = TG_CLI_ERROR;
     const struct tg_vocab * vocab = NULL;

@@ -87,27 +87,6 @@ static int tok_print(const struct tg_vocab * v, const char * text, size_t len, c
     return 0;
 }
 
-// Reads a whole file into a malloc'd buffer; NULL after printing the error.
-static char * tok_read_file(const char * path, size_t * len) {
-    FILE * f = fopen(path, "rb");
-    if (!f) return tg_cli_err("tokenize: cannot open %s", path), NULL;
-    size_t cap = 1 << 16, n = 0;
-    char * buf = malloc(cap);
-    while (buf) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap) break;
-        char * p = realloc(buf, cap *= 2);
-        if (!p) { free(buf); buf = NULL; }
-        else buf = p;
-    }
-    bool err = ferror(f);
-    fclose(f);
-    if (!buf) return tg_cli_err("tokenize: out of memory reading %s", path), NULL;
-    if (err) { free(buf); return tg_cli_err("tokenize: cannot read %s", path), NULL; }
-    *len = n;
-    return buf;
-}
-
 static bool tok_blank(const char * s, size_t n) {
     for (size_t i = 0; i < n; i++) {
         if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r' && s[i] != '\n') return false;
@@ -192,7 +171,7 @@ static int cmd_tokenize(int argc, char ** argv) {
         rc = tok_print(v, o.prompt, strlen(o.prompt), &o);
     } else if (o.file) {
         size_t len = 0;
-        char * text = tok_read_file(o.file, &len);
+        char * text = tg_cli_read_file("tokenize", o.file, &len);
         rc = text ? tok_print(v, text, len, &o) : TG_CLI_ERROR;
         free(text);
     } else {

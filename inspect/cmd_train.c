@@ -89,25 +89,6 @@ TG_CLI_COMMAND_OPTS(train, "train -m MODEL -f TEXT [--steps N] [--ctx N] [--batc
     "step and writes the trained model; exit 0 done, 1 the loss became NaN or Inf, 2 usage or input error",
     train_table, struct train_opts, train_defaults)
 
-static char * read_text(const char * path, size_t * n) {
-    FILE * f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 1 << 16, len = 0;
-    char * buf = malloc(cap + 1);
-    while (buf) {
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (len < cap) break;
-        char * nb = realloc(buf, (cap *= 2) + 1);
-        if (!nb) { free(buf); buf = NULL; break; }
-        buf = nb;
-    }
-    if (buf) buf[len] = 0;
-    fclose(f);
-    *n = len;
-    return buf;
-}
-
 static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -126,8 +107,8 @@ static int cmd_train(int argc, char ** argv) {
     if (tg_cli_run_validate("train", &o.run) != TG_CLI_OK) return TG_CLI_ERROR;
     if ((int64_t) o.ctx * o.batch > 8192) return tg_cli_err("train: --ctx %d x --batch %d is more than 8192 tokens per step", o.ctx, o.batch);
     size_t tlen = 0;
-    char * text = read_text(o.text, &tlen);
-    if (!text) return tg_cli_err("train: cannot read %s", o.text);
+    char * text = tg_cli_read_file("train", o.text, &tlen);
+    if (!text) return TG_CLI_ERROR;
     int32_t * toks = NULL, * seqs = NULL;
     float * losses = NULL, * norms = NULL;
     struct tg_llama_trainer * tr = NULL;

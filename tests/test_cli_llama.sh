@@ -122,6 +122,8 @@ fails_cleanly "generate --trace-hash with an unknown mode" "$TGDB" generate -m "
 fails_cleanly "generate --trace into a missing directory" "$TGDB" generate -m "$DATA/tiny-f32.gguf" -p hi --trace "$TMP/no/such/dir.tgt"
 fails_cleanly "generate with an unknown option" "$TGDB" generate -m "$DATA/tiny-f32.gguf" -p hi --bogus 1
 fails_cleanly "perplexity with a missing text" "$TGDB" perplexity -m "$DATA/tiny-f32.gguf" -f "$TMP/none.txt" -c 128
+fails_cleanly "perplexity with a directory for its text" "$TGDB" perplexity -m "$DATA/tiny-f32.gguf" -f "$TMP" -c 128
+grep -q "is a directory" "$TMP/err" || { echo "FAIL the directory's message: $(cat "$TMP/err")"; fail=$((fail+1)); }
 fails_cleanly "perplexity with too little text" "$TGDB" perplexity -m "$DATA/tiny-f32.gguf" -f "$TMP/bad.gguf" -c 128
 fails_cleanly "bench with a missing model" "$TGDB" bench -m "$TMP/none.gguf"
 fails_cleanly "bench with a bad -t" "$TGDB" bench -m "$DATA/tiny-f32.gguf" -t 0

@@ -39,7 +39,8 @@ print("     continuation: %r" % cont[:120])
 assert words, "no words"
 assert all(w.lower() in corpus for w in words), [w for w in words if w.lower() not in corpus]
 PY
-"$TGDB" train -m "$M" -f "$work/none.txt" >/dev/null 2>"$work/err"; [ $? = 2 ] && grep -q "cannot read" "$work/err" && ok "missing text: exit 2" || bad "missing text: $(cat "$work/err")"
+"$TGDB" train -m "$M" -f "$work/none.txt" >/dev/null 2>"$work/err"; [ $? = 2 ] && grep -q "cannot open .*none.txt: No such file" "$work/err" && ok "missing text: exit 2 naming it and why" || bad "missing text: $(cat "$work/err")"
+"$TGDB" train -m "$M" -f "$work" >/dev/null 2>"$work/err"; [ $? = 2 ] && grep -q "is a directory" "$work/err" && ok "a directory for the text: exit 2 saying so" || bad "directory text: $(cat "$work/err")"
 echo "short" > "$work/short.txt"
 "$TGDB" train -m "$M" -f "$work/short.txt" --ctx 32 >/dev/null 2>"$work/err"; [ $? = 2 ] && grep -q "fewer than --ctx 32" "$work/err" && ok "a text shorter than the context: exit 2 naming it" || bad "short text: $(cat "$work/err")"
 "$TGDB" train -f "$C" >/dev/null 2>"$work/err"; [ $? = 2 ] && grep -q "\-m MODEL" "$work/err" && ok "no model: exit 2" || bad "no model: $(cat "$work/err")"
