@@ -40,7 +40,8 @@ const struct tg_cli_opt tg_cli_run_table[] = {
       .help = "put the weights and KV cache of the last N layers in GPU memory (N above the layer count: the output too; "
               "the GPU is the first GPU in --device, else CUDA0)" },
     { .name = "--repack", .value = "MODE", .kind = TG_CLI_CHOICE, .off = RUN(repack), .choices = "auto|on|off",
-      .help = "packed copies of the Q4_0/Q8_0/Q4_K/Q5_K/Q6_K matrices for the CPU's AVX-512 VNNI kernels (faster; as much memory again; "
+      .help = "packed copies of the quantized matrices for the CPU's packed kernels (Q4_0 from AVX2 on, every type with AVX-512 VNNI; "
+              "faster; as much memory again; "
               "same results): auto = when the CPU has them and they fit in half the available memory (TG_REPACK overrides auto)" },
     { .name = "--trace", .value = "FILE", .kind = TG_CLI_STR, .off = RUN(trace),
       .help = "record every graph into a trace file" },

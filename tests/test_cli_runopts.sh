@@ -153,7 +153,7 @@ sys.exit(not (len(k)==2 and k[0]>0 and abs(k[1]/k[0]-34.5/2.5)<1e-3))"
 "$TGDB" bench -m "$M" -p 0 -n 4 -d 32 -r 1 >"$TMP/bkv.txt" 2>&1
 check "bench -d 32 (CPU): '+ KV (X KiB|MiB a token): Y GB/s = Z%' after the weights' share" \
     grep -Eq '^tg4 @ d32 fa=auto: [0-9.]+ GB/s of weights = [0-9.]+% of [0-9.]+ GB/s \(.*\); \+ KV \([0-9.]+ [KM]iB a token\): [0-9.]+ GB/s = [0-9.]+%$' "$TMP/bkv.txt"
-# --repack: packed Q4_0 matrices for the CPU's VNNI kernels, the same tokens either way
+# --repack: packed Q4_0 matrices for the CPU's AVX2 / VNNI kernels, the same tokens either way
 Q4="$DATA/tiny-q4_0.gguf"
 fails_with "--repack maybe" "--repack: 'maybe' is not one of auto\|on\|off" "$TGDB" generate -m "$Q4" -p hi -n 2 --repack maybe
 "$TGDB" generate -m "$Q4" -p "Once upon a time" -n 8 --temp 0 --repack off >"$TMP/rp-off.txt" 2>/dev/null
@@ -170,8 +170,8 @@ check "generate --repack on / off: the same 8 tokens" bash -c "test -s '$TMP/rp-
 check "trace node of a weight with --repack off: no packed copy named; an f32 norm: \"packed\": false in --json" bash -c "
     grep -q '^  allocation: .*preallocated' '$TMP/rp-node-off.txt' && ! grep -q 'packed copy' '$TMP/rp-node-off.txt' &&
     python3 -c \"import json,sys; a=json.load(open('$TMP/rp-norm.json'))['allocation']; sys.exit(not (a['packed'] is False and a['preallocated'] is True))\""
-if "$TGDB" devices | grep -q 'avx512vnni$'; then
-    check "bench --repack on (avx512vnni): '15 matrices packed for the CPU (+X MiB)' and packed_weights 15 in --json" bash -c "
+if "$TGDB" devices | grep -Eq '(avx2|avx512|avx512vnni)$'; then
+    check "bench --repack on (avx2 and above): '15 matrices packed for the CPU (+X MiB)' and packed_weights 15 in --json" bash -c "
         grep -Eq '; 15 matrices packed for the CPU \(\+[0-9.]+ MiB\)$' '$TMP/rp.txt' &&
         python3 -c \"import json,sys; d=json.load(open('$TMP/rp.json')); sys.exit(not (d['packed_weights']==15 and d['packed_bytes']>0))\""
     "$TGDB" trace node "$TMP/rp-on.tgt" blk.0.attn_q.weight@1 --json >"$TMP/rp-node.json" 2>&1
@@ -181,7 +181,7 @@ if "$TGDB" devices | grep -q 'avx512vnni$'; then
     check "traces with and without packed weights: equivalent, every node by hash" bash -c "
         '$TGDB' diff '$TMP/rp-on.tgt' '$TMP/rp-off.tgt' | grep -Eq '^compared ([0-9]+) of \\1 aligned nodes \\(\\1 by hash\\)$'"
 else
-    check "bench --repack on below avx512vnni: nothing packed (packed_weights 0)" bash -c "
+    check "bench --repack on below avx2: nothing packed (packed_weights 0)" bash -c "
         ! grep -q 'packed' '$TMP/rp.txt' &&
         python3 -c \"import json,sys; d=json.load(open('$TMP/rp.json')); sys.exit(not (d['packed_weights']==0))\""
 fi

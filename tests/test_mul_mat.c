@@ -896,7 +896,12 @@ static void test_first_detection(void) {
 // every shape, column count and thread count; the copy is what is read (a
 // damaged copy changes the result); writes through the CPU buffer make it
 // again; a weight moved elsewhere is read directly; bad calls are named
-// errors. Below AVX-512 VNNI nothing packs (the other levels read the weight).
+// errors. AVX-512 VNNI packs every type, AVX2 and AVX-512 Q4_0, the other
+// levels nothing (they read the weight).
+static bool packs_at(enum tg_type t, int lvl) {
+    return lvl >= TG_SIMD_AVX512VNNI || (lvl >= TG_SIMD_AVX2 && t == TG_TYPE_Q4_0);
+}
+
 static void test_packed(int lvl) {
     tg_cpu_set_simd_cap(lvl);   // the level this run was started at (TG_SIMD), which the tests above reset
     const enum tg_type pt[] = { TG_TYPE_Q8_0, TG_TYPE_Q4_0, TG_TYPE_Q4_1, TG_TYPE_Q5_0, TG_TYPE_Q5_1, TG_TYPE_IQ4_NL, TG_TYPE_Q2_K, TG_TYPE_Q3_K, TG_TYPE_Q4_K,
@@ -906,7 +911,7 @@ static void test_packed(int lvl) {
     static const int64_t shapes[][4] = { { 32, 16, 1, 1 }, { 64, 48, 1, 1 }, { 768, 96, 1, 1 }, { 256, 32, 5, 1 },
                                          { 96, 64, 67, 1 }, { 4128, 32, 3, 1 }, { 128, 16, 2, 3 }, { 160, 80, 4, 2 },
                                          { 512, 48, 2, 2 }, { 1024, 16, 9, 1 }, { 2816, 32, 1, 1 } };
-    int cases = 0, same = 0, packed_here = 0;
+    int cases = 0, same = 0, packed_here = 0, cases_q4 = 0, same_q4 = 0;
     for (int ti = 0; ti < n_pt; ti++)
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
         const int64_t k = shapes[si][0], m = shapes[si][1], n = shapes[si][2], r = shapes[si][3];
@@ -919,8 +924,8 @@ static void test_packed(int lvl) {
         struct tg_tensor * d = w && b ? tg_mul_mat(ctx, w, b) : NULL;
         float * plain = d ? compute(ctx, d, 1) : NULL;
         const size_t psz = w ? tg_cpu_pack_size(w) : 0;
-        if (lvl < TG_SIMD_AVX512VNNI || !plain) {
-            CHECKQ(plain && psz == 0, "pack: w=%s %lldx%lld: no packed copy below avx512vnni (level %d)",
+        if (!packs_at(pt[ti], lvl) || !plain) {
+            CHECKQ(plain && psz == 0, "pack: w=%s %lldx%lld: no packed copy at level %d",
                    tg_type_name(pt[ti]), (long long) m, (long long) k, lvl);
             free(plain); free(wref); tg_context_free(ctx);
             continue;
@@ -931,17 +936,19 @@ static void test_packed(int lvl) {
         for (int nth = 1; ok && nth <= 3; nth++) {
             float * got = compute(ctx, d, nth);
             cases++;
-            if (got && memcmp(got, plain, (size_t) (m * n * r) * sizeof(float)) == 0) same++;
+            cases_q4 += pt[ti] == TG_TYPE_Q4_0;
+            if (got && memcmp(got, plain, (size_t) (m * n * r) * sizeof(float)) == 0) { same++; same_q4 += pt[ti] == TG_TYPE_Q4_0; }
             else printf("     pack: w=%s k=%lld m=%lld n=%lld r=%lld nth=%d: differs from the unpacked weight\n",
                         tg_type_name(pt[ti]), (long long) k, (long long) m, (long long) n, (long long) r, nth);
             free(got);
         }
         if (ok && si == 9) {   // a lower level reads the weight itself (same bits), and packs nothing new
-            tg_cpu_set_simd_cap(TG_SIMD_AVX512);
+            const int below = pt[ti] == TG_TYPE_Q4_0 ? TG_SIMD_AVX : TG_SIMD_AVX512;
+            tg_cpu_set_simd_cap(below);
             float * low = compute(ctx, d, 2);
             CHECK(low && memcmp(low, plain, (size_t) (m * n) * sizeof(float)) == 0 && tg_cpu_pack_size(w) == 0,
-                  "pack: w=%s at avx512 (below the packed kernels' level): the weight's own bits, no new copies",
-                  tg_type_name(pt[ti]));
+                  "pack: w=%s at %s (below its packed kernels' level): the weight's own bits, no new copies",
+                  tg_type_name(pt[ti]), tg_cpu_simd_name());
             tg_cpu_set_simd_cap(lvl);
             free(low);
         }
@@ -973,14 +980,19 @@ static void test_packed(int lvl) {
         free(mem); free(plain); free(wref);
         tg_context_free(ctx);
     }
-    if (lvl >= TG_SIMD_AVX512VNNI)
+    if (lvl >= TG_SIMD_AVX2 && lvl < TG_SIMD_AVX512VNNI)
+        CHECK(cases_q4 > 0 && same_q4 == cases_q4 && cases == cases_q4,
+              "pack: at %s only Q4_0 packs, and gives the unpacked bits: %d of %d cases (16..96 rows, k 32..4128, "
+              "1..67 columns, broadcast, 1..3 threads; %d weights packed)", tg_cpu_simd_name(), same_q4, cases_q4,
+              packed_here);
+    else if (lvl >= TG_SIMD_AVX512VNNI)
         CHECK(cases > 0 && same == cases, "pack: packed Q8_0/Q4_0/Q4_1/Q5_0/Q5_1/IQ4_NL/Q2_K/Q3_K/Q4_K/Q5_K/Q6_K/IQ4_XS weights give the unpacked bits: %d of %d cases "
               "(16..96 rows, k 32..4128, 1..67 columns, broadcast, 1..3 threads; %d weights packed)", same, cases, packed_here);
     else
         CHECK(true, "pack: level %d has no packed kernels: nothing packs", lvl);
 
     // writes through the CPU buffer make the copy again
-    if (lvl >= TG_SIMD_AVX512VNNI) {
+    if (packs_at(TG_TYPE_Q4_0, lvl)) {
         struct tg_context_params cp = { 1u << 20, NULL, true };
         struct tg_context * mc = tg_context_new(cp);
         struct tg_tensor * w = tg_new_tensor_2d(mc, TG_TYPE_Q4_0, 64, 32);
@@ -1027,8 +1039,8 @@ static void test_packed(int lvl) {
     CHECK(tg_cpu_pack(odd, mem, 1 << 16) == TG_ERR_UNSUPPORTED && strstr(tg_last_error(), "'w24'"),
           "pack: 24 rows (not a multiple of 16): \"%s\"", tg_last_error());
     CHECK(tg_cpu_pack(NULL, mem, 1) == TG_ERR_INVALID_ARG, "pack: a NULL weight: \"%s\"", tg_last_error());
-    if (lvl >= TG_SIMD_AVX512VNNI) {
-        struct tg_tensor * w = tg_new_tensor_2d(ctx, TG_TYPE_Q8_0, 64, 32);
+    if (packs_at(TG_TYPE_Q4_0, lvl)) {
+        struct tg_tensor * w = tg_new_tensor_2d(ctx, lvl >= TG_SIMD_AVX512VNNI ? TG_TYPE_Q8_0 : TG_TYPE_Q4_0, 64, 32);
         tg_set_name(w, "wq");
         CHECK(tg_cpu_pack(w, mem, 100) == TG_ERR_INVALID_ARG && strstr(tg_last_error(), "needs") && !w->extra,
               "pack: too little memory: \"%s\"", tg_last_error());

@@ -52,8 +52,9 @@ struct tg_llama_hparams {
 };
 
 // Packed copies of the weights (tg_cpu_pack in tg/cpu.h): the matrices the
-// CPU multiplies, interleaved 16 rows at a time for its AVX-512 VNNI kernels
-// (Q4_0, Q8_0, Q4_K, Q5_K, Q6_K), beside the file's bytes, which everything else still reads.
+// CPU multiplies, interleaved 16 rows at a time for its packed kernels (every
+// quantized type with AVX-512 VNNI, Q4_0 from AVX2 on), beside the file's
+// bytes, which everything else still reads.
 // They cost their size in memory again. AUTO (the default): when the CPU has
 // the kernels and the copies take at most half of the memory available; the
 // environment variable TG_REPACK=on|off|auto overrides AUTO.
