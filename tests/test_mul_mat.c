@@ -1051,6 +1051,112 @@ static void test_packed(int lvl) {
     tg_context_free(ctx);
 }
 
+// Generation products of the same activations next to each other in a
+// graph (Q, K and V; gate and up) run as one list of row blocks
+// (tg_cpu_mul_mat_group): every result the same bits as one product at a
+// time, for any thread count, types mixed as a model mixes them, packed and
+// file-layout weights side by side; products that cannot share the
+// converted activations are not grouped.
+static void test_grouped(int lvl) {
+    tg_cpu_set_simd_cap(lvl);
+    static const enum tg_type sets[][3] = {
+        { TG_TYPE_Q4_0, TG_TYPE_Q4_0, TG_TYPE_Q4_0 }, { TG_TYPE_Q8_0, TG_TYPE_Q4_0, TG_TYPE_Q8_0 },
+        { TG_TYPE_Q4_K, TG_TYPE_Q6_K, TG_TYPE_Q4_K }, { TG_TYPE_F32, TG_TYPE_F32, TG_TYPE_BF16 },
+        { TG_TYPE_F16, TG_TYPE_F32, TG_TYPE_F16 }, { TG_TYPE_Q4_0, TG_TYPE_F32, TG_TYPE_Q4_0 },
+    };
+    const int64_t k = 256, rows[3] = { 96, 32, 48 };
+    int cases = 0, same = 0, grouped_pairs = 0;
+    for (size_t si = 0; si < sizeof sets / sizeof sets[0]; si++) {
+        struct tg_context * ctx = new_ctx();
+        struct tg_tensor * b = tg_new_tensor_2d(ctx, TG_TYPE_F32, k, 1);
+        for (int64_t t = 0; b && t < k; t++) ((float *) b->data)[t] = frand();
+        struct tg_tensor * d[3] = { NULL, NULL, NULL };
+        void * mem = NULL;
+        for (int i = 0; i < 3 && b; i++) {
+            double * wref = NULL;
+            struct tg_tensor * w = make_weights(ctx, sets[si][i], k, rows[i], 1, 1, W_DENSE, &wref);
+            free(wref);
+            // the first weight of a Q4_0 set packed where this level packs Q4_0
+            const size_t psz = i == 0 && w ? tg_cpu_pack_size(w) : 0;
+            if (psz && posix_memalign(&mem, 64, psz) == 0 && tg_cpu_pack(w, mem, psz) != TG_OK) { free(mem); mem = NULL; }
+            d[i] = w ? tg_mul_mat(ctx, w, b) : NULL;
+        }
+        struct tg_graph * g = d[0] && d[1] && d[2] ? tg_graph_new(ctx, 16) : NULL;
+        for (int i = 0; g && i < 3; i++) if (tg_graph_build_forward(g, d[i]) != TG_OK) g = NULL;
+        for (int i = 0; g && i < 2; i++) grouped_pairs += tg_cpu_mul_mat_groupable(d[i], d[i + 1]);
+        float * ref[3] = { NULL, NULL, NULL };
+        tg_cpu_set_mm_grouping(false);
+        bool ok = g && tg_cpu_compute(g, 2) == TG_OK;
+        for (int i = 0; ok && i < 3; i++) {
+            ref[i] = malloc((size_t) rows[i] * sizeof(float));
+            memcpy(ref[i], d[i]->data, (size_t) rows[i] * sizeof(float));
+        }
+        tg_cpu_set_mm_grouping(true);
+        for (int nth = 1; ok && nth <= 3; nth++) {
+            for (int i = 0; i < 3; i++) memset(d[i]->data, 0xff, (size_t) rows[i] * sizeof(float));
+            bool eq = tg_cpu_compute(g, nth) == TG_OK;
+            for (int i = 0; eq && i < 3; i++) eq = memcmp(ref[i], d[i]->data, (size_t) rows[i] * sizeof(float)) == 0;
+            cases++;
+            same += eq;
+            if (!eq) printf("     grouped: %s,%s,%s nth=%d: differs from one product at a time\n", tg_type_name(sets[si][0]),
+                            tg_type_name(sets[si][1]), tg_type_name(sets[si][2]), nth);
+        }
+        for (int i = 0; i < 3; i++) free(ref[i]);
+        tg_context_free(ctx);
+        free(mem);
+    }
+    // Q4_0,Q4_0,Q4_0 / Q8_0,Q4_0,Q8_0 / Q4_K,Q6_K,Q4_K / F32,F32,BF16: 2 pairs each; F16,F32 and Q4_0,F32 none
+    CHECK(cases == 18 && same == cases && grouped_pairs == 8,
+          "grouped generation products (Q4_0 x3, Q8_0+Q4_0, Q4_K+Q6_K, F32+BF16, a packed weight first where %s packs): "
+          "the bits of one product at a time for 1..3 threads (%d of %d), %d of 8 neighbours groupable "
+          "(not F16 beside F32, nor Q4_0 beside F32)", tg_cpu_simd_name(), same, cases, grouped_pairs);
+    // Q, a rope-like node on Q's result, then K: K joins Q across it; a node
+    // between that writes the activations K reads keeps K where it is
+    for (int hazard = 0; hazard < 2; hazard++) {
+        struct tg_context * c2 = new_ctx();
+        double * wref = NULL;
+        struct tg_tensor * w0 = make_weights(c2, TG_TYPE_Q4_0, k, 64, 1, 1, W_DENSE, &wref);
+        free(wref); wref = NULL;
+        struct tg_tensor * w1 = make_weights(c2, TG_TYPE_Q4_0, k, 32, 1, 1, W_DENSE, &wref);
+        free(wref);
+        struct tg_tensor * b = tg_new_tensor_2d(c2, TG_TYPE_F32, k, 1), * c = tg_new_tensor_2d(c2, TG_TYPE_F32, k, 1);
+        for (int64_t t = 0; b && c && t < k; t++) { ((float *) b->data)[t] = frand(); ((float *) c->data)[t] = frand(); }
+        struct tg_tensor * d0 = tg_mul_mat(c2, w0, b);
+        struct tg_tensor * x = hazard ? tg_cpy(c2, c, b) : tg_scale(c2, d0, 0.5f);
+        struct tg_tensor * d1 = tg_mul_mat(c2, w1, b);
+        struct tg_graph * g = tg_graph_new(c2, 16);
+        bool ok = g && d0 && x && d1 && tg_graph_build_forward(g, d0) == TG_OK && tg_graph_build_forward(g, x) == TG_OK &&
+                  tg_graph_build_forward(g, d1) == TG_OK;
+        float ref[32], got[32];
+        const float * bsave = NULL;
+        float b0[256];
+        if (ok) { memcpy(b0, b->data, sizeof b0); bsave = b0; }
+        tg_cpu_set_mm_grouping(false);
+        ok = ok && tg_cpu_compute(g, 2) == TG_OK;
+        if (ok) memcpy(ref, d1->data, sizeof ref);
+        if (ok) memcpy(b->data, bsave, sizeof b0);   // the hazard's copy wrote over b
+        tg_cpu_set_mm_grouping(true);
+        const uint64_t before = tg_cpu_mm_grouped_count();
+        ok = ok && tg_cpu_compute(g, 2) == TG_OK;
+        const uint64_t grouped = tg_cpu_mm_grouped_count() - before;
+        if (ok) memcpy(got, d1->data, sizeof got);
+        CHECK(ok && memcmp(ref, got, sizeof ref) == 0 && grouped == (hazard ? 0u : 2u),
+              "grouped: %s between two products of the same activations: %s (%llu products grouped), "
+              "the second's bits as one at a time", hazard ? "a copy into the activations" : "a node on the first's result",
+              hazard ? "not grouped across it" : "grouped across it", (unsigned long long) grouped);
+        tg_context_free(c2);
+    }
+    struct tg_context * ctx = new_ctx();
+    struct tg_tensor * w = tg_new_tensor_2d(ctx, TG_TYPE_Q4_0, 64, 32);
+    struct tg_tensor * b1 = tg_new_tensor_2d(ctx, TG_TYPE_F32, 64, 1), * b2 = tg_new_tensor_2d(ctx, TG_TYPE_F32, 64, 1);
+    struct tg_tensor * b4 = tg_new_tensor_2d(ctx, TG_TYPE_F32, 64, 4);
+    CHECK(!tg_cpu_mul_mat_groupable(tg_mul_mat(ctx, w, b1), tg_mul_mat(ctx, w, b2)) &&
+          !tg_cpu_mul_mat_groupable(tg_mul_mat(ctx, w, b4), tg_mul_mat(ctx, w, b4)) &&
+          tg_cpu_mul_mat_groupable(tg_mul_mat(ctx, w, b1), tg_mul_mat(ctx, w, b1)),
+          "grouped: not products of different activations, nor of several columns (prompts)");
+    tg_context_free(ctx);
+}
+
 int main(void) {
     const int start_level = tg_cpu_simd_level();
     test_first_detection();
@@ -1069,6 +1175,7 @@ int main(void) {
     test_out_prod();
     test_other_quant_types();
     test_packed(start_level);
+    test_grouped(start_level);
     tg_cpu_set_simd_cap(-1);
     return tg_check_finish("test_mul_mat");
 }

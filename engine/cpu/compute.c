@@ -274,6 +274,8 @@ struct node_plan {
     bool sync_after;    // all threads meet after the node
     bool hooks_in_sync; // with hooks: thread 0 runs after(this) [and before(next)] inside sync_after
     bool before_done;   // before(this) already ran inside the previous node's sync
+    int ngroup;         // > 1: this node and the next ngroup - 1 products run as one (group)
+    struct tg_tensor * group[TG_CPU_MM_GROUP_MAX];
 };
 
 struct graph_plan {
@@ -355,7 +357,8 @@ static void graph_job(struct tg_cpu_pool * pool, void * job, int ith) {
         if (np->sync_before && tg_cpu_pool_sync(pool)) break;
         if (!hs.stopping && ith < np->nth) {
             prm.nth = np->nth;
-            np->fn(&prm, np->node);
+            if (np->ngroup > 1) tg_cpu_mul_mat_group(&prm, np->group, np->ngroup);
+            else np->fn(&prm, np->node);
         }
         if (np->sync_after) {
             bool stop;
@@ -374,6 +377,77 @@ static void graph_job(struct tg_cpu_pool * pool, void * job, int ith) {
     }
     // Nothing in `job` is read after this sync (thread 0 frees it).
     tg_cpu_pool_sync(pool);
+}
+
+static _Atomic bool g_mm_grouping = true;
+static _Atomic uint64_t g_mm_grouped;   // products planned inside groups, ever
+void tg_cpu_set_mm_grouping(bool on) { atomic_store(&g_mm_grouping, on); }
+uint64_t tg_cpu_mm_grouped_count(void) { return atomic_load(&g_mm_grouped); }
+
+// Without hooks (nothing watches a node's memory between nodes), generation
+// products of the same activations on every thread become one entry: their
+// row blocks one list for the threads, b converted once, one barrier
+// (tg_cpu_mul_mat_group). In the llama graph Q, K and V stand a rope or two
+// apart (llama.cpp's node order, kept so that dumps line up): a later product
+// joins the first when it is up to TG_GROUP_AHEAD plan entries on and moving
+// it before the entries in between changes nothing they read or write (their
+// memory and the product's are apart, and they are ops that write only their
+// result); gate and up stand side by side.
+enum { TG_GROUP_AHEAD = 6 };
+
+static bool mem_apart(const struct tg_tensor * x, const struct tg_tensor * y) {
+    if (!x || !y || !x->data || !y->data) return true;
+    const char * a0 = x->data, * b0 = y->data;
+    return a0 + tg_nbytes(x) <= b0 || b0 + tg_nbytes(y) <= a0;
+}
+// Whether node x (computed between) and product b (moved before it) are independent.
+static bool can_pass(const struct tg_tensor * x, const struct tg_tensor * b) {
+    switch (x->op) {   // ops that write their result only
+    case TG_OP_ROPE: case TG_OP_ADD: case TG_OP_MUL: case TG_OP_RMS_NORM: case TG_OP_NORM: case TG_OP_SCALE:
+    case TG_OP_CPY: case TG_OP_DUP: case TG_OP_CONT: case TG_OP_GET_ROWS: case TG_OP_SET_ROWS: case TG_OP_GLU:
+        break;
+    default:
+        return false;
+    }
+    if (!mem_apart(x, b)) return false;   // x writes or reads what b writes
+    for (int i = 0; i < TG_MAX_SRC; i++) {
+        if (!mem_apart(x, b->src[i])) return false;   // x writes what b reads
+        if (!mem_apart(x->src[i], b)) return false;   // x reads what b writes
+    }
+    return true;
+}
+
+static void plan_groups(struct graph_plan * pl, int n_threads) {
+    if (pl->hooks || n_threads < 2 || !atomic_load(&g_mm_grouping)) return;
+    bool * taken = calloc((size_t) pl->n, sizeof(bool));
+    if (!taken) return;   // no grouping: the same results
+    int out = 0;
+    for (int k = 0; k < pl->n; k++) {
+        if (taken[k]) continue;
+        struct node_plan np = pl->nodes[k];
+        if (np.node->op == TG_OP_MUL_MAT && np.nth == n_threads) {
+            struct tg_tensor * g[TG_CPU_MM_GROUP_MAX] = { np.node };
+            int len = 1;
+            for (int j = k + 1; j < pl->n && j <= k + TG_GROUP_AHEAD && len < TG_CPU_MM_GROUP_MAX; j++) {
+                struct tg_tensor * b = pl->nodes[j].node;
+                bool ok = !taken[j] && pl->nodes[j].nth == n_threads && b->op == TG_OP_MUL_MAT;
+                for (int i = 0; i < len && ok; i++)   // with every product of the group, apart in memory
+                    ok = tg_cpu_mul_mat_groupable(g[i], b) && mem_apart(g[i], b) && mem_apart(g[i], b->src[0]) &&
+                         mem_apart(b, g[i]->src[0]) && mem_apart(b, g[i]->src[1]);
+                for (int x = k + 1; x < j && ok; x++)   // and with every entry it passes
+                    ok = taken[x] || can_pass(pl->nodes[x].node, b);
+                if (ok) { g[len++] = b; taken[j] = true; }
+            }
+            if (len > 1) {
+                atomic_fetch_add(&g_mm_grouped, (uint64_t) len);
+                np.ngroup = len;
+                for (int i = 0; i < len; i++) np.group[i] = g[i];
+            }
+        }
+        pl->nodes[out++] = np;
+    }
+    free(taken);
+    pl->n = out;
 }
 
 // Builds the plan: skips no-op nodes, checks data and support, picks nth and
@@ -399,6 +473,7 @@ static enum tg_status make_plan(struct tg_cpu_pool * pool, struct tg_graph * g, 
         if (ws > *wsize) *wsize = ws;
         pl->nodes[pl->n++] = (struct node_plan) { .node = node, .fn = d->fn, .nth = nth, .index = i };
     }
+    plan_groups(pl, pool->n_threads);
     return TG_OK;
 }
 

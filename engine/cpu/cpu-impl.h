@@ -45,6 +45,9 @@ int tg_cpu_simd_level(void);
 size_t tg_cpu_mul_mat_work_size(const struct tg_tensor * dst, int nth);
 bool   tg_cpu_mul_mat_supported(const struct tg_tensor * dst);
 void   tg_cpu_mul_mat(const struct tg_cpu_params * p, struct tg_tensor * dst);
+bool   tg_cpu_mul_mat_groupable(const struct tg_tensor * d0, const struct tg_tensor * d1);
+void   tg_cpu_mul_mat_group(const struct tg_cpu_params * p, struct tg_tensor * const * dsts, int n);
+enum { TG_CPU_MM_GROUP_MAX = 4 };
 // After a write to t's bytes (t or the weight it views): makes the weight's
 // packed copy again (pack.c), or drops it when the weight has moved.
 void   tg_cpu_pack_refresh(struct tg_tensor * t);
@@ -71,6 +74,13 @@ void tg_cpu_set_simd_cap(int level);
 // Elements of work per thread below which a node uses fewer threads (default
 // 16384). Tests set 1 so that small tensors still exercise every split.
 void tg_cpu_set_task_grain(int64_t elems);
+
+// Whether consecutive generation products of the same activations (Q, K and
+// V; gate and up) run as one node's work when no hook watches the nodes
+// (default true; the same bits either way). Benchmarks compare both.
+void tg_cpu_set_mm_grouping(bool on);
+// Products planned inside such groups since the process started (tests).
+uint64_t tg_cpu_mm_grouped_count(void);
 
 // Records an error found by a kernel (bad row index...). The first error of a
 // node wins; the compute loop stops after the node and returns it.

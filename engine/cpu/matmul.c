@@ -264,26 +264,12 @@ static void mm_run_units(const struct mm_units * U, int64_t u0, int64_t u1) {
     }
 }
 
-void tg_cpu_mul_mat(const struct tg_cpu_params * p, struct tg_tensor * dst) {
+// Phase 2's units of dst (a's blocks against the converted b rows at
+// `rows`, or b itself) into *U; returns their number.
+static int64_t mm_setup_units(const struct tg_tensor * dst, const struct mm_plan * plp, const char * rows,
+                              struct mm_units * U) {
     const struct tg_tensor * a = dst->src[0];
-    const struct tg_tensor * b = dst->src[1];
-    struct mm_plan pl;
-    if (!mm_make_plan(dst, p->nth, &pl)) return;  // the dispatcher checks support first
-    char * rows = (char *) p->wdata;
-    if (pl.convert) {
-        const int64_t nrows = b->ne[1] * b->ne[2] * b->ne[3];
-        float * tmp = (float *) (rows + (pl.priv ? (size_t) p->nth : 1) * pl.rows_bytes +
-                                 (size_t) p->ith * align64((size_t) pl.k * sizeof(float)));
-        if (pl.priv) {
-            rows += (size_t) p->ith * pl.rows_bytes;
-            mm_convert_b(b, &pl, 0, nrows, rows, tmp);
-        } else {
-            int64_t t0, t1;
-            tg_cpu_range(nrows, p->ith, p->nth, &t0, &t1);
-            mm_convert_b(b, &pl, t0, t1, rows, tmp);
-            tg_cpu_barrier(p);
-        }
-    }
+    const struct mm_plan pl = *plp;
     const int level = tg_cpu_simd_level();
     // a packed copy of a (pack.c) at a level with its kernels: whole groups of 16 rows a block
     const tg_mm_block_fn pfn = pl.packed ? tg_mm_packed_block(a->type, level) : NULL;
@@ -321,8 +307,8 @@ void tg_cpu_mul_mat(const struct tg_cpu_params * p, struct tg_tensor * dst) {
     const bool multi = narrow_ok && mat_inner;
     const bool group = narrow_ok && (br2 > 1 || multi);
     const int64_t nu = (multi ? s : group ? (r / br2) * s : r * s) * nrb * ncb;
-    struct mm_units U = { dst, &pl, group ? tg_mm_float_block_narrow(pl.kind, level) : fn, rows, nrb, ncb,
-                          mat_inner, group, 0, rb, pfn != NULL, multi };
+    *U = (struct mm_units) { dst, plp, group ? tg_mm_float_block_narrow(pl.kind, level) : fn, rows, nrb, ncb,
+                             mat_inner, group, 0, rb, pfn != NULL, multi };
     // Generation's kq over a K cache the narrow kernels do not take (a
     // quantized one; a's matrices side by side in its rows): each unit
     // prefetches a share of the next row block's rows, every matrix's bytes
@@ -332,9 +318,57 @@ void tg_cpu_mul_mat(const struct tg_cpu_params * p, struct tg_tensor * dst) {
     // depth 1900, -fa off: 223 -> 274 tok/s).
     if (mat_inner && n == 1 && s == 1 && pl.kind != TG_MM_GENERIC) {
         const size_t row = (size_t) (a->ne[2] - 1) * a->nb[2] + (size_t) tg_row_size(a->type, a->ne[0]);
-        if (row <= a->nb[1] && !multi) U.pf_row = row;
+        if (row <= a->nb[1] && !multi) U->pf_row = row;
     }
-    if (p->nth > 1 && n == 1) {
+    return nu;
+}
+
+// Phase 1 for dst's plan: b's rows converted where the kernels read them
+// (the returned pointer; each thread its own copy for a small b), or wdata
+// untouched when b is read in place.
+static char * mm_convert(const struct tg_cpu_params * p, const struct tg_tensor * dst, const struct mm_plan * pl) {
+    const struct tg_tensor * b = dst->src[1];
+    char * rows = (char *) p->wdata;
+    if (!pl->convert) return rows;
+    const int64_t nrows = b->ne[1] * b->ne[2] * b->ne[3];
+    float * tmp = (float *) (rows + (pl->priv ? (size_t) p->nth : 1) * pl->rows_bytes +
+                             (size_t) p->ith * align64((size_t) pl->k * sizeof(float)));
+    if (pl->priv) {
+        rows += (size_t) p->ith * pl->rows_bytes;
+        mm_convert_b(b, pl, 0, nrows, rows, tmp);
+    } else {
+        int64_t t0, t1;
+        tg_cpu_range(nrows, p->ith, p->nth, &t0, &t1);
+        mm_convert_b(b, pl, t0, t1, rows, tmp);
+        tg_cpu_barrier(p);
+    }
+    return rows;
+}
+
+// The units of one or more products, run as one list (each product's in turn).
+enum { TG_MM_GROUP_MAX = TG_CPU_MM_GROUP_MAX };
+struct mm_set {
+    struct mm_units U[TG_MM_GROUP_MAX];
+    int64_t         nu[TG_MM_GROUP_MAX];
+    int             n;
+    int64_t         total;
+};
+
+static void mm_run_set(const struct mm_set * S, int64_t u0, int64_t u1) {
+    int64_t base = 0;
+    for (int i = 0; i < S->n && u0 < u1; base += S->nu[i], i++) {
+        const int64_t end = base + S->nu[i];
+        if (u0 >= end) continue;
+        const int64_t hi = u1 < end ? u1 : end;
+        mm_run_units(&S->U[i], u0 - base, hi - base);
+        u0 = hi;
+    }
+}
+
+// Phase 2: the units split between the threads (gen: one column of b).
+static void mm_schedule(const struct tg_cpu_params * p, const struct mm_set * S, bool gen) {
+    const int64_t nu = S->total;
+    if (p->nth > 1 && gen) {
         // generation: each thread first takes its own contiguous share of
         // the first 90% of the units (one stream of a's rows, no shared
         // counter), then the rest in runs as threads come free, so a thread
@@ -347,20 +381,65 @@ void tg_cpu_mul_mat(const struct tg_cpu_params * p, struct tg_tensor * dst) {
         const int64_t fixed = nu * TG_MM_GEN_FIXED / 100 / p->nth * p->nth;
         int64_t f0, f1;
         tg_cpu_range(fixed, p->ith, p->nth, &f0, &f1);
-        mm_run_units(&U, f0, f1);
+        mm_run_set(S, f0, f1);
         const int64_t rest = nu - fixed, step = rest / (2 * p->nth) > 1 ? rest / (2 * p->nth) : 1;
         for (int64_t u0 = fixed + tg_cpu_claim(p, step); u0 < nu; u0 = fixed + tg_cpu_claim(p, step))
-            mm_run_units(&U, u0, u0 + step < nu ? u0 + step : nu);
+            mm_run_set(S, u0, u0 + step < nu ? u0 + step : nu);
     } else if (p->nth > 1) {
         // taken in runs of units as threads come free (about eight claims a
         // thread): a thread slowed down does less of the work.
         const int64_t runs = 8 * (int64_t) p->nth;
         const int64_t step = nu / runs > 1 ? nu / runs : 1;
         for (int64_t u0 = tg_cpu_claim(p, step); u0 < nu; u0 = tg_cpu_claim(p, step))
-            mm_run_units(&U, u0, u0 + step < nu ? u0 + step : nu);
+            mm_run_set(S, u0, u0 + step < nu ? u0 + step : nu);
     } else {
-        mm_run_units(&U, 0, nu);
+        mm_run_set(S, 0, nu);
     }
+}
+
+void tg_cpu_mul_mat(const struct tg_cpu_params * p, struct tg_tensor * dst) {
+    struct mm_plan pl;
+    if (!mm_make_plan(dst, p->nth, &pl)) return;  // the dispatcher checks support first
+    const char * rows = mm_convert(p, dst, &pl);
+    struct mm_set S = { .n = 1 };
+    S.total = S.nu[0] = mm_setup_units(dst, &pl, rows, &S.U[0]);
+    mm_schedule(p, &S, dst->ne[1] == 1);
+}
+
+// Products of one column of the same activations (generation's Q, K and V
+// projections; the FFN's gate and up) whose weights' kernels read the same
+// converted rows: see tg_cpu_mul_mat_group.
+bool tg_cpu_mul_mat_groupable(const struct tg_tensor * d0, const struct tg_tensor * d1) {
+    struct mm_plan p0, p1;
+    if (!d0 || !d1 || d0->op != TG_OP_MUL_MAT || d1->op != TG_OP_MUL_MAT || d0->src[1] != d1->src[1]) return false;
+    for (int i = 0; i < 2; i++) {
+        const struct tg_tensor * d = i ? d1 : d0;
+        if (d->ne[1] != 1 || d->ne[2] != 1 || d->ne[3] != 1 || d->src[0]->ne[2] != 1 || d->src[0]->ne[3] != 1) return false;
+        if (d == d0->src[0] || d == d1->src[0]) return false;   // one reads the other
+    }
+    if (!mm_make_plan(d0, 2, &p0) || !mm_make_plan(d1, 2, &p1)) return false;
+    // the same converted rows: the same conversion (f16 weights round b to f16)
+    return p0.kind != TG_MM_GENERIC && p1.kind != TG_MM_GENERIC && p0.convert == p1.convert &&
+           p0.vec_type == p1.vec_type && p0.k == p1.k && (p0.kind == TG_MM_F16_F32) == (p1.kind == TG_MM_F16_F32);
+}
+
+// n (2..TG_MM_GROUP_MAX) groupable products as one node's work: b converted
+// once, the products' row blocks one list that the threads split as one
+// product's (a longer stream of weights a thread, one barrier). Every
+// element is the same dot product as tg_cpu_mul_mat computes (the same
+// kernels, the same rows): the same bits.
+void tg_cpu_mul_mat_group(const struct tg_cpu_params * p, struct tg_tensor * const * dsts, int n) {
+    struct mm_plan pl[TG_MM_GROUP_MAX];
+    if (n < 1 || n > TG_MM_GROUP_MAX) return;
+    int conv = 0;   // the plan whose conversion serves all: one with packed sums, if any
+    for (int i = 0; i < n; i++) {
+        if (!mm_make_plan(dsts[i], p->nth, &pl[i])) return;
+        if (pl[i].rows_bytes > pl[conv].rows_bytes) conv = i;
+    }
+    const char * rows = mm_convert(p, dsts[conv], &pl[conv]);
+    struct mm_set S = { .n = n };
+    for (int i = 0; i < n; i++) S.total += S.nu[i] = mm_setup_units(dsts[i], &pl[i], rows, &S.U[i]);
+    mm_schedule(p, &S, true);
 }
 
 // ---- OUT_PROD --------------------------------------------------------------------
