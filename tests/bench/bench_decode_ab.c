@@ -6,7 +6,10 @@
 // both settings see the same moments, so differences of 1-5% show.
 //
 //   repack    the model loaded twice: packed weight copies off (A) and on
-//             (B) (tg_llama_model_params.repack), a context each
+//             (B) (tg_llama_model_params.repack), a context each. The two
+//             read different memory, placed anew by each process, and the
+//             ratio moves between processes by several percent (the 100m
+//             Q4_0 model: 0.89 .. 1.06): run it a few times
 //   grouping  one model and context: generation's products of the same
 //             activations one by one (A) and as one list (B)
 //             (tg_cpu_set_mm_grouping)
