@@ -1037,6 +1037,27 @@ static void case_flash_attn(void) {
         }
         CHECK(ok, "[%s] flash_attn_ext: a NaN in one query makes exactly its row NaN", g_level);
     }
+    // generation over 300 cells (the three-pass path): a NaN in head 3's
+    // query makes exactly that row NaN; a mask with every cell masked, zeros
+    for (int masked = 0; masked < 2; masked++) {
+        const int64_t gq[4] = { 16, 1, 4, 1 }, gk[4] = { 16, 300, 2, 1 }, gv[4] = { 300, 16, 2, 1 };
+        struct tg_tensor * q1 = input(ctx, TG_TYPE_F32, gq, L_CONTIG, -1, 1);
+        struct tg_tensor * k1 = input(ctx, TG_TYPE_F16, gk, L_CONTIG, -1, 1);
+        struct tg_tensor * v1 = input(ctx, TG_TYPE_F16, gv, L_CONTIG, -1, 1);
+        struct tg_tensor * m1 = masked ? tg_new_tensor_2d(ctx, TG_TYPE_F32, 300, 1) : NULL;
+        for (int64_t c = 0; m1 && c < 300; c++) setv(m1, c, 0, 0, 0, -INFINITY);
+        if (!masked) setv(q1, 5, 0, 3, 0, NAN);
+        struct tg_tensor * o1 = tg_flash_attn_ext(ctx, q1, k1, v1, m1, 0.25f);
+        const char * what = masked ? "flash_attn_ext generation, every cell masked" : "flash_attn_ext generation with a NaN";
+        if (o1 && compute(ctx, o1, what)) {
+            bool ok = true;
+            for (int64_t h = 0; h < 4; h++) for (int64_t d = 0; d < 16; d++) {
+                const double x = getv(o1, d, h, 0, 0);
+                ok &= masked ? x == 0.0 : h == 3 ? isnan(x) : isfinite(x);
+            }
+            CHECK(ok, "[%s] %s: %s", g_level, what, masked ? "zeros" : "exactly head 3's row NaN");
+        } else CHECK(false, "[%s] %s computes: %s", g_level, what, tg_last_error());
+    }
     // shape errors are named
     CHECK(tg_flash_attn_ext(ctx, q, vv, k, NULL, 0.25f) == NULL && strstr(tg_last_error(), "flash_attn_ext"),
           "flash_attn_ext with k and v swapped fails: %s", tg_last_error());

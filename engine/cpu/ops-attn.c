@@ -43,11 +43,26 @@ static inline int64_t fa_block(int64_t tokens) { return tokens == 1 ? TG_FA_CB_G
 // head by head, the tiles were faster below 1024 cells.)
 #define TG_FA_GEN_MAX ((size_t) 64 << 20)
 #define TG_FA_GEN_MIN 256
+// Its shared area (after the threads' scratch): every row's scores S, then
+// weights P in place (rows x cells), the rows' sums L and NaN flags, and O
+// (rows x value dimensions); rows = the query heads (one token).
+struct fa_gen_area { float * S, * L, * bad, * O; };
+static size_t fa_gen_layout(int64_t rows, int64_t C, int64_t Dv, char * base, struct fa_gen_area * a) {
+    const size_t s = tg_cpu_pad64(sizeof(float) * (size_t) (rows * C)), l = tg_cpu_pad64(sizeof(float) * (size_t) rows);
+    const size_t o = tg_cpu_pad64(sizeof(float) * (size_t) (rows * Dv));
+    if (a) {
+        a->S = (float *) base;
+        a->L = (float *) (base + s);
+        a->bad = (float *) (base + s + l);
+        a->O = (float *) (base + s + 2 * l);
+    }
+    return s + 2 * l + o;
+}
 static size_t fa_gen_scores(const struct tg_tensor * dst) {   // bytes, 0: not this way
-    const struct tg_tensor * q = dst->src[0], * k = dst->src[1];
+    const struct tg_tensor * q = dst->src[0], * k = dst->src[1], * v = dst->src[2];
     const int64_t R = q->ne[1] * (q->ne[2] / k->ne[2]);
     if (q->ne[1] != 1 || R > TG_FA_TT || k->ne[1] < TG_FA_GEN_MIN) return 0;
-    const size_t bytes = sizeof(float) * (size_t) (k->ne[2] * R) * (size_t) k->ne[1];
+    const size_t bytes = fa_gen_layout(k->ne[2] * R, k->ne[1], v->ne[1], NULL, NULL);
     return bytes <= TG_FA_GEN_MAX ? bytes : 0;
 }
 
@@ -181,7 +196,7 @@ static void fa_finish(struct tg_tensor * dst, int64_t nt, int64_t Dv, const int6
     }
 }
 
-// Generation, in two passes. First the scores of every K/V head's rows
+// Generation, in three passes. First the scores of every K/V head's rows
 // over every cell, the threads taking runs of TG_FA_RUN cells (all of them
 // at work whatever the number of K/V heads), a run in one call of the narrow
 // kernel over every head (nmat): a tile of cells of each head in turn, so K
@@ -193,15 +208,19 @@ static void fa_finish(struct tg_tensor * dst, int64_t nt, int64_t Dv, const int6
 // at 4096 391 -> 343; 100m Q4_0 at depth 4096, fa on, 100 alternating tokens:
 // 7.58 -> 7.22 ms a token (and before that, head by head without the L2
 // prefetches: 190 -> 110 us for pass 1 over 4096 cells).
-// Then, after a barrier, each thread its heads: the online softmax over
-// blocks of TG_FA_CB_GEN cells and V, as in the tiles, the next block's V
-// cells prefetched (at a head's last block the next head's first, and the
-// first head's before the barrier: bench_mul_mat -g fused at 1024 cells
-// 55.3 -> 52.6 us a layer, medians of 3 alternating runs; 100m Q8_0 tg128 at
-// depth 1024, fa on: +2-4% in 3 alternating rounds, within their noise). A score does not depend on the rows computed with it
-// (the kernels' contract), so every result has the bits of the head-by-head
-// path, for any thread count.
-enum { TG_FA_RUN = 32, TG_FA_VROWS = 20 };
+// Then, after a barrier, the softmax of each row (query head) over every
+// cell, the threads taking rows, and after another, V . P, the threads taking
+// runs of value dimensions of every head: a head's V rows read whole, in the
+// narrow kernel's tiles with its prefetches, as the unfused kqv reads them.
+// (Before, each thread took whole heads in pass 2, an online softmax over
+// blocks of TG_FA_CB_GEN cells before each block's V product: the fused node
+// was the slower path at depth, 100m Q4_0 against -fa off with 150 tokens
+// alternating in one process, bench_decode_ab fa: 1.037x the unfused time a
+// token at depth 1024, 1.043x at 3000.) A score does not depend on the rows
+// computed with it, nor an output element on the rows or columns of its tile
+// (the kernels' contract), so every result has the same bits for any thread
+// count; over one block of cells (up to TG_FA_CB_GEN) the bits of the tiles.
+enum { TG_FA_RUN = 32 };
 
 // Value dimensions [d0, d0 + nd) of K/V head hk, cells [0, n): into L2.
 static void fa_prefetch_v(const struct tg_tensor * v, int64_t hk, int64_t d0, int64_t nd, int64_t n) {
@@ -219,7 +238,7 @@ static void fa_gen(const struct tg_cpu_params * p, struct tg_tensor * dst, char 
     tg_mm_block_fn kq_fn, pv_fn;
     fa_kernels(k, v, &kq_fn, &pv_fn);
     const struct fa_work f = fa_take(w, (size_t) (Hk * nt), D, Dv);   // its S unused: the scores are Sall
-    float * Q = f.Q, * P = f.P, * O = f.O, * Ob = f.Ob, * M = f.M, * L = f.L, * mtmp = f.mtmp;
+    float * Q = f.Q, * mtmp = f.mtmp;
     tg_fp16_t * h16 = f.h16;
     int64_t tok[TG_FA_TT], head[TG_FA_TT];
     for (int64_t h = 0; h < Hk; h++)   // every head's queries (each thread its own copy)
@@ -236,51 +255,53 @@ static void fa_gen(const struct tg_cpu_params * p, struct tg_tensor * dst, char 
                                 .mat_c = (size_t) (nt * C) };
         kq_fn(&g);   // every head's scores, a tile of cells at a time
     }
-    // pass 2 begins with this thread's first head's first block of V: into L2
-    // while the other threads end pass 1
-    int64_t h0, h1;
-    tg_cpu_range(Hk, p->ith, p->nth, &h0, &h1);
-    if (h0 < h1) fa_prefetch_v(v, h0, 0, Dv, C < CB ? C : CB);
+    // pass 2: each row's softmax over every cell (the threads taking rows),
+    // the weights P in place of the scores (rounded to f16 when V is f16)
+    const int64_t R = Hk * nt;
+    struct fa_gen_area A;
+    fa_gen_layout(R, C, Dv, (char *) Sall, &A);
     tg_cpu_barrier(p);
-    // pass 2: this thread's heads
-    for (int64_t hk = h0; hk < h1; hk++) {
-        float * S = Sall + hk * nt * C;
-        for (int64_t j = 0; j < nt; j++) {
-            tok[j] = 0;
-            head[j] = hk * group + j;
-            M[j] = -INFINITY;
-            L[j] = 0.0f;
-        }
-        memset(O, 0, (size_t) (nt * Dv) * sizeof(float));
-        bool nan[TG_FA_TT] = { false };
-        const char * vbase = (const char *) v->data + hk * v->nb[2];
-        for (int64_t c0 = 0; c0 < C; c0 += CB) {
+    int64_t q0, q1;
+    tg_cpu_range(R, p->ith, p->nth, &q0, &q1);
+    for (int64_t r = q0; r < q1; r++) {
+        float * s = A.S + r * C;
+        tg_cpu_vscale(C, s, s, scale);
+        for (int64_t c0 = 0; mask && c0 < C; c0 += CB) {
             const int64_t nb = C - c0 < CB ? C - c0 : CB;
-            if (mask && fa_block_masked(mask, tok, nt, c0, nb, mtmp)) continue;
-            if (!fa_softmax_block(nt, nb, S + c0, C, P, CB, Dv, scale, mask, tok, c0, M, L, O, nan, vf16, mtmp, h16))
-                continue;
-            // V in runs of TG_FA_VROWS dimensions (whole tiles of the kernel's 5, 4 and 16
-            // rows), each after prefetching its rows' cells of the next block, if any
-            const size_t es = tg_type_size(v->type);
-            const int64_t vrows = c0 + CB < C || hk + 1 < h1 ? TG_FA_VROWS : Dv;
-            for (int64_t d0 = 0; d0 < Dv; d0 += vrows) {
-                const int64_t nd = Dv - d0 < vrows ? Dv - d0 : vrows;
-                if (c0 + CB < C) {   // these dimensions' cells of the next block, into L2
-                    const int64_t nb2 = C - c0 - CB < CB ? C - c0 - CB : CB;
-                    for (int64_t d = d0; d < d0 + nd; d++)
-                        for (int64_t o = 0; o < nb2 * (int64_t) es; o += 64)
-                            __builtin_prefetch(vbase + d * v->nb[1] + (size_t) (c0 + CB) * es + o, 0, 2);
-                } else if (hk + 1 < h1) {   // the last block: the next head's first one instead
-                    fa_prefetch_v(v, hk + 1, d0, nd, C < CB ? C : CB);
-                }
-                struct tg_mm_args g = { .k = nb, .a = vbase + d0 * v->nb[1] + (size_t) c0 * es, .lda = v->nb[1],
-                                        .b = (const char *) P, .ldb = (size_t) CB * sizeof(float),
-                                        .c = Ob + d0, .ldc = (size_t) Dv, .ni = nd, .nj = nt, .type = v->type };
-                pv_fn(&g);   // Ob[j][d] = v_d(block) . p_j
-            }
-            tg_cpu_vadd(nt * Dv, O, O, Ob);
+            tg_cpu_vadd(nb, s + c0, s + c0, mask_row(mask, 0, c0, nb, mtmp));
         }
-        fa_finish(dst, nt, Dv, tok, head, O, L, nan);
+        int bad = 0;
+        for (int64_t c = 0; c < C; c++) bad |= s[c] != s[c];
+        const float mx = bad ? -INFINITY : tg_cpu_vmax(C, s);
+        A.bad[r] = bad ? 1.0f : 0.0f;
+        if (mx == -INFINITY) {   // every cell masked, or a NaN: nothing is weighted
+            memset(s, 0, (size_t) C * sizeof(float));
+            A.L[r] = 0.0f;
+            continue;
+        }
+        A.L[r] = (float) tg_cpu_vexp_sum(C, s, s, mx);
+        for (int64_t c0 = 0; vf16 && c0 < C; c0 += CB) round_f16(s + c0, C - c0 < CB ? C - c0 : CB, h16);
+    }
+    // pass 3 begins with the first V rows of this thread's value dimensions:
+    // into L2 while the other threads end pass 2
+    int64_t d0, d1;
+    tg_cpu_range(Dv, p->ith, p->nth, &d0, &d1);
+    if (d0 < d1) fa_prefetch_v(v, 0, d0, d1 - d0 < 8 ? d1 - d0 : 8, C < CB ? C : CB);
+    tg_cpu_barrier(p);
+    // pass 3: O = V . P, the threads taking runs of value dimensions of every
+    // head (a head's rows of V read whole, as the unfused kqv reads them)
+    if (d0 >= d1) return;
+    struct tg_mm_args g = { .k = C, .a = (const char *) v->data + d0 * v->nb[1], .lda = v->nb[1],
+                            .b = (const char *) A.S, .ldb = (size_t) C * sizeof(float),
+                            .c = A.O + d0, .ldc = (size_t) Dv, .ni = d1 - d0, .nj = nt, .type = v->type,
+                            .nmat = Hk, .mat_a = v->nb[2], .mat_b = (size_t) (nt * C) * sizeof(float),
+                            .mat_c = (size_t) (nt * Dv) };
+    pv_fn(&g);
+    for (int64_t r = 0; r < R; r++) {   // out = O / L, this thread's dimensions of each row
+        float * out = (float *) ((char *) dst->data + r * dst->nb[1]) + d0;
+        if (A.bad[r] != 0.0f) for (int64_t d = d0; d < d1; d++) out[d - d0] = NAN;
+        else if (A.L[r] == 0.0f) memset(out, 0, (size_t) (d1 - d0) * sizeof(float));
+        else tg_cpu_vscale(d1 - d0, out, A.O + r * Dv + d0, 1.0f / A.L[r]);
     }
 }
 

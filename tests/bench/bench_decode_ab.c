@@ -13,12 +13,15 @@
 //   grouping  one model and context: generation's products of the same
 //             activations one by one (A) and as one list (B)
 //             (tg_cpu_set_mm_grouping)
+//   fa        one model, two contexts at the same depth: attention unfused
+//             (kq, kq_soft_max, kqv nodes; A) and fused (FLASH_ATTN_EXT; B);
+//             -fa is ignored
 //
 // Prints each setting's median, quartiles and mean time per token (or per
 // prompt, with -p), tokens/s at the median, and in how many pairs B was
 // faster.
 //
-// usage: bench_decode_ab MODEL repack|grouping [-d DEPTH (64)] [-n PAIRS (300)]
+// usage: bench_decode_ab MODEL repack|grouping|fa [-d DEPTH (64)] [-n PAIRS (300)]
 //                        [-t THREADS (2)] [-fa on|off (on)] [-p PROMPT_TOKENS (0: generation;
 //                        N: prompts of N tokens from an empty cache)]
 #include "cpu/cpu-impl.h"
@@ -42,7 +45,7 @@ static int cmp_double(const void * a, const void * b) {
 }
 
 static int usage(void) {
-    fprintf(stderr, "usage: bench_decode_ab MODEL repack|grouping [-d DEPTH (64)] [-n PAIRS (300)] [-t THREADS (2)] "
+    fprintf(stderr, "usage: bench_decode_ab MODEL repack|grouping|fa [-d DEPTH (64)] [-n PAIRS (300)] [-t THREADS (2)] "
                     "[-fa on|off (on)] [-p PROMPT_TOKENS (0: generation)]\n");
     return 2;
 }
@@ -81,8 +84,9 @@ int main(int argc, char ** argv) {
             fa = !strcmp(v, "on");
         } else return usage();
     }
-    const bool repack = !strcmp(what, "repack");
-    if (!repack && strcmp(what, "grouping")) return usage();
+    const bool repack = !strcmp(what, "repack"), fa_ab = !strcmp(what, "fa");
+    const bool two_ctx = repack || fa_ab;   // a context per setting (else one, the setting switched)
+    if (!repack && !fa_ab && strcmp(what, "grouping")) return usage();
     if (prompt && depth > 0) { fprintf(stderr, "bench_decode_ab: -p decodes prompts from an empty cache: no -d with it\n"); return 2; }
     if (depth == -1) depth = prompt ? 0 : 64;
     if (depth < 0 || depth > 65536 || pairs < 4 || pairs > 100000 || nth < 1 || nth > 512 || prompt < 0 || prompt > 512) {
@@ -93,15 +97,15 @@ int main(int argc, char ** argv) {
     struct tg_llama_model * m[2] = { NULL, NULL };
     struct tg_llama_context * c[2] = { NULL, NULL };
     int packed[2] = { 0, 0 };
-    for (int v = 0; v < (repack ? 2 : 1); v++) {
+    for (int v = 0; v < (two_ctx ? 2 : 1); v++) {
         struct tg_llama_model_params mp = tg_llama_model_default_params();
         mp.repack = repack ? (v ? TG_LLAMA_REPACK_ON : TG_LLAMA_REPACK_OFF) : TG_LLAMA_REPACK_AUTO;
-        m[v] = tg_llama_model_load(path, &mp);
-        c[v] = m[v] ? open_ctx(m[v], n_ctx, nth, fa, depth) : NULL;
+        m[v] = fa_ab && v ? m[0] : tg_llama_model_load(path, &mp);
+        c[v] = m[v] ? open_ctx(m[v], n_ctx, nth, fa_ab ? v == 1 : fa, depth) : NULL;
         if (!c[v]) { fprintf(stderr, "bench_decode_ab: %s: %s\n", path, tg_last_error()); return 1; }
         packed[v] = tg_llama_model_n_packed(m[v], NULL);
     }
-    if (!repack) { m[1] = m[0]; c[1] = c[0]; }
+    if (!two_ctx) { m[1] = m[0]; c[1] = c[0]; }
     const int32_t n_vocab = tg_llama_model_hparams(m[0])->n_vocab;
     double * t[2] = { malloc(sizeof(double) * (size_t) pairs), malloc(sizeof(double) * (size_t) pairs) };
     int32_t * toks = malloc(sizeof(int32_t) * (size_t) (prompt ? prompt : 1));
@@ -112,7 +116,7 @@ int main(int argc, char ** argv) {
         double dt[2];
         for (int o = 0; o < 2; o++) {
             const int v = (i & 1) ? 1 - o : o;   // A first on even pairs, B first on odd ones
-            if (!repack) tg_cpu_set_mm_grouping(v == 1);
+            if (!two_ctx) tg_cpu_set_mm_grouping(v == 1);
             double t0;
             enum tg_status st;
             if (prompt) {
@@ -123,23 +127,26 @@ int main(int argc, char ** argv) {
             } else {
                 toks[0] = (int32_t) ((300 + 13 * (i + 4)) % n_vocab);
                 // grouping: one context, its two tokens of a pair at consecutive positions
-                const int p = repack ? pos : pos + o;
+                const int p = two_ctx ? pos : pos + o;
                 t0 = now_s();
                 st = tg_llama_decode(c[v], toks, 1, p);
             }
             dt[v] = now_s() - t0;
             if (st != TG_OK) { fprintf(stderr, "bench_decode_ab: decode: %s\n", tg_last_error()); return 1; }
         }
-        pos += repack || prompt ? 1 : 2;
+        pos += two_ctx || prompt ? 1 : 2;
         if (i < 0) continue;
         t[0][i] = dt[0];
         t[1][i] = dt[1];
         b_faster += dt[1] < dt[0];
     }
     tg_cpu_set_mm_grouping(true);
-    static const char * names[2][2] = { { "repack off", "repack on" }, { "grouping off", "grouping on" } };
+    static const char * names[3][2] = { { "repack off", "repack on" }, { "grouping off", "grouping on" },
+                                        { "fa off", "fa on" } };
+    const int w = repack ? 0 : fa_ab ? 2 : 1;
     printf("%s, %s, %d thread(s), -fa %s, %s at depth %d, %d pairs alternating in one process",
-           path, tg_cpu_simd_name(), nth, fa ? "on" : "off", prompt ? "prompts" : "generation", depth, pairs);
+           path, tg_cpu_simd_name(), nth, fa_ab ? "off (A) / on (B)" : fa ? "on" : "off",
+           prompt ? "prompts" : "generation", depth, pairs);
     if (repack) printf(" (packed matrices: %d / %d)", packed[0], packed[1]);
     printf("\n%-14s %10s %10s %10s %10s %10s\n", "setting", "median ms", "q1", "q3", "mean", "tok/s");
     for (int v = 0; v < 2; v++) {
@@ -147,10 +154,10 @@ int main(int argc, char ** argv) {
         double sum = 0;
         for (int i = 0; i < pairs; i++) sum += t[v][i];
         const double med = t[v][pairs / 2];
-        printf("%-14s %10.3f %10.3f %10.3f %10.3f %10.1f\n", names[!repack][v], med * 1e3, t[v][pairs / 4] * 1e3,
+        printf("%-14s %10.3f %10.3f %10.3f %10.3f %10.1f\n", names[w][v], med * 1e3, t[v][pairs / 4] * 1e3,
                t[v][3 * pairs / 4] * 1e3, sum / pairs * 1e3, (prompt ? prompt : 1) / med);
     }
-    printf("B (%s) faster in %d of %d pairs; median ratio B/A %.3f\n", names[!repack][1], b_faster, pairs,
+    printf("B (%s) faster in %d of %d pairs; median ratio B/A %.3f\n", names[w][1], b_faster, pairs,
            t[1][pairs / 2] / t[0][pairs / 2]);
     // weights and copies not on transparent huge pages (the host short of
     // them) read slower, which can favour either side: say how many were
@@ -165,6 +172,8 @@ int main(int argc, char ** argv) {
     if (anon > 0 && huge >= 0)
         printf("anonymous memory on huge pages: %.1f of %.1f MiB\n", (double) huge / 1024, (double) anon / 1024);
     free(t[0]); free(t[1]); free(toks);
-    for (int v = 0; v < (repack ? 2 : 1); v++) { tg_llama_context_free(c[v]); tg_llama_model_free(m[v]); }
+    for (int v = 0; v < (two_ctx ? 2 : 1); v++) tg_llama_context_free(c[v]);
+    tg_llama_model_free(m[0]);
+    if (repack) tg_llama_model_free(m[1]);
     return 0;
 }
