@@ -16,22 +16,29 @@
 //   fa        one model, two contexts at the same depth: attention unfused
 //             (kq, kq_soft_max, kqv nodes; A) and fused (FLASH_ATTN_EXT; B);
 //             -fa is ignored
+//   trace     one model, two contexts at the same depth: untraced (A) and
+//             traced (B: a recorder on its scheduler with the default
+//             options, hashes, summaries and sketches of every node, into
+//             a file in /tmp removed at the end): the tracing overhead a
+//             token, both contexts seeing the same moments of the host
 //
 // Prints each setting's median, quartiles and mean time per token (or per
 // prompt, with -p), tokens/s at the median, and in how many pairs B was
 // faster.
 //
-// usage: bench_decode_ab MODEL repack|grouping|fa [-d DEPTH (64)] [-n PAIRS (300)]
+// usage: bench_decode_ab MODEL repack|grouping|fa|trace [-d DEPTH (64)] [-n PAIRS (300)]
 //                        [-t THREADS (2)] [-fa on|off (on)] [-p PROMPT_TOKENS (0: generation;
 //                        N: prompts of N tokens from an empty cache)]
 #include "cpu/cpu-impl.h"
 #include "tg/core.h"
 #include "tg/llama.h"
+#include "tg/trace.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static double now_s(void) {
     struct timespec ts;
@@ -45,7 +52,7 @@ static int cmp_double(const void * a, const void * b) {
 }
 
 static int usage(void) {
-    fprintf(stderr, "usage: bench_decode_ab MODEL repack|grouping|fa [-d DEPTH (64)] [-n PAIRS (300)] [-t THREADS (2)] "
+    fprintf(stderr, "usage: bench_decode_ab MODEL repack|grouping|fa|trace [-d DEPTH (64)] [-n PAIRS (300)] [-t THREADS (2)] "
                     "[-fa on|off (on)] [-p PROMPT_TOKENS (0: generation)]\n");
     return 2;
 }
@@ -84,9 +91,9 @@ int main(int argc, char ** argv) {
             fa = !strcmp(v, "on");
         } else return usage();
     }
-    const bool repack = !strcmp(what, "repack"), fa_ab = !strcmp(what, "fa");
-    const bool two_ctx = repack || fa_ab;   // a context per setting (else one, the setting switched)
-    if (!repack && !fa_ab && strcmp(what, "grouping")) return usage();
+    const bool repack = !strcmp(what, "repack"), fa_ab = !strcmp(what, "fa"), trace = !strcmp(what, "trace");
+    const bool two_ctx = repack || fa_ab || trace;   // a context per setting (else one, the setting switched)
+    if (!repack && !fa_ab && !trace && strcmp(what, "grouping")) return usage();
     if (prompt && depth > 0) { fprintf(stderr, "bench_decode_ab: -p decodes prompts from an empty cache: no -d with it\n"); return 2; }
     if (depth == -1) depth = prompt ? 0 : 64;
     if (depth < 0 || depth > 65536 || pairs < 4 || pairs > 100000 || nth < 1 || nth > 512 || prompt < 0 || prompt > 512) {
@@ -100,12 +107,20 @@ int main(int argc, char ** argv) {
     for (int v = 0; v < (two_ctx ? 2 : 1); v++) {
         struct tg_llama_model_params mp = tg_llama_model_default_params();
         mp.repack = repack ? (v ? TG_LLAMA_REPACK_ON : TG_LLAMA_REPACK_OFF) : TG_LLAMA_REPACK_AUTO;
-        m[v] = fa_ab && v ? m[0] : tg_llama_model_load(path, &mp);
+        m[v] = (fa_ab || trace) && v ? m[0] : tg_llama_model_load(path, &mp);
         c[v] = m[v] ? open_ctx(m[v], n_ctx, nth, fa_ab ? v == 1 : fa, depth) : NULL;
         if (!c[v]) { fprintf(stderr, "bench_decode_ab: %s: %s\n", path, tg_last_error()); return 1; }
         packed[v] = tg_llama_model_n_packed(m[v], NULL);
     }
     if (!two_ctx) { m[1] = m[0]; c[1] = c[0]; }
+    char tpath[64] = "";
+    struct tg_trace_recorder * rec = NULL;
+    if (trace) {   // attached after the cache is filled: the measured tokens only
+        snprintf(tpath, sizeof tpath, "/tmp/bench_decode_ab-%d.tgt", (int) getpid());
+        struct tg_trace_options o = tg_trace_default_options();
+        rec = tg_trace_attach(tg_llama_context_sched(c[1]), tpath, &o);
+        if (!rec) { fprintf(stderr, "bench_decode_ab: trace %s: %s\n", tpath, tg_last_error()); return 1; }
+    }
     const int32_t n_vocab = tg_llama_model_hparams(m[0])->n_vocab;
     double * t[2] = { malloc(sizeof(double) * (size_t) pairs), malloc(sizeof(double) * (size_t) pairs) };
     int32_t * toks = malloc(sizeof(int32_t) * (size_t) (prompt ? prompt : 1));
@@ -141,9 +156,15 @@ int main(int argc, char ** argv) {
         b_faster += dt[1] < dt[0];
     }
     tg_cpu_set_mm_grouping(true);
-    static const char * names[3][2] = { { "repack off", "repack on" }, { "grouping off", "grouping on" },
-                                        { "fa off", "fa on" } };
-    const int w = repack ? 0 : fa_ab ? 2 : 1;
+    static const char * names[4][2] = { { "repack off", "repack on" }, { "grouping off", "grouping on" },
+                                        { "fa off", "fa on" }, { "untraced", "traced" } };
+    const int w = repack ? 0 : fa_ab ? 2 : trace ? 3 : 1;
+    struct tg_trace_recorder_stats rs = { 0 };
+    if (rec) {
+        tg_trace_recorder_get_stats(rec, &rs);
+        tg_trace_detach(rec);
+        unlink(tpath);
+    }
     printf("%s, %s, %d thread(s), -fa %s, %s at depth %d, %d pairs alternating in one process",
            path, tg_cpu_simd_name(), nth, fa_ab ? "off (A) / on (B)" : fa ? "on" : "off",
            prompt ? "prompts" : "generation", depth, pairs);
@@ -159,6 +180,11 @@ int main(int argc, char ** argv) {
     }
     printf("B (%s) faster in %d of %d pairs; median ratio B/A %.3f\n", names[w][1], b_faster, pairs,
            t[1][pairs / 2] / t[0][pairs / 2]);
+    if (trace)   // warm-up tokens included: the recorder's totals are since it was attached
+        printf("tracing overhead (median B/A - 1): %.1f%%; a traced token: %.3f ms in the recorder's callbacks, %.3f ms "
+               "hashing view nodes (either thread), %.3f ms on the recorder's hashing thread\n", 100.0 * (t[1][pairs / 2] / t[0][pairs / 2] - 1.0),
+               (double) rs.hook_ns / 1e6 / (pairs + 4), (double) rs.view_ns / 1e6 / (pairs + 4),
+               (double) rs.thread_ns / 1e6 / (pairs + 4));
     // weights and copies not on transparent huge pages (the host short of
     // them) read slower, which can favour either side: say how many were
     FILE * f = fopen("/proc/self/smaps_rollup", "r");
