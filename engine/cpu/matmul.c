@@ -346,10 +346,9 @@ static char * mm_convert(const struct tg_cpu_params * p, const struct tg_tensor 
 }
 
 // The units of one or more products, run as one list (each product's in turn).
-enum { TG_MM_GROUP_MAX = TG_CPU_MM_GROUP_MAX };
 struct mm_set {
-    struct mm_units U[TG_MM_GROUP_MAX];
-    int64_t         nu[TG_MM_GROUP_MAX];
+    struct mm_units U[TG_CPU_MM_GROUP_MAX];
+    int64_t         nu[TG_CPU_MM_GROUP_MAX];
     int             n;
     int64_t         total;
 };
@@ -423,14 +422,14 @@ bool tg_cpu_mul_mat_groupable(const struct tg_tensor * d0, const struct tg_tenso
            p0.vec_type == p1.vec_type && p0.k == p1.k && (p0.kind == TG_MM_F16_F32) == (p1.kind == TG_MM_F16_F32);
 }
 
-// n (2..TG_MM_GROUP_MAX) groupable products as one node's work: b converted
+// n (2..TG_CPU_MM_GROUP_MAX) groupable products as one node's work: b converted
 // once, the products' row blocks one list that the threads split as one
 // product's (a longer stream of weights a thread, one barrier). Every
 // element is the same dot product as tg_cpu_mul_mat computes (the same
 // kernels, the same rows): the same bits.
 void tg_cpu_mul_mat_group(const struct tg_cpu_params * p, struct tg_tensor * const * dsts, int n) {
-    struct mm_plan pl[TG_MM_GROUP_MAX];
-    if (n < 1 || n > TG_MM_GROUP_MAX) return;
+    struct mm_plan pl[TG_CPU_MM_GROUP_MAX];
+    if (n < 1 || n > TG_CPU_MM_GROUP_MAX) return;
     int conv = 0;   // the plan whose conversion serves all: one with packed sums, if any
     for (int i = 0; i < n; i++) {
         if (!mm_make_plan(dsts[i], p->nth, &pl[i])) return;
