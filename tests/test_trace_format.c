@@ -2,11 +2,13 @@
 // index path and the linear-scan path, unknown records skipped.
 #include "check.h"
 #include "trace_sample.h"
+#include "trace/trace-impl.h"
 #include "tg/trace-read.h"
 
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -298,6 +300,47 @@ static void check_grads(const char * path) {
     tg_trace_close(tr);
 }
 
+// Another thread populating the file ahead of the records (the recorder's
+// hashing thread, idle) while records are written: every record reads back
+// whole, in order, and nothing is written past the space reserved.
+struct pop_arg { struct tg_trace_writer * w; atomic_int stop; int calls; };
+static void * populate_loop(void * p) {
+    struct pop_arg * a = p;
+    while (!atomic_load(&a->stop)) { tg_trace_writer_populate_ahead(a->w, 4u << 20, 64u << 10); a->calls++; }
+    return NULL;
+}
+static void check_populate_ahead(const char * path) {
+    struct tg_trace_writer * w = tg_trace_writer_open(path);
+    struct pop_arg a = { .w = w, .calls = 0 };
+    atomic_init(&a.stop, 0);
+    pthread_t th;
+    bool started = w && pthread_create(&th, NULL, populate_loop, &a) == 0;
+    char text[64];
+    const int n = 20000;   // ~1.5 MiB of markers: the map grows under the populating thread
+    for (int i = 0; i < n && w; i++) {
+        snprintf(text, sizeof(text), "marker %d", i);
+        struct tg_trace_marker m = { .kind = TG_TRACE_MARK_USER, .time_ns = (uint64_t) i, .text = text };
+        tg_trace_write_marker(w, &m, NULL);
+    }
+    if (started) { atomic_store(&a.stop, 1); pthread_join(th, NULL); }
+    tg_trace_writer_populate_ahead(w, 4u << 20, 64u << 10);
+    uint64_t size = tg_trace_writer_size(w);
+    CHECK(w && tg_trace_writer_close(w) == TG_OK && started && a.calls > 0, "records written while another thread "
+          "populates ahead (%d calls)", a.calls);
+    struct tg_trace * tr = tg_trace_open(path);
+    struct tg_trace_status st = { 0 };
+    if (tr) tg_trace_get_status(tr, &st);
+    bool all = tr && tg_trace_n_markers(tr) == n;
+    for (int i = 0; all && i < n; i += 997) {
+        struct tg_trace_marker m;
+        snprintf(text, sizeof(text), "marker %d", i);
+        all = tg_trace_get_marker(tr, i, &m) && m.time_ns == (uint64_t) i && !strcmp(m.text, text);
+    }
+    CHECK(all && st.complete && st.indexed && size > (1u << 20), "populated ahead: %d markers read back whole, in order, "
+          "complete (%s)", n, tr ? st.message : tg_last_error());
+    tg_trace_close(tr);
+}
+
 int main(void) {
     char path[256];
     snprintf(path, sizeof(path), "test_trace_format.%d.tgt", (int) getpid());
@@ -356,6 +399,7 @@ int main(void) {
     tg_trace_close(tr);
 
     check_reserved_tail(path);
+    check_populate_ahead(path);
     check_deltas(path);
     check_grads(path);
     check_full_disk(path, 300 << 10);   // write(2): no room to reserve 1 MiB ahead

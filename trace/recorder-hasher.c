@@ -38,6 +38,8 @@
                                     // through the kernel costs tens of microseconds on a VM)
 #define THREAD_REST_NS 100000ull    // idle between computations
 #define WAIT_SPIN_NS   200000ull    // the recorder: waiting this long before sleeping
+#define POPULATE_AHEAD (4ull << 20)  // trace file bytes the idle thread keeps ready past the last record,
+#define POPULATE_STEP  (128ull << 10) // this much a time (the writer is locked meanwhile)
 #define WRITE_BURST    64           // done items the thread lets gather, while busy, before appending them
 
 static uint64_t ld(const uint64_t * p) { return __atomic_load_n(p, __ATOMIC_SEQ_CST); }
@@ -148,6 +150,7 @@ static void * hasher_main(void * arg) {
             continue;
         }
         if (ldb(&h->stop) && fast == ld(&h->head) && slow >= fast && h->written == fast && evald == fast) break;
+        tg_trace_writer_populate_ahead(h->r->w, POPULATE_AHEAD, POPULATE_STEP);   // off the engine's path, while idle
         uint64_t spin0 = t0;   // nothing to do: spin, then sleep until signalled (new items, a
         unsigned k = 0;        // computation beginning), then spin again
         while (idle(h, fast, slow, evald)) {

@@ -43,6 +43,12 @@ void tg_trace_frame_result(uint8_t * dst, const struct tg_trace_result * r);
 void tg_trace_frame_sketch(uint8_t * dst, const struct tg_trace_sketch * s);
 // Appends n such frames (frames[i], len[i] bytes each) as records, in order,
 // under one lock; each frame's sync word is stored last, as for any record.
+// Mapped mode: up to `step` more bytes of the `ahead` bytes past the last
+// record, within the space the file has reserved, faulted in, so that the
+// threads writing records seldom meet that work: for a thread with time to
+// spare (the recorder's hashing thread, idle), in steps short enough not to
+// hold the writer long. Never fails: what it leaves is done as records need it.
+void tg_trace_writer_populate_ahead(struct tg_trace_writer * w, uint64_t ahead, uint64_t step);
 enum tg_status tg_trace_writer_append_frames(struct tg_trace_writer * w, const uint8_t * const * frames,
                                              const size_t * len, int n);
 
