@@ -1001,6 +1001,8 @@ size_t tg_trace_gather_data(const void * data, int type, const int64_t ne[4], co
     if (!data || !ne || !nb || !get_layout(type, ne, nb, &L)) return 0;
     size_t total = L.row_bytes * (size_t) ne[1] * (size_t) ne[2] * (size_t) ne[3];
     if (total > cap || !dst) return total;
+    if (L.contiguous) { memcpy(dst, data, total); return total; }
+    if (gather_rows(data, ne, nb, &L, dst)) return total;   // dense rows: memory read front to back
     struct gather g = { dst, 0 };
     for_each_row(data, ne, nb, &L, gather_row, &g);
     return total;

@@ -60,6 +60,33 @@ static void notify(struct rec_hasher * h) {
 
 // ---- the thread ----------------------------------------------------------------------
 
+// Bytes of an item the thread copies before hashing it, releasing the
+// memory it read at once (a node about to overwrite it waits for the copy,
+// not the hashing); larger ones are hashed in place.
+#define OWN_MAX (8u << 20)
+
+// The claimed item's bytes, still in the engine's memory, copied into the
+// thread's buffer (logical order: hashed like the original), then released.
+static void take_bytes(struct rec_hasher * h, uint64_t pos, struct rec_item * it) {
+    const unsigned k = (unsigned) (pos % REC_RING);
+    if (it->done || !it->data || h->a_end[k]) return;   // nothing to read, or a copy set aside already
+    const struct tg_tensor * t = it->t;
+    const size_t n = tg_trace_gather_data(it->data, t->type, t->ne, it->nb, NULL, 0);
+    if (n == 0 || n > OWN_MAX) return;
+    if (h->own_cap < n) {
+        uint8_t * q = realloc(h->own, n);
+        if (!q) return;   // hashed in place
+        h->own = q;
+        h->own_cap = n;
+    }
+    if (tg_trace_gather_data(it->data, t->type, t->ne, it->nb, h->own, n) != n) return;
+    it->nb[0] = tg_type_size(t->type);   // now a contiguous tensor of the same shape (see copy_aside)
+    it->nb[1] = it->nb[0] * (size_t) (t->ne[0] / tg_blck_size(t->type));
+    for (int d = 2; d < 4; d++) it->nb[d] = it->nb[d - 1] * (size_t) t->ne[d - 1];
+    it->data = h->own;
+    __atomic_store_n(&h->released[k], 1, __ATOMIC_SEQ_CST);
+}
+
 static void process(struct rec_hasher * h, uint64_t pos) {
     struct rec_item * it = &h->ring[pos % REC_RING];
     int idle = 0;
@@ -70,6 +97,7 @@ static void process(struct rec_hasher * h, uint64_t pos) {
     if (it->same >= 0) {
         tg_trace_rec_item_copy(it, &h->ring[it->same]);   // done already (older, and the passes go in order)
     } else {
+        take_bytes(h, pos, it);
         tg_trace_rec_item_hash(&h->r->opt, it);
         if (it->view_ns) __atomic_fetch_add(&h->view_ns, it->view_ns, __ATOMIC_RELAXED);
     }
@@ -195,6 +223,7 @@ void tg_trace_rec_hasher_stop(struct rec_hasher * h) {
     pthread_cond_destroy(&h->wake);
     pthread_mutex_destroy(&h->mu);
     free(h->arena);
+    free(h->own);
 }
 
 // ---- the recorder's side -------------------------------------------------------------------
@@ -225,7 +254,10 @@ static void wait_for(struct tg_trace_recorder * r, bool (*ready)(const struct re
     r->stats.wait_ns += tg_observe_now_ns() - t0;
 }
 
-static bool item_done(const struct rec_hasher * h, uint64_t q) { return is_done(h, q); }
+// Its bytes need not stay: hashed, or copied by the thread.
+static bool item_free(const struct rec_hasher * h, uint64_t q) {
+    return is_done(h, q) || __atomic_load_n(&h->released[q % REC_RING], __ATOMIC_SEQ_CST) != 0;
+}
 static bool written_to(const struct rec_hasher * h, uint64_t pos) { return ld((uint64_t *) &h->written) >= pos; }
 
 void tg_trace_rec_hasher_active(struct tg_trace_recorder * r, bool on) {
@@ -267,6 +299,7 @@ void tg_trace_rec_hasher_put(struct tg_trace_recorder * r, const int * same_as, 
         h->hi[k] = reads ? (uintptr_t) it->data + (uintptr_t) it->e.nbytes : 0;
         h->a_end[k] = 0;
         __atomic_store_n(&h->done[k], 0, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&h->released[k], 0, __ATOMIC_SEQ_CST);
         it->pending = reads || it->same >= 0;   // its EVAL (the thread's first work) says so
     }
     st(&h->head, head + (uint64_t) n);
@@ -306,7 +339,8 @@ static bool copy_aside(struct tg_trace_recorder * r, uint64_t q) {
     struct rec_hasher * h = r->hasher;
     struct rec_item * it = &h->ring[q % REC_RING];
     const struct tg_tensor * t = it->t;
-    const size_t n = tg_trace_gather_data(it->data, t->type, t->ne, it->nb, NULL, 0);   // bytes in logical order
+    // bytes in logical order (from the tensor: the item's strides are the thread's to change once it has it)
+    const size_t n = tg_row_size(t->type, t->ne[0]) * (size_t) t->ne[1] * (size_t) t->ne[2] * (size_t) t->ne[3];
     uint64_t at;
     uint8_t * dst = n ? arena_get(r, n, q, &at) : NULL;
     if (!dst) return false;
@@ -337,7 +371,7 @@ void tg_trace_rec_hasher_before_write(struct tg_trace_recorder * r, uintptr_t lo
     if (!h || lo >= hi) return;
     for (uint64_t q = ld(&h->written); q < h->head; q++) {
         const unsigned k = (unsigned) (q % REC_RING);
-        if (h->lo[k] < hi && lo < h->hi[k] && !is_done(h, q) && !copy_aside(r, q)) wait_for(r, item_done, q);
+        if (h->lo[k] < hi && lo < h->hi[k] && !item_free(h, q) && !copy_aside(r, q)) wait_for(r, item_free, q);
     }
 }
 

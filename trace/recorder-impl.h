@@ -153,6 +153,9 @@ struct rec_hasher {
     uint64_t         busy_ns;     // hashing and appending time (atomic)
     uint64_t         view_ns;     // of it, hashing views (atomic)
     uint8_t          done[REC_RING] __attribute__((aligned(64)));   // item hashed (atomic)
+    uint8_t          released[REC_RING];   // its bytes copied by the thread: the source may change (atomic)
+    uint8_t *        own;         // the thread's copies of the items it hashes
+    size_t           own_cap;
     // the recorder's
     uint64_t         head __attribute__((aligned(64)));      // items put (atomic)
     uint8_t *        arena;       // a node about to overwrite bytes an unhashed item reads copies

@@ -20,7 +20,9 @@
 //             traced (B: a recorder on its scheduler with the default
 //             options, hashes, summaries and sketches of every node, into
 //             a file in /tmp removed at the end): the tracing overhead a
-//             token, both contexts seeing the same moments of the host
+//             token, both contexts seeing the same moments of the host;
+//             TGDB_TRACE_HASH (all, computed, none) and
+//             TGDB_TRACE_HASH_THREAD choose as for any traced program
 //
 // Prints each setting's median, quartiles and mean time per token (or per
 // prompt, with -p), tokens/s at the median, and in how many pairs B was
@@ -117,7 +119,12 @@ int main(int argc, char ** argv) {
     struct tg_trace_recorder * rec = NULL;
     if (trace) {   // attached after the cache is filled: the measured tokens only
         snprintf(tpath, sizeof tpath, "/tmp/bench_decode_ab-%d.tgt", (int) getpid());
-        struct tg_trace_options o = tg_trace_default_options();
+        struct tg_trace_options o = tg_trace_default_options();   // TGDB_TRACE_HASH as for a traced program
+        const char * hm = getenv("TGDB_TRACE_HASH");
+        if (hm && *hm && !tg_trace_set_hash_mode(&o, hm)) {
+            fprintf(stderr, "bench_decode_ab: TGDB_TRACE_HASH=%s: expected all, computed or none\n", hm);
+            return 2;
+        }
         rec = tg_trace_attach(tg_llama_context_sched(c[1]), tpath, &o);
         if (!rec) { fprintf(stderr, "bench_decode_ab: trace %s: %s\n", tpath, tg_last_error()); return 1; }
     }
@@ -181,9 +188,11 @@ int main(int argc, char ** argv) {
     printf("B (%s) faster in %d of %d pairs; median ratio B/A %.3f\n", names[w][1], b_faster, pairs,
            t[1][pairs / 2] / t[0][pairs / 2]);
     if (trace)   // warm-up tokens included: the recorder's totals are since it was attached
-        printf("tracing overhead (median B/A - 1): %.1f%%; a traced token: %.3f ms in the recorder's callbacks, %.3f ms "
-               "hashing view nodes (either thread), %.3f ms on the recorder's hashing thread\n", 100.0 * (t[1][pairs / 2] / t[0][pairs / 2] - 1.0),
-               (double) rs.hook_ns / 1e6 / (pairs + 4), (double) rs.view_ns / 1e6 / (pairs + 4),
+        printf("tracing overhead (median B/A - 1): %.1f%%; a traced token: %.3f ms in the recorder's callbacks (%.3f ms of "
+               "them waiting for its hashing thread, %.1f nodes copied aside), %.3f ms hashing view nodes (either thread), "
+               "%.3f ms on the recorder's hashing thread\n", 100.0 * (t[1][pairs / 2] / t[0][pairs / 2] - 1.0),
+               (double) rs.hook_ns / 1e6 / (pairs + 4), (double) rs.wait_ns / 1e6 / (pairs + 4),
+               (double) rs.n_set_aside / (pairs + 4), (double) rs.view_ns / 1e6 / (pairs + 4),
                (double) rs.thread_ns / 1e6 / (pairs + 4));
     // weights and copies not on transparent huge pages (the host short of
     // them) read slower, which can favour either side: say how many were
