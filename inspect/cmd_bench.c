@@ -40,7 +40,7 @@ static const struct tg_cli_opt bench_table[] = {
     { .name = "--n-depth", .short_name = "-d", .value = "D[,D..]", .kind = TG_CLI_INTS, .off = BEN(depth), .lo = 0, .hi = 1 << 20,
       .help = "tokens already in the KV cache before each test (filled untimed)" },
     { .name = "--threads", .short_name = "-t", .value = "N[,N..]", .kind = TG_CLI_INTS, .off = BEN(threads), .lo = 1, .hi = 512,
-      .help = "CPU threads" },
+      .help = "CPU threads; by default one a core of the CPUs this process may use" },
     { .name = "--flash-attn", .short_name = "-fa", .value = "MODE[,..]", .kind = TG_CLI_CHOICES, .off = BEN(fa),
       .choices = TG_CLI_FA_CHOICES, .help = "attention path per test: on = fused FLASH_ATTN_EXT, off = kq/kq_soft_max/kqv nodes, auto" },
     { .name = "--repetitions", .short_name = "-r", .value = "N", .kind = TG_CLI_INT, .off = BEN(reps), .lo = 1, .hi = 1000,
@@ -56,7 +56,7 @@ static const struct tg_cli_opt bench_table[] = {
 static void bench_defaults(struct bench_opts * o) {
     *o = (struct bench_opts) {
         .n_prompt = { .n = 1, .v = { 512 } }, .n_gen = { .n = 1, .v = { 128 } }, .depth = { .n = 1, .v = { 0 } },
-        .threads = { .n = 1, .v = { 4 } }, .fa = { .n = 1, .v = { TG_CLI_FA_AUTO } }, .reps = 3,
+        .threads = { .n = 1, .v = { tg_cpu_default_threads() } }, .fa = { .n = 1, .v = { TG_CLI_FA_AUTO } }, .reps = 3,
     };
     tg_cli_run_defaults(&o->run);
 }
@@ -344,6 +344,7 @@ static int cmd_bench(int argc, char ** argv) {
         struct test * t = &tests[i];
         if (!r.ctx || t->threads != (int) cp.n_threads || t->fa != (int) cp.flash_attn) {   // a context per thread count and -fa
             cp.n_threads = t->threads;
+            tg_cli_note_threads("bench", t->threads);
             cp.flash_attn = (enum tg_llama_flash_attn) t->fa;
             if (!r.ctx) {
                 if (tg_cli_run_context(&r, &cp, "tgdb bench")) goto done;

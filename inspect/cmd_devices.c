@@ -1,10 +1,11 @@
 // cmd_devices.c - `tgdb devices`: the backends of this build's device
 // registry (what --device accepts), with their kind and memory:
-//   CPU    cpu    host memory: 22.86 GiB available of 31.35 GiB   AMD EPYC ...
+//   CPU    cpu    host memory: 22.86 GiB available of 31.35 GiB; 16 CPUs, 8 threads by default (one a core)   avx2
 #include "cli.h"
 #include "json.h"
 #include "runopts.h"
 #include "tg/backend.h"
+#include "tg/cpu.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -17,7 +18,8 @@ static const struct tg_cli_opt devices_table[] = {
       .help = "measure each device's memory bandwidth (copies of 256 MiB in its memory, bytes read + written per second; "
               "the host's with one thread)" },
     { .name = "--json", .kind = TG_CLI_FLAG, .off = offsetof(struct devices_opts, json),
-      .help = "print a JSON array of {name, kind, description, host_memory, memory_total, memory_free}" },
+      .help = "print a JSON array of {name, kind, description, host_memory, memory_total, memory_free}; the CPU's "
+              "also cpus_available and default_threads" },
     { 0 },
 };
 
@@ -67,6 +69,8 @@ static int cmd_devices(int argc, char ** argv) {
             else if (tg_device_memory(d, &dfree, &dtotal))
                 printf(", \"host_memory\": false, \"memory_total\": %zu, \"memory_free\": %zu", dtotal, dfree);
             else printf(", \"host_memory\": false, \"memory_total\": null, \"memory_free\": null");
+            if (tg_device_type(d) == TG_DEVICE_CPU)
+                printf(", \"cpus_available\": %d, \"default_threads\": %d", tg_cpu_n_available(), tg_cpu_default_threads());
             if (o.bandwidth && bw > 0) printf(", \"copy_bandwidth_gbs\": %.1f", bw);
             else if (o.bandwidth) printf(", \"copy_bandwidth_gbs\": null");
             putchar('}');
@@ -77,9 +81,12 @@ static int cmd_devices(int argc, char ** argv) {
         else if (tg_device_memory(d, &dfree, &dtotal))
             printf("own memory: %.2f GiB free of %.2f GiB", dfree / 1073741824.0, dtotal / 1073741824.0);
         else printf("own memory (size unknown)");
+        if (tg_device_type(d) == TG_DEVICE_CPU)   // what -t is when not given
+            printf("; %d CPU%s, %d thread%s by default (one a core)", tg_cpu_n_available(), tg_cpu_n_available() == 1 ? "" : "s",
+                   tg_cpu_default_threads(), tg_cpu_default_threads() == 1 ? "" : "s");
         if (bw > 0) printf(", bandwidth %.1f GB/s%s", bw, host ? " (one thread)" : "");
         printf("   ");
-        tg_cli_fputs_escaped(stdout, tg_device_description(d));
+        tg_cli_fputs_escaped(stdout, tg_device_description(d));   // last: the CPU's is its SIMD level
         putchar('\n');
     }
     if (o.json) fputs("]\n", stdout);

@@ -20,7 +20,7 @@ const struct tg_cli_opt tg_cli_run_table[] = {
     { .name = "--model", .short_name = "-m", .value = "MODEL", .kind = TG_CLI_STR, .off = RUN(model),
       .help = "the llama GGUF model file (required)" },
     { .name = "--threads", .short_name = "-t", .value = "N", .kind = TG_CLI_INT, .off = RUN(n_threads), .lo = 1, .hi = 512,
-      .help = "CPU threads" },
+      .help = "CPU threads; by default one a core of the CPUs this process may use (more threads than CPUs slow every node)" },
     { .name = "--ctx-size", .short_name = "-c", .value = "N", .kind = TG_CLI_INT, .off = RUN(n_ctx), .lo = 0, .hi = 1 << 20,
       .help = "context size in tokens (KV cache cells); more than the model's training context needs --allow-long-ctx" },
     { .name = "--batch-size", .short_name = "-b", .value = "N", .kind = TG_CLI_INT, .off = RUN(n_batch), .lo = 0, .hi = 1 << 20,
@@ -82,7 +82,7 @@ const struct tg_cli_opt tg_cli_sampling_table[] = {
 };
 
 void tg_cli_run_defaults(struct tg_cli_run_opts * o) {
-    *o = (struct tg_cli_run_opts) { .n_threads = 4, .type_k = TG_CLI_KV_F16, .type_v = -1, .flash_attn = TG_CLI_FA_AUTO };
+    *o = (struct tg_cli_run_opts) { .n_threads = tg_cpu_default_threads(), .type_k = TG_CLI_KV_F16, .type_v = -1, .flash_attn = TG_CLI_FA_AUTO };
 }
 
 bool tg_cli_run_progress(const struct tg_cli_run_opts * o) { return o->progress || isatty(2); }
@@ -172,7 +172,21 @@ uint64_t tg_cli_mem_available(uint64_t * total) { return tg_cpu_memory_available
 static double gib(uint64_t b) { return (double) b / (1024.0 * 1024.0 * 1024.0); }
 
 // The request against the model's training context and the memory it needs.
+// More engine threads than CPUs: every node waits until the kernel has run
+// its last thread; said once, on stderr.
+void tg_cli_note_threads(const char * cmd, int n_threads) {
+    static bool said;
+    const int n_cpu = tg_cpu_n_available();
+    if (said || n_threads <= n_cpu) return;
+    said = true;
+    fflush(stdout);
+    fprintf(stderr, "%s: note: %d threads on %d CPU%s: every node waits for the threads that find no CPU "
+            "(generation several times slower; the default is %d)\n", cmd, n_threads, n_cpu, n_cpu == 1 ? "" : "s",
+            tg_cpu_default_threads());
+}
+
 static int check_limits(struct tg_cli_run * r, const struct tg_llama_context_params * cp) {
+    tg_cli_note_threads(r->cmd, (int) cp->n_threads);
     const struct tg_llama_hparams * h = tg_llama_model_hparams(r->model);
     struct tg_llama_memory_estimate est;
     if (tg_llama_context_estimate(r->model, cp, &est) != TG_OK) return tg_cli_err("%s: %s", r->cmd, tg_last_error());

@@ -90,6 +90,10 @@ int tg_cli_run_observe(struct tg_cli_run * r, const char * note);
 // off again and frees the context and the model. Returns the final status.
 int tg_cli_run_close(struct tg_cli_run * r, int rc);
 
+// Says on stderr, once a process, that n_threads is more than the CPUs this
+// process may use (each node then waits for threads the kernel has not run).
+void tg_cli_note_threads(const char * cmd, int n_threads);
+
 // Bytes of memory available for new allocations (MemAvailable of
 // /proc/meminfo), 0 when unknown. Total memory in *total when not NULL.
 uint64_t tg_cli_mem_available(uint64_t * total);

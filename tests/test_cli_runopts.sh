@@ -195,7 +195,19 @@ fails_with "bench -c smaller than depth + test" "bench: -c 16 is smaller than th
 
 # --- help says what each option means, its range and its default ---
 "$TGDB" help generate >"$TMP/h" 2>&1
-check "help generate: -t with range and default" grep -Eq '^  -t, --threads N +CPU threads \[1\.\.512\] \(default 4\)$' "$TMP/h"
+# the default thread count: one a core of the CPUs the process may use, as `tgdb devices` says
+"$TGDB" devices --json >"$TMP/dev.json"
+DEF_T=$(python3 -c 'import json,sys; print([d for d in json.load(open(sys.argv[1])) if d["kind"] == "cpu"][0]["default_threads"])' "$TMP/dev.json")
+N_CPU=$(python3 -c 'import json,sys; print([d for d in json.load(open(sys.argv[1])) if d["kind"] == "cpu"][0]["cpus_available"])' "$TMP/dev.json")
+check "devices: default threads 1..CPUs available ($DEF_T of $N_CPU)" test "$DEF_T" -ge 1 -a "$DEF_T" -le "$N_CPU"
+check "help generate: -t with range and the default devices reports" \
+    grep -Eq "^  -t, --threads N +CPU threads; by default one a core .*\[1\.\.512\] \(default $DEF_T\)\$" "$TMP/h"
+if [ "$N_CPU" -lt 512 ]; then   # more threads than CPUs: the same tokens, and a note that says why it is slow
+    "$TGDB" generate -m "$M" -p "hello" -n 3 --temp 0 -t "$((N_CPU + 1))" >"$TMP/over.out" 2>"$TMP/over.err"; rc=$?
+    "$TGDB" generate -m "$M" -p "hello" -n 3 --temp 0 >"$TMP/def.out" 2>/dev/null
+    check "-t $((N_CPU + 1)) on $N_CPU CPUs: exit 0, the same text as the default, one note on stderr" \
+        bash -c "test $rc = 0 && cmp -s '$TMP/over.out' '$TMP/def.out' && test \$(grep -c 'note: $((N_CPU + 1)) threads on $N_CPU CPU' '$TMP/over.err') = 1"
+fi
 check "help generate: sampling defaults" grep -Eq -- '--temp T .*\(default 0\.8\)$' "$TMP/h"
 "$TGDB" help bench >"$TMP/h" 2>&1
 check "help bench: -r default 3, the bench -t (a list) replaces the shared one" \

@@ -192,16 +192,12 @@ static const struct tg_backend_iface cpu_backend_iface = {
     .get_tensor_async        = NULL,
 };
 
-static int default_threads(void) {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1 : (int) n;
-}
 
 struct tg_backend * tg_backend_cpu_init(void) {
     struct tg_backend * b = calloc(1, sizeof(*b));
     struct cpu_backend_ctx * c = calloc(1, sizeof(*c));
     if (!b || !c) { free(b); free(c); tg_error(TG_ERR_NOMEM, "tg_backend_cpu_init: out of memory"); return NULL; }
-    c->n_threads = default_threads();
+    c->n_threads = tg_cpu_default_threads();
     c->pool = tg_cpu_pool_new(c->n_threads);
     if (!c->pool) { free(b); free(c); return NULL; }
     b->iface = cpu_backend_iface;

@@ -12,6 +12,7 @@ struct tg_cpu_bar {
     atomic_int arrived;
     atomic_int phase;
     atomic_int sleepers;
+    int        spin;       // pause iterations before sleeping (set with the pool)
 };
 void tg_cpu_barrier_wait(struct tg_cpu_bar * b, int n);
 

@@ -146,3 +146,68 @@ uint64_t tg_cpu_memory_available(uint64_t * total) {
     if (total) *total = tot;
     return avail;
 }
+
+// ---- thread count -------------------------------------------------------------
+
+#if defined(__linux__)
+#include <sched.h>
+#endif
+#include <unistd.h>
+
+// One integer from a sysfs file; -1 when it cannot be read.
+static long read_long(const char * path) {
+    FILE * f = fopen(path, "r");
+    if (!f) return -1;
+    long v = -1;
+    if (fscanf(f, "%ld", &v) != 1) v = -1;
+    fclose(f);
+    return v;
+}
+
+int tg_cpu_n_available(void) {
+#if defined(__linux__)
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+#endif
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int) n : 1;
+}
+
+// Physical cores among the CPUs this process may run on: CPUs with the same
+// (package, core) in /sys/devices/system/cpu/cpuN/topology are SMT siblings
+// of one core; without that information every CPU counts.
+static int count_cores(void) {
+#if defined(__linux__)
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) != 0) return tg_cpu_n_available();
+    enum { MAXC = CPU_SETSIZE };
+    static long key[MAXC];   // package << 32 | core of each counted CPU
+    int n_cores = 0, n_cpus = 0;
+    for (int c = 0; c < MAXC; c++) {
+        if (!CPU_ISSET(c, &set)) continue;
+        n_cpus++;
+        char path[128];
+        snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/topology/core_id", c);
+        const long core = read_long(path);
+        snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/topology/physical_package_id", c);
+        const long pkg = read_long(path);
+        if (core < 0 || pkg < 0) return tg_cpu_n_available();   // no topology: every CPU
+        const long k = pkg << 32 | core;
+        bool seen = false;
+        for (int i = 0; i < n_cores && !seen; i++) seen = key[i] == k;
+        if (!seen) key[n_cores++] = k;
+    }
+    return n_cores > 0 ? n_cores : n_cpus > 0 ? n_cpus : 1;
+#else
+    return tg_cpu_n_available();
+#endif
+}
+
+static int g_default_threads;
+static void default_threads_once(void) { g_default_threads = count_cores(); }
+
+int tg_cpu_default_threads(void) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, default_threads_once);
+    return g_default_threads > 512 ? 512 : g_default_threads;
+}

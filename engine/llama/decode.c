@@ -43,7 +43,7 @@ struct tg_llama_context {
 
 struct tg_llama_context_params tg_llama_context_default_params(void) {
     struct tg_llama_context_params p = {
-        .n_ctx = 512, .n_batch = 512, .n_ubatch = 512, .n_threads = 4,
+        .n_ctx = 512, .n_batch = 512, .n_ubatch = 512, .n_threads = tg_cpu_default_threads(),
         .type_k = TG_TYPE_F16, .type_v = TG_TYPE_F16,
         .logits_all = false, .flash_attn = TG_FLASH_ATTN_AUTO, .devices = NULL, .eval_cb = NULL, .eval_cb_user = NULL,
     };

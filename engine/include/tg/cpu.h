@@ -27,6 +27,15 @@ void tg_cpu_force_scalar(bool on);
 // Per-node hooks, called on the calling thread (never from workers) right
 // before and after each node is computed. Either may be NULL. `before`
 // returning false skips the rest of the graph (TG_ERR_ABORTED).
+// CPUs this process may run on (its affinity mask; the online CPUs where
+// that is unknown), at least 1.
+int tg_cpu_n_available(void);
+// The thread count the CPU backend and a llama context take unless told:
+// one per physical core among those CPUs (SMT siblings counted once, from
+// the kernel's CPU topology), at least 1, at most 512. More threads than
+// CPUs makes every node wait for the scheduler to run its last thread.
+int tg_cpu_default_threads(void);
+
 struct tg_cpu_hooks {
     bool (*before)(struct tg_tensor * node, int index, void * user);
     void (*after)(struct tg_tensor * node, int index, void * user);

@@ -165,7 +165,7 @@ struct tg_llama_context_params {
     int32_t      n_ctx;      // KV cache cells (max positions); 0 = the model's n_ctx_train. Default 512.
     int32_t      n_batch;    // max tokens per tg_llama_decode call (logical batch); 0 = n_ctx. Default 512.
     int32_t      n_ubatch;   // max tokens per computed graph (micro-batch); default 512 (<= n_batch)
-    int32_t      n_threads;  // CPU threads; default 4
+    int32_t      n_threads;  // CPU threads; default tg_cpu_default_threads() (the physical cores)
     enum tg_type type_k;     // KV cache types: TG_TYPE_F16 (default) or TG_TYPE_F32
     enum tg_type type_v;
     bool         logits_all; // tg_llama_decode keeps the logits of every token (perplexity); default false
