@@ -80,7 +80,6 @@ static const struct tg_cli_opt train_table[] = {
 static void train_defaults(struct train_opts * o) {
     *o = (struct train_opts) { .steps = 50, .ctx = 64, .batch = 1, .seed = 1, .lr = 1e-3 };
     tg_cli_run_defaults(&o->run);
-    o->run.n_threads = 2;
 }
 
 TG_CLI_COMMAND_OPTS(train, "train -m MODEL -f TEXT [--steps N] [--ctx N] [--batch N] [--lr X] [--schedule constant|cosine] "

@@ -1,6 +1,7 @@
 // cmd_tui.c - `tgdb tui`: the terminal UI on a trace (post-mortem) or on a
 // model running in-process (live).
 #include "cli.h"
+#include "tg/cpu.h"
 #include "tg/tui-live.h"
 #include "tg/tui-trace.h"
 #include "tg/tui.h"
@@ -32,7 +33,7 @@ static const struct tg_cli_opt tui_table[] = {
     { 0 },
 };
 
-static void tui_defaults(struct tui_opts * o) { *o = (struct tui_opts) { .prompt = "Hello", .n_predict = 16, .n_threads = 2 }; }
+static void tui_defaults(struct tui_opts * o) { *o = (struct tui_opts) { .prompt = "Hello", .n_predict = 16, .n_threads = tg_cpu_default_threads() }; }
 
 TG_CLI_COMMAND_OPTS(tui, "tui TRACE [--diff TRACE2] [--mono] | tui -m MODEL -p PROMPT [-n N] [-t THREADS]",
                "terminal UI on a trace (nodes, detail, tensors, memory map, splits, diff) or on a live run (-m)",

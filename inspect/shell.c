@@ -4,6 +4,7 @@
 #include "core/grow.h"
 #include "cli.h"
 #include "shell.h"
+#include "tg/cpu.h"
 
 #include <readline/history.h>
 #include <readline/readline.h>
@@ -281,7 +282,7 @@ static const struct tg_cli_opt shell_table[] = {
     { 0 },
 };
 
-static void shell_defaults(struct shell_opts * o) { *o = (struct shell_opts) { .n_threads = 2 }; }
+static void shell_defaults(struct shell_opts * o) { *o = (struct shell_opts) { .n_threads = tg_cpu_default_threads() }; }
 
 TG_CLI_COMMAND_OPTS(shell, "shell [TRACE] [-m MODEL [-t THREADS]] [-x 'CMD; CMD...']",
                "interactive debugger shell: post-mortem on a trace, or live on a model (-m); -x or stdin for scripts",

@@ -39,7 +39,7 @@ struct tg_llama_trainer {
 struct tg_llama_train_params tg_llama_train_default_params(void) {
     return (struct tg_llama_train_params) { .n_ctx = 64, .n_batch = 1, .lr = 1e-3f, .beta1 = 0.9f, .beta2 = 0.999f,
                                             .eps = 1e-8f, .weight_decay = 0.0f, .schedule = TG_LR_CONSTANT,
-                                            .n_threads = 2 };
+                                            .n_threads = tg_cpu_default_threads() };
 }
 
 float tg_llama_train_lr(const struct tg_llama_train_params * p, int32_t step) {

@@ -367,7 +367,7 @@ struct tg_llama_train_params {
     float   lr_min;         // cosine: the rate reached at n_steps; default 0
     int32_t n_warmup;       // steps of linear warm-up from 0 to lr; default 0
     int32_t n_steps;        // cosine: the steps the schedule spans (later steps stay at lr_min); default 0
-    int32_t n_threads;      // default 2
+    int32_t n_threads;      // default tg_cpu_default_threads() (the physical cores)
     const char * devices;   // "BLAS,CPU" etc. (see tg_llama_context_params.devices); NULL = CPU
     bool    debug_grad_of_grad;   // build the graph with the classic gradient-of-gradient bug (tests of the debugger)
 };
