@@ -256,6 +256,13 @@ int tg_cli_run_close(struct tg_cli_run * r, int rc) {
             if (!st.thread_ns && st.view_ns > st.hook_ns / 4 && st.view_ns > 100000000ull)   // views dominate: say what to do
                 fprintf(stderr, "  %.1f ms of it hashed views (the KV-cache views grow with the context); "
                         "--trace-hash computed skips views\n", (double) st.view_ns / 1e6);
+            const int n_cpu = tg_cpu_n_available(), nt = r->opts->n_threads;
+            const bool hashed = !r->opts->trace_hash || strcmp(r->opts->trace_hash, "none") != 0;
+            if (!st.thread_ns && hashed && !r->opts->trace_thread && n_cpu >= 4 && nt >= n_cpu && st.n_hooks > 0)
+                // every CPU computes, so the engine's threads waited while thread 0 hashed each node; with
+                // 4 or more CPUs one thread fewer costs less than that (on 2, hashing inline is the faster)
+                fprintf(stderr, "  the nodes were hashed in the engine's callbacks (-t %d on %d CPUs); -t %d leaves a CPU "
+                        "to the recorder's own hashing thread\n", nt, n_cpu, n_cpu - 1);
         }
         r->rec = NULL;
     }

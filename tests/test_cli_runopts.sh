@@ -202,6 +202,25 @@ N_CPU=$(python3 -c 'import json,sys; print([d for d in json.load(open(sys.argv[1
 check "devices: default threads 1..CPUs available ($DEF_T of $N_CPU)" test "$DEF_T" -ge 1 -a "$DEF_T" -le "$N_CPU"
 check "help generate: -t with range and the default devices reports" \
     grep -Eq "^  -t, --threads N +CPU threads; by default one a core .*\[1\.\.512\] \(default $DEF_T\)\$" "$TMP/h"
+# a CPU quota (a container limited to 1 CPU) caps the CPUs and the default threads: a cgroup of our own
+# with a quota of one CPU, where this machine lets us make one (root, cgroup v1 cpu or v2 with cpu)
+CG=""
+if [ -w /sys/fs/cgroup/cpu ] && [ -e /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]; then
+    CG=/sys/fs/cgroup/cpu/tgdb-test-$$
+    mkdir "$CG" 2>/dev/null && echo 100000 >"$CG/cpu.cfs_period_us" && echo 100000 >"$CG/cpu.cfs_quota_us" || CG=""
+    CG_JOIN=tasks
+elif [ -w /sys/fs/cgroup ] && grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null; then
+    CG=/sys/fs/cgroup/tgdb-test-$$
+    mkdir "$CG" 2>/dev/null && echo "100000 100000" >"$CG/cpu.max" || CG=""
+    CG_JOIN=cgroup.procs
+fi
+if [ -n "$CG" ]; then
+    out=$(bash -c "echo \$\$ >'$CG/$CG_JOIN' && '$TGDB' devices" 2>&1)
+    rmdir "$CG" 2>/dev/null
+    check "a cgroup with a quota of 1 CPU: devices says 1 CPU, 1 thread by default" grep -q '; 1 CPU, 1 thread by default' <<<"$out"
+else
+    echo "skipped: a CPU quota caps the default threads (no writable cgroup v1 cpu or v2 cpu controller here)"
+fi
 if [ "$N_CPU" -lt 512 ]; then   # more threads than CPUs: the same tokens, and a note that says why it is slow
     "$TGDB" generate -m "$M" -p "hello" -n 3 --temp 0 -t "$((N_CPU + 1))" >"$TMP/over.out" 2>"$TMP/over.err"; rc=$?
     "$TGDB" generate -m "$M" -p "hello" -n 3 --temp 0 >"$TMP/def.out" 2>/dev/null

@@ -164,13 +164,67 @@ static long read_long(const char * path) {
     return v;
 }
 
+// CPUs' worth of time the process's cgroup allows (its CPU quota over its
+// period, rounded up: cgroup v2 cpu.max, v1 cpu.cfs_quota_us; a container
+// limited to 2 CPUs on a 64-CPU host); 0 when there is no limit or none can
+// be read.
+static int cgroup_cpus(void) {
+#if defined(__linux__)
+    char v2[512] = "", v1[512] = "", line[512];
+    FILE * f = fopen("/proc/self/cgroup", "r");
+    while (f && fgets(line, sizeof(line), f)) {   // "0::/path" (v2), "N:cpu,cpuacct:/path" (v1)
+        line[strcspn(line, "\n")] = 0;
+        char * a = strchr(line, ':'), * b = a ? strchr(a + 1, ':') : NULL;
+        if (!a || !b) continue;
+        *b = 0;
+        const char * ctl = a + 1, * path = b + 1;
+        if (!*ctl) snprintf(v2, sizeof(v2), "%s", path);
+        else if (!strcmp(ctl, "cpu") || !strncmp(ctl, "cpu,", 4) || strstr(ctl, ",cpu,") ||
+                 (strlen(ctl) > 4 && !strcmp(ctl + strlen(ctl) - 4, ",cpu")))
+            snprintf(v1, sizeof(v1), "%s", path);
+    }
+    if (f) fclose(f);
+    char path[1200];
+    const char * v2dirs[2] = { v2, "" };
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof(path), "/sys/fs/cgroup%s/cpu.max", v2dirs[i]);
+        FILE * m = fopen(path, "r");
+        if (!m) continue;
+        char q[32] = "";
+        long period = 0;
+        int got = fscanf(m, "%31s %ld", q, &period);
+        fclose(m);
+        if (got == 2 && strcmp(q, "max") != 0 && period > 0) {
+            const long quota = atol(q);
+            if (quota > 0) return (int) ((quota + period - 1) / period);
+        }
+        return 0;   // "max": no limit
+    }
+    const char * v1dirs[2] = { v1, "" };
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof(path), "/sys/fs/cgroup/cpu%s/cpu.cfs_quota_us", v1dirs[i]);
+        const long quota = read_long(path);
+        snprintf(path, sizeof(path), "/sys/fs/cgroup/cpu%s/cpu.cfs_period_us", v1dirs[i]);
+        const long period = read_long(path);
+        if (period > 0 && quota > 0) return (int) ((quota + period - 1) / period);
+        if (period > 0) return 0;   // -1: no limit
+    }
+#endif
+    return 0;
+}
+
 int tg_cpu_n_available(void) {
+    int n = 0;
 #if defined(__linux__)
     cpu_set_t set;
-    if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) == 0) n = CPU_COUNT(&set);
 #endif
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int) n : 1;
+    if (n <= 0) {
+        long k = sysconf(_SC_NPROCESSORS_ONLN);
+        n = k > 0 ? (int) k : 1;
+    }
+    const int q = cgroup_cpus();
+    return q > 0 && q < n ? q : n;
 }
 
 // Physical cores among the CPUs this process may run on: CPUs with the same
@@ -204,7 +258,10 @@ static int count_cores(void) {
 }
 
 static int g_default_threads;
-static void default_threads_once(void) { g_default_threads = count_cores(); }
+static void default_threads_once(void) {
+    const int cores = count_cores(), avail = tg_cpu_n_available();   // a CPU quota caps the cores
+    g_default_threads = cores < avail ? cores : avail;
+}
 
 int tg_cpu_default_threads(void) {
     static pthread_once_t once = PTHREAD_ONCE_INIT;

@@ -28,7 +28,8 @@ void tg_cpu_force_scalar(bool on);
 // before and after each node is computed. Either may be NULL. `before`
 // returning false skips the rest of the graph (TG_ERR_ABORTED).
 // CPUs this process may run on (its affinity mask; the online CPUs where
-// that is unknown), at least 1.
+// that is unknown), at most its cgroup's CPU quota (cgroup v2 cpu.max, v1
+// cpu.cfs_quota_us, rounded up: a container limited to 2 CPUs), at least 1.
 int tg_cpu_n_available(void);
 // The thread count the CPU backend and a llama context take unless told:
 // one per physical core among those CPUs (SMT siblings counted once, from
