@@ -60,6 +60,16 @@ static void notify(struct rec_hasher * h) {
 
 // ---- the thread ----------------------------------------------------------------------
 
+// The item's bytes are now a contiguous copy at `copy` (gathered in logical
+// order): the same hash, summary and sketch, whatever the original strides.
+static void item_reads_copy(struct rec_item * it, const uint8_t * copy) {
+    const struct tg_tensor * t = it->t;
+    it->nb[0] = tg_type_size(t->type);
+    it->nb[1] = it->nb[0] * (size_t) (t->ne[0] / tg_blck_size(t->type));
+    for (int d = 2; d < 4; d++) it->nb[d] = it->nb[d - 1] * (size_t) t->ne[d - 1];
+    it->data = copy;
+}
+
 // Bytes of an item the thread copies before hashing it, releasing the
 // memory it read at once (a node about to overwrite it waits for the copy,
 // not the hashing); larger ones are hashed in place.
@@ -80,10 +90,7 @@ static void take_bytes(struct rec_hasher * h, uint64_t pos, struct rec_item * it
         h->own_cap = n;
     }
     if (tg_trace_gather_data(it->data, t->type, t->ne, it->nb, h->own, n) != n) return;
-    it->nb[0] = tg_type_size(t->type);   // now a contiguous tensor of the same shape (see copy_aside)
-    it->nb[1] = it->nb[0] * (size_t) (t->ne[0] / tg_blck_size(t->type));
-    for (int d = 2; d < 4; d++) it->nb[d] = it->nb[d - 1] * (size_t) t->ne[d - 1];
-    it->data = h->own;
+    item_reads_copy(it, h->own);
     __atomic_store_n(&h->released[k], 1, __ATOMIC_SEQ_CST);
 }
 
@@ -350,11 +357,8 @@ static bool copy_aside(struct tg_trace_recorder * r, uint64_t q) {
         return false;
     }
     const bool ok = tg_trace_gather_data(it->data, t->type, t->ne, it->nb, dst, n) == n;
-    if (ok) {   // now a contiguous tensor of the same shape: the same hash, summary and sketch
-        it->nb[0] = tg_type_size(t->type);   // (they go over logical order, whatever the strides)
-        it->nb[1] = it->nb[0] * (size_t) (t->ne[0] / tg_blck_size(t->type));
-        for (int d = 2; d < 4; d++) it->nb[d] = it->nb[d - 1] * (size_t) t->ne[d - 1];
-        it->data = dst;
+    if (ok) {
+        item_reads_copy(it, dst);
         h->a_at[q % REC_RING] = at;
         h->a_end[q % REC_RING] = h->a_head;
         h->lo[q % REC_RING] = h->hi[q % REC_RING] = 0;

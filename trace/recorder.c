@@ -1,13 +1,10 @@
 // recorder.c - the trace recorder: an engine observer writing RUN, COMPUTE,
 // EVAL (+ hashes, summaries, contents), HOST and MARKER records; attach and
 // detach; the TGDB_TRACE environment hook.
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE   // sched_getaffinity
-#endif
 #include "recorder-impl.h"
 #include "tg/backend.h"
+#include "tg/cpu.h"
 
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,14 +119,6 @@ static void record_leafs(struct tg_trace_recorder * r, struct rec_sched * s);
 // Node events flow only while hashes, summaries or contents are wanted.
 static bool node_events_on(const struct tg_trace_recorder * r) { return r->obs.on_node_end != NULL; }
 
-// CPUs this process may run on.
-static int cpus_available(void) {
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof(set), &set) == 0) return CPU_COUNT(&set);
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int) n : 1;
-}
-
 // Whether this computation of s hashes on the hashing thread (started the
 // first time): hashing wanted, one scheduler (the ring's waits follow its
 // nodes only), no poison mode (it writes freed ranges between nodes), and
@@ -143,7 +132,7 @@ static bool use_hasher(struct tg_trace_recorder * r, struct rec_sched * s) {
             struct tg_backend * be = tg_sched_get_backend(s->sched, b);
             if (tg_backend_is_cpu(be) && tg_backend_cpu_get_n_threads(be) > used) used = tg_backend_cpu_get_n_threads(be);
         }
-        if (used >= cpus_available()) return false;
+        if (used >= tg_cpu_n_available()) return false;   // affinity and CPU quota
     }
     if (!r->hasher) {
         struct rec_hasher * h = aligned_alloc(64, sizeof(*h));   // cache-line aligned members

@@ -192,7 +192,6 @@ static const struct tg_backend_iface cpu_backend_iface = {
     .get_tensor_async        = NULL,
 };
 
-
 struct tg_backend * tg_backend_cpu_init(void) {
     struct tg_backend * b = calloc(1, sizeof(*b));
     struct cpu_backend_ctx * c = calloc(1, sizeof(*c));

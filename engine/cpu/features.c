@@ -213,6 +213,9 @@ static int cgroup_cpus(void) {
     return 0;
 }
 
+static int g_cgroup_cpus;
+static void cgroup_once(void) { g_cgroup_cpus = cgroup_cpus(); }
+
 int tg_cpu_n_available(void) {
     int n = 0;
 #if defined(__linux__)
@@ -223,7 +226,9 @@ int tg_cpu_n_available(void) {
         long k = sysconf(_SC_NPROCESSORS_ONLN);
         n = k > 0 ? (int) k : 1;
     }
-    const int q = cgroup_cpus();
+    static pthread_once_t once = PTHREAD_ONCE_INIT;   // the quota read once: called per computation (the recorder)
+    pthread_once(&once, cgroup_once);
+    const int q = g_cgroup_cpus;
     return q > 0 && q < n ? q : n;
 }
 
