@@ -220,8 +220,12 @@ static void on_compute_end(const struct tg_obs_compute_event * ev, void * user) 
     LOCKED(r, { compute_end(r, ev); hook_cost(r, ev->t_ns, false); });
 }
 
+// A node event's own time stamp (ev->t_ns, taken just before the call) is
+// where its cost starts; a deferred event's is the device's, earlier: it
+// takes one of its own (a clock read costs tens of nanoseconds, and there
+// are two events a node).
 static void on_node_begin(const struct tg_obs_node_event * ev, void * user) {
-    const uint64_t t_entry = tg_observe_now_ns();
+    const uint64_t t_entry = ev->deferred ? tg_observe_now_ns() : 0;
     struct tg_trace_recorder * r = user;
     LOCKED(r, {
         struct rec_sched * s = tg_trace_rec_sched_state(r, ev->sched, ev->sched_id);
@@ -478,7 +482,7 @@ static void node_end(struct tg_trace_recorder * r, const struct tg_obs_node_even
 
 static void on_node_end(const struct tg_obs_node_event * ev, void * user) {
     struct tg_trace_recorder * r = user;
-    const uint64_t t_entry = tg_observe_now_ns();   // a deferred event's t_ns is the device's, earlier
+    const uint64_t t_entry = ev->deferred ? tg_observe_now_ns() : 0;   // see on_node_begin
     LOCKED(r, { node_end(r, ev); hook_cost(r, ev->deferred ? t_entry : ev->t_ns, true); });
 }
 
