@@ -24,9 +24,6 @@ const char * tg_cpu_simd_name(void);
 // comparing the two. Also set by the environment variable TG_NO_SIMD=1.
 void tg_cpu_force_scalar(bool on);
 
-// Per-node hooks, called on the calling thread (never from workers) right
-// before and after each node is computed. Either may be NULL. `before`
-// returning false skips the rest of the graph (TG_ERR_ABORTED).
 // CPUs this process may run on (its affinity mask; the online CPUs where
 // that is unknown), at most its cgroup's CPU quota (cgroup v2 cpu.max, v1
 // cpu.cfs_quota_us, rounded up: a container limited to 2 CPUs), at least 1.
@@ -37,6 +34,9 @@ int tg_cpu_n_available(void);
 // CPUs makes every node wait for the scheduler to run its last thread.
 int tg_cpu_default_threads(void);
 
+// Per-node hooks, called on the calling thread (never from workers) right
+// before and after each node is computed. Either may be NULL. `before`
+// returning false skips the rest of the graph (TG_ERR_ABORTED).
 struct tg_cpu_hooks {
     bool (*before)(struct tg_tensor * node, int index, void * user);
     void (*after)(struct tg_tensor * node, int index, void * user);
