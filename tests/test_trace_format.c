@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -303,18 +304,21 @@ static void check_grads(const char * path) {
 // Another thread populating the file ahead of the records (the recorder's
 // hashing thread, idle) while records are written: every record reads back
 // whole, in order, and nothing is written past the space reserved.
-struct pop_arg { struct tg_trace_writer * w; atomic_int stop; int calls; };
+struct pop_arg { struct tg_trace_writer * w; atomic_int stop; atomic_int calls; };
 static void * populate_loop(void * p) {
     struct pop_arg * a = p;
-    while (!atomic_load(&a->stop)) { tg_trace_writer_populate_ahead(a->w, 4u << 20, 64u << 10); a->calls++; }
+    while (!atomic_load(&a->stop)) { tg_trace_writer_populate_ahead(a->w, 4u << 20, 64u << 10); atomic_fetch_add(&a->calls, 1); }
     return NULL;
 }
 static void check_populate_ahead(const char * path) {
     struct tg_trace_writer * w = tg_trace_writer_open(path);
-    struct pop_arg a = { .w = w, .calls = 0 };
+    struct pop_arg a = { .w = w };
     atomic_init(&a.stop, 0);
+    atomic_init(&a.calls, 0);
     pthread_t th;
     bool started = w && pthread_create(&th, NULL, populate_loop, &a) == 0;
+    while (started && atomic_load(&a.calls) == 0) sched_yield();   // running before the writes (a loaded machine
+                                                                   // may otherwise start it after they end)
     char text[64];
     const int n = 20000;   // ~1.5 MiB of markers: the map grows under the populating thread
     for (int i = 0; i < n && w; i++) {
@@ -325,8 +329,8 @@ static void check_populate_ahead(const char * path) {
     if (started) { atomic_store(&a.stop, 1); pthread_join(th, NULL); }
     tg_trace_writer_populate_ahead(w, 4u << 20, 64u << 10);
     uint64_t size = tg_trace_writer_size(w);
-    CHECK(w && tg_trace_writer_close(w) == TG_OK && started && a.calls > 0, "records written while another thread "
-          "populates ahead (%d calls)", a.calls);
+    CHECK(w && tg_trace_writer_close(w) == TG_OK && started && atomic_load(&a.calls) > 0, "records written while another thread "
+          "populates ahead (%d calls)", atomic_load(&a.calls));
     struct tg_trace * tr = tg_trace_open(path);
     struct tg_trace_status st = { 0 };
     if (tr) tg_trace_get_status(tr, &st);
