@@ -31,7 +31,7 @@ fi
 
 if [ "${TG_SKIP_TSAN:-0}" != 1 ]; then
     # the tests that run the thread pool, the hashing thread and interrupts
-    tsan_tests="test_cpu_errors test_determinism test_sched test_trace_hash_thread test_trace_llama test_live_interrupt test_llama test_mul_mat"
+    tsan_tests="test_cpu_errors test_determinism test_sched test_trace_hash_thread test_trace_viewdigest test_trace_llama test_live_interrupt test_llama test_mul_mat"
     echo "== build (ThreadSanitizer: ${tsan_tests// /, })"
     TG_BUILD_TARGETS=$tsan_tests tg_build build-tsan -DTG_TSAN=ON -DTG_BLAS=OFF
     echo "== tests (ThreadSanitizer)"

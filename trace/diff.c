@@ -16,6 +16,7 @@ struct dnode {
     int      node;                // index in its graph
     int      src[TG_TRACE_MAX_SRC];
     bool     has_hash, has_summary, has_sums, has_sketch;
+    bool     set_digest;          // hash and sketch are the element-set digest (1.5)
     uint64_t hash;
     struct tg_trace_summary sum;
     struct tg_trace_sketch sketch;   // has_sketch (format 1.2)
@@ -97,6 +98,7 @@ struct tg_diff_side * tg_diff_side_trace(struct tg_trace * tr) {
             struct tg_trace_eval e;
             if (ei >= 0 && tg_trace_get_eval(tr, ei, &e)) {
                 d->has_hash = (e.flags & TG_TRACE_EVAL_HASH) != 0;
+                d->set_digest = (e.flags & TG_TRACE_EVAL_SETDIGEST) != 0;
                 d->hash = e.hash;
                 s->any_hash |= d->has_hash;
                 s->any_summary |= (e.flags & TG_TRACE_EVAL_SUMMARY) != 0;
@@ -250,7 +252,7 @@ static bool is_view(const struct dnode * d) {
 double tg_diff_sketch_rel_l2(const struct tg_trace_sketch * a, const struct tg_trace_sketch * b,
                              const struct tg_trace_summary * sum_b, double * err) {
     if (err) *err = NAN;
-    if (!a || !b || !sum_b || a->scheme != 1 || b->scheme != a->scheme || a->n != TG_TRACE_SKETCH_N || b->n != a->n)
+    if (!a || !b || !sum_b || (a->scheme != 1 && a->scheme != 2) || b->scheme != a->scheme || a->n != TG_TRACE_SKETCH_N || b->n != a->n)
         return NAN;
     // each bucket of A - B is a signed sum over a random part of the elements
     // of A - B: the squares add up to ||A - B||^2 on average
@@ -285,7 +287,7 @@ static void compare(const struct tg_diff_side * A, const struct tg_diff_side * B
     p->rel_l2 = p->rel_l2_err = p->max_abs = p->mean_abs = p->max_rel = p->rel = NAN;
     if (p->padded) { compare_sums(x, y, o, p, TG_DIFF_EV_PADDED); return; }   // (pad_key: both have sums)
     // equal hashes mean equal contents only when both traces hash alike
-    bool hashed = x->has_hash && y->has_hash && A->xxh3 == B->xxh3;
+    bool hashed = x->has_hash && y->has_hash && A->xxh3 == B->xxh3 && x->set_digest == y->set_digest;
     if (hashed && x->hash == y->hash) {
         p->kind = TG_DIFF_SAME;
         p->evidence = TG_DIFF_EV_HASH;

@@ -437,7 +437,8 @@ bool tg_trace_get_eval(const struct tg_trace * tr, int i, struct tg_trace_eval *
         if (k >= 0) {
             struct tg_trace_result r;
             trace_get_result(trace_payload(tr, tr->kind[TG_TRACE_REC_RESULT].v[k]), &r);
-            const uint32_t adds = TG_TRACE_EVAL_HASH | TG_TRACE_EVAL_SUMMARY | TG_TRACE_EVAL_SKETCH | TG_TRACE_EVAL_NODATA;
+            const uint32_t adds = TG_TRACE_EVAL_HASH | TG_TRACE_EVAL_SUMMARY | TG_TRACE_EVAL_SKETCH | TG_TRACE_EVAL_NODATA |
+                                  TG_TRACE_EVAL_SETDIGEST;
             out->flags = (out->flags & ~(uint32_t) TG_TRACE_EVAL_PENDING) | (r.flags & adds);
             out->hash = r.hash;
             out->sum = r.sum;

@@ -19,10 +19,17 @@
 // reused range; a cache view written by its store) is copied aside in
 // logical order if the thread has not started on it, else waited for;
 // before a split's input copies and at the end of a computation the ring is
-// drained. Both sides spin a little before sleeping: a node takes
+// drained. KV-cache views (the element-set digest, viewdigest.h) are
+// digested in place, never from a copy: their memo follows the cache's
+// memory; the nodes of a computation that write into them (the K and V
+// stores) are queued first, as items without a record, so that the thread
+// takes the elements they overwrite out of the memo while the engine
+// computes the nodes before them, and each such node waits for its own.
+// Both sides spin a little before sleeping: a node takes
 // microseconds, a wake-up through the kernel about as long.
 #include "recorder-impl.h"
 #include "trace-impl.h"
+#include "viewdigest.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +87,7 @@ static void item_reads_copy(struct rec_item * it, const uint8_t * copy) {
 static void take_bytes(struct rec_hasher * h, uint64_t pos, struct rec_item * it) {
     const unsigned k = (unsigned) (pos % REC_RING);
     if (it->done || !it->data || h->a_end[k]) return;   // nothing to read, or a copy set aside already
+    if (it->takeout || (it->vd && it->vdm && tg_trace_vd_memoized(it->t->ne))) return;   // its memo follows the bytes where they are
     const struct tg_tensor * t = it->t;
     const size_t n = tg_trace_gather_data(it->data, t->type, t->ne, it->nb, NULL, 0);
     if (n == 0 || n > OWN_MAX) return;
@@ -101,14 +109,17 @@ static void process(struct rec_hasher * h, uint64_t pos) {
         idle = 0;   // the recorder is copying its bytes aside
         CPU_RELAX();
     }
-    if (it->same >= 0) {
+    if (it->takeout) {   // a node's coming write into KV-cache views: its elements out of them now
+        tg_trace_vd_before_write(it->vdm, it->data, it->t->type, it->t->ne, it->nb, it->t);
+        it->done = true;
+    } else if (it->same >= 0) {
         tg_trace_rec_item_copy(it, &h->ring[it->same]);   // done already (older, and the passes go in order)
     } else {
         take_bytes(h, pos, it);
         tg_trace_rec_item_hash(&h->r->opt, it);
         if (it->view_ns) __atomic_fetch_add(&h->view_ns, it->view_ns, __ATOMIC_RELAXED);
     }
-    if (it->pending) tg_trace_rec_item_frame_result(it);
+    if (it->pending && !it->takeout) tg_trace_rec_item_frame_result(it);
     __atomic_store_n(&h->done[pos % REC_RING], 1, __ATOMIC_SEQ_CST);
     notify(h);
 }
@@ -124,7 +135,7 @@ static void flush_done(struct rec_hasher * h) {
     const uint64_t head = ld(&h->head);
     for (; w < head && is_done(h, w); w++) {
         const struct rec_item * it = &h->ring[w % REC_RING];
-        if (!it->pending) continue;
+        if (!it->pending || it->takeout) continue;
         fr[n] = it->frames; len[n++] = TRACE_FRAME_RESULT;
         if (it->n_frames > 1) { fr[n] = it->frames + TRACE_FRAME_RESULT; len[n++] = TRACE_FRAME_SKETCH; }
     }
@@ -152,9 +163,16 @@ static uint64_t write_evals(struct rec_hasher * h, uint64_t * evald) {
     const uint64_t head = ld(&h->head);
     for (; *evald < head; ++*evald) {
         const struct rec_item * it = &h->ring[*evald % REC_RING];
+        if (it->takeout) continue;   // (no record)
         struct tg_trace_eval e = it->e;
         if (it->pending) e.flags |= TG_TRACE_EVAL_PENDING;
         tg_trace_write_eval(h->r->w, &e);
+        if (!it->pending && it->sketched) {   // done when put (a KV-cache view's digest): its sketch now
+            struct tg_trace_sketch sk = { .graph_id = e.graph_id, .compute_seq = e.compute_seq, .node = e.node,
+                                          .n = TG_TRACE_SKETCH_N, .scheme = it->sketch_scheme };
+            memcpy(sk.v, it->sketch, sizeof(sk.v));
+            tg_trace_write_sketch(h->r->w, &sk);
+        }
     }
     return head;
 }
@@ -301,7 +319,8 @@ void tg_trace_rec_hasher_put(struct tg_trace_recorder * r, const int * same_as, 
         it->same = same_as[i] >= 0 ? (int32_t) ((head + (uint64_t) same_as[i]) % REC_RING) : -1;
         const bool reads = !it->done && it->data && it->same < 0;
         struct tg_buffer * b = reads ? tg_tensor_buffer(it->t) : NULL;
-        it->lazy = reads && !(b && tg_buffer_get_usage(b) == TG_BUFFER_USAGE_COMPUTE);
+        // (a coming write taken out ahead goes first: its node waits for it)
+        it->lazy = reads && !it->takeout && !(b && tg_buffer_get_usage(b) == TG_BUFFER_USAGE_COMPUTE);
         h->lo[k] = reads ? (uintptr_t) it->data : 0;
         h->hi[k] = reads ? (uintptr_t) it->data + (uintptr_t) it->e.nbytes : 0;
         h->a_end[k] = 0;
@@ -346,6 +365,7 @@ static bool copy_aside(struct tg_trace_recorder * r, uint64_t q) {
     struct rec_hasher * h = r->hasher;
     struct rec_item * it = &h->ring[q % REC_RING];
     const struct tg_tensor * t = it->t;
+    if (it->takeout || (it->vd && it->vdm && tg_trace_vd_memoized(t->ne))) return false;   // its memo needs the bytes in place: waited for
     // bytes in logical order (from the tensor: the item's strides are the thread's to change once it has it)
     const size_t n = tg_row_size(t->type, t->ne[0]) * (size_t) t->ne[1] * (size_t) t->ne[2] * (size_t) t->ne[3];
     uint64_t at;
@@ -382,7 +402,8 @@ void tg_trace_rec_hasher_before_write(struct tg_trace_recorder * r, uintptr_t lo
 _Static_assert(TRACE_FRAME_RESULT + TRACE_FRAME_SKETCH <= REC_ITEM_FRAMES, "REC_ITEM_FRAMES too small");
 
 void tg_trace_rec_item_frame_result(struct rec_item * it) {
-    const uint32_t adds = TG_TRACE_EVAL_HASH | TG_TRACE_EVAL_SUMMARY | TG_TRACE_EVAL_SKETCH | TG_TRACE_EVAL_NODATA;
+    const uint32_t adds = TG_TRACE_EVAL_HASH | TG_TRACE_EVAL_SUMMARY | TG_TRACE_EVAL_SKETCH | TG_TRACE_EVAL_NODATA |
+                          TG_TRACE_EVAL_SETDIGEST;
     const struct tg_trace_result res = { .graph_id = it->e.graph_id, .compute_seq = it->e.compute_seq,
                                          .node = it->e.node, .flags = it->e.flags & adds, .hash = it->e.hash,
                                          .sum = it->e.sum };
@@ -390,7 +411,7 @@ void tg_trace_rec_item_frame_result(struct rec_item * it) {
     it->n_frames = 1;
     if (it->sketched) {
         struct tg_trace_sketch sk = { .graph_id = it->e.graph_id, .compute_seq = it->e.compute_seq,
-                                      .node = it->e.node, .n = TG_TRACE_SKETCH_N, .scheme = 1 };
+                                      .node = it->e.node, .n = TG_TRACE_SKETCH_N, .scheme = it->sketch_scheme };
         memcpy(sk.v, it->sketch, sizeof(sk.v));
         tg_trace_frame_sketch(it->frames + TRACE_FRAME_RESULT, &sk);
         it->n_frames = 2;

@@ -29,6 +29,8 @@ struct rec_sched {                 // what the recorder knows of one scheduler
     uint32_t            compute_seq;
     uint64_t            t_node_begin;
     int                 next_node;  // first node of the current computation not yet recorded
+    uint8_t *           vd_pre;     // [vd_pre_cap]: node j's KV-cache writes taken out ahead (this computation)
+    int                 vd_pre_cap;
     // The last full GRAPH / PLACEMENT / ALLOC records written for this
     // scheduler: later graphs that differ from them in few tensors are
     // written as deltas against them (base id 0: none yet).
@@ -107,6 +109,7 @@ void tg_trace_rec_sched_free(struct rec_sched * s);
 
 // One evaluated node on its way into the trace: its EVAL record, where its
 // bytes are, and what to compute over them.
+struct vd_memo;
 struct rec_item {
     struct tg_tensor *   t;
     struct tg_trace_eval e;
@@ -124,6 +127,12 @@ struct rec_item {
                                      // thread, 2 the recorder copying its bytes aside)
     uint64_t             view_ns;    // time item_hash took for a view node (0 for others)
     float                sketch[TG_TRACE_SKETCH_N];
+    uint32_t             sketch_scheme;   // 1, or 2 with the element-set digest
+    bool                 vd;         // digested as a KV-cache view (element-set digest, viewdigest.h)
+    bool                 takeout;    // hashing thread: not a node's record but node t's coming write,
+                                     // taken out of the memoized views ahead (no record)
+    struct vd_memo *     vdm;        //   with this memo (NULL: from scratch)
+    uint64_t             vd_buf;     //   of the view's buffer (its id)
     uint32_t             n_frames;   // hashing thread: its RESULT (and SKETCH) record, framed
     uint8_t              frames[REC_ITEM_FRAMES];
 };
@@ -216,6 +225,8 @@ struct tg_trace_recorder {
     uint32_t                 last_put_gen;   // the generation put last (a list reused after another
                                              // list was put may have lost tensors to it: its own put again)
     struct rec_hasher *      hasher;     // the hashing thread (NULL: none started)
+    struct vd_memo *         vd;         // element-set digests of KV-cache views kept up to date
+                                         // (NULL: recomputed every time, opt.view_digest 1)
     bool                     async;      // the computations under way hash on it
     int                      n_active;   // computations begun and not ended
     uint8_t *                scratch;    // device reads, gathered contents

@@ -2,6 +2,7 @@
 // EVAL (+ hashes, summaries, contents), HOST and MARKER records; attach and
 // detach; the TGDB_TRACE environment hook.
 #include "recorder-impl.h"
+#include "viewdigest.h"
 #include "tg/backend.h"
 #include "tg/cpu.h"
 
@@ -161,11 +162,64 @@ static void before_write(struct tg_trace_recorder * r, const struct tg_tensor * 
                                                  (uintptr_t) t->src[i]->data + tg_nbytes(t->src[i]));
 }
 
+// The memoized KV-cache view digests before node t writes: the elements it
+// overwrites out (a deferred event's node has run already: its bytes are
+// gone, those views start again).
+static void vd_before_node(struct tg_trace_recorder * r, const struct tg_tensor * t, bool deferred, bool ahead) {
+    if (ahead) tg_trace_vd_written(r->vd, t);   // taken out on the hashing thread: it runs now
+    else if (t->data && !deferred) tg_trace_vd_before_write(r->vd, t->data, t->type, t->ne, t->nb, NULL);
+    else if (t->data) tg_trace_vd_invalidate(r->vd, (uintptr_t) t->data, (uintptr_t) t->data + tg_nbytes(t));
+    if (t->op == TG_OP_OPT_STEP_ADAMW || t->op == TG_OP_OPT_STEP_SGD || t->op == TG_OP_SET_ROWS)
+        for (int i = 0; i < TG_MAX_SRC; i++)
+            if (t->src[i] && t->src[i]->data)
+                tg_trace_vd_invalidate(r->vd, (uintptr_t) t->src[i]->data,
+                                       (uintptr_t) t->src[i]->data + tg_nbytes(t->src[i]));
+}
+
 // Whether split k's nodes end before node `end` (the next split's input
 // copies come next).
 static bool split_ends(const struct rec_sched * s, int k, int end) {
     const struct tg_sched_split * sp = k >= 0 && s->sched ? tg_sched_get_split(s->sched, k) : NULL;
     return !sp || end >= sp->i_end;
+}
+
+// With the hashing thread: the computation's nodes that write into memoized
+// KV-cache views (the stores of this token's K and V) queued for it first,
+// so it takes their elements out of the views while the engine computes the
+// nodes before them (their bytes stay until then); a node waits for its own
+// (its bytes are an unfinished item's) and then only marks it run.
+static void vd_ahead(struct tg_trace_recorder * r, struct rec_sched * s) {
+    const int n = s->graph ? s->graph->n_nodes : 0;
+    if (n > s->vd_pre_cap) {
+        uint8_t * p = realloc(s->vd_pre, (size_t) n);
+        if (!p) return;
+        s->vd_pre = p;
+        s->vd_pre_cap = n;
+    }
+    if (s->vd_pre_cap) memset(s->vd_pre, 0, (size_t) s->vd_pre_cap);
+    for (int j = 0; j < n; j++) {
+        struct tg_tensor * t = s->graph->nodes[j];
+        if (!t->data || t->op == TG_OP_NONE || tg_op_is_view(t->op) || !tg_trace_vd_overlaps(r->vd, t->data, t->type, t->ne, t->nb))
+            continue;
+        struct tg_buffer * b = tg_tensor_buffer(t);
+        if (!b || !tg_buffer_is_host(b) || tg_backend_tensor_host_view(t) != t->data) continue;
+        int max = 1, same = -1;
+        struct rec_item * it = tg_trace_rec_hasher_slots(r, &max);
+        memset(&it->e, 0, sizeof(it->e));
+        it->t = t;
+        it->e.nbytes = tg_nbytes(t);
+        it->e.node = j;
+        it->data = t->data;
+        memcpy(it->nb, t->nb, sizeof(it->nb));
+        it->contents = it->done = it->sketched = it->pending = it->lazy = it->vd = false;
+        it->takeout = true;
+        it->vdm = r->vd;
+        it->same = -1;
+        it->claim = 0;
+        it->view_ns = 0;
+        tg_trace_rec_hasher_put(r, &same, 1);
+        s->vd_pre[j] = 1;
+    }
 }
 
 static void compute_begin(struct tg_trace_recorder * r, const struct tg_obs_compute_event * ev) {
@@ -175,6 +229,8 @@ static void compute_begin(struct tg_trace_recorder * r, const struct tg_obs_comp
     s->next_node = 0;
     if (r->n_active++ == 0) r->async = use_hasher(r, s);   // decided while no computation is under way
     if (r->async) tg_trace_rec_hasher_active(r, true);
+    if (s->vd_pre_cap) memset(s->vd_pre, 0, (size_t) s->vd_pre_cap);
+    if (r->async && r->vd && node_events_on(r)) vd_ahead(r, s);
     struct tg_trace_compute c = { .graph_id = s->graph_id, .compute_seq = s->compute_seq, .phase = TG_TRACE_BEGIN,
                                   .status = 0, .time_ns = ev->t_ns };
     tg_trace_write_compute(r->w, &c);
@@ -231,7 +287,9 @@ static void on_node_begin(const struct tg_obs_node_event * ev, void * user) {
         struct rec_sched * s = tg_trace_rec_sched_state(r, ev->sched, ev->sched_id);
         if (s) {
             record_skipped(r, s, ev->index, ev);   // views before it: their bytes are still intact
-            if (r->async && ev->node) before_write(r, ev->node);
+            if (r->async && ev->node) before_write(r, ev->node);   // (first: view digests it waits for)
+            if (r->vd && ev->node)
+                vd_before_node(r, ev->node, ev->deferred, ev->index >= 0 && ev->index < s->vd_pre_cap && s->vd_pre[ev->index]);
             const uint64_t now = tg_observe_now_ns();
             s->t_node_begin = ev->deferred ? ev->t_ns : now;   // deferred: the device's begin time
             hook_cost_to(r, ev->deferred ? t_entry : ev->t_ns, now, true);
@@ -294,6 +352,32 @@ static void record_leafs(struct tg_trace_recorder * r, struct rec_sched * s) {
 // waiting threads; records are written in order afterwards.
 #define REC_BATCH 64
 
+// A view of binary16 host memory outside compute buffers (a KV cache): its
+// element-set digest (from the memo: the elements written since it was last
+// seen; viewdigest.h), in the callback or on the hashing thread.
+static void item_set_digest(const struct tg_trace_options * opt, struct rec_item * it) {
+    const struct tg_tensor * t = it->t;
+    const uint64_t t0 = tg_observe_now_ns();
+    const bool want_sketch = opt->summaries && opt->sketches;
+    double sk[TG_TRACE_SKETCH_N];
+    struct tg_trace_summary sum;
+    uint64_t hash;
+    struct tg_trace_eval * e = &it->e;
+    if (tg_trace_vd_digest(it->vdm, it->vd_buf, it->data, t->type, t->ne, it->nb, &hash, &sum, want_sketch ? sk : NULL)) {
+        e->flags |= TG_TRACE_EVAL_SETDIGEST;
+        if (opt->hashes) { e->hash = hash; e->flags |= TG_TRACE_EVAL_HASH; }
+        if (opt->summaries) { e->sum = sum; e->flags |= TG_TRACE_EVAL_SUMMARY; }
+        if (want_sketch) {
+            for (int k = 0; k < TG_TRACE_SKETCH_N; k++) it->sketch[k] = (float) sk[k];
+            it->sketched = true;
+            it->sketch_scheme = 2;
+            e->flags |= TG_TRACE_EVAL_SKETCH;
+        }
+    }
+    it->done = true;
+    it->view_ns = tg_observe_now_ns() - t0;
+}
+
 static void item_prepare(struct tg_trace_recorder * r, struct rec_sched * s, struct rec_item * it, struct tg_tensor * t,
                          int index, int split, int backend, uint64_t t_begin, uint64_t t_end) {
     struct tg_buffer * b = tg_tensor_buffer(t);
@@ -307,20 +391,31 @@ static void item_prepare(struct tg_trace_recorder * r, struct rec_sched * s, str
     it->data = NULL;
     memcpy(it->nb, t->nb, sizeof(it->nb));
     it->sketched = false;
+    it->sketch_scheme = 1;
     it->same = -1;
     it->pending = false;
     it->lazy = false;
     it->claim = 0;
     it->view_ns = 0;
+    it->vd = it->takeout = false;
     bool view = t->op == TG_OP_NONE || tg_op_is_view(t->op);
     it->done = !(((r->opt.hashes || r->opt.summaries) && (r->opt.views || !view)) || it->contents);
     if (it->done) return;
     it->data = host_view(r, t);
     if (!it->data) it->e.flags |= TG_TRACE_EVAL_NODATA;
+    else if (view && !it->contents && r->opt.view_digest != 2 && it->data == t->data && b &&
+             tg_buffer_get_usage(b) != TG_BUFFER_USAGE_COMPUTE && tg_buffer_is_host(b) &&
+             tg_trace_vd_covers(t->type, t->ne, t->nb)) {
+        it->vd = true;   // the element-set digest: now, or on the hashing thread (drained before the next token's stores)
+        it->vdm = r->vd;
+        it->vd_buf = b->id;
+        if (!r->async) item_set_digest(&r->opt, it);
+    }
 }
 
 void tg_trace_rec_item_hash(const struct tg_trace_options * opt, struct rec_item * it) {
     if (it->done || !it->data) return;
+    if (it->vd) { item_set_digest(opt, it); return; }
     struct tg_tensor * t = it->t;
     const bool view = t->op == TG_OP_NONE || tg_op_is_view(t->op);
     const uint64_t t0 = view ? tg_observe_now_ns() : 0;
@@ -350,6 +445,7 @@ void tg_trace_rec_item_copy(struct rec_item * x, const struct rec_item * y) {
     x->e.hash = y->e.hash;
     x->e.sum = y->e.sum;
     x->sketched = y->sketched;
+    x->sketch_scheme = y->sketch_scheme;
     memcpy(x->sketch, y->sketch, sizeof(x->sketch));
 }
 
@@ -358,7 +454,7 @@ void tg_trace_rec_item_write(struct tg_trace_recorder * r, struct rec_item * it)
     tg_trace_write_eval(r->w, &it->e);
     if (it->sketched) {
         struct tg_trace_sketch s = { .graph_id = it->e.graph_id, .compute_seq = it->e.compute_seq,
-                                     .node = it->e.node, .n = TG_TRACE_SKETCH_N, .scheme = 1 };
+                                     .node = it->e.node, .n = TG_TRACE_SKETCH_N, .scheme = it->sketch_scheme };
         memcpy(s.v, it->sketch, sizeof(s.v));
         tg_trace_write_sketch(r->w, &s);
     }
@@ -526,10 +622,20 @@ static void host_access(struct tg_trace_recorder * r, const struct tg_obs_tensor
     tg_trace_write_host(r->w, &h);
 }
 
+// Bytes written through the host API (a buffer clear: tensor NULL): the view
+// digests cannot follow them, those views start again.
+static void vd_host_write(struct tg_trace_recorder * r, const struct tg_obs_tensor_io * ev) {
+    if (!r->vd) return;
+    uintptr_t lo = 0;
+    if (ev->tensor && ev->tensor->data) lo = (uintptr_t) ev->tensor->data + ev->offset;
+    else if (!ev->tensor && ev->buffer) lo = (uintptr_t) tg_buffer_get_base((struct tg_buffer *) ev->buffer) + ev->offset;
+    if (lo) tg_trace_vd_invalidate(r->vd, lo, lo + ev->size);
+}
+
 static void on_tensor_set(const struct tg_obs_tensor_io * ev, void * user) {
     struct tg_trace_recorder * r = user;
     if (in_recorder) return;
-    LOCKED(r, host_access(r, ev, TG_TRACE_HOST_WRITE));
+    LOCKED(r, { vd_host_write(r, ev); host_access(r, ev, TG_TRACE_HOST_WRITE); });
 }
 
 static void on_tensor_get(const struct tg_obs_tensor_io * ev, void * user) {
@@ -571,10 +677,20 @@ struct tg_trace_recorder * tg_trace_attach(struct tg_sched * sched, const char *
     const char * ht = getenv("TGDB_TRACE_HASH_THREAD");   // decides where the options leave it to auto
     if (ht && *ht && r->opt.hash_thread < 0) r->opt.hash_thread = !strcmp(ht, "auto") ? -1 : atoi(ht) < 0 ? -1 : atoi(ht) > 2 ? 1 : atoi(ht);
     r->sched = sched;
+    const char * vm = getenv("TGDB_TRACE_VIEWS");   // as hash_thread: where the options leave the default
+    if (vm && *vm && r->opt.view_digest == 0)
+        r->opt.view_digest = !strcmp(vm, "recompute") ? 1 : !strcmp(vm, "bytes") ? 2 : 0;
+    // the memo follows the writes of the nodes it sees (a per-scheduler recorder: its scheduler's) and of
+    // the host API (every one)
+    if (r->opt.view_digest == 0 && !(r->vd = tg_trace_vd_new())) {
+        free(r->contents); free(r->note); free(r);
+        tg_error(TG_ERR_NOMEM, "trace: no memory for a recorder");
+        return NULL;
+    }
     r->next_graph_id = 1;   // graph ids count from 1, like the schedulers' graph_seq
     pthread_mutex_init(&r->mu, NULL);
     r->w = tg_trace_writer_open(path);
-    if (!r->w) { free(r->contents); free(r->note); pthread_mutex_destroy(&r->mu); free(r); return NULL; }
+    if (!r->w) { tg_trace_vd_free(r->vd); free(r->contents); free(r->note); pthread_mutex_destroy(&r->mu); free(r); return NULL; }
     write_run(r);
     if (poison_attached) {   // says why freed ranges read as NaN in this run
         struct tg_trace_event e = { .kind = TG_TRACE_EV_POISON, .severity = TG_TRACE_INFO, .time_ns = tg_observe_now_ns(),
@@ -598,6 +714,7 @@ struct tg_trace_recorder * tg_trace_attach(struct tg_sched * sched, const char *
         char msg[512];
         snprintf(msg, sizeof(msg), "%s", tg_last_error());
         tg_trace_writer_close(r->w);
+        tg_trace_vd_free(r->vd);
         free(r->contents); free(r->note); pthread_mutex_destroy(&r->mu); free(r);
         tg_error(st, "trace: cannot attach the recorder: %s", msg);
         return NULL;
@@ -620,6 +737,7 @@ enum tg_status tg_trace_detach(struct tg_trace_recorder * r) {
     for (int i = 0; i < r->n_scheds; i++) tg_trace_rec_sched_free(&r->scheds[i]);
     tg_ptrmap_free(&r->uid_graph);
     free(r->scratch);
+    tg_trace_vd_free(r->vd);
     free(r->gen_graph);
     free(r->contents);
     free(r->note);
@@ -635,6 +753,10 @@ void tg_trace_recorder_get_stats(struct tg_trace_recorder * r, struct tg_trace_r
     memset(out, 0, sizeof(*out));
     if (r) LOCKED(r, {
         *out = r->stats;
+        struct vd_stats vs;
+        tg_trace_vd_stats(r->vd, &vs);
+        out->n_views_memo = vs.n_memo;
+        out->n_views_scratch = vs.n_scratch;
         if (r->hasher) {
             out->thread_ns = __atomic_load_n(&r->hasher->busy_ns, __ATOMIC_RELAXED);
             out->view_ns += __atomic_load_n(&r->hasher->view_ns, __ATOMIC_RELAXED);

@@ -89,7 +89,10 @@ void tg_buffer_set_usage(struct tg_buffer * buf, enum tg_buffer_usage usage) { i
 enum tg_buffer_usage tg_buffer_get_usage(const struct tg_buffer * buf) { return buf ? buf->usage : TG_BUFFER_USAGE_ANY; }
 
 void tg_buffer_clear(struct tg_buffer * buf, uint8_t value) {
-    if (buf && buf->size > 0 && buf->iface.clear) buf->iface.clear(buf, value);
+    if (!buf || buf->size == 0 || !buf->iface.clear) return;
+    buf->iface.clear(buf, value);
+    // a memset of the whole buffer (tensor NULL): observers that follow its bytes must know
+    if (__builtin_expect(tg_obs_n_global != 0, 0)) tg_obs_emit_io(TG_OBS_IO_MEMSET, NULL, buf, 0, buf->size, NULL);
 }
 
 enum tg_status tg_buffer_alloc_tensor(struct tg_buffer * buf, struct tg_tensor * t, void * addr) {

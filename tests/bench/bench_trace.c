@@ -271,7 +271,8 @@ static int bench_model(const char * model_arg, int n_pp, int n_tg, int n_threads
                "them, so it is what tracing adds to the wall time, measured inside the run); of untraced: that time\n"
                "against the untraced run's median ms/token; graph ms: of it, the graph, allocation and compute events\n"
                "(the graph's description, placement, buffers and offsets; the rest is node events); views ms: time per token hashing view nodes (the KV-cache\n"
-               "views grow with the context); wait ms: of the recorder's time, waiting for its hashing thread; thread\n"
+               "views: their element-set digests, kept up to date from what each token stores; TGDB_TRACE_VIEWS=bytes\n"
+               "hashes them whole, a cost that grows with the context); wait ms: of the recorder's time, waiting for its hashing thread; thread\n"
                "ms: that thread's time per token, beside the computation (0: hashing in the callbacks, when the\n"
                "engine's threads leave no CPU free; TGDB_TRACE_HASH_THREAD=0|1 forces it)\n");
     }

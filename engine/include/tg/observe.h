@@ -121,7 +121,8 @@ enum tg_obs_io_what { TG_OBS_IO_SET = 0, TG_OBS_IO_GET, TG_OBS_IO_MEMSET, TG_OBS
 
 struct tg_obs_tensor_io {              // on_tensor_set / on_tensor_get (host API)
     enum tg_obs_io_what what;          // SET/MEMSET/COPY (dst) go to on_tensor_set
-    const struct tg_tensor * tensor;
+    const struct tg_tensor * tensor;   // NULL: a MEMSET of the whole buffer (tg_buffer_clear;
+                                       // offset 0, size: the buffer's)
     const struct tg_buffer * buffer;   // buffer holding the bytes
     size_t             offset;         // within the tensor's data
     size_t             size;

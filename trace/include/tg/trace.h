@@ -57,7 +57,7 @@ extern "C" {
 #endif
 
 #define TG_TRACE_FORMAT_MAJOR 1
-#define TG_TRACE_FORMAT_MINOR 4   // trace/FORMAT.md "Changes"
+#define TG_TRACE_FORMAT_MINOR 5   // trace/FORMAT.md "Changes"
 
 // ============================================================================
 // Record writer: one call = one framed record, in the file when the call
@@ -187,6 +187,15 @@ bool tg_trace_hash_summarize(const void * data, int type, const int64_t ne[4], c
 // of i, the same in every run. Needs s (the sketch comes with the summary).
 bool tg_trace_hash_summarize_sketch(const void * data, int type, const int64_t ne[4], const size_t nb[4],
                                     uint64_t * hash, struct tg_trace_summary * s, double * sketch);
+// The element-set digest (trace/FORMAT.md 1.5, EVAL flag
+// TG_TRACE_EVAL_SETDIGEST, SKETCH scheme 2) of a binary16 tensor: hash,
+// summary and sketch as sums over the elements of a function of each
+// element's coordinates and bits, in exact integer arithmetic (the recorder
+// keeps them up to date for KV-cache views by the elements written since the
+// last token instead of reading the whole view again). Any of hash, s, sketch
+// may be NULL. False for another type or overlapping strides.
+bool tg_trace_set_digest(const void * data, int type, const int64_t ne[4], const size_t nb[4], uint64_t * hash,
+                         struct tg_trace_summary * s, double * sketch);
 // Copies the elements in logical order into dst (capacity cap bytes).
 // Returns the bytes needed (a larger value than cap means nothing copied).
 size_t tg_trace_gather_data(const void * data, int type, const int64_t ne[4], const size_t nb[4],
@@ -212,6 +221,13 @@ struct tg_trace_options {
                               // KV-cache views are most of the hashing)
     bool         sketches;    // with each summary, a SKETCH record (64 f32: estimates the distance
                               // between two runs' values without contents; default true)
+    int          view_digest; // views of binary16 memory outside compute buffers (KV-cache views):
+                              // 0 (default) the element-set digest, kept up to date from the elements
+                              // written since (its cost is what a token writes, not the context);
+                              // 1 the same digest recomputed from every element each time (a check of
+                              // the first); 2 hashed and summarized like other nodes (XXH3 of the
+                              // bytes in logical order: costs the whole view every token).
+                              // TGDB_TRACE_VIEWS=set|recompute|bytes
     int          hash_thread; // hash (and write the node records) on a thread of the recorder's own
                               // while the engine computes the next nodes; a node about to overwrite
                               // bytes not yet hashed copies them aside first (or waits): -1 auto
@@ -279,6 +295,9 @@ struct tg_trace_recorder_stats {
                          // overwrite bytes it is hashing, a full queue, the end of a computation)
     uint64_t n_set_aside;   // nodes copied aside before a node overwrote them (the thread had
                             // not reached them)
+    uint64_t n_views_memo;      // KV-cache view digests brought up to date from the elements written
+    uint64_t n_views_scratch;   // and those computed from every element (first seen, or after a
+                                // write the memo could not follow: a host write, a buffer clear)
 };
 void tg_trace_recorder_get_stats(struct tg_trace_recorder * rec, struct tg_trace_recorder_stats * out);
 
