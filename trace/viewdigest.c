@@ -112,14 +112,14 @@ struct acc8 {                      // a box's lane sums (kept in registers: neve
     __m512i sum, sqa, sqb, hs;
     __m512i mn, mx, cmn, cmx;      // extremes per lane, and how many elements hold them (sgn 1)
     __m512i amin, amax;            // the totals' extremes (sgn -1: elements out equal to them)
-    __m512i part[4][2];            // row blocks' sketch terms: group g, buckets 0-7 and 8-15
+    __m512i zc, omin, omax;        // per lane: zeros, elements out equal to amin / amax
     uint64_t out_min, out_max, zero, n, nan, pinf, ninf;
     int since, sgn;
 };
 
-VD512_INLINE void acc8_init(struct acc8 * L, const struct vd_acc * a, int sgn) {
+VD512_INLINE void acc8_init(struct acc8 * L, const struct vd_acc * a, int sgn) {   // (sgn: a constant where inlined)
     L->sum = L->sqa = L->sqb = L->hs = L->cmn = L->cmx = _mm512_setzero_si512();
-    for (int g = 0; g < 4; g++) L->part[g][0] = L->part[g][1] = _mm512_setzero_si512();
+    L->zc = L->omin = L->omax = _mm512_setzero_si512();
     L->mn = _mm512_set1_epi64(INT64_MAX);
     L->mx = _mm512_set1_epi64(INT64_MIN);
     L->amin = _mm512_set1_epi64(a->vmin);
@@ -136,6 +136,17 @@ VD512_INLINE __int128 hsum8(__m512i x) {
     return (__int128) v[0] + v[1] + v[2] + v[3];
 }
 
+// Row blocks' sketch terms (group g, buckets 0-7 and 8-15) into the totals.
+VD512_INLINE void part_flush(struct vd_acc * a, __m512i part[4][2]) {
+    int64_t v[16];
+    for (int g = 0; g < 4; g++) {
+        _mm512_storeu_si512((void *) v, part[g][0]);
+        _mm512_storeu_si512((void *) (v + 8), part[g][1]);
+        for (int j = 0; j < 16; j++) a->sk[16 * g + j] += v[j];
+        part[g][0] = part[g][1] = _mm512_setzero_si512();
+    }
+}
+
 // The lane sums into the totals (every FLUSH vectors: no lane sum can overflow).
 VD512_INLINE void acc8_flush(struct vd_acc * a, struct acc8 * L) {
     a->sum += hsum8(L->sum);
@@ -144,19 +155,16 @@ VD512_INLINE void acc8_flush(struct vd_acc * a, struct acc8 * L) {
     _mm512_storeu_si512((void *) hv, L->hs);
     for (int j = 0; j < 8; j++) a->hsum += hv[j];
     L->sum = L->sqa = L->sqb = L->hs = _mm512_setzero_si512();
-    int64_t v[16];
-    for (int g = 0; g < 4; g++) {
-        _mm512_storeu_si512((void *) v, L->part[g][0]);
-        _mm512_storeu_si512((void *) (v + 8), L->part[g][1]);
-        for (int j = 0; j < 16; j++) a->sk[16 * g + j] += v[j];
-        L->part[g][0] = L->part[g][1] = _mm512_setzero_si512();
-    }
     L->since = 0;
 }
 
 // The end of a box: the sums, counts and extremes into the totals.
 VD512_INLINE void acc8_done(struct vd_acc * a, struct acc8 * L) {
     acc8_flush(a, L);
+    uint64_t c[8];
+    _mm512_storeu_si512((void *) c, L->zc);   for (int j = 0; j < 8; j++) L->zero += c[j];
+    _mm512_storeu_si512((void *) c, L->omin); for (int j = 0; j < 8; j++) L->out_min += c[j];
+    _mm512_storeu_si512((void *) c, L->omax); for (int j = 0; j < 8; j++) L->out_max += c[j];
     const uint64_t o = (uint64_t) (int64_t) L->sgn;
     a->n += o * L->n; a->n_zero += o * L->zero;
     a->n_nan += o * L->nan; a->n_pinf += o * L->pinf; a->n_ninf += o * L->ninf;
@@ -197,7 +205,7 @@ VD512_INLINE __m512i lanes8(struct acc8 * L, __m512i u, __m512i key, __mmask8 va
     const __mmask8 norm = _mm512_cmpneq_epi64_mask(ex, zero);
     const __m512i mant = _mm512_maskz_mov_epi64(fin, _mm512_mask_add_epi64(mb, norm, mb, _mm512_set1_epi64(1024)));
     const __m512i sh = _mm512_max_epi64(_mm512_sub_epi64(ex, one), zero);
-    L->zero += (uint64_t) __builtin_popcount((unsigned) _mm512_mask_cmpeq_epi64_mask(fin, mant, zero));
+    L->zc = _mm512_mask_add_epi64(L->zc, _mm512_mask_cmpeq_epi64_mask(fin, mant, zero), L->zc, one);
     __m512i v = _mm512_sllv_epi64(mant, sh);
     v = _mm512_mask_sub_epi64(v, _mm512_test_epi64_mask(u, _mm512_set1_epi64(0x8000)), zero, v);
     const __m512i q = _mm512_mul_epu32(mant, mant), s2 = _mm512_add_epi64(sh, sh);   // v^2 = q 2^s2
@@ -226,10 +234,9 @@ VD512_INLINE __m512i lanes8(struct acc8 * L, __m512i u, __m512i key, __mmask8 va
         L->sqa = _mm512_sub_epi64(L->sqa, A);
         L->sqb = _mm512_sub_epi64(L->sqb, B);
         L->hs = _mm512_mask_sub_epi64(L->hs, valid, L->hs, z);
-        L->out_min += (uint64_t) __builtin_popcount((unsigned) _mm512_mask_cmpeq_epi64_mask(fin, v, L->amin));
-        L->out_max += (uint64_t) __builtin_popcount((unsigned) _mm512_mask_cmpeq_epi64_mask(fin, v, L->amax));
+        L->omin = _mm512_mask_add_epi64(L->omin, _mm512_mask_cmpeq_epi64_mask(fin, v, L->amin), L->omin, one);
+        L->omax = _mm512_mask_add_epi64(L->omax, _mm512_mask_cmpeq_epi64_mask(fin, v, L->amax), L->omax, one);
     }
-    L->n += (uint64_t) __builtin_popcount((unsigned) valid);
     return v;
 }
 
@@ -243,6 +250,8 @@ VD512_INLINE void rows_avx512(struct vd_acc * a, const uint8_t * base, const siz
     const __m512i zero = _mm512_setzero_si512(), m15 = _mm512_set1_epi64(15);
     struct acc8 L;
     acc8_init(&L, a, sgn);
+    __m512i part[4][2];   // (apart from L: indexed by the block's group, it lives in memory)
+    for (int g = 0; g < 4; g++) part[g][0] = part[g][1] = zero;
     const int64_t b0 = (lo[0] + 15) / 16, b1 = hi[0] / 16;
     for (int64_t i3 = lo[3]; i3 < hi[3]; i3++)
     for (int64_t i2 = lo[2]; i2 < hi[2]; i2++)
@@ -257,6 +266,7 @@ VD512_INLINE void rows_avx512(struct vd_acc * a, const uint8_t * base, const siz
             const __m256i raw = _mm256_loadu_si256((const __m256i *) (const void *) (row + 32 * b));
             __m512i v0 = lanes8(&L, _mm512_cvtepu16_epi64(_mm256_castsi256_si128(raw)), _mm512_add_epi64(kb, klo), 0xFF);
             __m512i v1 = lanes8(&L, _mm512_cvtepu16_epi64(_mm256_extracti128_si256(raw, 1)), _mm512_add_epi64(kb, khi), 0xFF);
+            L.n += 16;
             // the sketch: lane l's signed term to bucket 16 g + (l + r) % 16 (the lanes rotated by r)
             const uint32_t sg = (uint32_t) (h >> 32);
             const unsigned g = (unsigned) (h & 3);
@@ -266,27 +276,29 @@ VD512_INLINE void rows_avx512(struct vd_acc * a, const uint8_t * base, const siz
             const __m512i ilo = _mm512_and_si512(_mm512_sub_epi64(lane_lo, r), m15), ihi = _mm512_and_si512(_mm512_sub_epi64(lane_hi, r), m15);
             const __m512i t0 = _mm512_permutex2var_epi64(v0, ilo, v1), t1 = _mm512_permutex2var_epi64(v0, ihi, v1);
             if (sgn > 0) {
-                L.part[g][0] = _mm512_add_epi64(L.part[g][0], t0);
-                L.part[g][1] = _mm512_add_epi64(L.part[g][1], t1);
+                part[g][0] = _mm512_add_epi64(part[g][0], t0);
+                part[g][1] = _mm512_add_epi64(part[g][1], t1);
             } else {
-                L.part[g][0] = _mm512_sub_epi64(L.part[g][0], t0);
-                L.part[g][1] = _mm512_sub_epi64(L.part[g][1], t1);
+                part[g][0] = _mm512_sub_epi64(part[g][0], t0);
+                part[g][1] = _mm512_sub_epi64(part[g][1], t1);
             }
-            if (++L.since >= FLUSH) acc8_flush(a, &L);
+            if (++L.since >= FLUSH) { acc8_flush(a, &L); part_flush(a, part); }
         }
     }
+    part_flush(a, part);
     acc8_done(a, &L);
 }
 
-// The box's columns: element i0 of 8 rows (dim 1) at a time, each read from
-// the aligned 4 bytes holding it (never past them); the sketch terms one by one.
+// The box's columns: element i0 of 8 rows (dim 1) at a time (read one by
+// one: a gather is no faster here); the sketch terms added one by one.
 VD512_INLINE void columns_avx512(struct vd_acc * a, const uint8_t * base, const size_t nb[4], const int64_t lo[4],
                                  const int64_t hi[4], int sgn) {
     const __m512i lane = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
     const __m512i k1 = _mm512_mullo_epi64(lane, _mm512_set1_epi64((int64_t) K1));
-    const __m512i step = _mm512_mullo_epi64(lane, _mm512_set1_epi64((int64_t) nb[1]));
     struct acc8 L;
     acc8_init(&L, a, sgn);
+    int64_t skp[TG_TRACE_SKETCH_N + 1] = { 0 };   // the sketch terms (bucket 64: lanes not valid)
+    const __m512i m15 = _mm512_set1_epi64(15), m3 = _mm512_set1_epi64(3);
     for (int64_t i3 = lo[3]; i3 < hi[3]; i3++)
     for (int64_t i2 = lo[2]; i2 < hi[2]; i2++)
     for (int64_t i0 = lo[0]; i0 < hi[0]; i0++) {
@@ -295,27 +307,33 @@ VD512_INLINE void columns_avx512(struct vd_acc * a, const uint8_t * base, const 
         const uint8_t * col = base + (size_t) i0 * nb[0] + (size_t) i2 * nb[2] + (size_t) i3 * nb[3];
         for (int64_t i1 = lo[1]; i1 < hi[1]; i1 += 8) {
             const __mmask8 valid = (__mmask8) (hi[1] - i1 >= 8 ? 0xFF : (1u << (hi[1] - i1)) - 1);
-            const __m512i addr = _mm512_add_epi64(_mm512_set1_epi64((int64_t) (uintptr_t) (col + (size_t) i1 * nb[1])), step);
-            const __m512i word = _mm512_and_si512(addr, _mm512_set1_epi64(~(int64_t) 3));
-            const __m256i w = _mm512_mask_i64gather_epi32(_mm256_setzero_si256(), valid, word, NULL, 1);
-            const __m512i sh = _mm512_slli_epi64(_mm512_and_si512(addr, _mm512_set1_epi64(2)), 3);
-            const __m512i u = _mm512_and_si512(_mm512_srlv_epi64(_mm512_cvtepu32_epi64(w), sh), _mm512_set1_epi64(0xFFFF));
+            uint16_t uu[8] = { 0 };
+            const uint8_t * p = col + (size_t) i1 * nb[1];
+            for (int j = 0; j < 8 && i1 + j < hi[1]; j++) memcpy(&uu[j], p + (size_t) j * nb[1], 2);
+            const __m512i u = _mm512_cvtepu16_epi64(_mm_loadu_si128((const __m128i *) (const void *) uu));
             const uint64_t kb = (uint64_t) i1 * K1 + kr;
             const __m512i v = lanes8(&L, u, _mm512_add_epi64(_mm512_set1_epi64((int64_t) ((uint64_t) i0 * K0 + kb)), k1), valid);
+            L.n += (uint64_t) (hi[1] - i1 >= 8 ? 8 : hi[1] - i1);
             const __m512i bkey = _mm512_add_epi64(_mm512_set1_epi64((int64_t) ((uint64_t) (i0 / 16) * K0 + kb + KB)), k1);
             const __m512i h = mix512(bkey, 0xBF58476D1CE4E5B9ull, 0x94D049BB133111EBull, 30, 27, 31);   // sk_mix
-            uint64_t hv[8];
-            int64_t vv[8];
-            _mm512_storeu_si512((void *) hv, h);
-            _mm512_storeu_si512((void *) vv, v);
-            for (int j = 0; j < 8; j++) {   // (lanes not valid hold v = 0)
-                const uint64_t hj = hv[j];
-                const int64_t t = (hj >> (32 + l)) & 1 ? -vv[j] : vv[j];
-                a->sk[16 * (hj & 3) + (l + ((hj >> 2) & 15)) % 16] += sgn > 0 ? t : -t;
+            // lane j's term s v to bucket 16 g + (l + r) % 16 of its own h
+            const __mmask8 neg = _mm512_test_epi64_mask(h, _mm512_set1_epi64((int64_t) (1ull << (32 + l))));
+            __m512i t = _mm512_mask_sub_epi64(v, neg, _mm512_setzero_si512(), v);
+            if (sgn < 0) t = _mm512_sub_epi64(_mm512_setzero_si512(), t);
+            __m512i idx = _mm512_add_epi64(_mm512_slli_epi64(_mm512_and_si512(h, m3), 4),
+                                           _mm512_and_si512(_mm512_add_epi64(_mm512_srli_epi64(h, 2), _mm512_set1_epi64(l)), m15));
+            idx = _mm512_mask_mov_epi64(_mm512_set1_epi64(TG_TRACE_SKETCH_N), valid, idx);
+            int64_t iv[8], tv[8];
+            _mm512_storeu_si512((void *) iv, idx);
+            _mm512_storeu_si512((void *) tv, t);
+            for (int j = 0; j < 8; j++) skp[iv[j]] += tv[j];
+            if (++L.since >= FLUSH) {
+                acc8_flush(a, &L);
+                for (int k = 0; k < TG_TRACE_SKETCH_N; k++) { a->sk[k] += skp[k]; skp[k] = 0; }
             }
-            if (++L.since >= FLUSH) acc8_flush(a, &L);
         }
     }
+    for (int k = 0; k < TG_TRACE_SKETCH_N; k++) a->sk[k] += skp[k];
     acc8_done(a, &L);
 }
 
@@ -328,8 +346,15 @@ static bool use_avx512(void) {
 
 VD512 static bool box_avx512(struct vd_acc * a, const uint8_t * base, const size_t nb[4], const int64_t lo[4],
                              const int64_t hi[4], int sgn) {
-    if (nb[0] == 2 && hi[0] - lo[0] >= 32) { rows_avx512(a, base, nb, lo, hi, sgn); return true; }
-    if (hi[1] - lo[1] >= 8) { columns_avx512(a, base, nb, lo, hi, sgn); return true; }
+    // (each sign its own copy: the constant folds the branches on it)
+    if (nb[0] == 2 && hi[0] - lo[0] >= 32) {
+        if (sgn > 0) rows_avx512(a, base, nb, lo, hi, 1); else rows_avx512(a, base, nb, lo, hi, -1);
+        return true;
+    }
+    if (hi[1] - lo[1] >= 8) {
+        if (sgn > 0) columns_avx512(a, base, nb, lo, hi, 1); else columns_avx512(a, base, nb, lo, hi, -1);
+        return true;
+    }
     return false;
 }
 #else
@@ -408,7 +433,7 @@ bool tg_trace_set_digest(const void * data, int type, const int64_t ne[4], const
 
 #define VD_MAX     64      // views memoized (least recently used out)
 #define VD_DIRTY   4       // boxes written since a view's last digest
-#define VD_MIN_EL  1024    // smaller views (a KV row about to be stored): from scratch every time
+#define VD_MIN_EL  1024    // smaller views (a KV row about to be stored) are hashed like other nodes
 
 struct vd_entry {
     uint64_t        buf_id;
@@ -453,7 +478,9 @@ void tg_trace_vd_stats(struct vd_memo * m, struct vd_stats * out) {
     *out = m->st;
     pthread_mutex_unlock(&m->mu);
 }
-bool tg_trace_vd_covers(int type, const int64_t ne[4], const size_t nb[4]) { return ne && nb && layout_ok(type, ne, nb); }
+bool tg_trace_vd_covers(int type, const int64_t ne[4], const size_t nb[4]) {
+    return ne && nb && tg_trace_vd_memoized(ne) && layout_ok(type, ne, nb);
+}
 bool tg_trace_vd_memoized(const int64_t ne[4]) { return ne[0] * ne[1] * ne[2] * ne[3] >= VD_MIN_EL; }
 
 static void entry_geometry(struct vd_entry * e) {

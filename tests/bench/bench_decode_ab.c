@@ -194,6 +194,9 @@ int main(int argc, char ** argv) {
                (double) rs.hook_ns / 1e6 / (pairs + 4), (double) rs.wait_ns / 1e6 / (pairs + 4),
                (double) rs.n_set_aside / (pairs + 4), (double) rs.view_ns / 1e6 / (pairs + 4),
                (double) rs.thread_ns / 1e6 / (pairs + 4));
+    if (trace && (rs.n_views_memo || rs.n_views_scratch))
+        printf("KV-cache view digests: %llu brought up to date from the elements stored, %llu from every element\n",
+               (unsigned long long) rs.n_views_memo, (unsigned long long) rs.n_views_scratch);
     // weights and copies not on transparent huge pages (the host short of
     // them) read slower, which can favour either side: say how many were
     FILE * f = fopen("/proc/self/smaps_rollup", "r");
