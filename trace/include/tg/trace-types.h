@@ -87,7 +87,7 @@ enum tg_trace_eval_flag {
     TG_TRACE_EVAL_PENDING  = 1 << 6,  // its hash and summary follow in a RESULT record (1.4); readers
                                       // merge it and clear the flag: still set, the process ended first
     TG_TRACE_EVAL_SETDIGEST = 1 << 7, // hash, summary and sketch are the element-set digest (1.5: an F16
-                                      // view of memory outside compute buffers, a KV cache; FORMAT.md)
+                                      // view of 1024+ elements outside compute buffers, a KV cache; FORMAT.md)
 };
 enum tg_trace_codec { TG_TRACE_CODEC_RAW = 0, TG_TRACE_CODEC_ZSTD = 1 };
 enum tg_trace_host_kind { TG_TRACE_HOST_READ = 0, TG_TRACE_HOST_WRITE = 1 };
