@@ -48,7 +48,7 @@ static void acc_init(struct vd_acc * a) {
     a->ext_ok = true;
 }
 
-// One element in (sgn 1) or out (sgn -1); h: the packed sketch fields of its block.
+// One element in (sgn 1) or out (sgn -1); h: the mix of its block's key (group, rotation, signs).
 static inline void acc_elem(struct vd_acc * a, uint64_t key, uint64_t h, unsigned lane, uint16_t u, int sgn) {
     const uint64_t t = fmix64(key + (2 * (uint64_t) u + 1) * KC);
     const uint64_t one = (uint64_t) (int64_t) sgn;
