@@ -151,11 +151,16 @@ static bool use_hasher(struct tg_trace_recorder * r, struct rec_sched * s) {
     return true;
 }
 
-// Bytes node t may write when it runs: its own, and for the optimizer steps
-// (which update their parameters and moments in place) its sources'.
+// Whether node t writes its sources' bytes too: the optimizer steps (their
+// parameters and moments, in place) and SET_ROWS (its destination).
+static bool writes_sources(const struct tg_tensor * t) {
+    return t->op == TG_OP_OPT_STEP_ADAMW || t->op == TG_OP_OPT_STEP_SGD || t->op == TG_OP_SET_ROWS;
+}
+
+// Bytes node t may write when it runs: its own, and (writes_sources) its sources'.
 static void before_write(struct tg_trace_recorder * r, const struct tg_tensor * t) {
     if (t->data) tg_trace_rec_hasher_before_write(r, (uintptr_t) t->data, (uintptr_t) t->data + tg_nbytes(t));
-    if (t->op == TG_OP_OPT_STEP_ADAMW || t->op == TG_OP_OPT_STEP_SGD || t->op == TG_OP_SET_ROWS)
+    if (writes_sources(t))
         for (int i = 0; i < TG_MAX_SRC; i++)
             if (t->src[i] && t->src[i]->data)
                 tg_trace_rec_hasher_before_write(r, (uintptr_t) t->src[i]->data,
@@ -169,7 +174,7 @@ static void vd_before_node(struct tg_trace_recorder * r, const struct tg_tensor 
     if (ahead) tg_trace_vd_written(r->vd, t);   // taken out on the hashing thread: it runs now
     else if (t->data && !deferred) tg_trace_vd_before_write(r->vd, t->data, t->type, t->ne, t->nb, NULL);
     else if (t->data) tg_trace_vd_invalidate(r->vd, (uintptr_t) t->data, (uintptr_t) t->data + tg_nbytes(t));
-    if (t->op == TG_OP_OPT_STEP_ADAMW || t->op == TG_OP_OPT_STEP_SGD || t->op == TG_OP_SET_ROWS)
+    if (writes_sources(t))   // (rows chosen at run time, or in place: not followed element by element)
         for (int i = 0; i < TG_MAX_SRC; i++)
             if (t->src[i] && t->src[i]->data)
                 tg_trace_vd_invalidate(r->vd, (uintptr_t) t->src[i]->data,
@@ -190,13 +195,13 @@ static bool split_ends(const struct rec_sched * s, int k, int end) {
 // (its bytes are an unfinished item's) and then only marks it run.
 static void vd_ahead(struct tg_trace_recorder * r, struct rec_sched * s) {
     const int n = s->graph ? s->graph->n_nodes : 0;
-    if (n > s->vd_pre_cap) {
+    if (n > s->vd_pre_cap) {   // (compute_begin cleared the flags it had)
         uint8_t * p = realloc(s->vd_pre, (size_t) n);
         if (!p) return;
+        memset(p + s->vd_pre_cap, 0, (size_t) (n - s->vd_pre_cap));
         s->vd_pre = p;
         s->vd_pre_cap = n;
     }
-    if (s->vd_pre_cap) memset(s->vd_pre, 0, (size_t) s->vd_pre_cap);
     for (int j = 0; j < n; j++) {
         struct tg_tensor * t = s->graph->nodes[j];
         if (!t->data || t->op == TG_OP_NONE || tg_op_is_view(t->op) || !tg_trace_vd_overlaps(r->vd, t->data, t->type, t->ne, t->nb))

@@ -651,7 +651,6 @@ static void vd_before_write(struct vd_memo * m, const void * data, int type, con
     }
     if (empty) return;
     hi += tg_type_size((enum tg_type) type);
-    if (hi <= m->lo || lo >= m->hi) return;   // (most nodes: a compute buffer)
     for (int i = 0; i < VD_MAX; i++) {
         struct vd_entry * e = &m->e[i];
         if (!e->used || e->stale || e->hi <= lo || hi <= e->lo) continue;
@@ -708,9 +707,7 @@ void tg_trace_vd_before_write(struct vd_memo * m, const void * data, int type, c
     if (!m || !data) return;
     // most nodes write a compute buffer: no lock for them (an entry made since by another thread was
     // made from bytes this write waited for: the recorder's hashing thread is done with them)
-    const uintptr_t lo = (uintptr_t) data;
-    if (lo >= __atomic_load_n(&m->hi, __ATOMIC_RELAXED) || lo + span_bytes(type, ne, nb) <= __atomic_load_n(&m->lo, __ATOMIC_RELAXED))
-        return;
+    if (!tg_trace_vd_overlaps(m, data, type, ne, nb)) return;
     pthread_mutex_lock(&m->mu);
     vd_before_write(m, data, type, ne, nb, writer);
     pthread_mutex_unlock(&m->mu);
