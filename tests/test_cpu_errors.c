@@ -116,7 +116,7 @@ static void test_hooks(void) {
     struct tg_cpu_pool * pool = tg_cpu_pool_new(3);
     tg_cpu_set_task_grain(1);
     struct hook_log h = { .stop_at = -1, .last_index = -1, .in_order = true, .on_caller = true, .caller = pthread_self() };
-    struct tg_cpu_hooks hooks = { before, after, &h };
+    struct tg_cpu_hooks hooks = { .before = before, .after = after, .user = &h };
     enum tg_status st = tg_cpu_graph_compute(pool, g, &hooks);
     CHECK(st == TG_OK && h.n_before == 3 && h.n_after == 3, "hooks called once per node (%d before, %d after)", h.n_before, h.n_after);
     CHECK(h.in_order && h.on_caller, "hooks run in node order on the calling thread");
@@ -151,7 +151,7 @@ static void test_reentry(void) {
     memset(a->data, 0, tg_nbytes(a));
     struct tg_graph * g = graph_of(ctx, tg_neg(ctx, tg_abs(ctx, a)));
     struct reenter r = { tg_cpu_pool_new(2), g, TG_OK };
-    struct tg_cpu_hooks hooks = { reenter_before, NULL, &r };
+    struct tg_cpu_hooks hooks = { .before = reenter_before, .user = &r };
     enum tg_status st = tg_cpu_graph_compute(r.pool, g, &hooks);
     CHECK(st == TG_OK && r.st == TG_ERR_INVALID_ARG, "re-entrant compute from a hook refused (%s): %s",
           tg_status_str(r.st), tg_last_error());
@@ -200,14 +200,14 @@ static void test_stop_schedule(void) {
             ((int32_t *) ids->data)[0] = 1;
             ((int32_t *) ids->data)[1] = 3;
             struct hook_log h = { .stop_at = stop, .last_index = -1, .in_order = true, .on_caller = true, .caller = pthread_self() };
-            struct tg_cpu_hooks hooks = { before, after, &h };
+            struct tg_cpu_hooks hooks = { .before = before, .after = after, .user = &h };
             enum tg_status st = tg_cpu_graph_compute(pool, g, &hooks);
             bool ok = stop < 0 ? st == TG_OK && h.n_before == n && h.n_after == n
                                : st == TG_ERR_ABORTED && h.n_before == stop + 1 && h.n_after == stop;
             // The same graph with a bad row id: the kernel error stops it, with and without hooks.
             ((int32_t *) ids->data)[1] = 99;
             struct hook_log h2 = { .stop_at = -1, .last_index = -1, .in_order = true, .on_caller = true, .caller = pthread_self() };
-            struct tg_cpu_hooks hooks2 = { before, after, &h2 };
+            struct tg_cpu_hooks hooks2 = { .before = before, .after = after, .user = &h2 };
             st = tg_cpu_graph_compute(pool, g, stop < 0 ? NULL : &hooks2);
             ok &= st == TG_ERR_INVALID_ARG && (stop < 0 || h2.n_before == h2.n_after + 1);
             if (!ok) printf("  threads %d stop at %d: %s (before %d, after %d)\n", nt, stop, tg_status_str(st), h.n_before, h.n_after);
@@ -260,7 +260,7 @@ static void test_pool_parallel(void) {
     for (int nt = 1; nt <= 3; nt++) {
         struct tg_cpu_pool * pool = tg_cpu_pool_new(nt);
         struct par_log l = { .pool = pool, .caller = pthread_self() };
-        struct tg_cpu_hooks hooks = { NULL, par_after, &l };
+        struct tg_cpu_hooks hooks = { .after = par_after, .user = &l };
         enum tg_status st = tg_cpu_graph_compute(pool, g, &hooks);
         CHECK(st == TG_OK && l.calls == g->n_nodes && l.complete == l.calls,
               "%d thread(s): after every node, all 16 tasks ran exactly once before the call returned (%d/%d)", nt,

@@ -7,8 +7,14 @@
 // overwritten is set aside or waited for), with 1 and 2 engine threads.
 // Every EVAL (flags, hash, summary: with the thread, written as an EVAL and
 // a RESULT that the reader merges) and SKETCH must be bit for bit the same,
-// in the same order. And the reader's merge of RESULT records on its own.
+// in the same order. With 2 engine threads and the hashes in the callbacks,
+// the node events may come late (tg_observer.node_events_deferrable_on):
+// generation's products of the same activations are computed as one group,
+// each with its events at its own place (the same trace bits, the group's
+// times); with the thread reading nodes' memory they are not grouped. And
+// the reader's merge of RESULT records on its own.
 #include "check.h"
+#include "cpu/cpu-impl.h"
 #include "tg/backend.h"
 #include "tg/llama.h"
 #include "tg/sched.h"
@@ -22,7 +28,7 @@
 #include <unistd.h>
 
 struct ev { struct tg_trace_eval e; bool has_sketch; float sk[TG_TRACE_SKETCH_N]; };
-struct run { struct ev * ev; int n; struct tg_trace_recorder_stats st; };
+struct run { struct ev * ev; int n; struct tg_trace_recorder_stats st; uint64_t grouped; };
 
 // Every EVAL of the trace at path (and its SKETCH), in file order.
 static bool read_evals(const char * path, struct run * out) {
@@ -128,6 +134,59 @@ static bool chain(int mode, const char * path, struct run * out) {
     return ok && read_evals(path, out);
 }
 
+// ---- products of the same activations, grouped -------------------------------------------------
+
+// Generation's shape of Q, K and V: three products of one activation column
+// with a node on Q's result between Q and K (K joins Q's group across it), on
+// 2 engine threads; mode 0 / 1 as above, `grouping` off: one at a time.
+static bool products(int mode, bool grouping, const char * path, struct run * out) {
+    const int64_t k = 512, rows[3] = { 256, 128, 192 };   // each more than a thread's share of work
+    struct tg_backend * cpu = tg_backend_cpu_init();
+    if (!cpu || tg_backend_cpu_set_n_threads(cpu, 2) != TG_OK) { tg_backend_free(cpu); return false; }
+    struct tg_sched * s = tg_sched_new(&cpu, 1, 64);
+    struct tg_context_params p = { 1 << 20, NULL, false };
+    struct tg_context * ctx = tg_context_new(p);
+    struct tg_tensor * w[3], * x = ctx ? tg_new_tensor_2d(ctx, TG_TYPE_F32, k, 1) : NULL;
+    uint32_t seed = 7;
+    float row[512];
+    for (int i = 0; i < 3; i++) {   // Q8_0 weights
+        w[i] = x ? tg_new_tensor_2d(ctx, TG_TYPE_Q8_0, k, rows[i]) : NULL;
+        for (int64_t r = 0; w[i] && r < rows[i]; r++) {
+            for (int64_t j = 0; j < k; j++) {
+                seed = seed * 1664525u + 1013904223u;
+                row[j] = (float) (seed >> 8) / 16777216.0f - 0.5f;
+            }
+            tg_quantize_row_q8_0(row, (tg_block_q8_0 *) ((char *) w[i]->data + r * w[i]->nb[1]), k);
+        }
+    }
+    for (int64_t j = 0; x && j < k; j++) ((float *) x->data)[j] = sinf((float) j);
+    struct tg_tensor * q = w[2] ? tg_set_name(tg_mul_mat(ctx, w[0], x), "Qcur") : NULL;
+    struct tg_tensor * qs = q ? tg_set_name(tg_scale(ctx, q, 0.5f), "Qscaled") : NULL;
+    struct tg_tensor * kc = qs ? tg_set_name(tg_mul_mat(ctx, w[1], x), "Kcur") : NULL;
+    struct tg_tensor * vc = kc ? tg_set_name(tg_mul_mat(ctx, w[2], x), "Vcur") : NULL;
+    struct tg_graph * g = vc ? tg_graph_new(ctx, 64) : NULL;
+    bool ok = g && tg_graph_build_forward(g, qs) == TG_OK && tg_graph_build_forward(g, kc) == TG_OK &&
+              tg_graph_build_forward(g, vc) == TG_OK;
+    struct tg_trace_options opt = tg_trace_default_options();
+    opt.hash_thread = mode;
+    struct tg_trace_recorder * rec = ok && s ? tg_trace_attach(s, path, &opt) : NULL;
+    ok = rec != NULL;
+    tg_cpu_set_mm_grouping(grouping);
+    const uint64_t g0 = tg_cpu_mm_grouped_count();
+    for (int r = 0; ok && r < 3; r++) {
+        tg_sched_reset(s);
+        ok = tg_sched_alloc_graph(s, g) == TG_OK && tg_sched_graph_compute(s, g) == TG_OK;
+    }
+    out->grouped = tg_cpu_mm_grouped_count() - g0;
+    tg_cpu_set_mm_grouping(true);
+    if (rec) tg_trace_recorder_get_stats(rec, &out->st);
+    ok = tg_trace_detach(rec) == TG_OK && ok;
+    tg_sched_free(s);
+    tg_context_free(ctx);
+    tg_backend_free(cpu);
+    return ok && read_evals(path, out);
+}
+
 // RESULT records (format 1.4) by hand: merged into the EVAL they name, which
 // then reads as if written whole; an EVAL without one keeps PENDING; a
 // RESULT naming no EVAL changes nothing.
@@ -191,6 +250,32 @@ int main(void) {
         for (int mode = 0; mode < 3; mode++) free(r[mode].ev);
     }
     tg_llama_model_free(model);
+
+    // grouped under the recorder's node events (hashes in the callbacks): the
+    // same trace bits as one product at a time and as with the thread (which
+    // keeps them ungrouped); each product's events at its place, K and V with
+    // Q's group's begin and end
+    struct run pr[3] = { 0 };
+    bool pok = products(0, true, path, &pr[0]) && products(0, false, path, &pr[1]) && products(1, true, path, &pr[2]);
+    int same_time = 0;   // per computation, evals Qcur, Qscaled, Kcur, Vcur
+    for (int c = 0; pok && pr[0].n == 3 * 4 && c < 3; c++) {
+        struct tg_trace_eval e[4];
+        for (int i = 0; i < 4; i++) e[i] = pr[0].ev[4 * c + i].e;
+        bool all_timed = true;
+        for (int i = 0; i < 4; i++) all_timed &= (e[i].flags & TG_TRACE_EVAL_TIME) != 0;
+        same_time += all_timed && e[2].t_begin_ns == e[3].t_begin_ns && e[2].t_end_ns == e[3].t_end_ns &&
+                     e[2].t_begin_ns <= e[0].t_begin_ns && e[2].t_end_ns <= e[1].t_begin_ns;
+    }
+    CHECK(pok && pr[0].n == 3 * 4 && pr[0].grouped == 3 * 3 && pr[1].grouped == 0 && pr[2].grouped == 0,
+          "Q, K, V on 2 threads: grouped with the recorder's node events when it hashes in its callbacks (%llu products), "
+          "not with grouping off (%llu) nor beside its thread (%llu); %d evals", (unsigned long long) pr[0].grouped,
+          (unsigned long long) pr[1].grouped, (unsigned long long) pr[2].grouped, pr[0].n);
+    int pbad1 = compare(&pr[1], &pr[0], "grouped"), pbad2 = compare(&pr[2], &pr[0], "grouped, thread");
+    CHECK(pok && pbad1 == 0 && pbad2 == 0 && same_time == 3,
+          "Q, K, V grouped: every eval and sketch the bits of one product at a time (differing: %d, and %d against the "
+          "thread's); K and V in node order with their group's begin and end, which came before Qscaled's (%d of 3)",
+          pbad1, pbad2, same_time);
+    for (int i = 0; i < 3; i++) free(pr[i].ev);
 
     struct run c[3] = { 0 };
     bool ok = true;

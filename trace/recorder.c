@@ -668,6 +668,16 @@ static void on_marker(const struct tg_obs_marker * ev, void * user) {
     LOCKED(r, { m.compute_seq = r->n_computes_done; tg_trace_write_marker(r->w, &m, NULL); });
 }
 
+// Node events may come late (a GPU's snapshots; a CPU product computed ahead
+// in a group) except on the CPU while the hashing thread reads nodes' memory:
+// its ring's items would be overwritten before the writer's before-write
+// call had them copied aside. (r->async changes at compute_begin, on the
+// engine's thread, the one asking.)
+static bool defer_on(const struct tg_backend * be, void * user) {
+    const struct tg_trace_recorder * r = user;
+    return !(r->async && tg_backend_is_cpu((struct tg_backend *) be));
+}
+
 // ---- attach / detach ----------------------------------------------------------------------
 
 struct tg_trace_recorder * tg_trace_attach(struct tg_sched * sched, const char * path,
@@ -707,7 +717,8 @@ struct tg_trace_recorder * tg_trace_attach(struct tg_sched * sched, const char *
     if (sched) tg_trace_rec_sched_state(r, sched, tg_sched_id(sched));
     r->obs = (struct tg_observer) { r, on_sched, on_graph_split, on_graph_alloc, on_compute_begin, on_compute_end,
                                     on_node_begin, on_node_end, on_tensor_set, on_tensor_get, on_marker, on_access_error,
-                                    .node_events_deferrable = true };   // it reads each node's bytes in its event
+                                    .node_events_deferrable = true,   // it reads each node's bytes in its event
+                                    .node_events_deferrable_on = defer_on };
     enum tg_status st = sched ? tg_sched_add_observer(sched, &r->obs) : tg_observe_attach_global(&r->obs);
     if (st == TG_OK && sched) {
         r->host_obs = (struct tg_observer) { .user = r, .on_tensor_set = on_tensor_set, .on_tensor_get = on_tensor_get,

@@ -7,6 +7,7 @@
 // (plan_syncs). Kernels split work so that each output element is produced by
 // one thread in a fixed order, so results do not depend on nth.
 #include "cpu/cpu-pool.h"
+#include "tg/observe.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -276,6 +277,9 @@ struct node_plan {
     bool before_done;   // before(this) already ran inside the previous node's sync
     int ngroup;         // > 1: this node and the next ngroup - 1 products run as one (group)
     struct tg_tensor * group[TG_CPU_MM_GROUP_MAX];
+    bool ahead;         // computed ahead in entry `led`'s group: only its hooks here (deferrable hooks)
+    int led;
+    uint64_t t_begin, t_end;   // a group's time (thread 0), for the hooks of its products computed ahead
 };
 
 struct graph_plan {
@@ -326,7 +330,8 @@ static void hooks_between(void * arg) {
     const struct tg_cpu_hooks * hooks = pl->hooks;
     if (h->stopping) return;
     if (atomic_load(&h->pool->err_set)) { h->stopping = true; atomic_store(&h->pool->stop_request, 1); return; }
-    const struct node_plan * np = &pl->nodes[h->k];
+    struct node_plan * np = &pl->nodes[h->k];
+    if (np->ngroup > 1 && hooks->deferrable) np->t_end = tg_observe_now_ns();   // every thread done
     if (hooks->after) hooks->after(np->node, np->index, hooks->user);
     if (h->k + 1 < pl->n && pl->nodes[h->k + 1].before_done && hooks->before) {
         const struct node_plan * nx = &pl->nodes[h->k + 1];
@@ -336,6 +341,24 @@ static void hooks_between(void * arg) {
             atomic_store(&h->pool->stop_request, 1);
         }
     }
+}
+
+// The hooks of a product computed ahead in a group (deferrable hooks): at
+// its own place, its bytes as the group left them; before's answer is not
+// asked for (the node ran).
+static void ahead_hooks(struct graph_plan * pl, const struct node_plan * np) {
+    const struct tg_cpu_hooks * hooks = pl->hooks;
+    const struct node_plan * gp = &pl->nodes[np->led];
+    if (!hooks) return;
+    if (hooks->before) {
+        *hooks->t_ns = gp->t_begin ? gp->t_begin : 1;
+        (void) hooks->before(np->node, np->index, hooks->user);
+    }
+    if (hooks->after) {
+        *hooks->t_ns = gp->t_end > gp->t_begin ? gp->t_end : gp->t_begin + 1;
+        hooks->after(np->node, np->index, hooks->user);
+    }
+    *hooks->t_ns = 0;
 }
 
 // Every thread walks the same schedule of syncs. Thread 0 alone decides to
@@ -348,7 +371,12 @@ static void graph_job(struct tg_cpu_pool * pool, void * job, int ith) {
     struct tg_cpu_params prm = { .ith = ith, .nth = 1, .wdata = pool->wdata, .wsize = pool->wsize, .pool = pool };
     struct hook_step hs = { pl, pool, 0, false };   // hs.stopping: thread 0 only
     for (int k = 0; k < n; k++) {
-        const struct node_plan * np = &pl->nodes[k];
+        struct node_plan * np = &pl->nodes[k];
+        if (np->ahead) {   // computed in an earlier group: its calls at its place, with the group's times
+            if (ith == 0 && !hs.stopping) ahead_hooks(pl, np);
+            continue;
+        }
+        if (ith == 0 && np->ngroup > 1 && hooks && hooks->deferrable) np->t_begin = tg_observe_now_ns();
         if (ith == 0 && !hs.stopping && hooks && hooks->before && !np->before_done && !hooks->before(np->node, np->index, hooks->user)) {
             pl->stopped_at = np->index;
             hs.stopping = true;
@@ -384,8 +412,10 @@ static _Atomic uint64_t g_mm_grouped;   // products planned inside groups, ever
 void tg_cpu_set_mm_grouping(bool on) { atomic_store(&g_mm_grouping, on); }
 uint64_t tg_cpu_mm_grouped_count(void) { return atomic_load(&g_mm_grouped); }
 
-// Without hooks (nothing watches a node's memory between nodes), generation
-// products of the same activations on every thread become one entry: their
+// Without hooks (nothing watches a node's memory between nodes), or with
+// hooks that accept a node computed ahead of its place (deferrable: the
+// products taken into a group keep their entries, for their calls only),
+// generation products of the same activations on every thread become one entry: their
 // row blocks one list for the threads, b converted once, one barrier
 // (tg_cpu_mul_mat_group). In the llama graph Q, K and V stand a rope or two
 // apart (llama.cpp's node order, kept so that dumps line up): a later product
@@ -418,12 +448,23 @@ static bool can_pass(const struct tg_tensor * x, const struct tg_tensor * b) {
 }
 
 static void plan_groups(struct graph_plan * pl, int n_threads) {
-    if (pl->hooks || n_threads < 2 || !atomic_load(&g_mm_grouping)) return;
-    bool * taken = calloc((size_t) pl->n, sizeof(bool));
+    if ((pl->hooks && !pl->hooks->deferrable) || n_threads < 2 || !atomic_load(&g_mm_grouping)) return;
+    const bool keep = pl->hooks != NULL;   // taken products keep an entry for their hooks
+    int * taken = calloc((size_t) pl->n, sizeof(int));   // 1 + the entry of the group a product joined
     if (!taken) return;   // no grouping: the same results
     int out = 0;
     for (int k = 0; k < pl->n; k++) {
-        if (taken[k]) continue;
+        if (taken[k]) {
+            if (keep) {
+                struct node_plan np = pl->nodes[k];
+                np.fn = NULL;
+                np.nth = 1;
+                np.ahead = true;
+                np.led = taken[k] - 1;
+                pl->nodes[out++] = np;
+            }
+            continue;
+        }
         struct node_plan np = pl->nodes[k];
         if (np.node->op == TG_OP_MUL_MAT && np.nth == n_threads) {
             struct tg_tensor * g[TG_CPU_MM_GROUP_MAX] = { np.node };
@@ -436,7 +477,7 @@ static void plan_groups(struct graph_plan * pl, int n_threads) {
                          mem_apart(b, g[i]->src[0]) && mem_apart(b, g[i]->src[1]);
                 for (int x = k + 1; x < j && ok; x++)   // and with every entry it passes
                     ok = taken[x] || can_pass(pl->nodes[x].node, b);
-                if (ok) { g[len++] = b; taken[j] = true; }
+                if (ok) { g[len++] = b; taken[j] = out + 1; }
             }
             if (len > 1) {
                 atomic_fetch_add(&g_mm_grouped, (uint64_t) len);

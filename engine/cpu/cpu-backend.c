@@ -157,7 +157,11 @@ static enum tg_status cpu_graph_compute_hooks(struct tg_backend * b, struct tg_g
                                               const struct tg_node_hooks * hooks) {
     struct cpu_backend_ctx * c = b->context;
     struct tg_cpu_hooks h = { 0 };
-    if (hooks) { h.before = hooks->before; h.after = hooks->after; h.user = hooks->user; }
+    if (hooks) {
+        h.before = hooks->before; h.after = hooks->after; h.user = hooks->user;
+        h.deferrable = hooks->deferrable && hooks->t_ns;
+        h.t_ns = hooks->t_ns;
+    }
     return tg_cpu_graph_compute(c->pool, g, hooks ? &h : NULL);
 }
 

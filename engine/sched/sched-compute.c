@@ -76,13 +76,17 @@ struct node_ctx {
     uint64_t t_ns; // set by a backend that defers the hooks: the node's time (0: now)
 };
 
-// Every observer with node events accepts them late (tg_observer.node_events_deferrable).
-static bool events_deferrable(const struct tg_sched * s) {
+// Every observer with node events accepts them late on backend be
+// (tg_observer.node_events_deferrable, node_events_deferrable_on).
+static bool obs_defers(const struct tg_observer * o, const struct tg_backend * be) {
+    if (!o->on_node_begin && !o->on_node_end) return true;
+    return o->node_events_deferrable && (!o->node_events_deferrable_on || o->node_events_deferrable_on(be, o->user));
+}
+static bool events_deferrable(const struct tg_sched * s, const struct tg_backend * be) {
     for (int i = 0; i < s->n_obs; i++)
-        if ((s->obs[i].on_node_begin || s->obs[i].on_node_end) && !s->obs[i].node_events_deferrable) return false;
+        if (!obs_defers(&s->obs[i], be)) return false;
     for (int i = 0; i < tg_obs_n_global; i++)
-        if ((tg_obs_global[i].on_node_begin || tg_obs_global[i].on_node_end) && !tg_obs_global[i].node_events_deferrable)
-            return false;
+        if (!obs_defers(&tg_obs_global[i], be)) return false;
     return true;
 }
 
@@ -153,7 +157,7 @@ static enum tg_status run_nodes(struct tg_sched * s, int k, int i0, int i1, bool
     if (!node_events && !s->poison) return tg_backend_graph_compute(be, &view);
     struct node_ctx c = { s, k, i0, node_events, be->iface.graph_compute_hooks != NULL, 0 };
     if (be->iface.graph_compute_hooks) {
-        struct tg_node_hooks h = { hook_before, hook_after, &c, !s->poison && events_deferrable(s), &c.t_ns };
+        struct tg_node_hooks h = { hook_before, hook_after, &c, !s->poison && events_deferrable(s, be), &c.t_ns };
         return be->iface.graph_compute_hooks(be, &view, &h);
     }
     for (int i = i0; i < i1; i++) {   // node by node

@@ -23,17 +23,22 @@
 //             token, both contexts seeing the same moments of the host;
 //             TGDB_TRACE_HASH (all, computed, none) and
 //             TGDB_TRACE_HASH_THREAD choose as for any traced program
+//   hooks     as trace, B with an observer whose node callbacks do nothing
+//             (the engine's cost of calling out between nodes; -late: its
+//             node events may come late, as a trace recorder's may when it
+//             hashes in its callbacks, letting the CPU group products)
 //
 // Prints each setting's median, quartiles and mean time per token (or per
 // prompt, with -p), tokens/s at the median, and in how many pairs B was
 // faster.
 //
-// usage: bench_decode_ab MODEL repack|grouping|fa|trace [-d DEPTH (64)] [-n PAIRS (300)]
+// usage: bench_decode_ab MODEL repack|grouping|fa|trace|hooks [-d DEPTH (64)] [-n PAIRS (300)] [-late]
 //                        [-t THREADS (2)] [-fa on|off (on)] [-p PROMPT_TOKENS (0: generation;
 //                        N: prompts of N tokens from an empty cache)]
 #include "cpu/cpu-impl.h"
 #include "tg/core.h"
 #include "tg/llama.h"
+#include "tg/observe.h"
 #include "tg/trace.h"
 
 #include <stdio.h>
@@ -53,9 +58,11 @@ static int cmp_double(const void * a, const void * b) {
     return x < y ? -1 : x > y;
 }
 
+static void null_node(const struct tg_obs_node_event * ev, void * user) { (void) ev; (void) user; }
+
 static int usage(void) {
-    fprintf(stderr, "usage: bench_decode_ab MODEL repack|grouping|fa|trace [-d DEPTH (64)] [-n PAIRS (300)] [-t THREADS (2)] "
-                    "[-fa on|off (on)] [-p PROMPT_TOKENS (0: generation)]\n");
+    fprintf(stderr, "usage: bench_decode_ab MODEL repack|grouping|fa|trace|hooks [-d DEPTH (64)] [-n PAIRS (300)] [-t THREADS (2)] "
+                    "[-fa on|off (on)] [-p PROMPT_TOKENS (0: generation)] [-late]\n");
     return 2;
 }
 
@@ -81,7 +88,7 @@ int main(int argc, char ** argv) {
     if (argc < 3) return usage();
     const char * path = argv[1], * what = argv[2];
     int depth = -1, pairs = 300, nth = 2, prompt = 0;   // depth: 64 for generation unless -d
-    bool fa = true;
+    bool fa = true, late = false;
     for (int i = 3; i < argc; i++) {
         if (!strcmp(argv[i], "-d") && i + 1 < argc) depth = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-n") && i + 1 < argc) pairs = atoi(argv[++i]);
@@ -91,11 +98,13 @@ int main(int argc, char ** argv) {
             const char * v = argv[++i];
             if (strcmp(v, "on") && strcmp(v, "off")) return usage();
             fa = !strcmp(v, "on");
-        } else return usage();
+        } else if (!strcmp(argv[i], "-late")) late = true;
+        else return usage();
     }
     const bool repack = !strcmp(what, "repack"), fa_ab = !strcmp(what, "fa"), trace = !strcmp(what, "trace");
-    const bool two_ctx = repack || fa_ab || trace;   // a context per setting (else one, the setting switched)
-    if (!repack && !fa_ab && !trace && strcmp(what, "grouping")) return usage();
+    const bool hooks = !strcmp(what, "hooks");
+    const bool two_ctx = repack || fa_ab || trace || hooks;   // a context per setting (else one, the setting switched)
+    if (!repack && !fa_ab && !trace && !hooks && strcmp(what, "grouping")) return usage();
     if (prompt && depth > 0) { fprintf(stderr, "bench_decode_ab: -p decodes prompts from an empty cache: no -d with it\n"); return 2; }
     if (depth == -1) depth = prompt ? 0 : 64;
     if (depth < 0 || depth > 65536 || pairs < 4 || pairs > 100000 || nth < 1 || nth > 512 || prompt < 0 || prompt > 512) {
@@ -109,7 +118,7 @@ int main(int argc, char ** argv) {
     for (int v = 0; v < (two_ctx ? 2 : 1); v++) {
         struct tg_llama_model_params mp = tg_llama_model_default_params();
         mp.repack = repack ? (v ? TG_LLAMA_REPACK_ON : TG_LLAMA_REPACK_OFF) : TG_LLAMA_REPACK_AUTO;
-        m[v] = (fa_ab || trace) && v ? m[0] : tg_llama_model_load(path, &mp);
+        m[v] = (fa_ab || trace || hooks) && v ? m[0] : tg_llama_model_load(path, &mp);
         c[v] = m[v] ? open_ctx(m[v], n_ctx, nth, fa_ab ? v == 1 : fa, depth) : NULL;
         if (!c[v]) { fprintf(stderr, "bench_decode_ab: %s: %s\n", path, tg_last_error()); return 1; }
         packed[v] = tg_llama_model_n_packed(m[v], NULL);
@@ -117,6 +126,13 @@ int main(int argc, char ** argv) {
     if (!two_ctx) { m[1] = m[0]; c[1] = c[0]; }
     char tpath[64] = "";
     struct tg_trace_recorder * rec = NULL;
+    if (hooks) {   // after the cache is filled, as the recorder
+        const struct tg_observer nob = { .on_node_begin = null_node, .on_node_end = null_node, .node_events_deferrable = late };
+        if (tg_sched_add_observer(tg_llama_context_sched(c[1]), &nob) != TG_OK) {
+            fprintf(stderr, "bench_decode_ab: observer: %s\n", tg_last_error());
+            return 1;
+        }
+    }
     if (trace) {   // attached after the cache is filled: the measured tokens only
         snprintf(tpath, sizeof tpath, "/tmp/bench_decode_ab-%d.tgt", (int) getpid());
         struct tg_trace_options o = tg_trace_default_options();   // TGDB_TRACE_HASH as for a traced program
@@ -163,9 +179,9 @@ int main(int argc, char ** argv) {
         b_faster += dt[1] < dt[0];
     }
     tg_cpu_set_mm_grouping(true);
-    static const char * names[4][2] = { { "repack off", "repack on" }, { "grouping off", "grouping on" },
-                                        { "fa off", "fa on" }, { "untraced", "traced" } };
-    const int w = repack ? 0 : fa_ab ? 2 : trace ? 3 : 1;
+    static const char * names[5][2] = { { "repack off", "repack on" }, { "grouping off", "grouping on" },
+                                        { "fa off", "fa on" }, { "untraced", "traced" }, { "no observer", "node hooks" } };
+    const int w = repack ? 0 : fa_ab ? 2 : trace ? 3 : hooks ? 4 : 1;
     struct tg_trace_recorder_stats rs = { 0 };
     if (rec) {
         tg_trace_recorder_get_stats(rec, &rs);
@@ -176,6 +192,7 @@ int main(int argc, char ** argv) {
            path, tg_cpu_simd_name(), nth, fa_ab ? "off (A) / on (B)" : fa ? "on" : "off",
            prompt ? "prompts" : "generation", depth, pairs);
     if (repack) printf(" (packed matrices: %d / %d)", packed[0], packed[1]);
+    if (hooks) printf(" (node events %s)", late ? "may come late" : "on time");
     printf("\n%-14s %10s %10s %10s %10s %10s\n", "setting", "median ms", "q1", "q3", "mean", "tok/s");
     for (int v = 0; v < 2; v++) {
         qsort(t[v], (size_t) pairs, sizeof(double), cmp_double);

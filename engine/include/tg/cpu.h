@@ -41,6 +41,15 @@ struct tg_cpu_hooks {
     bool (*before)(struct tg_tensor * node, int index, void * user);
     void (*after)(struct tg_tensor * node, int index, void * user);
     void * user;
+    // The hooks accept a node computed ahead of its place (tg_node_hooks'
+    // deferrable contract): generation products of the same activations then
+    // run as one group, as without hooks; the calls still come in node
+    // order, a product computed ahead getting them at its own place, its
+    // bytes untouched since (nothing between reads or writes them), with
+    // *t_ns set to the group's begin / end time before each of its calls
+    // (0 otherwise: now). `before` cannot stop the graph at such a node.
+    bool deferrable;
+    uint64_t * t_ns;
 };
 
 struct tg_cpu_pool;

@@ -163,6 +163,11 @@ struct tg_observer {
     // that has them says true (a trace recorder does; a profiler needing
     // host times does not).
     bool node_events_deferrable;
+    // Optional, with node_events_deferrable: asked before each run of nodes
+    // on backend be: false keeps that run's node events on time (an observer
+    // that reads nodes' host memory from another thread meanwhile, which a
+    // node computed ahead of its place could overwrite). NULL: always true.
+    bool (*node_events_deferrable_on)(const struct tg_backend * be, void * user);
 };
 
 #define TG_OBSERVE_MAX 8
