@@ -2,7 +2,7 @@
 // trace reader's speed on a 200k-node trace.
 //
 //   bench_trace [MODEL.gguf] [--pp N] [--tg N] [--threads N] [--reps N] [--no-model] [--no-reader] [--config NAME]
-//               [--configs NAME,NAME...]
+//               [--configs NAME,NAME...] [--trace PATH (default /tmp/tgdb-bench-trace.tgt)]
 //
 // Without MODEL, samples/make-model writes /tmp/tgdb-bench-100m-q8_0.gguf
 // (preset 100m, q8_0) once. For each configuration: prompt processing (pp, N
@@ -58,6 +58,8 @@ struct cfg { const char * name; bool attach; bool hashes; const char * contents;
 
 struct result { double pp_ms, tg_ms, pp_cpu, tg_cpu, tg_rec, tg_graph, tg_view, tg_wait, tg_thread; long long bytes; int evals; };
 
+static const char * trace_path = "/tmp/tgdb-bench-trace.tgt";   // --trace PATH
+
 static bool run_once(struct tg_llama_model * model, const struct cfg * c, int n_pp, int n_tg, int n_threads,
                      struct result * r) {
     struct tg_llama_context_params cp = tg_llama_context_default_params();
@@ -70,7 +72,7 @@ static bool run_once(struct tg_llama_model * model, const struct cfg * c, int n_
     cp.flash_attn = TG_FLASH_ATTN_OFF;
     struct tg_llama_context * ctx = tg_llama_context_new(model, &cp);
     if (!ctx) { fprintf(stderr, "bench_trace: %s\n", tg_last_error()); return false; }
-    const char * path = "/tmp/tgdb-bench-trace.tgt";
+    const char * path = trace_path;
     struct tg_trace_recorder * rec = NULL;
     if (c->attach) {
         struct tg_trace_options o = tg_trace_default_options();
@@ -379,9 +381,10 @@ int main(int argc, char ** argv) {
         else if (!strcmp(argv[i], "--no-model")) no_model = true;
         else if (!strcmp(argv[i], "--no-reader")) no_reader = true;
         else if (!strcmp(argv[i], "--config") && i + 1 < argc) only_cfg = argv[++i];
+        else if (!strcmp(argv[i], "--trace") && i + 1 < argc) trace_path = argv[++i];
         else if (!strcmp(argv[i], "--configs") && i + 1 < argc) some_cfgs = argv[++i];
         else if (argv[i][0] != '-') model = argv[i];
-        else { fprintf(stderr, "usage: bench_trace [MODEL.gguf] [--pp N] [--tg N] [--threads N] [--reps N] [--no-model] [--no-reader] [--config NAME] [--configs NAME,NAME...]\n"); return 1; }
+        else { fprintf(stderr, "usage: bench_trace [MODEL.gguf] [--pp N] [--tg N] [--threads N] [--reps N] [--no-model] [--no-reader] [--config NAME] [--configs NAME,NAME...] [--trace PATH]\n"); return 1; }
     }
     if (n_pp < 1 || n_tg < 1 || n_threads < 1 || reps < 1) { fprintf(stderr, "bench_trace: bad sizes\n"); return 1; }
     int rc = no_model ? 0 : bench_model(model, n_pp, n_tg, n_threads, reps);
