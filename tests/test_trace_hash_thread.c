@@ -10,8 +10,9 @@
 // in the same order. With 2 engine threads and the hashes in the callbacks,
 // the node events may come late (tg_observer.node_events_deferrable_on):
 // generation's products of the same activations are computed as one group,
-// each with its events at its own place (the same trace bits, the group's
-// times); with the thread reading nodes' memory they are not grouped. And
+// each with its events at its own place (the same trace bits, times the
+// group's cut by weight bytes); with the thread reading nodes' memory they
+// are not grouped. And
 // the reader's merge of RESULT records on its own.
 #include "check.h"
 #include "cpu/cpu-impl.h"
@@ -263,8 +264,11 @@ int main(void) {
         for (int i = 0; i < 4; i++) e[i] = pr[0].ev[4 * c + i].e;
         bool all_timed = true;
         for (int i = 0; i < 4; i++) all_timed &= (e[i].flags & TG_TRACE_EVAL_TIME) != 0;
-        same_time += all_timed && e[2].t_begin_ns == e[3].t_begin_ns && e[2].t_end_ns == e[3].t_end_ns &&
-                     e[2].t_begin_ns <= e[0].t_begin_ns && e[2].t_end_ns <= e[1].t_begin_ns;
+        // shares of the group's time by weight bytes (Q 256 rows, K 128, V 192 of the same width), one after another
+        const double dk = (double) (e[2].t_end_ns - e[2].t_begin_ns), dv = (double) (e[3].t_end_ns - e[3].t_begin_ns);
+        same_time += all_timed && e[2].t_begin_ns == e[0].t_end_ns && e[3].t_begin_ns == e[2].t_end_ns &&
+                     e[0].t_begin_ns <= e[0].t_end_ns && e[3].t_end_ns <= e[1].t_begin_ns && dk > 0 && dv > 0 &&
+                     fabs(dv / dk - 1.5) < 0.01 && e[0].t_end_ns > e[0].t_begin_ns;
     }
     CHECK(pok && pr[0].n == 3 * 4 && pr[0].grouped == 3 * 3 && pr[1].grouped == 0 && pr[2].grouped == 0,
           "Q, K, V on 2 threads: grouped with the recorder's node events when it hashes in its callbacks (%llu products), "
@@ -273,7 +277,7 @@ int main(void) {
     int pbad1 = compare(&pr[1], &pr[0], "grouped"), pbad2 = compare(&pr[2], &pr[0], "grouped, thread");
     CHECK(pok && pbad1 == 0 && pbad2 == 0 && same_time == 3,
           "Q, K, V grouped: every eval and sketch the bits of one product at a time (differing: %d, and %d against the "
-          "thread's); K and V in node order with their group's begin and end, which came before Qscaled's (%d of 3)",
+          "thread's); Q, K and V one after another in shares of their group's time by weight bytes, before Qscaled (%d of 3)",
           pbad1, pbad2, same_time);
     for (int i = 0; i < 3; i++) free(pr[i].ev);
 

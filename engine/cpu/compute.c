@@ -279,7 +279,7 @@ struct node_plan {
     struct tg_tensor * group[TG_CPU_MM_GROUP_MAX];
     bool ahead;         // computed ahead in entry `led`'s group: only its hooks here (deferrable hooks)
     int led;
-    uint64_t t_begin, t_end;   // a group's time (thread 0), for the hooks of its products computed ahead
+    uint64_t t_cut[TG_CPU_MM_GROUP_MAX + 1];   // a group's time (thread 0) cut into its products' shares
 };
 
 struct graph_plan {
@@ -324,6 +324,21 @@ struct hook_step {
     bool stopping;    // in/out: thread 0's stop decision
 };
 
+// A group's time [t_cut[0], end) cut into its products' shares, in their
+// order, by the bytes of their weights (generation reads them at the memory's
+// speed): product m's from t_cut[m] to t_cut[m + 1]. They ran interleaved;
+// the shares keep the node times' sum that of the computation.
+static void group_times(struct node_plan * np, uint64_t end) {
+    const uint64_t t0 = np->t_cut[0], span = end > t0 ? end - t0 : 0;
+    double total = 0, run = 0;
+    for (int m = 0; m < np->ngroup; m++) total += (double) tg_nbytes(np->group[m]->src[0]);
+    for (int m = 1; m < np->ngroup; m++) {
+        run += (double) tg_nbytes(np->group[m - 1]->src[0]);
+        np->t_cut[m] = t0 + (uint64_t) ((double) span * (total > 0 ? run / total : (double) m / np->ngroup));
+    }
+    np->t_cut[np->ngroup] = t0 + span;
+}
+
 static void hooks_between(void * arg) {
     struct hook_step * h = arg;
     struct graph_plan * pl = h->pl;
@@ -331,8 +346,13 @@ static void hooks_between(void * arg) {
     if (h->stopping) return;
     if (atomic_load(&h->pool->err_set)) { h->stopping = true; atomic_store(&h->pool->stop_request, 1); return; }
     struct node_plan * np = &pl->nodes[h->k];
-    if (np->ngroup > 1 && hooks->deferrable) np->t_end = tg_observe_now_ns();   // every thread done
+    const bool cut = np->ngroup > 1 && hooks->deferrable;
+    if (cut) {   // every thread done: the group's time, a share for each product
+        group_times(np, tg_observe_now_ns());
+        *hooks->t_ns = np->t_cut[1];
+    }
     if (hooks->after) hooks->after(np->node, np->index, hooks->user);
+    if (cut) *hooks->t_ns = 0;
     if (h->k + 1 < pl->n && pl->nodes[h->k + 1].before_done && hooks->before) {
         const struct node_plan * nx = &pl->nodes[h->k + 1];
         if (!hooks->before(nx->node, nx->index, hooks->user)) {
@@ -344,18 +364,21 @@ static void hooks_between(void * arg) {
 }
 
 // The hooks of a product computed ahead in a group (deferrable hooks): at
-// its own place, its bytes as the group left them; before's answer is not
-// asked for (the node ran).
+// its own place, its bytes as the group left them, with its share of the
+// group's time; before's answer is not asked for (the node ran).
 static void ahead_hooks(struct graph_plan * pl, const struct node_plan * np) {
     const struct tg_cpu_hooks * hooks = pl->hooks;
     const struct node_plan * gp = &pl->nodes[np->led];
+    int m = 1;
+    while (m < gp->ngroup - 1 && gp->group[m] != np->node) m++;
     if (!hooks) return;
+    const uint64_t b = gp->t_cut[m], e = gp->t_cut[m + 1];
     if (hooks->before) {
-        *hooks->t_ns = gp->t_begin ? gp->t_begin : 1;
+        *hooks->t_ns = b ? b : 1;
         (void) hooks->before(np->node, np->index, hooks->user);
     }
     if (hooks->after) {
-        *hooks->t_ns = gp->t_end > gp->t_begin ? gp->t_end : gp->t_begin + 1;
+        *hooks->t_ns = e > b ? e : b + 1;
         hooks->after(np->node, np->index, hooks->user);
     }
     *hooks->t_ns = 0;
@@ -376,13 +399,13 @@ static void graph_job(struct tg_cpu_pool * pool, void * job, int ith) {
             if (ith == 0 && !hs.stopping) ahead_hooks(pl, np);
             continue;
         }
-        if (ith == 0 && np->ngroup > 1 && hooks && hooks->deferrable) np->t_begin = tg_observe_now_ns();
         if (ith == 0 && !hs.stopping && hooks && hooks->before && !np->before_done && !hooks->before(np->node, np->index, hooks->user)) {
             pl->stopped_at = np->index;
             hs.stopping = true;
             atomic_store(&pool->stop_request, 1);
         }
         if (np->sync_before && tg_cpu_pool_sync(pool)) break;
+        if (ith == 0 && np->ngroup > 1 && hooks && hooks->deferrable) np->t_cut[0] = tg_observe_now_ns();
         if (!hs.stopping && ith < np->nth) {
             prm.nth = np->nth;
             if (np->ngroup > 1) tg_cpu_mul_mat_group(&prm, np->group, np->ngroup);

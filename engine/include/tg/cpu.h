@@ -45,9 +45,11 @@ struct tg_cpu_hooks {
     // deferrable contract): generation products of the same activations then
     // run as one group, as without hooks; the calls still come in node
     // order, a product computed ahead getting them at its own place, its
-    // bytes untouched since (nothing between reads or writes them), with
-    // *t_ns set to the group's begin / end time before each of its calls
-    // (0 otherwise: now). `before` cannot stop the graph at such a node.
+    // bytes untouched since (nothing between reads or writes them). The
+    // group's time is cut into shares by the bytes of the products' weights,
+    // in their order: *t_ns is set before a call that takes such a time (the
+    // first product's end, the others' begin and end; 0 otherwise: now).
+    // `before` cannot stop the graph at a product computed ahead.
     bool deferrable;
     uint64_t * t_ns;
 };
