@@ -92,6 +92,18 @@ static bool generate(struct tg_llama_model * model, int n_threads, int mode, con
     return ok && read_evals(path, out);
 }
 
+// The end of a run on a scheduler of its own: the recorder's stats, the
+// trace closed and read back; everything freed.
+static bool end_run(struct tg_trace_recorder * rec, struct tg_sched * s, struct tg_context * ctx, struct tg_backend * cpu,
+                    bool ok, const char * path, struct run * out) {
+    if (rec) tg_trace_recorder_get_stats(rec, &out->st);
+    ok = tg_trace_detach(rec) == TG_OK && ok;
+    tg_sched_free(s);
+    tg_context_free(ctx);
+    tg_backend_free(cpu);
+    return ok && read_evals(path, out);
+}
+
 // ---- large nodes handing their memory on -----------------------------------------------------
 
 // x [n] -> a = 2x -> b = a + x -> c = 3b -> d = c * a -> e = d + b -> out = 0.5e, each
@@ -127,12 +139,7 @@ static bool chain(int mode, const char * path, struct run * out) {
              tg_sched_graph_compute(s, g) == TG_OK;
     }
     free(xv);
-    if (rec) tg_trace_recorder_get_stats(rec, &out->st);
-    ok = tg_trace_detach(rec) == TG_OK && ok;
-    tg_sched_free(s);
-    tg_context_free(ctx);
-    tg_backend_free(cpu);
-    return ok && read_evals(path, out);
+    return end_run(rec, s, ctx, cpu, ok, path, out);
 }
 
 // ---- products of the same activations, grouped -------------------------------------------------
@@ -180,12 +187,7 @@ static bool products(int mode, bool grouping, const char * path, struct run * ou
     }
     out->grouped = tg_cpu_mm_grouped_count() - g0;
     tg_cpu_set_mm_grouping(true);
-    if (rec) tg_trace_recorder_get_stats(rec, &out->st);
-    ok = tg_trace_detach(rec) == TG_OK && ok;
-    tg_sched_free(s);
-    tg_context_free(ctx);
-    tg_backend_free(cpu);
-    return ok && read_evals(path, out);
+    return end_run(rec, s, ctx, cpu, ok, path, out);
 }
 
 // RESULT records (format 1.4) by hand: merged into the EVAL they name, which
