@@ -286,6 +286,7 @@ struct graph_plan {
     struct node_plan * nodes;
     int n;
     const struct tg_cpu_hooks * hooks;  // NULL when neither hook is set
+    bool defer;                         // hooks->deferrable, with its t_ns
     int stopped_at;                     // node index a hook stopped at, or -1
 };
 
@@ -346,7 +347,7 @@ static void hooks_between(void * arg) {
     if (h->stopping) return;
     if (atomic_load(&h->pool->err_set)) { h->stopping = true; atomic_store(&h->pool->stop_request, 1); return; }
     struct node_plan * np = &pl->nodes[h->k];
-    const bool cut = np->ngroup > 1 && hooks->deferrable;
+    const bool cut = np->ngroup > 1 && pl->defer;
     if (cut) {   // every thread done: the group's time, a share for each product
         group_times(np, tg_observe_now_ns());
         *hooks->t_ns = np->t_cut[1];
@@ -405,7 +406,7 @@ static void graph_job(struct tg_cpu_pool * pool, void * job, int ith) {
             atomic_store(&pool->stop_request, 1);
         }
         if (np->sync_before && tg_cpu_pool_sync(pool)) break;
-        if (ith == 0 && np->ngroup > 1 && hooks && hooks->deferrable) np->t_cut[0] = tg_observe_now_ns();
+        if (ith == 0 && np->ngroup > 1 && pl->defer) np->t_cut[0] = tg_observe_now_ns();
         if (!hs.stopping && ith < np->nth) {
             prm.nth = np->nth;
             if (np->ngroup > 1) tg_cpu_mul_mat_group(&prm, np->group, np->ngroup);
@@ -471,7 +472,7 @@ static bool can_pass(const struct tg_tensor * x, const struct tg_tensor * b) {
 }
 
 static void plan_groups(struct graph_plan * pl, int n_threads) {
-    if ((pl->hooks && !pl->hooks->deferrable) || n_threads < 2 || !atomic_load(&g_mm_grouping)) return;
+    if ((pl->hooks && !pl->defer) || n_threads < 2 || !atomic_load(&g_mm_grouping)) return;
     const bool keep = pl->hooks != NULL;   // taken products keep an entry for their hooks
     int * taken = calloc((size_t) pl->n, sizeof(int));   // 1 + the entry of the group a product joined
     if (!taken) return;   // no grouping: the same results
@@ -552,6 +553,7 @@ enum tg_status tg_cpu_graph_compute(struct tg_cpu_pool * pool, struct tg_graph *
     }
     struct graph_plan pl = { .n = 0, .stopped_at = -1 };
     pl.hooks = hooks && (hooks->before || hooks->after) ? hooks : NULL;
+    pl.defer = pl.hooks && pl.hooks->deferrable && pl.hooks->t_ns;
     pl.nodes = malloc((size_t) g->n_nodes * sizeof(*pl.nodes));
     enum tg_status st = TG_OK;
     size_t ws = 0;

@@ -49,7 +49,8 @@ struct tg_cpu_hooks {
     // group's time is cut into shares by the bytes of the products' weights,
     // in their order: *t_ns is set before a call that takes such a time (the
     // first product's end, the others' begin and end; 0 otherwise: now).
-    // `before` cannot stop the graph at a product computed ahead.
+    // `before` cannot stop the graph at a product computed ahead. Without
+    // t_ns, deferrable is ignored.
     bool deferrable;
     uint64_t * t_ns;
 };
