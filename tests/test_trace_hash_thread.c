@@ -21,6 +21,7 @@
 #include "tg/sched.h"
 #include "tg/trace-read.h"
 #include "tg/trace.h"
+#include "trace_evals.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -28,26 +29,12 @@
 #include <string.h>
 #include <unistd.h>
 
-struct ev { struct tg_trace_eval e; bool has_sketch; float sk[TG_TRACE_SKETCH_N]; };
-struct run { struct ev * ev; int n; struct tg_trace_recorder_stats st; uint64_t grouped; };
+struct run { struct trace_ev * ev; int n; struct tg_trace_recorder_stats st; uint64_t grouped; };
 
 // Every EVAL of the trace at path (and its SKETCH), in file order.
 static bool read_evals(const char * path, struct run * out) {
-    struct tg_trace * tr = tg_trace_open(path);
-    if (!tr) { fprintf(stderr, "%s: %s\n", path, tg_last_error()); return false; }
-    out->n = tg_trace_n_evals(tr);
-    out->ev = calloc((size_t) out->n + 1, sizeof(*out->ev));
-    bool ok = out->ev != NULL;
-    for (int i = 0; ok && i < out->n; i++) {
-        struct ev * v = &out->ev[i];
-        ok = tg_trace_get_eval(tr, i, &v->e);
-        struct tg_trace_sketch sk;
-        int k = ok ? tg_trace_find_sketch(tr, v->e.graph_id, v->e.node, v->e.compute_seq) : -1;
-        v->has_sketch = k >= 0 && tg_trace_get_sketch(tr, k, &sk);
-        if (v->has_sketch) memcpy(v->sk, sk.v, sizeof(v->sk));
-    }
-    tg_trace_close(tr);
-    return ok;
+    out->ev = trace_read_evals(path, &out->n);
+    return out->ev != NULL;
 }
 
 // Evals of b that differ from a's (times and buffer ids aside: each run has its own buffers),
@@ -61,7 +48,7 @@ static int compare(const struct run * a, const struct run * b, const char * what
                     x->flags == y->flags && x->hash == y->hash && !memcmp(&x->sum, &y->sum, sizeof(x->sum)) &&
                     x->offset == y->offset && x->nbytes == y->nbytes &&
                     a->ev[i].has_sketch == b->ev[i].has_sketch &&
-                    (!a->ev[i].has_sketch || !memcmp(a->ev[i].sk, b->ev[i].sk, sizeof(a->ev[i].sk)));
+                    (!a->ev[i].has_sketch || !memcmp(a->ev[i].sk.v, b->ev[i].sk.v, sizeof(a->ev[i].sk.v)));
         if (!same && bad++ < 3)
             fprintf(stderr, "%s: eval %d (graph %u node %d): hash %016llx flags %x / %016llx flags %x\n", what, i,
                     x->graph_id, x->node, (unsigned long long) x->hash, x->flags, (unsigned long long) y->hash, y->flags);

@@ -12,6 +12,7 @@
 #include "tg/llama.h"
 #include "tg/trace-read.h"
 #include "tg/trace.h"
+#include "trace_evals.h"
 #include "trace/viewdigest.h"
 
 #include <math.h>
@@ -157,30 +158,22 @@ static int memo_run(bool v_layout, int steps) {
 
 // ---- a traced generation ------------------------------------------------------------------
 
-struct ev { struct tg_trace_eval e; bool has_sketch; struct tg_trace_sketch sk; };
-struct run { struct ev * ev; int n; struct tg_trace_recorder_stats st; int n_set; };
+struct run { struct trace_ev * ev; int n; struct tg_trace_recorder_stats st; int n_set; };
 
+// Every EVAL of the trace (trace_evals.h); each with the element-set digest
+// must come with a scheme-2 sketch.
 static bool read_evals(const char * path, struct run * out) {
-    struct tg_trace * tr = tg_trace_open(path);
-    if (!tr) { fprintf(stderr, "%s: %s\n", path, tg_last_error()); return false; }
-    out->n = tg_trace_n_evals(tr);
-    out->ev = calloc((size_t) out->n + 1, sizeof(*out->ev));
+    out->ev = trace_read_evals(path, &out->n);
     bool ok = out->ev != NULL;
     for (int i = 0; ok && i < out->n; i++) {
-        struct ev * v = &out->ev[i];
-        ok = tg_trace_get_eval(tr, i, &v->e);
-        int k = ok ? tg_trace_find_sketch(tr, v->e.graph_id, v->e.node, v->e.compute_seq) : -1;
-        v->has_sketch = k >= 0 && tg_trace_get_sketch(tr, k, &v->sk);
-        if (v->e.flags & TG_TRACE_EVAL_SETDIGEST) {
-            out->n_set++;
-            if (!v->has_sketch || v->sk.scheme != 2) {
-                fprintf(stderr, "  %s: eval %d (node %d) has the element-set digest without a scheme-2 sketch\n", path, i, v->e.node);
-                ok = false;
-            }
+        const struct trace_ev * v = &out->ev[i];
+        if (!(v->e.flags & TG_TRACE_EVAL_SETDIGEST)) continue;
+        out->n_set++;
+        if (!v->has_sketch || v->sk.scheme != 2) {
+            fprintf(stderr, "  %s: eval %d (node %d) has the element-set digest without a scheme-2 sketch\n", path, i, v->e.node);
+            ok = false;
         }
     }
-    if (!ok) fprintf(stderr, "  %s: %s\n", path, tg_last_error());
-    tg_trace_close(tr);
     return ok;
 }
 
