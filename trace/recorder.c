@@ -2,6 +2,7 @@
 // EVAL (+ hashes, summaries, contents), HOST and MARKER records; attach and
 // detach; the TGDB_TRACE environment hook.
 #include "recorder-impl.h"
+#include "trace-impl.h"
 #include "viewdigest.h"
 #include "tg/backend.h"
 #include "tg/cpu.h"
@@ -773,6 +774,8 @@ void tg_trace_recorder_get_stats(struct tg_trace_recorder * r, struct tg_trace_r
         tg_trace_vd_stats(r->vd, &vs);
         out->n_views_memo = vs.n_memo;
         out->n_views_scratch = vs.n_scratch;
+        out->grow_ns = tg_trace_writer_grow_ns(r->w);
+        out->bytes = tg_trace_writer_size_now(r->w);
         if (r->hasher) {
             out->thread_ns = __atomic_load_n(&r->hasher->busy_ns, __ATOMIC_RELAXED);
             out->view_ns += __atomic_load_n(&r->hasher->view_ns, __ATOMIC_RELAXED);

@@ -49,6 +49,8 @@ void tg_trace_frame_sketch(uint8_t * dst, const struct tg_trace_sketch * s);
 // spare (the recorder's hashing thread, idle), in steps short enough not to
 // hold the writer long. Never fails: what it leaves is done as records need it.
 void tg_trace_writer_populate_ahead(struct tg_trace_writer * w, uint64_t ahead, uint64_t step);
+// tg_trace_writer_size, under the writer's lock (while another thread may write).
+uint64_t tg_trace_writer_size_now(struct tg_trace_writer * w);
 enum tg_status tg_trace_writer_append_frames(struct tg_trace_writer * w, const uint8_t * const * frames,
                                              const size_t * len, int n);
 

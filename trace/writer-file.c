@@ -4,6 +4,7 @@
 // (trace/FORMAT.md). Record payloads are encoded in writer-rec.c.
 #include "core/grow.h"
 #include "tg/trace.h"
+#include "tg/observe.h"
 #include "trace-impl.h"
 
 #include <errno.h>
@@ -42,6 +43,7 @@ struct tg_trace_writer {
     uint64_t        map_size;
     uint64_t        populated; // mapped mode: pages before this offset are already faulted in
     bool            no_populate;
+    uint64_t        grow_ns;   // mapped mode: time spent growing the file and faulting its pages in (atomic)
     uint8_t *       cur;       // record under construction (in the map or in buf)
     uint8_t *       buf;       // write(2) mode: the record under construction
     size_t          buf_cap;
@@ -90,8 +92,15 @@ static enum tg_status write_all(struct tg_trace_writer * w, const uint8_t * p, s
 // Mapped mode: makes the file (and the map) at least `need` bytes long. The
 // space is reserved on disk first, so a full disk is an error here and never
 // a SIGBUS later.
+static enum tg_status map_reserve_(struct tg_trace_writer * w, uint64_t need);
 static enum tg_status map_reserve(struct tg_trace_writer * w, uint64_t need) {
     if (need <= w->map_size) return TG_OK;
+    const uint64_t t0 = tg_observe_now_ns();
+    enum tg_status st = map_reserve_(w, need);
+    __atomic_fetch_add(&w->grow_ns, tg_observe_now_ns() - t0, __ATOMIC_RELAXED);
+    return st;
+}
+static enum tg_status map_reserve_(struct tg_trace_writer * w, uint64_t need) {
     uint64_t step = w->map_size < MAP_STEP_MIN ? MAP_STEP_MIN : w->map_size > MAP_STEP_MAX ? MAP_STEP_MAX : w->map_size;
     uint64_t size = w->map_size + step;
     if (size < need) size = (need + MAP_STEP_MIN - 1) / MAP_STEP_MIN * MAP_STEP_MIN;
@@ -126,6 +135,7 @@ static enum tg_status map_reserve(struct tg_trace_writer * w, uint64_t need) {
 // Pages [populated, to) (to rounded up to a page, at most the map's end).
 static void map_populate_to(struct tg_trace_writer * w, uint64_t to) {
 #ifdef MADV_POPULATE_WRITE
+    const uint64_t t0 = tg_observe_now_ns();
     static const uint8_t zeros[64 << 10];
     const uint64_t page = 4096;
     uint64_t from = w->populated / page * page;
@@ -143,6 +153,7 @@ static void map_populate_to(struct tg_trace_writer * w, uint64_t to) {
     }
     if (to > from && madvise(w->map + from, (size_t) (to - from), MADV_POPULATE_WRITE) != 0) w->no_populate = true;
     if (to > w->populated) w->populated = to;
+    __atomic_fetch_add(&w->grow_ns, tg_observe_now_ns() - t0, __ATOMIC_RELAXED);
 #else
     (void) w; (void) to;
 #endif
@@ -473,6 +484,18 @@ void tg_trace_writer_abandon(struct tg_trace_writer * w) {
 
 uint32_t tg_trace_writer_n_records(const struct tg_trace_writer * w) { return w ? w->n_records : 0; }
 uint64_t tg_trace_writer_size(const struct tg_trace_writer * w) { return w ? w->off + w->n_pending : 0; }
+
+uint64_t tg_trace_writer_size_now(struct tg_trace_writer * w) {
+    if (!w) return 0;
+    pthread_mutex_lock(&w->mu);   // (other threads may be writing records)
+    const uint64_t n = w->off + w->n_pending;
+    pthread_mutex_unlock(&w->mu);
+    return n;
+}
+
+uint64_t tg_trace_writer_grow_ns(const struct tg_trace_writer * w) {
+    return w ? __atomic_load_n(&w->grow_ns, __ATOMIC_RELAXED) : 0;
+}
 
 void tg_trace_writer_batch_begin(struct tg_trace_writer * w) {
     if (!w || w->mapped) return;   // mapped: every record is in the file as it is made

@@ -211,6 +211,9 @@ int main(int argc, char ** argv) {
                (double) rs.hook_ns / 1e6 / (pairs + 4), (double) rs.wait_ns / 1e6 / (pairs + 4),
                (double) rs.n_set_aside / (pairs + 4), (double) rs.view_ns / 1e6 / (pairs + 4),
                (double) rs.thread_ns / 1e6 / (pairs + 4));
+    if (trace)
+        printf("trace file: %.1f KiB a token; %.3f ms a token growing it and faulting its pages in (in the callbacks, "
+               "or on the hashing thread)\n", (double) rs.bytes / 1024.0 / (pairs + 4), (double) rs.grow_ns / 1e6 / (pairs + 4));
     if (trace && (rs.n_views_memo || rs.n_views_scratch))
         printf("KV-cache view digests: %llu brought up to date from the elements stored, %llu from every element\n",
                (unsigned long long) rs.n_views_memo, (unsigned long long) rs.n_views_scratch);

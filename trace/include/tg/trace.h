@@ -93,6 +93,10 @@ enum tg_status tg_trace_writer_batch_end(struct tg_trace_writer * w);
 uint32_t tg_trace_writer_n_records(const struct tg_trace_writer * w);
 // Bytes written so far.
 uint64_t tg_trace_writer_size(const struct tg_trace_writer * w);
+// Time spent so far growing a mapped file and faulting its new pages in
+// (reserving space, writing zeros, populating the map), by whichever thread
+// wrote the record that needed it; 0 for a file written with write(2).
+uint64_t tg_trace_writer_grow_ns(const struct tg_trace_writer * w);
 
 // RUN: metadata plus the engine's name tables: op_names[i] names op id i,
 // type_names[i] type id i (NULL or "" for unused ids); no cause table.
@@ -298,6 +302,9 @@ struct tg_trace_recorder_stats {
     uint64_t n_views_memo;      // KV-cache view digests brought up to date from the elements written
     uint64_t n_views_scratch;   // and those computed from every element (first seen, or after a
                                 // write the memo could not follow: a host write, a buffer clear)
+    uint64_t grow_ns;    // growing the trace file and faulting its pages in (in hook_ns, or on the
+                         // hashing thread: tg_trace_writer_grow_ns)
+    uint64_t bytes;      // the trace file's size so far
 };
 void tg_trace_recorder_get_stats(struct tg_trace_recorder * rec, struct tg_trace_recorder_stats * out);
 
