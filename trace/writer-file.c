@@ -89,18 +89,10 @@ static enum tg_status write_all(struct tg_trace_writer * w, const uint8_t * p, s
     return TG_OK;
 }
 
-// Mapped mode: makes the file (and the map) at least `need` bytes long. The
+// Mapped mode: grows the file (and the map) to at least `need` bytes. The
 // space is reserved on disk first, so a full disk is an error here and never
 // a SIGBUS later.
-static enum tg_status map_reserve_(struct tg_trace_writer * w, uint64_t need);
-static enum tg_status map_reserve(struct tg_trace_writer * w, uint64_t need) {
-    if (need <= w->map_size) return TG_OK;
-    const uint64_t t0 = tg_observe_now_ns();
-    enum tg_status st = map_reserve_(w, need);
-    __atomic_fetch_add(&w->grow_ns, tg_observe_now_ns() - t0, __ATOMIC_RELAXED);
-    return st;
-}
-static enum tg_status map_reserve_(struct tg_trace_writer * w, uint64_t need) {
+static enum tg_status map_grow(struct tg_trace_writer * w, uint64_t need) {
     uint64_t step = w->map_size < MAP_STEP_MIN ? MAP_STEP_MIN : w->map_size > MAP_STEP_MAX ? MAP_STEP_MAX : w->map_size;
     uint64_t size = w->map_size + step;
     if (size < need) size = (need + MAP_STEP_MIN - 1) / MAP_STEP_MIN * MAP_STEP_MIN;
@@ -124,6 +116,15 @@ static enum tg_status map_reserve_(struct tg_trace_writer * w, uint64_t need) {
     w->map = m;
     w->map_size = size;
     return TG_OK;
+}
+
+// map_grow where the map is shorter than `need`, its time counted (grow_ns).
+static enum tg_status map_reserve(struct tg_trace_writer * w, uint64_t need) {
+    if (need <= w->map_size) return TG_OK;
+    const uint64_t t0 = tg_observe_now_ns();
+    enum tg_status st = map_grow(w, need);
+    __atomic_fetch_add(&w->grow_ns, tg_observe_now_ns() - t0, __ATOMIC_RELAXED);
+    return st;
 }
 
 // Mapped mode: faults the pages from `populated` on in, 1 MiB per call, so
