@@ -306,18 +306,26 @@ __attribute__((target("avx2,avx"))) static void sk_fold_avx2(struct sk * k) {
     }
 }
 
+// A group's 16 buckets stay in two registers while its partials are added
+// in index order (as the AVX2 fold: no store and reload between partials).
 __attribute__((target("avx512f,avx2,avx"))) static void sk_fold_avx512(struct sk * k) {
     const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    for (uint64_t u = k->used; u; u &= u - 1) {
-        const unsigned pi = (unsigned) __builtin_ctzll(u), g = pi / 16, r = pi % 16;
-        const __m512i idx = _mm512_and_si512(_mm512_sub_epi32(lane, _mm512_set1_epi32((int) r)), _mm512_set1_epi32(15));
-        const __m512 rot = _mm512_permutexvar_ps(idx, _mm512_load_ps(k->part[pi]));   // rot[m] = lane (m - r) % 16
-        const __m512d lo = _mm512_cvtps_pd(_mm512_castps512_ps256(rot));
-        const __m512d hi = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(rot), 1)));
+    for (unsigned g = 0; g < 4; g++) {
+        uint32_t u = (uint32_t) (k->used >> (16 * g)) & 0xFFFFu;
+        if (!u) continue;
         double * d = k->bucket[g];
-        _mm512_store_pd(d, _mm512_add_pd(_mm512_load_pd(d), lo));
-        _mm512_store_pd(d + 8, _mm512_add_pd(_mm512_load_pd(d + 8), hi));
-        _mm512_store_ps(k->part[pi], _mm512_setzero_ps());
+        __m512d d0 = _mm512_load_pd(d), d1 = _mm512_load_pd(d + 8);
+        for (; u; u &= u - 1) {
+            const unsigned r = (unsigned) __builtin_ctz(u);
+            float * part = k->part[16 * g + r];
+            const __m512i idx = _mm512_and_si512(_mm512_sub_epi32(lane, _mm512_set1_epi32((int) r)), _mm512_set1_epi32(15));
+            const __m512 rot = _mm512_permutexvar_ps(idx, _mm512_load_ps(part));   // rot[m] = lane (m - r) % 16
+            d0 = _mm512_add_pd(d0, _mm512_cvtps_pd(_mm512_castps512_ps256(rot)));
+            d1 = _mm512_add_pd(d1, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(rot), 1))));
+            _mm512_store_ps(part, _mm512_setzero_ps());
+        }
+        _mm512_store_pd(d, d0);
+        _mm512_store_pd(d + 8, d1);
     }
 }
 #endif

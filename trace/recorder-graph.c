@@ -41,6 +41,7 @@ struct rec_sched * tg_trace_rec_sched_state(struct tg_trace_recorder * r, struct
 void tg_trace_rec_sched_free(struct rec_sched * s) {
     tg_ptrmap_free(&s->index);
     free(s->vd_pre);
+    free(s->vd_cand);
     free(s->tensors);
     free(s->gbase);
     free(s->pbase);

@@ -43,7 +43,7 @@
 #define THREAD_SPIN_NS 50000000ull  // the thread, idle during a computation: this long before sleeping
                                     // (a node's compute, the output projection's included: a wake-up
                                     // through the kernel costs tens of microseconds on a VM)
-#define THREAD_REST_NS 100000ull    // idle between computations
+#define THREAD_REST_NS 2000000ull   // idle between computations
 #define WAIT_SPIN_NS   200000ull    // the recorder: waiting this long before sleeping
 #define POPULATE_AHEAD (4ull << 20)  // trace file bytes the idle thread keeps ready past the last record,
 #define POPULATE_STEP  (128ull << 10) // this much a time (the writer is locked meanwhile)

@@ -31,6 +31,11 @@ struct rec_sched {                 // what the recorder knows of one scheduler
     int                 next_node;  // first node of the current computation not yet recorded
     uint8_t *           vd_pre;     // [vd_pre_cap]: node j's KV-cache writes taken out ahead (this computation)
     int                 vd_pre_cap;
+    int32_t *           vd_cand;    // [n_vd_cand]: the nodes that may write memoized KV-cache views (their
+    size_t              cap_vd_cand; //   output outside compute buffers), for vd_graph's nodes; a moved
+    int                 n_vd_cand;  //   graph (the same nodes) takes them again instead of a pass over all
+    const struct tg_graph * vd_graph;
+    int                 vd_graph_nodes;
     // The last full GRAPH / PLACEMENT / ALLOC records written for this
     // scheduler: later graphs that differ from them in few tensors are
     // written as deltas against them (base id 0: none yet).
@@ -229,6 +234,8 @@ struct tg_trace_recorder {
                                          // (NULL: recomputed every time, opt.view_digest 1)
     bool                     async;      // the computations under way hash on it
     int                      n_active;   // computations begun and not ended
+    int                      n_cpus;     // tg_cpu_n_available() as last read (at most once a second)
+    uint64_t                 n_cpus_ns;
     uint8_t *                scratch;    // device reads, gathered contents
     size_t                   scratch_cap;
     struct tg_trace_recorder_stats stats;   // under mu

@@ -134,7 +134,9 @@ static bool use_hasher(struct tg_trace_recorder * r, struct rec_sched * s) {
             struct tg_backend * be = tg_sched_get_backend(s->sched, b);
             if (tg_backend_is_cpu(be) && tg_backend_cpu_get_n_threads(be) > used) used = tg_backend_cpu_get_n_threads(be);
         }
-        if (used >= tg_cpu_n_available()) return false;   // affinity and CPU quota
+        const uint64_t now = tg_observe_now_ns();   // (a system call: not every token)
+        if (!r->n_cpus || now - r->n_cpus_ns > 1000000000ull) { r->n_cpus = tg_cpu_n_available(); r->n_cpus_ns = now; }
+        if (used >= r->n_cpus) return false;   // affinity and CPU quota
     }
     if (!r->hasher) {
         struct rec_hasher * h = aligned_alloc(64, sizeof(*h));   // cache-line aligned members
@@ -189,6 +191,15 @@ static bool split_ends(const struct rec_sched * s, int k, int end) {
     return !sp || end >= sp->i_end;
 }
 
+// Node t writes host memory outside compute buffers (a KV cache), where the
+// memoized views lie.
+static bool writes_outside_compute(const struct tg_tensor * t) {
+    if (!t->data || t->op == TG_OP_NONE || tg_op_is_view(t->op)) return false;
+    struct tg_buffer * b = tg_tensor_buffer(t);
+    return b && tg_buffer_is_host(b) && tg_buffer_get_usage(b) != TG_BUFFER_USAGE_COMPUTE &&
+           tg_backend_tensor_host_view(t) == t->data;
+}
+
 // With the hashing thread: the computation's nodes that write into memoized
 // KV-cache views (the stores of this token's K and V) queued for it first,
 // so it takes their elements out of the views while the engine computes the
@@ -203,12 +214,22 @@ static void vd_ahead(struct tg_trace_recorder * r, struct rec_sched * s) {
         s->vd_pre = p;
         s->vd_pre_cap = n;
     }
-    for (int j = 0; j < n; j++) {
+    // the candidates: those of the last graph when this one is it again, moved (the same nodes)
+    const bool again = s->vd_graph && s->vd_graph == s->graph && s->vd_graph_nodes == n && s->split_fast &&
+                       s->moved_seq == s->graph_seq;
+    if (!again) {
+        s->vd_graph = NULL;
+        s->n_vd_cand = 0;
+        if (!TG_GROW(s->vd_cand, s->cap_vd_cand, (size_t) (n ? n : 1))) return;
+        for (int j = 0; j < n; j++)
+            if (writes_outside_compute(s->graph->nodes[j])) s->vd_cand[s->n_vd_cand++] = j;
+        s->vd_graph = s->graph;
+        s->vd_graph_nodes = n;
+    }
+    for (int c = 0; c < s->n_vd_cand; c++) {
+        const int j = s->vd_cand[c];
         struct tg_tensor * t = s->graph->nodes[j];
-        if (!t->data || t->op == TG_OP_NONE || tg_op_is_view(t->op) || !tg_trace_vd_overlaps(r->vd, t->data, t->type, t->ne, t->nb))
-            continue;
-        struct tg_buffer * b = tg_tensor_buffer(t);
-        if (!b || !tg_buffer_is_host(b) || tg_backend_tensor_host_view(t) != t->data) continue;
+        if (!t->data || !tg_trace_vd_overlaps(r->vd, t->data, t->type, t->ne, t->nb)) continue;
         int max = 1, same = -1;
         struct rec_item * it = tg_trace_rec_hasher_slots(r, &max);
         memset(&it->e, 0, sizeof(it->e));
@@ -517,6 +538,37 @@ static int prepare_batch(struct tg_trace_recorder * r, struct rec_sched * s, int
     return n;
 }
 
+// Whether node t, when it runs, writes into [lo, hi).
+static bool writes_into(const struct tg_tensor * t, uintptr_t lo, uintptr_t hi) {
+    if (t->data && (uintptr_t) t->data < hi && lo < (uintptr_t) t->data + tg_nbytes(t)) return true;
+    if (writes_sources(t))
+        for (int i = 0; i < TG_MAX_SRC; i++)
+            if (t->src[i] && t->src[i]->data && (uintptr_t) t->src[i]->data < hi &&
+                lo < (uintptr_t) t->src[i]->data + tg_nbytes(t->src[i]))
+                return true;
+    return false;
+}
+
+// With the hashing thread: the items whose bytes the next node overwrites
+// (computed in place: norm -> attn_norm, kq -> soft_max, ffn_out -> l_out)
+// hashed here, from this CPU's cache, while they are still there: the thread
+// could not reach them first, and a copy aside for it costs more than the
+// hashing (its arena's lines are the thread's). Their EVALs go in done.
+static void hash_doomed(struct tg_trace_recorder * r, const struct tg_tensor * next, bool all, struct rec_item * items,
+                        int * same_as, int n) {
+    if (!all && (!next || next->op == TG_OP_NONE || tg_op_is_view(next->op))) return;
+    for (int i = 0; i < n; i++) {
+        struct rec_item * it = &items[i];
+        if (it->done || !it->data || it->vd || it->data != it->t->data ||
+            (!all && !writes_into(next, (uintptr_t) it->data, (uintptr_t) it->data + it->e.nbytes)))
+            continue;
+        tg_trace_rec_item_hash(&r->opt, it);
+        r->stats.view_ns += it->view_ns;
+        for (int k = i + 1; k < n; k++)
+            if (same_as[k] == i) { tg_trace_rec_item_copy(&items[k], it); same_as[k] = -1; }
+    }
+}
+
 // Records nodes [from, end) of s's current graph: `first` (if not NULL) is
 // node `from`, computed, with its times; the others are views the backend
 // skipped. With the hashing thread on, batches are prepared in its ring and
@@ -535,7 +587,14 @@ static void record_range(struct tg_trace_recorder * r, struct rec_sched * s, int
         struct rec_item * items = r->async ? tg_trace_rec_hasher_slots(r, &max) : batch;
         int n = prepare_batch(r, s, from, j0, end, first, items, max, same_as, &bytes, &sync);
         j0 += n;
-        if (r->async && !sync) { tg_trace_rec_hasher_put(r, same_as, n); continue; }
+        if (r->async && !sync) {
+            if (first && s->graph) {
+                const bool last = split_ends(s, first->split, end);   // the thread drained next: this node here meanwhile
+                hash_doomed(r, end < s->graph->n_nodes ? s->graph->nodes[end] : NULL, last, items, same_as, n);
+            }
+            tg_trace_rec_hasher_put(r, same_as, n);
+            continue;
+        }
         if (r->async) tg_trace_rec_hasher_drain(r);   // in order: what is queued first
         struct hash_job job = { &r->opt, items };
         if (ev && ev->parallel && n > 1 && bytes >= (64u << 10)) ev->parallel(ev, n, hash_task, &job);

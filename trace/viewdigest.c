@@ -452,8 +452,12 @@ struct vd_entry {
     uint64_t        tick;
 };
 
+#define VD_RAN     64      // writers that ran, waiting for the lock's next holder (tg_trace_vd_written)
+
 struct vd_memo {
     pthread_mutex_t mu;
+    const void *    ran[VD_RAN];   // (atomic) non-NULL: a writer that ran, its marks still to clear
+    unsigned        n_ran;         // (atomic) how many may be set
     struct vd_entry e[VD_MAX];
     uint64_t        tick;
     uintptr_t       lo, hi;     // all entries' bytes lie in [lo, hi)
@@ -470,11 +474,30 @@ void tg_trace_vd_free(struct vd_memo * m) {
     pthread_mutex_destroy(&m->mu);
     free(m);
 }
+// The writer's marks cleared: the views it wrote into may be digested from
+// the memo again.
+static void vd_ran(struct vd_memo * m, const void * writer) {
+    for (int i = 0; i < VD_MAX; i++)
+        for (int d = 0; d < m->e[i].n_dirty; d++)
+            if (m->e[i].dwriter[d] == writer) m->e[i].dwriter[d] = NULL;
+}
+
+// Takes the lock and applies the writers that ran meanwhile (in the order
+// their nodes ran: before anything the lock's holder does after).
+static void vd_lock(struct vd_memo * m) {
+    pthread_mutex_lock(&m->mu);
+    if (!__atomic_load_n(&m->n_ran, __ATOMIC_SEQ_CST)) return;
+    for (int k = 0; k < VD_RAN; k++) {
+        const void * w = __atomic_exchange_n(&m->ran[k], NULL, __ATOMIC_SEQ_CST);
+        if (w) { vd_ran(m, w); __atomic_fetch_sub(&m->n_ran, 1, __ATOMIC_SEQ_CST); }
+    }
+}
+
 void tg_trace_vd_stats(struct vd_memo * m, struct vd_stats * out) {
     if (!out) return;
     memset(out, 0, sizeof(*out));
     if (!m) return;
-    pthread_mutex_lock(&m->mu);
+    vd_lock(m);
     *out = m->st;
     pthread_mutex_unlock(&m->mu);
 }
@@ -674,7 +697,7 @@ bool tg_trace_vd_digest(struct vd_memo * m, uint64_t buf_id, const void * data, 
                         const size_t nb[4], uint64_t * hash, struct tg_trace_summary * s, double * sketch) {
     if (!data || !ne || !nb || !layout_ok(type, ne, nb)) return false;
     if (!m || !tg_trace_vd_memoized(ne)) return tg_trace_set_digest(data, type, ne, nb, hash, s, sketch);
-    pthread_mutex_lock(&m->mu);
+    vd_lock(m);
     bool ok = vd_digest(m, buf_id, data, type, ne, nb, hash, s, sketch);
     pthread_mutex_unlock(&m->mu);
     return ok;
@@ -682,7 +705,7 @@ bool tg_trace_vd_digest(struct vd_memo * m, uint64_t buf_id, const void * data, 
 
 void tg_trace_vd_invalidate(struct vd_memo * m, uintptr_t lo, uintptr_t hi) {
     if (!m) return;
-    pthread_mutex_lock(&m->mu);
+    vd_lock(m);
     vd_invalidate(m, lo, hi);
     pthread_mutex_unlock(&m->mu);
 }
@@ -695,10 +718,22 @@ bool tg_trace_vd_overlaps(struct vd_memo * m, const void * data, int type, const
 
 void tg_trace_vd_written(struct vd_memo * m, const void * writer) {
     if (!m || !writer) return;
-    pthread_mutex_lock(&m->mu);
-    for (int i = 0; i < VD_MAX; i++)
-        for (int d = 0; d < m->e[i].n_dirty; d++)
-            if (m->e[i].dwriter[d] == writer) m->e[i].dwriter[d] = NULL;
+    // without waiting for the lock where it is held (the hashing thread digesting a view): the
+    // writer goes into a free slot, cleared by the lock's next holder before it uses the marks
+    if (pthread_mutex_trylock(&m->mu) != 0) {
+        for (int k = 0; k < VD_RAN; k++) {
+            const void * none = NULL;
+            if (__atomic_compare_exchange_n(&m->ran[k], &none, writer, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+                __atomic_fetch_add(&m->n_ran, 1, __ATOMIC_SEQ_CST);
+                return;
+            }
+        }
+        vd_lock(m);   // no slot free: wait
+    } else if (__atomic_load_n(&m->n_ran, __ATOMIC_SEQ_CST)) {
+        pthread_mutex_unlock(&m->mu);
+        vd_lock(m);
+    }
+    vd_ran(m, writer);
     pthread_mutex_unlock(&m->mu);
 }
 
@@ -708,7 +743,7 @@ void tg_trace_vd_before_write(struct vd_memo * m, const void * data, int type, c
     // most nodes write a compute buffer: no lock for them (an entry made since by another thread was
     // made from bytes this write waited for: the recorder's hashing thread is done with them)
     if (!tg_trace_vd_overlaps(m, data, type, ne, nb)) return;
-    pthread_mutex_lock(&m->mu);
+    vd_lock(m);
     vd_before_write(m, data, type, ne, nb, writer);
     pthread_mutex_unlock(&m->mu);
 }
