@@ -29,7 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
-struct run { struct trace_ev * ev; int n; struct tg_trace_recorder_stats st; uint64_t grouped; };
+struct run { struct trace_ev * ev; int n; struct tg_trace_recorder_stats st; uint64_t grouped; uint64_t reads[64]; int n_reads; };
 
 // Every EVAL of the trace at path (and its SKETCH), in file order.
 static bool read_evals(const char * path, struct run * out) {
@@ -76,6 +76,12 @@ static bool generate(struct tg_llama_model * model, int n_threads, int mode, con
     tg_trace_recorder_get_stats(rec, &out->st);
     ok = tg_trace_detach(rec) == TG_OK && ok;
     tg_llama_context_free(ctx);
+    struct tg_trace * tr = ok ? tg_trace_open(path) : NULL;   // the host reads' hashes (the logits)
+    for (int i = 0; tr && i < tg_trace_n_hosts(tr) && out->n_reads < 64; i++) {
+        struct tg_trace_host h;
+        if (tg_trace_get_host(tr, i, &h) && h.kind == TG_TRACE_HOST_READ) out->reads[out->n_reads++] = h.hash;
+    }
+    if (tr) tg_trace_close(tr);
     return ok && read_evals(path, out);
 }
 
@@ -235,6 +241,12 @@ int main(void) {
         int bad1 = compare(&r[0], &r[1], "thread"), bad2 = compare(&r[0], &r[2], "held thread");
         CHECK(bad1 == 0 && bad2 == 0, "%d thread(s): every eval and sketch the same bits as hashed in the callbacks "
               "(differing: %d with the thread, %d held back)", threads, bad1, bad2);
+        bool reads_same = r[0].n_reads >= 9;   // a read of the logits a token: from the bytes in mode 0, the
+        for (int mode = 1; mode < 3; mode++)    // last node's hash with the thread
+            reads_same = reads_same && r[mode].n_reads == r[0].n_reads &&
+                         !memcmp(r[mode].reads, r[0].reads, sizeof(uint64_t) * (size_t) r[0].n_reads);
+        CHECK(reads_same, "%d thread(s): the host reads' hashes the same in every mode (%d, %d, %d reads)", threads,
+              r[0].n_reads, r[1].n_reads, r[2].n_reads);
         CHECK(r[2].st.n_set_aside > 20, "%d thread(s): held back, %llu nodes were set aside before being overwritten",
               threads, (unsigned long long) r[2].st.n_set_aside);
         for (int mode = 0; mode < 3; mode++) free(r[mode].ev);

@@ -164,8 +164,8 @@ void tg_trace_rec_item_frame_result(struct rec_item * it);
 struct rec_hasher {
     // the thread's (its counters on their own cache lines: the recorder polls them)
     uint64_t         written __attribute__((aligned(64)));   // items whose RESULT is written (atomic)
-    uint64_t         busy_ns;     // hashing and appending time (atomic)
-    uint64_t         view_ns;     // of it, hashing views (atomic)
+    uint64_t         busy_ns __attribute__((aligned(64)));   // hashing and appending time (atomic; a line
+    uint64_t         view_ns;     // of it, hashing views (atomic)          apart: `written` changes seldom)
     uint8_t          done[REC_RING] __attribute__((aligned(64)));   // item hashed (atomic)
     uint8_t          released[REC_RING];   // its bytes copied by the thread: the source may change (atomic)
     uint8_t *        own;         // the thread's copies of the items it hashes
@@ -235,6 +235,13 @@ struct tg_trace_recorder {
     bool                     async;      // the computations under way hash on it
     int                      n_active;   // computations begun and not ended
     int                      n_cpus;     // tg_cpu_n_available() as last read (at most once a second)
+    // The computation's last node, hashed in the callback (its bytes contiguous, untouched since:
+    // out_ok until the next computation or host write): a host read of all of it (the logits)
+    // takes its hash instead of reading the bytes again.
+    const struct tg_tensor * out_t;
+    size_t                   out_size;
+    uint64_t                 out_hash;
+    bool                     out_ok;
     uint64_t                 n_cpus_ns;
     uint8_t *                scratch;    // device reads, gathered contents
     size_t                   scratch_cap;

@@ -254,6 +254,7 @@ static void compute_begin(struct tg_trace_recorder * r, const struct tg_obs_comp
     if (!s) return;
     s->compute_seq = r->n_computes++;
     s->next_node = 0;
+    r->out_ok = false;
     if (r->n_active++ == 0) r->async = use_hasher(r, s);   // decided while no computation is under way
     if (r->async) tg_trace_rec_hasher_active(r, true);
     if (s->vd_pre_cap) memset(s->vd_pre, 0, (size_t) s->vd_pre_cap);
@@ -564,6 +565,12 @@ static void hash_doomed(struct tg_trace_recorder * r, const struct tg_tensor * n
             continue;
         tg_trace_rec_item_hash(&r->opt, it);
         r->stats.view_ns += it->view_ns;
+        if (all && (it->e.flags & TG_TRACE_EVAL_HASH) && tg_is_contiguous(it->t)) {   // (XXH3 of its bytes)
+            r->out_t = it->t;
+            r->out_size = it->e.nbytes;
+            r->out_hash = it->e.hash;
+            r->out_ok = true;
+        }
         for (int k = i + 1; k < n; k++)
             if (same_as[k] == i) { tg_trace_rec_item_copy(&items[k], it); same_as[k] = -1; }
     }
@@ -682,7 +689,11 @@ static void host_access(struct tg_trace_recorder * r, const struct tg_obs_tensor
                                .offset = buffer_offset(ev->buffer, t->data) + ev->offset, .size = ev->size,
                                .hash = 0, .graph_id = -1, .tensor = -1 };
     snprintf(h.name, sizeof(h.name), "%s", t->name);
-    if (r->opt.host_hashes && ev->data && ev->size) h.hash = XXH3_64bits(ev->data, ev->size);
+    if (r->opt.host_hashes && kind == TG_TRACE_HOST_READ && r->out_ok && t == r->out_t && ev->offset == 0 &&
+        ev->size == r->out_size)
+        h.hash = r->out_hash;   // the same bytes, hashed at the end of the computation
+    else if (r->opt.host_hashes && ev->data && ev->size)
+        h.hash = XXH3_64bits(ev->data, ev->size);
     if (known) tg_trace_rec_uid_where(r, gv, &h.graph_id, &h.tensor);
     tg_trace_write_host(r->w, &h);
 }
@@ -700,7 +711,7 @@ static void vd_host_write(struct tg_trace_recorder * r, const struct tg_obs_tens
 static void on_tensor_set(const struct tg_obs_tensor_io * ev, void * user) {
     struct tg_trace_recorder * r = user;
     if (in_recorder) return;
-    LOCKED(r, { vd_host_write(r, ev); host_access(r, ev, TG_TRACE_HOST_WRITE); });
+    LOCKED(r, { r->out_ok = false; vd_host_write(r, ev); host_access(r, ev, TG_TRACE_HOST_WRITE); });
 }
 
 static void on_tensor_get(const struct tg_obs_tensor_io * ev, void * user) {
