@@ -239,6 +239,7 @@ struct tg_trace_recorder {
     // out_ok until the next computation or host write): a host read of all of it (the logits)
     // takes its hash instead of reading the bytes again.
     const struct tg_tensor * out_t;
+    const void *             out_data;
     size_t                   out_size;
     uint64_t                 out_hash;
     bool                     out_ok;

@@ -567,6 +567,7 @@ static void hash_doomed(struct tg_trace_recorder * r, const struct tg_tensor * n
         r->stats.view_ns += it->view_ns;
         if (all && (it->e.flags & TG_TRACE_EVAL_HASH) && tg_is_contiguous(it->t)) {   // (XXH3 of its bytes)
             r->out_t = it->t;
+            r->out_data = it->t->data;
             r->out_size = it->e.nbytes;
             r->out_hash = it->e.hash;
             r->out_ok = true;
@@ -689,8 +690,8 @@ static void host_access(struct tg_trace_recorder * r, const struct tg_obs_tensor
                                .offset = buffer_offset(ev->buffer, t->data) + ev->offset, .size = ev->size,
                                .hash = 0, .graph_id = -1, .tensor = -1 };
     snprintf(h.name, sizeof(h.name), "%s", t->name);
-    if (r->opt.host_hashes && kind == TG_TRACE_HOST_READ && r->out_ok && t == r->out_t && ev->offset == 0 &&
-        ev->size == r->out_size)
+    if (r->opt.host_hashes && kind == TG_TRACE_HOST_READ && r->out_ok && t == r->out_t && t->data == r->out_data &&
+        ev->offset == 0 && ev->size == r->out_size)
         h.hash = r->out_hash;   // the same bytes, hashed at the end of the computation
     else if (r->opt.host_hashes && ev->data && ev->size)
         h.hash = XXH3_64bits(ev->data, ev->size);

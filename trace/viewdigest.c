@@ -721,13 +721,13 @@ void tg_trace_vd_written(struct vd_memo * m, const void * writer) {
     // without waiting for the lock where it is held (the hashing thread digesting a view): the
     // writer goes into a free slot, cleared by the lock's next holder before it uses the marks
     if (pthread_mutex_trylock(&m->mu) != 0) {
+        __atomic_fetch_add(&m->n_ran, 1, __ATOMIC_SEQ_CST);   // first: n_ran never counts fewer than the slots set
         for (int k = 0; k < VD_RAN; k++) {
             const void * none = NULL;
-            if (__atomic_compare_exchange_n(&m->ran[k], &none, writer, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
-                __atomic_fetch_add(&m->n_ran, 1, __ATOMIC_SEQ_CST);
+            if (__atomic_compare_exchange_n(&m->ran[k], &none, writer, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
                 return;
-            }
         }
+        __atomic_fetch_sub(&m->n_ran, 1, __ATOMIC_SEQ_CST);
         vd_lock(m);   // no slot free: wait
     } else if (__atomic_load_n(&m->n_ran, __ATOMIC_SEQ_CST)) {
         pthread_mutex_unlock(&m->mu);
