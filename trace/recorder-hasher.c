@@ -393,10 +393,11 @@ static bool copy_aside(struct tg_trace_recorder * r, uint64_t q) {
 void tg_trace_rec_hasher_before_write(struct tg_trace_recorder * r, uintptr_t lo, uintptr_t hi) {
     struct rec_hasher * h = r->hasher;
     if (!h || lo >= hi) return;
-    // the next two items' slots (last written by the thread) fetched for writing while the node computes
+    // the lines of the next two items' slots that the recorder writes (last written by the thread),
+    // fetched for writing while the node computes
     for (int k = 0; k < 2; k++) {
         const char * it = (const char *) &h->ring[(h->head + (uint64_t) k) % REC_RING];
-        for (size_t l = 0; l < sizeof(struct rec_item); l += 64) __builtin_prefetch(it + l, 1, 3);
+        for (size_t l = 0; l < 512 && l < sizeof(struct rec_item); l += 64) __builtin_prefetch(it + l, 1, 3);
     }
     for (uint64_t q = ld(&h->written); q < h->head; q++) {
         const unsigned k = (unsigned) (q % REC_RING);

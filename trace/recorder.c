@@ -249,12 +249,25 @@ static void vd_ahead(struct tg_trace_recorder * r, struct rec_sched * s) {
     }
 }
 
+// With the hashing thread, a node's end callback does the next node's begin
+// work (the ring's items it overwrites, the KV-cache views it writes), after
+// its own items are in the ring: the next begin callback, on the same engine
+// thread, then only takes its time stamp, without the lock. (The scheduler
+// state's address is fixed: the recorder's array.)
+static _Thread_local struct {
+    const struct tg_trace_recorder * r;
+    uint64_t                         sched_id;
+    int                              index;
+    struct rec_sched *               s;
+} tl_ahead;
+
 static void compute_begin(struct tg_trace_recorder * r, const struct tg_obs_compute_event * ev) {
     struct rec_sched * s = tg_trace_rec_sched_state(r, ev->sched, ev->sched_id);
     if (!s) return;
     s->compute_seq = r->n_computes++;
     s->next_node = 0;
     r->out_ok = false;
+    tl_ahead.r = NULL;
     if (r->n_active++ == 0) r->async = use_hasher(r, s);   // decided while no computation is under way
     if (r->async) tg_trace_rec_hasher_active(r, true);
     if (s->vd_pre_cap) memset(s->vd_pre, 0, (size_t) s->vd_pre_cap);
@@ -280,6 +293,7 @@ static void compute_end(struct tg_trace_recorder * r, const struct tg_obs_comput
     r->n_computes_done++;
     if (ev->status == TG_OK && node_events_on(r)) record_skipped(r, s, s->graph ? s->graph->n_nodes : 0, NULL);
     if (r->async) tg_trace_rec_hasher_drain(r);   // every EVAL before the END
+    tl_ahead.r = NULL;
     if (r->n_active > 0) r->n_active--;
     if (r->n_active == 0 && r->async) {
         tg_trace_rec_hasher_active(r, false);
@@ -309,8 +323,14 @@ static void on_compute_end(const struct tg_obs_compute_event * ev, void * user) 
 // takes one of its own (a clock read costs tens of nanoseconds, and there
 // are two events a node).
 static void on_node_begin(const struct tg_obs_node_event * ev, void * user) {
-    const uint64_t t_entry = ev->deferred ? tg_observe_now_ns() : 0;
     struct tg_trace_recorder * r = user;
+    if (tl_ahead.r == r && tl_ahead.sched_id == ev->sched_id && tl_ahead.index == ev->index && ev->node &&
+        !ev->deferred) {   // its work done at the last node's end: its begin time only (this thread's state)
+        tl_ahead.s->t_node_begin = ev->t_ns;
+        tl_ahead.r = NULL;
+        return;
+    }
+    const uint64_t t_entry = ev->deferred ? tg_observe_now_ns() : 0;
     LOCKED(r, {
         struct rec_sched * s = tg_trace_rec_sched_state(r, ev->sched, ev->sched_id);
         if (s) {
@@ -644,9 +664,20 @@ static void node_end(struct tg_trace_recorder * r, const struct tg_obs_node_even
     int end = s->graph ? views_after(s, ev->index) : ev->index + 1;
     tg_trace_writer_batch_begin(r->w);
     record_range(r, s, ev->index, end, ev, ev);
-    if (r->async && split_ends(s, ev->split, end)) tg_trace_rec_hasher_drain(r);   // before the next split's input copies
+    const bool split_end = split_ends(s, ev->split, end);
+    if (r->async && split_end) tg_trace_rec_hasher_drain(r);   // before the next split's input copies
     tg_trace_writer_batch_end(r->w);
     s->next_node = end;
+    tl_ahead.r = NULL;
+    if (r->async && !split_end && !ev->deferred && s->graph && end < s->graph->n_nodes) {
+        struct tg_tensor * next = s->graph->nodes[end];   // (end: the next node that computes)
+        before_write(r, next);
+        if (r->vd) vd_before_node(r, next, false, end < s->vd_pre_cap && s->vd_pre[end]);
+        tl_ahead.r = r;
+        tl_ahead.sched_id = ev->sched_id;
+        tl_ahead.index = end;
+        tl_ahead.s = s;
+    }
 }
 
 static void on_node_end(const struct tg_obs_node_event * ev, void * user) {
