@@ -416,9 +416,11 @@ static bool split_moved(struct tg_trace_recorder * r, struct rec_sched * s, cons
         __builtin_prefetch((const char *) s->tensors[i] + 128);
         if (base_ok) __builtin_prefetch(&s->gbase[i]);
     }
-    for (int k = 0; k < ev->n_moved; k++) {
-        const int i = s->mv[k];
-        fill_tensor(&s->cur[i], s, s->tensors[i]);
+    for (int k = 0; k < ev->n_moved; k++) {   // only the data, view_offs and a VIEW's offset moved (tg_sched_graph_moved):
+        const int i = s->mv[k];                 // the entry patched (its source indices are the costly part)
+        const struct tg_tensor * t = s->tensors[i];
+        memcpy(s->cur[i].op_params, t->op_params, sizeof(s->cur[i].op_params));
+        s->cur[i].view_offs = t->view_offs;
         s->seen_sum[i] = (XXH128_hash_t) { 0, 0 };   // not a struct's fingerprint: a later same_list pass encodes it again
         s->differs[i] = !base_ok || memcmp(&s->cur[i], &s->gbase[i], sizeof(s->cur[i])) != 0;
     }
