@@ -15,7 +15,10 @@
 // page over to its CPU). Readers merge a RESULT into its EVAL
 // (trace/FORMAT.md, 1.4).
 //
-// Before a node runs, every unhashed item whose bytes the node writes (a
+// The recorder hashes in its callback the items the very next node
+// overwrites in place (it follows within a microsecond: the thread could not
+// be first) and the last node of a split (the ring is drained next). Before
+// a node runs, every other unhashed item whose bytes the node writes (a
 // reused range; a cache view written by its store) is copied aside in
 // logical order if the thread has not started on it, else waited for;
 // before a split's input copies and at the end of a computation the ring is
@@ -43,7 +46,8 @@
 #define THREAD_SPIN_NS 50000000ull  // the thread, idle during a computation: this long before sleeping
                                     // (a node's compute, the output projection's included: a wake-up
                                     // through the kernel costs tens of microseconds on a VM)
-#define THREAD_REST_NS 2000000ull   // idle between computations
+#define THREAD_REST_NS 2000000ull   // idle between computations (a decode loop's next token comes sooner:
+                                    // no wake-up through the kernel when it begins)
 #define WAIT_SPIN_NS   200000ull    // the recorder: waiting this long before sleeping
 #define POPULATE_AHEAD (4ull << 20)  // trace file bytes the idle thread keeps ready past the last record,
 #define POPULATE_STEP  (128ull << 10) // this much a time (the writer is locked meanwhile)

@@ -233,8 +233,10 @@ struct tg_trace_options {
                               // bytes in logical order: costs the whole view every token).
                               // TGDB_TRACE_VIEWS=set|recompute|bytes
     int          hash_thread; // hash (and write the node records) on a thread of the recorder's own
-                              // while the engine computes the next nodes; a node about to overwrite
-                              // bytes not yet hashed copies them aside first (or waits): -1 auto
+                              // while the engine computes the next nodes (an output the next node
+                              // overwrites in place is hashed in the callback, and so is the last
+                              // node); a node about to overwrite other bytes not yet hashed copies
+                              // them aside first (or waits): -1 auto
                               // (default: when the scheduler's CPU threads leave a CPU of the process
                               // free), 0 never, 1 always; 2 as 1 but the thread works only when the
                               // recorder waits for it (every overwritten node is set aside: a test of
