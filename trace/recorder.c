@@ -573,8 +573,11 @@ static bool writes_into(const struct tg_tensor * t, uintptr_t lo, uintptr_t hi) 
 // With the hashing thread: the items whose bytes the next node overwrites
 // (computed in place: norm -> attn_norm, kq -> soft_max, ffn_out -> l_out)
 // hashed here, from this CPU's cache, while they are still there: the thread
-// could not reach them first, and a copy aside for it costs more than the
-// hashing (its arena's lines are the thread's). Their EVALs go in done.
+// cannot reach them first (the next node follows within a microsecond). A
+// copy aside for it cost about as much in the callbacks (measured with the
+// arena's lines fetched ahead) and waits when the thread falls behind.
+// Their EVALs go in done. `all`: every item (the split's last node, hashed
+// here while the thread drains the ring).
 static void hash_doomed(struct tg_trace_recorder * r, const struct tg_tensor * next, bool all, struct rec_item * items,
                         int * same_as, int n) {
     if (!all && (!next || next->op == TG_OP_NONE || tg_op_is_view(next->op))) return;
