@@ -43,6 +43,8 @@ struct tg_trace_writer {
     uint64_t        map_size;
     uint64_t        populated; // mapped mode: pages before this offset are already faulted in
     bool            no_populate;
+    bool            populating; // tg_trace_writer_populate_ahead is faulting pages from `populated` on, unlocked:
+    pthread_cond_t  populated_cv; // a record that needs them waits for this
     uint64_t        grow_ns;   // mapped mode: time spent growing the file and faulting its pages in (atomic)
     uint8_t *       cur;       // record under construction (in the map or in buf)
     uint8_t *       buf;       // write(2) mode: the record under construction
@@ -134,26 +136,42 @@ static enum tg_status map_reserve(struct tg_trace_writer * w, uint64_t need) {
 // (measured ~7 us against ~1 us a page on ext4). Best effort: without
 // MADV_POPULATE_WRITE (older kernels) the pages fault in as written.
 // Pages [populated, to) (to rounded up to a page, at most the map's end).
-static void map_populate_to(struct tg_trace_writer * w, uint64_t to) {
 #ifdef MADV_POPULATE_WRITE
-    const uint64_t t0 = tg_observe_now_ns();
-    static const uint8_t zeros[64 << 10];
+// The pages of [*from, *to) to fault in, and *z: where the zeros start (whole
+// pages past the last record). Under the lock.
+static void populate_range(const struct tg_trace_writer * w, uint64_t to, uint64_t * from, uint64_t * z, uint64_t * end) {
     const uint64_t page = 4096;
-    uint64_t from = w->populated / page * page;
+    *from = w->populated / page * page;
     if (to > w->map_size) to = w->map_size;
     to = (to + page - 1) / page * page;
     if (to > w->map_size) to = w->map_size;
-    // zeros only where nothing was written: whole pages past the last record
-    uint64_t z = (w->populated > w->off ? w->populated : w->off);
-    z = (z + page - 1) / page * page;
+    uint64_t zz = (w->populated > w->off ? w->populated : w->off);
+    *z = (zz + page - 1) / page * page;
+    *end = to;
+}
+
+// The zeros and the faults of populate_range's range (no lock needed while
+// no record is written at or past z and the map stays: see populate_ahead).
+// False if the kernel cannot populate.
+static bool populate_pages(int fd, uint8_t * map, uint64_t from, uint64_t z, uint64_t to) {
+    static const uint8_t zeros[64 << 10];
     for (; z < to; ) {
         size_t k = to - z < sizeof(zeros) ? (size_t) (to - z) : sizeof(zeros);
-        ssize_t n = pwrite(w->fd, zeros, k, (off_t) z);
+        ssize_t n = pwrite(fd, zeros, k, (off_t) z);
         if (n <= 0) break;   // the populate below still works, only slower
         z += (uint64_t) n;
     }
-    if (to > from && madvise(w->map + from, (size_t) (to - from), MADV_POPULATE_WRITE) != 0) w->no_populate = true;
-    if (to > w->populated) w->populated = to;
+    return !(to > from && madvise(map + from, (size_t) (to - from), MADV_POPULATE_WRITE) != 0);
+}
+#endif
+
+static void map_populate_to(struct tg_trace_writer * w, uint64_t to) {
+#ifdef MADV_POPULATE_WRITE
+    const uint64_t t0 = tg_observe_now_ns();
+    uint64_t from, z, end;
+    populate_range(w, to, &from, &z, &end);
+    if (!populate_pages(w->fd, w->map, from, z, end)) w->no_populate = true;
+    if (end > w->populated) w->populated = end;
     __atomic_fetch_add(&w->grow_ns, tg_observe_now_ns() - t0, __ATOMIC_RELAXED);
 #else
     (void) w; (void) to;
@@ -170,14 +188,40 @@ static void map_populate(struct tg_trace_writer * w, uint64_t need) {
 #endif
 }
 
+// The system calls run without the lock, so that the threads writing
+// records meanwhile do not wait for them: a record that would reach past
+// `populated` (or grow the map) waits until they are done (rec_wait_populate).
 void tg_trace_writer_populate_ahead(struct tg_trace_writer * w, uint64_t ahead, uint64_t step) {
     if (!w || !w->mapped) return;
     pthread_mutex_lock(&w->mu);
     uint64_t target = w->off + ahead;
     if (target > w->map_size) target = w->map_size;   // within the space reserved: no new error here
-    if (w->err == TG_OK && w->map && !w->no_populate && w->populated < target)
-        map_populate_to(w, w->populated + step < target ? w->populated + step : target);
+#ifdef MADV_POPULATE_WRITE
+    if (w->err == TG_OK && w->map && !w->no_populate && !w->populating && w->populated < target) {
+        const uint64_t t0 = tg_observe_now_ns();
+        uint64_t from, z, end;
+        populate_range(w, w->populated + step < target ? w->populated + step : target, &from, &z, &end);
+        w->populating = true;
+        uint8_t * map = w->map;
+        pthread_mutex_unlock(&w->mu);
+        const bool ok = populate_pages(w->fd, map, from, z, end);
+        pthread_mutex_lock(&w->mu);
+        w->populating = false;
+        if (!ok) w->no_populate = true;
+        if (end > w->populated) w->populated = end;
+        pthread_cond_broadcast(&w->populated_cv);
+        __atomic_fetch_add(&w->grow_ns, tg_observe_now_ns() - t0, __ATOMIC_RELAXED);
+    }
+#else
+    (void) step;
+#endif
     pthread_mutex_unlock(&w->mu);
+}
+
+// Under the lock: waits while the pages past `populated` are being faulted in
+// without it and a record of `need` bytes at the end would reach them.
+static void rec_wait_populate(struct tg_trace_writer * w, size_t need) {
+    while (w->populating && w->off + need > w->populated) pthread_cond_wait(&w->populated_cv, &w->mu);
 }
 
 // Locks the writer and returns a zeroed payload area of len bytes for a
@@ -196,6 +240,7 @@ uint8_t * tg_trace_rec_begin(struct tg_trace_writer * w, uint16_t type, size_t l
     }
     size_t need = len + TRACE_FRAME_OVERHEAD;
     if (w->map) {
+        rec_wait_populate(w, need);
         if (map_reserve(w, w->off + need) != TG_OK) { pthread_mutex_unlock(&w->mu); return NULL; }
         if (w->off + need > w->populated) map_populate(w, w->off + need);
         w->cur = w->map + w->off;   // zero: reserved space past the last record is never written
@@ -289,6 +334,7 @@ enum tg_status tg_trace_writer_append_frames(struct tg_trace_writer * w, const u
         if (w->err != TG_OK) { st = tg_error(w->err, "%s (the trace stopped there)", w->err_msg); break; }
         if (len[i] < TRACE_FRAME_OVERHEAD) { st = tg_error(TG_ERR_INTERNAL, "trace: bad frame"); break; }
         if (w->map) {
+            rec_wait_populate(w, len[i]);
             if (map_reserve(w, w->off + len[i]) != TG_OK) { st = tg_last_status(); break; }
             if (w->off + len[i] > w->populated) map_populate(w, w->off + len[i]);
             w->cur = w->map + w->off;
@@ -311,6 +357,7 @@ enum tg_status tg_trace_writer_append_frames(struct tg_trace_writer * w, const u
 
 static void writer_free(struct tg_trace_writer * w) {
     if (w->map) munmap(w->map, (size_t) w->map_size);
+    pthread_cond_destroy(&w->populated_cv);
     pthread_mutex_destroy(&w->mu);
     free(w->pending);
     free(w->buf);
@@ -369,6 +416,7 @@ struct tg_trace_writer * tg_trace_writer_open(const char * path) {
     struct tg_trace_writer * w = calloc(1, sizeof(*w));
     if (!w || !(w->path = strdup(path))) { free(w); tg_error(TG_ERR_NOMEM, "trace: no memory"); return NULL; }
     pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->populated_cv, NULL);
     // A regular file (or a new one) is written as a new file renamed over the
     // path (above); a FIFO or device is opened write-only in place (a FIFO
     // waits for its reader here). A symbolic link is kept: its target is
