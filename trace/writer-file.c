@@ -137,8 +137,9 @@ static enum tg_status map_reserve(struct tg_trace_writer * w, uint64_t need) {
 // MADV_POPULATE_WRITE (older kernels) the pages fault in as written.
 // Pages [populated, to) (to rounded up to a page, at most the map's end).
 #ifdef MADV_POPULATE_WRITE
-// The pages of [*from, *to) to fault in, and *z: where the zeros start (whole
-// pages past the last record). Under the lock.
+// The pages of [*from, *end) to fault in (end: `to` rounded up to a page, at
+// most the map's end), and *z: where the zeros start (whole pages past the
+// last record). Under the lock.
 static void populate_range(const struct tg_trace_writer * w, uint64_t to, uint64_t * from, uint64_t * z, uint64_t * end) {
     const uint64_t page = 4096;
     *from = w->populated / page * page;
@@ -165,56 +166,52 @@ static bool populate_pages(int fd, uint8_t * map, uint64_t from, uint64_t z, uin
 }
 #endif
 
-static void map_populate_to(struct tg_trace_writer * w, uint64_t to) {
+// Called with the lock held. unlocked: the system calls run without it, so
+// that threads writing records meanwhile do not wait for them; a record that
+// would reach past `populated` (or grow the map) waits until they are done
+// (rec_wait_populate).
+static void map_populate_to(struct tg_trace_writer * w, uint64_t to, bool unlocked) {
 #ifdef MADV_POPULATE_WRITE
     const uint64_t t0 = tg_observe_now_ns();
     uint64_t from, z, end;
     populate_range(w, to, &from, &z, &end);
-    if (!populate_pages(w->fd, w->map, from, z, end)) w->no_populate = true;
+    bool ok;
+    if (unlocked) {
+        w->populating = true;
+        uint8_t * map = w->map;
+        pthread_mutex_unlock(&w->mu);
+        ok = populate_pages(w->fd, map, from, z, end);
+        pthread_mutex_lock(&w->mu);
+        w->populating = false;
+        pthread_cond_broadcast(&w->populated_cv);
+    } else {
+        ok = populate_pages(w->fd, w->map, from, z, end);
+    }
+    if (!ok) w->no_populate = true;
     if (end > w->populated) w->populated = end;
     __atomic_fetch_add(&w->grow_ns, tg_observe_now_ns() - t0, __ATOMIC_RELAXED);
 #else
-    (void) w; (void) to;
+    (void) w; (void) to; (void) unlocked;
 #endif
 }
 
 static void map_populate(struct tg_trace_writer * w, uint64_t need) {
 #ifdef MADV_POPULATE_WRITE
     if (w->no_populate) { w->populated = need; return; }
-    map_populate_to(w, need + MAP_STEP_MIN);
+    map_populate_to(w, need + MAP_STEP_MIN, false);
     if (w->populated < need) w->populated = need;
 #else
     w->populated = need;
 #endif
 }
 
-// The system calls run without the lock, so that the threads writing
-// records meanwhile do not wait for them: a record that would reach past
-// `populated` (or grow the map) waits until they are done (rec_wait_populate).
 void tg_trace_writer_populate_ahead(struct tg_trace_writer * w, uint64_t ahead, uint64_t step) {
     if (!w || !w->mapped) return;
     pthread_mutex_lock(&w->mu);
     uint64_t target = w->off + ahead;
     if (target > w->map_size) target = w->map_size;   // within the space reserved: no new error here
-#ifdef MADV_POPULATE_WRITE
-    if (w->err == TG_OK && w->map && !w->no_populate && !w->populating && w->populated < target) {
-        const uint64_t t0 = tg_observe_now_ns();
-        uint64_t from, z, end;
-        populate_range(w, w->populated + step < target ? w->populated + step : target, &from, &z, &end);
-        w->populating = true;
-        uint8_t * map = w->map;
-        pthread_mutex_unlock(&w->mu);
-        const bool ok = populate_pages(w->fd, map, from, z, end);
-        pthread_mutex_lock(&w->mu);
-        w->populating = false;
-        if (!ok) w->no_populate = true;
-        if (end > w->populated) w->populated = end;
-        pthread_cond_broadcast(&w->populated_cv);
-        __atomic_fetch_add(&w->grow_ns, tg_observe_now_ns() - t0, __ATOMIC_RELAXED);
-    }
-#else
-    (void) step;
-#endif
+    if (w->err == TG_OK && w->map && !w->no_populate && !w->populating && w->populated < target)
+        map_populate_to(w, w->populated + step < target ? w->populated + step : target, true);
     pthread_mutex_unlock(&w->mu);
 }
 
